@@ -1,0 +1,167 @@
+// Package lint holds project rules that are checked as tests: the direction of
+// imports between internal packages (architecture.md, "Packages") and a few
+// habits from style.md.
+package lint
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/rocketd/rocketd/"
+
+// allowed lists, for each internal package (path below internal/), the
+// internal packages it may import. A package missing from this table fails the
+// test: a new package must take its place in the layering on purpose.
+// Dependencies point down: cmd -> broker -> processor -> meta/longpoll/... ->
+// namesrv, ha -> store -> store/* -> remoting -> protocol -> message, config, vfs.
+var allowed = map[string][]string{
+	"vfs":      {},
+	"config":   {},
+	"message":  {},
+	"lint":     {},
+	"protocol": {"message"},
+	"remoting": {"protocol"},
+
+	"store/segment":      {"vfs"},
+	"store/checkpoint":   {"vfs"},
+	"store/commitlog":    {"store/segment", "vfs", "message", "config"},
+	"store/consumequeue": {"store/segment", "vfs", "message", "config"},
+	"store/index":        {"store/segment", "vfs", "message", "config"},
+	"store": {"store/segment", "store/checkpoint", "store/commitlog", "store/consumequeue",
+		"store/index", "vfs", "message", "config"},
+
+	"ha":      {"store", "store/commitlog", "message", "config", "vfs", "protocol", "remoting"},
+	"namesrv": {"protocol", "remoting", "config", "vfs"},
+
+	"broker/meta":     {"protocol", "config", "vfs", "message"},
+	"broker/longpoll": {"store", "protocol", "remoting", "message", "config"},
+	"broker/schedule": {"store", "message", "config", "vfs", "broker/meta"},
+	"broker/txn":      {"store", "message", "config", "vfs", "broker/meta", "protocol", "remoting"},
+	"broker/processor": {"store", "message", "config", "vfs", "protocol", "remoting", "broker/meta",
+		"broker/longpoll", "broker/schedule", "broker/txn", "ha"},
+	"broker": {"store", "message", "config", "vfs", "protocol", "remoting", "broker/meta",
+		"broker/longpoll", "broker/schedule", "broker/txn", "broker/processor", "ha", "namesrv"},
+}
+
+// forbidden are edges that must never exist whatever the table says; they are
+// the arrows architecture.md calls out by name.
+var forbidden = [][2]string{
+	{"store", "remoting"}, {"store", "protocol"}, {"store", "broker"},
+	{"namesrv", "store"}, {"namesrv", "broker"},
+	{"remoting", "store"}, {"protocol", "remoting"},
+}
+
+func repoRoot(t *testing.T) string {
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("go.mod not found")
+		}
+		dir = parent
+	}
+}
+
+// internalImports maps each internal package to the internal packages its
+// non-test and test files import.
+func internalImports(t *testing.T, root string) map[string]map[string]bool {
+	out := map[string]map[string]bool{}
+	base := filepath.Join(root, "internal")
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(base, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if d.Name() == "testdata" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		rel, _ := filepath.Rel(base, filepath.Dir(path))
+		pkg := filepath.ToSlash(rel)
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		if out[pkg] == nil {
+			out[pkg] = map[string]bool{}
+		}
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if strings.HasPrefix(p, module+"internal/") {
+				out[pkg][strings.TrimPrefix(p, module+"internal/")] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func under(pkg, prefix string) bool { return pkg == prefix || strings.HasPrefix(pkg, prefix+"/") }
+
+// TestImportDirection enforces the package layering of architecture.md.
+func TestImportDirection(t *testing.T) {
+	imports := internalImports(t, repoRoot(t))
+	var pkgs []string
+	for p := range imports {
+		pkgs = append(pkgs, p)
+	}
+	sort.Strings(pkgs)
+	for _, pkg := range pkgs {
+		ok, known := allowed[pkg]
+		if !known {
+			t.Errorf("internal/%s has no entry in the layering table of internal/lint: add one", pkg)
+			continue
+		}
+		for imp := range imports[pkg] {
+			for _, e := range forbidden {
+				if under(pkg, e[0]) && under(imp, e[1]) {
+					t.Errorf("internal/%s imports internal/%s: forbidden by architecture.md", pkg, imp)
+				}
+			}
+			permitted := false
+			for _, a := range ok {
+				if imp == a {
+					permitted = true
+				}
+			}
+			if !permitted {
+				t.Errorf("internal/%s imports internal/%s: not allowed by the layering table", pkg, imp)
+			}
+		}
+	}
+}
+
+// TestLayeringCatchesViolations makes sure the rule above can fail.
+func TestLayeringCatchesViolations(t *testing.T) {
+	hit := false
+	for _, e := range forbidden {
+		if under("store/commitlog", e[0]) && under("remoting", e[1]) {
+			hit = true
+		}
+	}
+	if !hit {
+		t.Fatal("store/commitlog -> remoting should be forbidden")
+	}
+}

@@ -1,0 +1,147 @@
+package protocol
+
+// RequestCode is the `code` of a remoting request (rocketmq-spec.md §2.1).
+// Values are fixed by the wire protocol: do not change them.
+type RequestCode = int32
+
+// Request codes served by the broker (B), the NameServer (N), or sent by the
+// broker to a client (C).
+const (
+	SendMessage                      RequestCode = 10  // B
+	PullMessage                      RequestCode = 11  // B
+	QueryMessage                     RequestCode = 12  // B
+	QueryBrokerOffset                RequestCode = 13  // B (unused)
+	QueryConsumerOffset              RequestCode = 14  // B
+	UpdateConsumerOffset             RequestCode = 15  // B
+	UpdateAndCreateTopic             RequestCode = 17  // B
+	UpdateAndCreateTopicList         RequestCode = 18  // B (5.x)
+	GetAllTopicConfig                RequestCode = 21  // B
+	GetTopicConfigList               RequestCode = 22  // B
+	GetTopicNameList                 RequestCode = 23  // B
+	UpdateBrokerConfig               RequestCode = 25  // B
+	GetBrokerConfig                  RequestCode = 26  // B
+	TriggerDeleteFiles               RequestCode = 27  // B
+	GetBrokerRuntimeInfo             RequestCode = 28  // B
+	SearchOffsetByTimestamp          RequestCode = 29  // B
+	GetMaxOffset                     RequestCode = 30  // B
+	GetMinOffset                     RequestCode = 31  // B
+	GetEarliestMsgStoretime          RequestCode = 32  // B
+	ViewMessageByID                  RequestCode = 33  // B
+	HeartBeat                        RequestCode = 34  // B
+	UnregisterClient                 RequestCode = 35  // B
+	ConsumerSendMsgBack              RequestCode = 36  // B
+	EndTransaction                   RequestCode = 37  // B
+	GetConsumerListByGroup           RequestCode = 38  // B
+	CheckTransactionState            RequestCode = 39  // C
+	NotifyConsumerIdsChanged         RequestCode = 40  // C
+	LockBatchMQ                      RequestCode = 41  // B
+	UnlockBatchMQ                    RequestCode = 42  // B
+	GetAllConsumerOffset             RequestCode = 43  // B
+	GetAllDelayOffset                RequestCode = 45  // B
+	CheckClientConfig                RequestCode = 46  // B
+	GetClientConfig                  RequestCode = 47  // B (5.x)
+	PutKVConfig                      RequestCode = 100 // N
+	GetKVConfig                      RequestCode = 101 // N
+	DeleteKVConfig                   RequestCode = 102 // N
+	RegisterBroker                   RequestCode = 103 // N
+	UnregisterBroker                 RequestCode = 104 // N
+	GetRouteinfoByTopic              RequestCode = 105 // N
+	GetBrokerClusterInfo             RequestCode = 106 // N
+	UpdateAndCreateSubscriptionGroup RequestCode = 200 // B
+	GetAllSubscriptionGroupConfig    RequestCode = 201 // B
+	GetTopicStatsInfo                RequestCode = 202 // B
+	GetConsumerConnectionList        RequestCode = 203 // B
+	GetProducerConnectionList        RequestCode = 204 // B
+	WipeWritePermOfBroker            RequestCode = 205 // N
+	GetAllTopicListFromNameserver    RequestCode = 206 // N
+	DeleteSubscriptionGroup          RequestCode = 207 // B
+	GetConsumeStats                  RequestCode = 208 // B
+	DeleteTopicInBroker              RequestCode = 215 // B
+	DeleteTopicInNamesrv             RequestCode = 216 // N
+	RegisterTopicInNamesrv           RequestCode = 217 // N (5.x)
+	GetKVListByNamespace             RequestCode = 219 // N
+	ResetConsumerClientOffset        RequestCode = 220 // C
+	GetConsumerStatusFromClient      RequestCode = 221 // C
+	InvokeBrokerToResetOffset        RequestCode = 222 // B
+	InvokeBrokerToGetConsumerStatus  RequestCode = 223 // B
+	GetTopicsByCluster               RequestCode = 224 // N
+	QueryTopicConsumeByWho           RequestCode = 300 // B
+	QueryConsumeTimeSpan             RequestCode = 303 // B
+	GetSystemTopicListFromNS         RequestCode = 304 // N
+	GetSystemTopicListFromBroker     RequestCode = 305 // B
+	CleanExpiredConsumequeue         RequestCode = 306 // B
+	GetConsumerRunningInfo           RequestCode = 307 // B and C
+	QueryCorrectionOffset            RequestCode = 308 // B
+	ConsumeMessageDirectly           RequestCode = 309 // B and C
+	SendMessageV2                    RequestCode = 310 // B
+	GetUnitTopicList                 RequestCode = 311 // N
+	GetHasUnitSubTopicList           RequestCode = 312 // N
+	GetHasUnitSubUnunitTopicList     RequestCode = 313 // N
+	CloneGroupOffset                 RequestCode = 314 // B
+	ViewBrokerStatsData              RequestCode = 315 // B
+	CleanUnusedTopic                 RequestCode = 316 // B
+	GetBrokerConsumeStats            RequestCode = 317 // B
+	UpdateNamesrvConfig              RequestCode = 318 // N
+	GetNamesrvConfig                 RequestCode = 319 // N
+	SendBatchMessage                 RequestCode = 320 // B
+	QueryConsumeQueue                RequestCode = 321 // B
+	QueryDataVersion                 RequestCode = 322 // N
+	ResumeCheckHalfMessage           RequestCode = 323 // B
+	SendReplyMessage                 RequestCode = 324 // B
+	SendReplyMessageV2               RequestCode = 325 // B
+	PushReplyMessageToClient         RequestCode = 326 // C
+	AddWritePermOfBroker             RequestCode = 327 // N
+	GetAllProducerInfo               RequestCode = 328 // B
+	DeleteExpiredCommitlog           RequestCode = 329 // B
+)
+
+// ResponseCode is the `code` of a remoting response (rocketmq-spec.md §2.2).
+type ResponseCode = int32
+
+const (
+	Success                    ResponseCode = 0
+	SystemError                ResponseCode = 1
+	SystemBusy                 ResponseCode = 2
+	RequestCodeNotSupported    ResponseCode = 3
+	TransactionFailed          ResponseCode = 4
+	FlushDiskTimeout           ResponseCode = 10
+	SlaveNotAvailable          ResponseCode = 11
+	FlushSlaveTimeout          ResponseCode = 12
+	MessageIllegal             ResponseCode = 13
+	ServiceNotAvailable        ResponseCode = 14
+	VersionNotSupported        ResponseCode = 15
+	NoPermission               ResponseCode = 16
+	TopicNotExist              ResponseCode = 17
+	TopicExistAlready          ResponseCode = 18
+	PullNotFound               ResponseCode = 19
+	PullRetryImmediately       ResponseCode = 20
+	PullOffsetMoved            ResponseCode = 21
+	QueryNotFound              ResponseCode = 22
+	SubscriptionParseFailed    ResponseCode = 23
+	SubscriptionNotExist       ResponseCode = 24
+	SubscriptionNotLatest      ResponseCode = 25
+	SubscriptionGroupNotExist  ResponseCode = 26
+	FilterDataNotExist         ResponseCode = 27
+	FilterDataNotLatest        ResponseCode = 28
+	InvalidParameter           ResponseCode = 29 // 5.x
+	TransactionShouldCommit    ResponseCode = 200
+	TransactionShouldRollback  ResponseCode = 201
+	TransactionStateUnknow     ResponseCode = 202
+	TransactionStateGroupWrong ResponseCode = 203
+	NoBuyerID                  ResponseCode = 204
+	NotInCurrentUnit           ResponseCode = 205
+	ConsumerNotOnline          ResponseCode = 206
+	ConsumeMsgTimeout          ResponseCode = 207
+	NoMessage                  ResponseCode = 208
+	FlowControl                ResponseCode = 215
+)
+
+// MQVersion ordinals that change behaviour (rocketmq-spec.md §1.8).
+const (
+	VersionV3_0_11 int32 = 37
+	VersionV3_4_9  int32 = 121
+	VersionV4_9_4  int32 = 401
+	VersionV4_9_8  int32 = 409
+	VersionV5_3_3  int32 = 479
+	CurrentVersion       = VersionV4_9_8 // what rocketd puts in requests it sends
+)

@@ -1,0 +1,55 @@
+// Package vfs is the file-system seam of the store. Every byte the store
+// writes goes through an FS so that tests can inject I/O errors and simulate a
+// crash (everything not yet synced is lost). The OS implementation is the
+// production one; the in-memory crash-simulating and error-injecting versions
+// exist for tests.
+package vfs
+
+import (
+	"io"
+	"os"
+)
+
+// File is an open file. ReadAt and WriteAt follow io.ReaderAt/io.WriterAt
+// (positional, safe for concurrent use on distinct ranges). Sync makes the
+// file's written data durable (fdatasync on Linux); until Sync returns nil, a
+// crash may lose any write made after the previous successful Sync.
+type File interface {
+	io.ReaderAt
+	io.WriterAt
+	io.Closer
+	// Sync flushes written data to stable storage (fdatasync).
+	Sync() error
+	// Truncate changes the file's size; growing it reads back zeros.
+	Truncate(size int64) error
+	// Size returns the current size of the file in bytes.
+	Size() (int64, error)
+	// Name returns the path the file was opened with.
+	Name() string
+}
+
+// FS is the set of file-system operations the store needs.
+type FS interface {
+	// Create creates or truncates the named file for reading and writing.
+	Create(name string) (File, error)
+	// OpenReadWrite opens an existing file for reading and writing.
+	OpenReadWrite(name string) (File, error)
+	// Open opens an existing file read-only.
+	Open(name string) (File, error)
+	// Remove deletes a file or an empty directory.
+	Remove(name string) error
+	// RemoveAll deletes a path and everything below it.
+	RemoveAll(name string) error
+	// Rename moves oldname to newname atomically, replacing newname.
+	Rename(oldname, newname string) error
+	// MkdirAll creates a directory and its parents.
+	MkdirAll(dir string, perm os.FileMode) error
+	// List returns the names (not paths) of the entries of dir, sorted.
+	List(dir string) ([]string, error)
+	// Stat describes the named file.
+	Stat(name string) (os.FileInfo, error)
+	// SyncDir makes directory entries (creates, renames, removes) in dir durable.
+	SyncDir(dir string) error
+	// DiskUsage reports the total and free bytes of the file system holding path.
+	DiskUsage(path string) (total, free uint64, err error)
+}
