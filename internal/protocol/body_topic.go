@@ -1,0 +1,123 @@
+package protocol
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// TopicFilterType is Java's TopicFilterType enum, written by name.
+type TopicFilterType string
+
+const (
+	SingleTag TopicFilterType = "SINGLE_TAG"
+	MultiTag  TopicFilterType = "MULTI_TAG"
+)
+
+// Java TopicConfig defaults, applied to properties a JSON text leaves out.
+const (
+	DefaultReadQueueNums  = 16
+	DefaultWriteQueueNums = 16
+	DefaultTopicPerm      = 6 // PERM_READ | PERM_WRITE
+)
+
+// TopicConfig is one topic's configuration as kept in topics.json and sent
+// in REGISTER_BROKER.
+type TopicConfig struct {
+	TopicName       string          `json:"topicName"`
+	ReadQueueNums   int32           `json:"readQueueNums"`
+	WriteQueueNums  int32           `json:"writeQueueNums"`
+	Perm            int32           `json:"perm"`
+	TopicFilterType TopicFilterType `json:"topicFilterType"`
+	TopicSysFlag    int32           `json:"topicSysFlag"`
+	Order           bool            `json:"order"`
+	// Attributes is a 5.x property; omitted when empty.
+	Attributes map[string]string `json:"attributes,omitempty"`
+}
+
+// NewTopicConfig returns a config with Java's defaults.
+func NewTopicConfig(name string) TopicConfig {
+	return TopicConfig{
+		TopicName:       name,
+		ReadQueueNums:   DefaultReadQueueNums,
+		WriteQueueNums:  DefaultWriteQueueNums,
+		Perm:            DefaultTopicPerm,
+		TopicFilterType: SingleTag,
+	}
+}
+
+// UnmarshalJSON starts from Java's defaults so that absent properties read
+// as Java would read them.
+func (t *TopicConfig) UnmarshalJSON(data []byte) error {
+	type plain TopicConfig
+	v := plain(NewTopicConfig(""))
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	*t = TopicConfig(v)
+	return nil
+}
+
+// EncodeLine returns the space-separated form carried in the compressed
+// REGISTER_BROKER body (§4.4): "name read write perm filterType". Topic
+// system flag and order are not part of it.
+func (t *TopicConfig) EncodeLine() string {
+	var b strings.Builder
+	b.WriteString(t.TopicName)
+	b.WriteByte(' ')
+	b.WriteString(strconv.FormatInt(int64(t.ReadQueueNums), 10))
+	b.WriteByte(' ')
+	b.WriteString(strconv.FormatInt(int64(t.WriteQueueNums), 10))
+	b.WriteByte(' ')
+	b.WriteString(strconv.FormatInt(int64(t.Perm), 10))
+	b.WriteByte(' ')
+	b.WriteString(string(t.TopicFilterType))
+	return b.String()
+}
+
+// DecodeLine parses the form written by EncodeLine. Like Java it needs
+// exactly five fields.
+func (t *TopicConfig) DecodeLine(s string) error {
+	parts := strings.Split(s, " ")
+	if len(parts) != 5 {
+		return fmt.Errorf("protocol: topic config line %q: want 5 fields, have %d", s, len(parts))
+	}
+	var nums [3]int32
+	for i, p := range parts[1:4] {
+		n, err := strconv.ParseInt(p, 10, 32)
+		if err != nil {
+			return fmt.Errorf("protocol: topic config line %q: %w", s, err)
+		}
+		nums[i] = int32(n)
+	}
+	*t = TopicConfig{
+		TopicName:       parts[0],
+		ReadQueueNums:   nums[0],
+		WriteQueueNums:  nums[1],
+		Perm:            nums[2],
+		TopicFilterType: TopicFilterType(parts[4]),
+	}
+	return nil
+}
+
+// DataVersion versions a broker's topic table: the name server rebuilds a
+// broker's queue data only when it changes.
+type DataVersion struct {
+	Timestamp int64 `json:"timestamp"` // ms
+	Counter   int64 `json:"counter"`
+	// StateVersion is a 5.x property; omitted when zero.
+	StateVersion int64 `json:"stateVersion,omitempty"`
+}
+
+// Equal is Java's DataVersion.equals: timestamp and counter match.
+func (d DataVersion) Equal(o DataVersion) bool {
+	return d.Timestamp == o.Timestamp && d.Counter == o.Counter
+}
+
+// TopicConfigSerializeWrapper is the topics.json document and the topic part
+// of RegisterBrokerBody.
+type TopicConfigSerializeWrapper struct {
+	TopicConfigTable map[string]TopicConfig `json:"topicConfigTable"`
+	DataVersion      DataVersion            `json:"dataVersion"`
+}
