@@ -1,0 +1,107 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// NamesrvConfig is the NameServer's configuration. Keys match RocketMQ's
+// namesrv.conf (NamesrvConfig + the netty listenPort); the zero value means
+// "use the default" for every field (see EnsureDefaults).
+type NamesrvConfig struct {
+	// BindAddress is the IP the server listens on; empty = all interfaces.
+	BindAddress string `prop:"bindAddress"`
+	// ListenPort is the TCP port (default 9876).
+	ListenPort int `prop:"listenPort"`
+	// KVConfigPath is the JSON file holding the KV configuration (default
+	// $HOME/namesrv/kvConfig.json).
+	KVConfigPath string `prop:"kvConfigPath"`
+	// OrderMessageEnable makes route answers carry the topic's
+	// ORDER_TOPIC_CONFIG KV value as orderTopicConf (default false).
+	OrderMessageEnable bool `prop:"orderMessageEnable"`
+	// ScanNotActiveBrokerInterval is the period of the broker expiry scan
+	// (default 10 s).
+	ScanNotActiveBrokerInterval time.Duration `prop:"scanNotActiveBrokerInterval" unit:"ms"`
+	// ScanNotActiveBrokerDelay is the wait before the first scan (default 5 s).
+	ScanNotActiveBrokerDelay time.Duration `prop:"scanNotActiveBrokerDelay" unit:"ms"`
+	// BrokerChannelExpiredTime is how long a broker may stay silent before it
+	// is removed (default 120 s, RocketMQ's BROKER_CHANNEL_EXPIRED_TIME).
+	BrokerChannelExpiredTime time.Duration `prop:"brokerChannelExpiredTime" unit:"ms"`
+}
+
+// NameServer defaults (rocketmq-spec.md §14.1).
+const (
+	DefaultNamesrvPort                 = 9876
+	DefaultScanNotActiveBrokerInterval = 10 * time.Second
+	DefaultScanNotActiveBrokerDelay    = 5 * time.Second
+	DefaultBrokerChannelExpiredTime    = 120 * time.Second
+)
+
+// DefaultKVConfigPath returns $HOME/namesrv/kvConfig.json (or a path relative
+// to the working directory when there is no home directory).
+func DefaultKVConfigPath() string {
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		home = "."
+	}
+	return filepath.Join(home, "namesrv", "kvConfig.json")
+}
+
+// EnsureDefaults fills every zero field with its default.
+func (c *NamesrvConfig) EnsureDefaults() {
+	if c.ListenPort == 0 {
+		c.ListenPort = DefaultNamesrvPort
+	}
+	if c.KVConfigPath == "" {
+		c.KVConfigPath = DefaultKVConfigPath()
+	}
+	if c.ScanNotActiveBrokerInterval == 0 {
+		c.ScanNotActiveBrokerInterval = DefaultScanNotActiveBrokerInterval
+	}
+	if c.ScanNotActiveBrokerDelay == 0 {
+		c.ScanNotActiveBrokerDelay = DefaultScanNotActiveBrokerDelay
+	}
+	if c.BrokerChannelExpiredTime == 0 {
+		c.BrokerChannelExpiredTime = DefaultBrokerChannelExpiredTime
+	}
+}
+
+// Validate reports every setting that cannot work (after EnsureDefaults).
+func (c *NamesrvConfig) Validate() error {
+	var errs []error
+	if c.ListenPort < 0 || c.ListenPort > 65535 {
+		errs = append(errs, fmt.Errorf("config: listenPort %d out of range 0..65535", c.ListenPort))
+	}
+	if c.KVConfigPath == "" {
+		errs = append(errs, errors.New("config: kvConfigPath is empty"))
+	}
+	if c.ScanNotActiveBrokerInterval <= 0 {
+		errs = append(errs, fmt.Errorf("config: scanNotActiveBrokerInterval %v must be positive", c.ScanNotActiveBrokerInterval))
+	}
+	if c.ScanNotActiveBrokerDelay < 0 {
+		errs = append(errs, fmt.Errorf("config: scanNotActiveBrokerDelay %v must not be negative", c.ScanNotActiveBrokerDelay))
+	}
+	if c.BrokerChannelExpiredTime <= 0 {
+		errs = append(errs, fmt.Errorf("config: brokerChannelExpiredTime %v must be positive", c.BrokerChannelExpiredTime))
+	}
+	return errors.Join(errs...)
+}
+
+// LoadNamesrvFile reads a namesrv.conf properties file into a NamesrvConfig
+// (defaults filled in) and returns the keys it did not know.
+func LoadNamesrvFile(path string) (NamesrvConfig, []string, error) {
+	var c NamesrvConfig
+	props, err := LoadPropertiesFile(path)
+	if err != nil {
+		return c, nil, err
+	}
+	unknown, err := Bind(props, &c)
+	if err != nil {
+		return c, unknown, fmt.Errorf("%s: %w", path, err)
+	}
+	c.EnsureDefaults()
+	return c, unknown, nil
+}
