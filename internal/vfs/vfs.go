@@ -6,9 +6,13 @@
 package vfs
 
 import (
+	"errors"
 	"io"
 	"os"
 )
+
+// ErrLocked is returned (wrapped) by FS.Lock when another holder has the lock.
+var ErrLocked = errors.New("vfs: locked by another holder")
 
 // File is an open file. ReadAt and WriteAt follow io.ReaderAt/io.WriterAt
 // (positional, safe for concurrent use on distinct ranges). Sync makes the
@@ -52,4 +56,11 @@ type FS interface {
 	SyncDir(dir string) error
 	// DiskUsage reports the total and free bytes of the file system holding path.
 	DiskUsage(path string) (total, free uint64, err error)
+	// Lock takes an exclusive lock on the named file, creating it if needed,
+	// and fails at once (without waiting) if another holder has it. The
+	// store's <root>/lock file uses it so that two brokers never share a
+	// data directory. On the OS it is an open-file-description lock on the
+	// first byte, which conflicts with the fcntl lock a Java broker takes
+	// (FileChannel.tryLock). Closing the returned Closer releases the lock.
+	Lock(name string) (io.Closer, error)
 }
