@@ -1,0 +1,157 @@
+package remoting
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// binaryFixed is the fixed part of a ROCKETMQ header up to and including
+// remarkLength (spec §1.4).
+const binaryFixed = 17
+
+// appendBinaryHeader appends c's header in the ROCKETMQ binary form. Map
+// entries are written in key order so equal commands encode to equal bytes.
+func appendBinaryHeader(dst []byte, c *Command) ([]byte, error) {
+	if c.Code < math.MinInt16 || c.Code > math.MaxInt16 {
+		return dst, fmt.Errorf("%w: code %d does not fit the ROCKETMQ header", ErrNotEncodable, c.Code)
+	}
+	if c.Version < math.MinInt16 || c.Version > math.MaxInt16 {
+		return dst, fmt.Errorf("%w: version %d does not fit the ROCKETMQ header", ErrNotEncodable, c.Version)
+	}
+	dst = binary.BigEndian.AppendUint16(dst, uint16(int16(c.Code)))
+	dst = append(dst, byte(c.Language))
+	dst = binary.BigEndian.AppendUint16(dst, uint16(int16(c.Version)))
+	dst = binary.BigEndian.AppendUint32(dst, uint32(c.Opaque))
+	dst = binary.BigEndian.AppendUint32(dst, uint32(c.Flag))
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(c.Remark)))
+	dst = append(dst, c.Remark...)
+
+	lenAt := len(dst)
+	dst = append(dst, 0, 0, 0, 0)
+	if len(c.ExtFields) > 0 {
+		var stack [32]string
+		keys := sortedKeys(stack[:0], c.ExtFields)
+		for _, k := range keys {
+			v := c.ExtFields[k]
+			if len(k) > math.MaxInt16 {
+				return dst[:lenAt], fmt.Errorf("%w: ext field key of %d bytes", ErrNotEncodable, len(k))
+			}
+			dst = binary.BigEndian.AppendUint16(dst, uint16(len(k)))
+			dst = append(dst, k...)
+			dst = binary.BigEndian.AppendUint32(dst, uint32(len(v)))
+			dst = append(dst, v...)
+		}
+	}
+	binary.BigEndian.PutUint32(dst[lenAt:], uint32(len(dst)-lenAt-4))
+	return dst, nil
+}
+
+// sortedKeys appends m's keys to dst in ascending order. With a stack-backed
+// dst of sufficient capacity this does not allocate.
+func sortedKeys(dst []string, m map[string]string) []string {
+	for k := range m {
+		dst = append(dst, k)
+	}
+	slices.Sort(dst)
+	return dst
+}
+
+// binaryReader reads big-endian fields from a header with a sticky error:
+// after the first short read every further read returns zero values and the
+// caller checks err once at the end (franz-go kbin.Reader style).
+type binaryReader struct {
+	b   []byte
+	err error
+}
+
+func (r *binaryReader) need(n int, what string) bool {
+	if r.err != nil {
+		return false
+	}
+	if n < 0 || n > len(r.b) {
+		r.err = fmt.Errorf("%w: ROCKETMQ header: %s needs %d bytes, %d left", ErrMalformed, what, n, len(r.b))
+		return false
+	}
+	return true
+}
+
+func (r *binaryReader) u8(what string) uint8 {
+	if !r.need(1, what) {
+		return 0
+	}
+	v := r.b[0]
+	r.b = r.b[1:]
+	return v
+}
+
+func (r *binaryReader) u16(what string) uint16 {
+	if !r.need(2, what) {
+		return 0
+	}
+	v := binary.BigEndian.Uint16(r.b)
+	r.b = r.b[2:]
+	return v
+}
+
+func (r *binaryReader) u32(what string) uint32 {
+	if !r.need(4, what) {
+		return 0
+	}
+	v := binary.BigEndian.Uint32(r.b)
+	r.b = r.b[4:]
+	return v
+}
+
+func (r *binaryReader) bytes(n int, what string) []byte {
+	if !r.need(n, what) {
+		return nil
+	}
+	v := r.b[:n:n]
+	r.b = r.b[n:]
+	return v
+}
+
+// decodeBinaryHeader fills c from a ROCKETMQ binary header. Lengths that run
+// past the header are errors (Java rejects a remark or map length larger
+// than the header); trailing bytes after the map are ignored as Java does.
+func decodeBinaryHeader(h []byte, c *Command) error {
+	r := binaryReader{b: h}
+	c.Code = int32(int16(r.u16("code")))
+	c.Language = languageOf(r.u8("language"))
+	c.Version = int32(int16(r.u16("version")))
+	c.Opaque = int32(r.u32("opaque"))
+	c.Flag = int32(r.u32("flag"))
+	remarkLen := int32(r.u32("remark length"))
+	if remarkLen > 0 {
+		c.Remark = string(r.bytes(int(remarkLen), "remark"))
+	} else if remarkLen < 0 && r.err == nil {
+		r.err = fmt.Errorf("%w: ROCKETMQ header: remark length %d", ErrMalformed, remarkLen)
+	}
+	mapLen := int32(r.u32("ext fields length"))
+	if mapLen < 0 && r.err == nil {
+		r.err = fmt.Errorf("%w: ROCKETMQ header: ext fields length %d", ErrMalformed, mapLen)
+	}
+	if r.err != nil {
+		return r.err
+	}
+	if mapLen == 0 {
+		return nil
+	}
+	m := binaryReader{b: r.bytes(int(mapLen), "ext fields")}
+	if r.err != nil {
+		return r.err
+	}
+	c.ExtFields = make(map[string]string, 8)
+	for len(m.b) > 0 && m.err == nil {
+		kl := int16(m.u16("key length"))
+		k := m.bytes(int(kl), "key")
+		vl := int32(m.u32("value length"))
+		v := m.bytes(int(vl), "value")
+		if m.err == nil {
+			c.ExtFields[internKey(k)] = string(v)
+		}
+	}
+	return m.err
+}

@@ -1,0 +1,105 @@
+package remoting
+
+import "strconv"
+
+// SerializeType says how a command header is encoded on the wire: the high
+// byte of the frame's header-length word (rocketmq-spec.md §1.1).
+type SerializeType uint8
+
+// Header serializations. Java peers and the Go client send JSON by default.
+const (
+	JSON     SerializeType = 0
+	RocketMQ SerializeType = 1
+)
+
+// String returns the name Java uses for the type ("JSON", "ROCKETMQ").
+func (t SerializeType) String() string {
+	switch t {
+	case JSON:
+		return "JSON"
+	case RocketMQ:
+		return "ROCKETMQ"
+	}
+	return "SerializeType(" + strconv.Itoa(int(t)) + ")"
+}
+
+// Flag bits of a command (spec §1.6).
+const (
+	flagResponse int32 = 1 << 0
+	flagOneway   int32 = 1 << 1
+)
+
+// Values this side puts in the language and version fields of the commands
+// it creates. rocketd answers as a 4.9.8 Java peer would: a few behaviours
+// on the other side depend on the version ordinal (spec §1.8), and 409
+// (V4_9_8) selects the modern ones.
+const (
+	DefaultLanguage = JAVA
+	DefaultVersion  = 409
+)
+
+// Command is one remoting request or response (spec §1.2).
+//
+// A Command returned by DecodeFrame or handed to a handler owns its strings
+// and map; Body aliases the frame buffer it was read from, which is not
+// reused, so handlers may keep it.
+type Command struct {
+	Code      int32 // request code in requests, response code in responses
+	Language  LanguageCode
+	Version   int32
+	Opaque    int32 // request id; echoed by the response
+	Flag      int32 // bit 0 response, bit 1 oneway
+	Remark    string
+	ExtFields map[string]string // the custom header; nil = none
+	Body      []byte            // nil = none
+
+	// SerializeType is how the header was decoded, or how it will be
+	// encoded. A response travels in the serialization of its request.
+	SerializeType SerializeType
+}
+
+// NewRequest returns a request with the default language and version. ext
+// and body are not copied.
+func NewRequest(code int32, ext map[string]string, body []byte) *Command {
+	return &Command{Code: code, Language: DefaultLanguage, Version: DefaultVersion, ExtFields: ext, Body: body}
+}
+
+// NewResponse returns a response with the given code and remark. The
+// transport fills in the opaque and the serialization of the request when it
+// sends the response a handler returned.
+func NewResponse(code int32, remark string) *Command {
+	return &Command{Code: code, Language: DefaultLanguage, Version: DefaultVersion, Flag: flagResponse, Remark: remark}
+}
+
+// NewResponseTo returns a response to req: its opaque and serialization are
+// copied. Use it for deferred replies sent later with Conn.WriteResponse.
+func NewResponseTo(req *Command, code int32, remark string) *Command {
+	r := NewResponse(code, remark)
+	r.Opaque = req.Opaque
+	r.SerializeType = req.SerializeType
+	return r
+}
+
+// IsResponse reports whether the response bit is set.
+func (c *Command) IsResponse() bool { return c.Flag&flagResponse != 0 }
+
+// IsOneway reports whether the oneway bit is set: the receiver must not
+// answer.
+func (c *Command) IsOneway() bool { return c.Flag&flagOneway != 0 }
+
+// MarkOneway sets the oneway bit.
+func (c *Command) MarkOneway() { c.Flag |= flagOneway }
+
+// MarkResponse sets the response bit.
+func (c *Command) MarkResponse() { c.Flag |= flagResponse }
+
+// ExtField returns the named custom-header value, or "" when absent.
+func (c *Command) ExtField(key string) string { return c.ExtFields[key] }
+
+// SetExtField sets a custom-header value, creating the map when needed.
+func (c *Command) SetExtField(key, val string) {
+	if c.ExtFields == nil {
+		c.ExtFields = make(map[string]string, 8)
+	}
+	c.ExtFields[key] = val
+}

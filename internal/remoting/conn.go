@@ -1,0 +1,476 @@
+package remoting
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Transport errors.
+var (
+	// ErrConnClosed is returned for calls on a closed connection and given
+	// to every request still waiting for a response when it closes.
+	ErrConnClosed = errors.New("remoting: connection closed")
+	// ErrTimeout is given to an async callback whose response did not
+	// arrive in time. Sync calls return the context's error instead.
+	ErrTimeout = errors.New("remoting: request timed out")
+	// errIdle closes a connection that saw no traffic for the idle timeout.
+	errIdle = errors.New("remoting: idle timeout")
+)
+
+const (
+	// readBufferSize is the bufio.Reader size: large enough that a burst of
+	// small requests is read with one syscall.
+	readBufferSize = 64 << 10
+	// maxPendingWrite bounds the bytes queued for one connection's writer.
+	// A sender finding more than this waits (back-pressure towards the
+	// handlers) instead of growing the buffer without limit.
+	maxPendingWrite = 4 << 20
+	// maxKeptWriteBuffer: a write buffer that grew past this is dropped
+	// after use rather than kept for the connection's lifetime.
+	maxKeptWriteBuffer = 1 << 20
+)
+
+// connOwner is what a connection needs from the Server or Client that made
+// it: request dispatch, the opaque counter for requests it sends, and its
+// close notification.
+type connOwner interface {
+	dispatch(c *Conn, req *Command)
+	nextOpaque() int32
+	connClosed(c *Conn)
+}
+
+// Conn is one TCP connection carrying remoting frames in both directions. It
+// has a reader goroutine (decodes frames, routes responses to waiting calls
+// and requests to the owner's handlers) and a writer goroutine (writes
+// whatever frames have queued up since its last write in one syscall). All
+// methods are safe for concurrent use.
+type Conn struct {
+	nc       net.Conn
+	owner    connOwner
+	log      *slog.Logger
+	maxFrame int
+	idle     time.Duration // <= 0: never close for idleness
+
+	wmu struct {
+		sync.Mutex
+		cond  sync.Cond // signalled when buf drains or err is set
+		buf   []byte    // encoded frames waiting for the writer
+		spare []byte    // the writer's previous buffer, reused
+		busy  bool      // the writer holds a buffer it has not finished writing
+		err   error     // sticky: once set nothing more is written
+	}
+	wkick     chan struct{} // capacity 1: coalesced wake-ups for the writer
+	lastWrite atomic.Int64  // unix nanos of the last completed write
+
+	pmu struct {
+		sync.Mutex
+		calls  map[int32]*call
+		closed bool
+	}
+
+	closeOnce sync.Once
+	closed    chan struct{} // closed when the connection is closed
+	closeErr  error         // why; written once before closed is closed
+
+	values sync.Map
+}
+
+// call is one request waiting for its response: a sync caller blocked on ch,
+// or an async callback with its expiry timer.
+type call struct {
+	ch    chan callResult
+	cb    func(*Command, error)
+	timer *time.Timer
+}
+
+type callResult struct {
+	resp *Command
+	err  error
+}
+
+func newConn(nc net.Conn, owner connOwner, log *slog.Logger, maxFrame int, idle time.Duration) *Conn {
+	c := &Conn{
+		nc:       nc,
+		owner:    owner,
+		log:      log.With("remote", nc.RemoteAddr().String()),
+		maxFrame: maxFrame,
+		idle:     idle,
+		wkick:    make(chan struct{}, 1),
+		closed:   make(chan struct{}),
+	}
+	c.wmu.cond.L = &c.wmu.Mutex
+	c.pmu.calls = make(map[int32]*call)
+	c.lastWrite.Store(time.Now().UnixNano())
+	return c
+}
+
+// start runs the reader and writer goroutines; wg is the owner's, so its
+// Close/Shutdown can wait for them.
+func (c *Conn) start(wg *sync.WaitGroup) {
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		c.writeLoop()
+	}()
+	go func() {
+		defer wg.Done()
+		c.readLoop()
+	}()
+}
+
+// RemoteAddr returns the peer's address, "ip:port".
+func (c *Conn) RemoteAddr() string { return c.nc.RemoteAddr().String() }
+
+// LocalAddr returns this side's address, "ip:port".
+func (c *Conn) LocalAddr() string { return c.nc.LocalAddr().String() }
+
+// SetValue stores a per-connection attribute (for example the client id a
+// heartbeat announced).
+func (c *Conn) SetValue(key, val any) { c.values.Store(key, val) }
+
+// Value returns the attribute stored under key, or nil.
+func (c *Conn) Value(key any) any {
+	v, _ := c.values.Load(key)
+	return v
+}
+
+// Closed returns a channel that is closed once the connection is closed.
+func (c *Conn) Closed() <-chan struct{} { return c.closed }
+
+// Close closes the connection. Calls waiting for a response get
+// ErrConnClosed; frames not yet written are dropped. Idempotent.
+func (c *Conn) Close() error {
+	c.closeWith(ErrConnClosed)
+	return nil
+}
+
+// closeWith closes the socket once, recording why. The reader goroutine
+// notices, fails the pending calls and tells the owner.
+func (c *Conn) closeWith(err error) {
+	c.closeOnce.Do(func() {
+		c.closeErr = err
+		close(c.closed)
+		_ = c.nc.Close()
+		c.wmu.Lock()
+		if c.wmu.err == nil {
+			c.wmu.err = fmt.Errorf("%w: %w", ErrConnClosed, err)
+			if errors.Is(err, ErrConnClosed) {
+				c.wmu.err = ErrConnClosed
+			}
+		}
+		c.wmu.cond.Broadcast()
+		c.wmu.Unlock()
+	})
+}
+
+// WriteResponse sends a response later than the handler's return (long
+// polling): it sets the response bit and keeps resp.Opaque and
+// resp.SerializeType (NewResponseTo fills both from the request).
+func (c *Conn) WriteResponse(resp *Command) error {
+	resp.Flag |= flagResponse
+	return c.send(resp)
+}
+
+// send queues cmd's frame for the writer. It blocks only while more than
+// maxPendingWrite bytes are queued (the peer is not reading).
+func (c *Conn) send(cmd *Command) error {
+	c.wmu.Lock()
+	for len(c.wmu.buf) >= maxPendingWrite && c.wmu.err == nil {
+		c.wmu.cond.Wait()
+	}
+	if err := c.wmu.err; err != nil {
+		c.wmu.Unlock()
+		return err
+	}
+	wasEmpty := len(c.wmu.buf) == 0
+	var err error
+	c.wmu.buf, err = cmd.AppendFrame(c.wmu.buf)
+	c.wmu.Unlock()
+	if err != nil {
+		return fmt.Errorf("remoting: send code %d to %s: %w", cmd.Code, c.RemoteAddr(), err)
+	}
+	// Whoever makes the buffer non-empty wakes the writer; later senders
+	// find it non-empty and know a wake-up is pending or the writer has not
+	// swapped the buffer yet.
+	if wasEmpty {
+		select {
+		case c.wkick <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
+
+// writeLoop takes everything queued since its last write and writes it in
+// one call, so responses produced while a write is in flight leave together.
+func (c *Conn) writeLoop() {
+	for {
+		select {
+		case <-c.wkick:
+		case <-c.closed:
+			return
+		}
+		c.wmu.Lock()
+		buf := c.wmu.buf
+		c.wmu.buf = c.wmu.spare[:0]
+		c.wmu.spare = nil
+		c.wmu.busy = len(buf) > 0
+		c.wmu.Unlock()
+		if len(buf) == 0 {
+			continue
+		}
+		if c.idle > 0 {
+			_ = c.nc.SetWriteDeadline(time.Now().Add(c.idle))
+		}
+		_, err := c.nc.Write(buf)
+		c.lastWrite.Store(time.Now().UnixNano())
+		c.wmu.Lock()
+		if cap(buf) <= maxKeptWriteBuffer {
+			c.wmu.spare = buf[:0]
+		}
+		c.wmu.busy = false
+		if err != nil && c.wmu.err == nil {
+			c.wmu.err = fmt.Errorf("remoting: write to %s: %w", c.RemoteAddr(), err)
+		}
+		c.wmu.cond.Broadcast()
+		c.wmu.Unlock()
+		if err != nil {
+			c.log.Debug("remoting: write failed, closing connection", "err", err)
+			c.closeWith(err)
+			return
+		}
+	}
+}
+
+// flush waits until everything queued so far has been written, the
+// connection failed, or ctx is done.
+func (c *Conn) flush(ctx context.Context) error {
+	stop := context.AfterFunc(ctx, func() {
+		c.wmu.Lock()
+		c.wmu.cond.Broadcast()
+		c.wmu.Unlock()
+	})
+	defer stop()
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	for (len(c.wmu.buf) > 0 || c.wmu.busy) && c.wmu.err == nil && ctx.Err() == nil {
+		c.wmu.cond.Wait()
+	}
+	if c.wmu.err != nil {
+		return c.wmu.err
+	}
+	return ctx.Err()
+}
+
+// readLoop decodes frames until the connection fails or closes, then fails
+// the pending calls and tells the owner.
+func (c *Conn) readLoop() {
+	err := c.readFrames()
+	c.closeWith(err)
+	c.failPending()
+	c.owner.connClosed(c)
+}
+
+func (c *Conn) readFrames() error {
+	br := bufio.NewReaderSize(c.nc, readBufferSize)
+	var lastRead time.Time
+	if c.idle > 0 {
+		lastRead = time.Now()
+		_ = c.nc.SetReadDeadline(lastRead.Add(c.idle))
+	}
+	for {
+		lenBytes, err := br.Peek(4)
+		if err != nil {
+			if c.idle > 0 && isTimeout(err) {
+				// The deadline is moved lazily: only when it fires do we
+				// look at the last activity in either direction.
+				last := max(lastRead.UnixNano(), c.lastWrite.Load())
+				next := time.Unix(0, last).Add(c.idle)
+				if time.Now().Before(next) {
+					_ = c.nc.SetReadDeadline(next)
+					continue
+				}
+				c.log.Info("remoting: closing idle connection", "idle", c.idle)
+				return errIdle
+			}
+			return c.readErr(err)
+		}
+		length := int64(int32(binary.BigEndian.Uint32(lenBytes)))
+		// Checked before allocating: a hostile length must not cost memory.
+		if length < 4 || length+4 > int64(c.maxFrame) {
+			c.log.Warn("remoting: bad frame length, closing connection", "length", length, "max", c.maxFrame)
+			return fmt.Errorf("%w: length %d (max frame %d)", ErrFrameTooLarge, length, c.maxFrame)
+		}
+		_, _ = br.Discard(4)
+		// The frame is not reused: the decoded Body aliases it and belongs
+		// to the handler from now on.
+		frame := make([]byte, length)
+		if _, err := io.ReadFull(br, frame); err != nil {
+			return c.readErr(err)
+		}
+		if c.idle > 0 {
+			lastRead = time.Now()
+		}
+		cmd, err := DecodeFrame(frame)
+		if err != nil {
+			c.log.Warn("remoting: undecodable frame, closing connection", "err", err)
+			return err
+		}
+		if cmd.IsResponse() {
+			c.complete(cmd)
+			continue
+		}
+		c.owner.dispatch(c, cmd)
+	}
+}
+
+// readErr turns the reader's terminal error into the close reason; the
+// ordinary ends (peer hung up, we closed) are not worth a warning.
+func (c *Conn) readErr(err error) error {
+	select {
+	case <-c.closed:
+		return c.closeErr
+	default:
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
+		c.log.Debug("remoting: connection closed by peer")
+		return fmt.Errorf("remoting: read from %s: %w", c.RemoteAddr(), err)
+	}
+	c.log.Info("remoting: read failed, closing connection", "err", err)
+	return fmt.Errorf("remoting: read from %s: %w", c.RemoteAddr(), err)
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// register adds a pending call under opaque; false if the connection is
+// already closed.
+func (c *Conn) register(opaque int32, cl *call) bool {
+	c.pmu.Lock()
+	defer c.pmu.Unlock()
+	if c.pmu.closed {
+		return false
+	}
+	c.pmu.calls[opaque] = cl
+	return true
+}
+
+// take removes and returns the pending call for opaque, if any.
+func (c *Conn) take(opaque int32) *call {
+	c.pmu.Lock()
+	cl := c.pmu.calls[opaque]
+	if cl != nil {
+		delete(c.pmu.calls, opaque)
+	}
+	c.pmu.Unlock()
+	return cl
+}
+
+// complete hands a response to the call waiting for its opaque. Unmatched
+// responses (the caller gave up) are dropped as in Java.
+func (c *Conn) complete(resp *Command) {
+	cl := c.take(resp.Opaque)
+	if cl == nil {
+		c.log.Debug("remoting: response nobody waits for", "opaque", resp.Opaque, "code", resp.Code)
+		return
+	}
+	cl.finish(resp, nil)
+}
+
+func (cl *call) finish(resp *Command, err error) {
+	if cl.timer != nil {
+		cl.timer.Stop()
+	}
+	if cl.cb != nil {
+		cl.cb(resp, err)
+		return
+	}
+	cl.ch <- callResult{resp, err}
+}
+
+// failPending gives ErrConnClosed to every waiting call and refuses new ones.
+func (c *Conn) failPending() {
+	c.pmu.Lock()
+	calls := c.pmu.calls
+	c.pmu.calls = nil
+	c.pmu.closed = true
+	c.pmu.Unlock()
+	for _, cl := range calls {
+		cl.finish(nil, ErrConnClosed)
+	}
+}
+
+// Invoke sends a request over this connection and waits for its response
+// or ctx. The request's opaque is assigned here; its response bit is
+// cleared. Used by a server to call a client (GET_CONSUMER_RUNNING_INFO).
+func (c *Conn) Invoke(ctx context.Context, req *Command) (*Command, error) {
+	req.Opaque = c.owner.nextOpaque()
+	req.Flag &^= flagResponse | flagOneway
+	cl := &call{ch: make(chan callResult, 1)}
+	if !c.register(req.Opaque, cl) {
+		return nil, ErrConnClosed
+	}
+	if err := c.send(req); err != nil {
+		c.take(req.Opaque)
+		return nil, err
+	}
+	select {
+	case r := <-cl.ch:
+		return r.resp, r.err
+	case <-ctx.Done():
+		if c.take(req.Opaque) == nil {
+			// The response won the race; prefer it.
+			r := <-cl.ch
+			return r.resp, r.err
+		}
+		return nil, fmt.Errorf("remoting: invoke code %d on %s: %w", req.Code, c.RemoteAddr(), ctx.Err())
+	}
+}
+
+// invokeAsync sends req and calls cb exactly once with the response, or with
+// ErrTimeout after timeout, or ErrConnClosed. cb runs on the reader
+// goroutine or a timer goroutine via run (which decides where).
+func (c *Conn) invokeAsync(req *Command, timeout time.Duration, cb func(*Command, error)) error {
+	req.Opaque = c.owner.nextOpaque()
+	req.Flag &^= flagResponse | flagOneway
+	opaque := req.Opaque
+	cl := &call{cb: cb}
+	// The timer is armed before the call is visible so finish always sees
+	// it; a response cannot arrive before the request is sent anyway.
+	cl.timer = time.AfterFunc(timeout, func() {
+		if c.take(opaque) != nil {
+			cb(nil, fmt.Errorf("%w: code %d to %s after %v", ErrTimeout, req.Code, c.RemoteAddr(), timeout))
+		}
+	})
+	if !c.register(opaque, cl) {
+		cl.timer.Stop()
+		return ErrConnClosed
+	}
+	if err := c.send(req); err != nil {
+		if c.take(opaque) != nil {
+			cl.timer.Stop()
+			return err
+		}
+		return nil // already finished (closed) and reported to cb
+	}
+	return nil
+}
+
+// InvokeOneway sends a request with the oneway bit set; the peer does not
+// answer.
+func (c *Conn) InvokeOneway(req *Command) error {
+	req.Opaque = c.owner.nextOpaque()
+	req.Flag = req.Flag&^flagResponse | flagOneway
+	return c.send(req)
+}

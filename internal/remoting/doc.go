@@ -1,0 +1,114 @@
+// Package remoting speaks RocketMQ's remoting protocol: the frame and header
+// codecs, a TCP Server that routes requests by code to handlers run by
+// bounded worker pools, and a Client with one pooled connection per
+// address. Both ends correlate responses by opaque and can receive requests
+// from the other side over the same connection. The facts come from
+// rocketmq-spec.md §1-§2 and go-client-wire.md §1.
+//
+// # Frame
+//
+// All integers are big-endian. One TCP stream carries a sequence of frames:
+//
+//	0        4        8                     8+H                 4+L
+//	+--------+--------+---------------------+--------------------+
+//	| length | T | H  | header (H bytes)    | body               |
+//	+--------+--------+---------------------+--------------------+
+//	  int32   1 byte T = serialize type (0 JSON, 1 ROCKETMQ)
+//	          3 bytes H = header length (mask 0x00FFFFFF)
+//
+//	length = 4 + H + len(body)   (the bytes after the length field)
+//
+// The limit MaxFrameSize (default 16 MiB) counts the whole frame, length
+// field included, and is checked before the frame buffer is allocated. A
+// length below 4 or above the limit, H > length-4, an unknown T or an
+// undecodable header closes the connection without a response (Java does the
+// same). DecodeFrame takes a frame without its length field.
+//
+// # JSON header (T = 0)
+//
+// fastjson's output: properties in alphabetical order, null ones omitted.
+//
+//	{"code":105,"extFields":{"topic":"TopicTest"},"flag":0,"language":"JAVA",
+//	 "opaque":3,"remark":"...","serializeTypeCurrentRPC":"JSON","version":409}
+//
+// code, flag, opaque, version are JSON numbers; language is the enum name;
+// every extFields value is a JSON string (the Go client rejects a response
+// whose extFields hold a number). We write extFields keys sorted and omit
+// remark when empty and extFields when nil, so equal commands encode to equal
+// bytes. Decoding is lenient: any property order, unknown properties
+// skipped, language as name or number (unknown -> OTHER), numbers given as
+// strings, null for any property, extFields values that are numbers,
+// booleans, objects or arrays kept as their JSON text (null values dropped).
+// serializeTypeCurrentRPC is ignored: the frame's T byte is authoritative.
+//
+// # ROCKETMQ binary header (T = 1)
+//
+//	0      2    3       5        9        13           17
+//	+------+----+-------+--------+--------+------------+--------+
+//	| code |lang|version| opaque |  flag  | remarkLen R| remark |
+//	+------+----+-------+--------+--------+------------+--------+
+//	 int16  u8   int16   int32    int32    int32        R bytes
+//	+-------------+----------------------------------------------+
+//	| extLen E    | E bytes of entries:                          |
+//	|  int32      |   keyLen int16, key, valLen int32, value ... |
+//	+-------------+----------------------------------------------+
+//
+// Fixed part 21 bytes (17 + extLen). R = 0 means no remark, E = 0 no
+// extFields; entries are read until E bytes are consumed. code and version
+// must fit int16 (5.x POP codes cannot travel this way: encoding them fails
+// with ErrNotEncodable). Negative lengths and lengths past the header are
+// errors. We write entries in key order.
+//
+// # Flags and correlation
+//
+// flag bit 0 = response, bit 1 = oneway. A requester numbers its requests
+// with its own counter (per Client, per Server) and keeps opaque -> waiter
+// per connection; the response echoes the opaque and is matched only by
+// it, so responses may come back in any order. Unmatched responses are
+// dropped. A oneway request is never answered, not even with an error. A
+// response travels in the serialization of its request.
+//
+// # Design
+//
+// Goroutines. Each connection has exactly two: a reader and a writer. The
+// reader owns a 64 KiB bufio.Reader, decodes frames, hands responses to the
+// waiting call and requests to dispatch. The writer owns the socket's write
+// side. Both are started by the Server (per accepted connection) or the
+// Client (per dialled address) and counted in its WaitGroup; Conn.Close, a
+// read or write error or the idle timeout ends them, and the reader then
+// fails every pending call with ErrConnClosed and runs the close callbacks.
+// Handlers run on their Family's fixed workers (started by Start, stopped
+// by Shutdown) or, for Handle with a nil family, inline on the reader.
+// Client-side handlers and async callbacks each get a goroutine counted in
+// the Client's WaitGroup, so Client.Close waits for them.
+//
+// Write coalescing. Senders (handlers, callers) encode their frame straight
+// into the connection's pending buffer under a mutex and wake the writer if
+// the buffer was empty. The writer swaps the buffer for its spare and writes
+// it with one syscall; whatever queued meanwhile goes out in the next one.
+// Under load many responses leave per write(2) with no timer and no extra
+// copy; at low load a frame leaves at once.
+//
+// Back-pressure. A family's queue is bounded: when full, the reader answers
+// SYSTEM_BUSY ("[OVERLOAD]...") immediately rather than block the connection
+// (oneway requests are dropped). A connection's pending write buffer is
+// bounded too (4 MiB): a sender finding it full waits until the writer
+// drains it, so a peer that does not read stalls its own handlers only.
+// The reader checks each frame's length against MaxFrameSize before it
+// allocates anything.
+//
+// Slice lifetimes. Each received frame gets a fresh buffer that is never
+// reused: a decoded Command's Body aliases it and belongs to whoever
+// receives the Command (handlers may keep it; strings and maps are copies).
+// AppendFrame copies the body into the write buffer, so a sender may reuse
+// its Command and Body as soon as the send call returns.
+//
+// Idle connections. The read deadline is moved lazily: when it fires the
+// reader looks at the last read and the last write and closes the
+// connection only when both are older than IdleTimeout.
+//
+// Shutdown. Server.Shutdown closes the listener, answers new requests with
+// SYSTEM_BUSY, waits for the accepted requests to finish and their responses
+// to be written (bounded by ctx), then closes the connections and stops the
+// workers. A deferred reply (nil from the handler) is not waited for.
+package remoting

@@ -1,0 +1,102 @@
+package remoting
+
+// internKey returns the extFields key named by b, sharing one string for the
+// keys that arrive on every send, pull and offset request so decoding them
+// does not allocate. Go compiles a switch on string(b) without converting.
+func internKey(b []byte) string {
+	switch string(b) {
+	case "a":
+		return "a"
+	case "b":
+		return "b"
+	case "c":
+		return "c"
+	case "d":
+		return "d"
+	case "e":
+		return "e"
+	case "f":
+		return "f"
+	case "g":
+		return "g"
+	case "h":
+		return "h"
+	case "i":
+		return "i"
+	case "j":
+		return "j"
+	case "k":
+		return "k"
+	case "l":
+		return "l"
+	case "m":
+		return "m"
+	case "n":
+		return "n"
+	case "topic":
+		return "topic"
+	case "queueId":
+		return "queueId"
+	case "queueOffset":
+		return "queueOffset"
+	case "msgId":
+		return "msgId"
+	case "MSG_REGION":
+		return "MSG_REGION"
+	case "TRACE_ON":
+		return "TRACE_ON"
+	case "transactionId":
+		return "transactionId"
+	case "producerGroup":
+		return "producerGroup"
+	case "consumerGroup":
+		return "consumerGroup"
+	case "defaultTopic":
+		return "defaultTopic"
+	case "defaultTopicQueueNums":
+		return "defaultTopicQueueNums"
+	case "sysFlag":
+		return "sysFlag"
+	case "bornTimestamp":
+		return "bornTimestamp"
+	case "flag":
+		return "flag"
+	case "properties":
+		return "properties"
+	case "reconsumeTimes":
+		return "reconsumeTimes"
+	case "unitMode":
+		return "unitMode"
+	case "batch":
+		return "batch"
+	case "maxReconsumeTimes":
+		return "maxReconsumeTimes"
+	case "bname":
+		return "bname"
+	case "brokerName":
+		return "brokerName"
+	case "commitOffset":
+		return "commitOffset"
+	case "maxMsgNums":
+		return "maxMsgNums"
+	case "suspendTimeoutMillis":
+		return "suspendTimeoutMillis"
+	case "subscription":
+		return "subscription"
+	case "subVersion":
+		return "subVersion"
+	case "expressionType":
+		return "expressionType"
+	case "nextBeginOffset":
+		return "nextBeginOffset"
+	case "minOffset":
+		return "minOffset"
+	case "maxOffset":
+		return "maxOffset"
+	case "suggestWhichBrokerId":
+		return "suggestWhichBrokerId"
+	case "offset":
+		return "offset"
+	}
+	return string(b)
+}

@@ -1,0 +1,519 @@
+package remoting
+
+import (
+	"fmt"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// appendJSONHeader appends c's header in the JSON form fastjson writes:
+// properties in alphabetical order, remark and extFields omitted when
+// absent, every extFields value a JSON string (spec §1.3). extFields keys
+// are written sorted so equal commands encode to equal bytes.
+func appendJSONHeader(dst []byte, c *Command) []byte {
+	dst = append(dst, `{"code":`...)
+	dst = strconv.AppendInt(dst, int64(c.Code), 10)
+	if c.ExtFields != nil {
+		dst = append(dst, `,"extFields":{`...)
+		var stack [32]string
+		for i, k := range sortedKeys(stack[:0], c.ExtFields) {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONString(dst, k)
+			dst = append(dst, ':')
+			dst = appendJSONString(dst, c.ExtFields[k])
+		}
+		dst = append(dst, '}')
+	}
+	dst = append(dst, `,"flag":`...)
+	dst = strconv.AppendInt(dst, int64(c.Flag), 10)
+	dst = append(dst, `,"language":"`...)
+	dst = append(dst, c.Language.String()...)
+	dst = append(dst, `","opaque":`...)
+	dst = strconv.AppendInt(dst, int64(c.Opaque), 10)
+	if c.Remark != "" {
+		dst = append(dst, `,"remark":`...)
+		dst = appendJSONString(dst, c.Remark)
+	}
+	dst = append(dst, `,"serializeTypeCurrentRPC":"JSON","version":`...)
+	dst = strconv.AppendInt(dst, int64(c.Version), 10)
+	return append(dst, '}')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s as a quoted JSON string. Quote, backslash and
+// control characters are escaped; other bytes, including non-ASCII UTF-8,
+// pass through unchanged (so a string survives a round trip byte for byte).
+func appendJSONString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		b := s[i]
+		if b >= 0x20 && b != '"' && b != '\\' {
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		switch b {
+		case '"', '\\':
+			dst = append(dst, '\\', b)
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		case '\b':
+			dst = append(dst, '\\', 'b')
+		case '\f':
+			dst = append(dst, '\\', 'f')
+		default:
+			dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
+		}
+		start = i + 1
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// maxJSONDepth bounds the nesting of unknown values the scanner skips, so a
+// hostile header cannot exhaust the stack.
+const maxJSONDepth = 32
+
+// jsonScanner walks a JSON header in place. It is lenient where spec §1.3
+// asks (property order, unknown properties, numbers or strings for
+// language, non-string extFields values) and strict about syntax.
+type jsonScanner struct {
+	b []byte
+	i int
+}
+
+func (s *jsonScanner) errorf(format string, args ...any) error {
+	return fmt.Errorf("%w: JSON header at byte %d: %s", ErrMalformed, s.i, fmt.Sprintf(format, args...))
+}
+
+func (s *jsonScanner) skipSpace() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// peek returns the next non-space byte, or 0 at the end of input.
+func (s *jsonScanner) peek() byte {
+	s.skipSpace()
+	if s.i < len(s.b) {
+		return s.b[s.i]
+	}
+	return 0
+}
+
+func (s *jsonScanner) expect(c byte) error {
+	if s.peek() != c {
+		return s.errorf("want %q", c)
+	}
+	s.i++
+	return nil
+}
+
+// literal consumes one of true, false, null.
+func (s *jsonScanner) literal(word string) bool {
+	if len(s.b)-s.i >= len(word) && string(s.b[s.i:s.i+len(word)]) == word {
+		s.i += len(word)
+		return true
+	}
+	return false
+}
+
+// str consumes a JSON string and returns its content. Without escapes the
+// result aliases the input; with escapes it is a new slice. Either way the
+// caller copies before keeping it.
+func (s *jsonScanner) str() ([]byte, error) {
+	if s.peek() != '"' {
+		return nil, s.errorf("want a string")
+	}
+	s.i++
+	start := s.i
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case '"':
+			v := s.b[start:s.i]
+			s.i++
+			return v, nil
+		case '\\':
+			return s.strEscaped(start)
+		}
+		s.i++
+	}
+	return nil, s.errorf("unterminated string")
+}
+
+// strEscaped continues str from the first backslash.
+func (s *jsonScanner) strEscaped(start int) ([]byte, error) {
+	out := make([]byte, 0, s.i-start+16)
+	out = append(out, s.b[start:s.i]...)
+	for s.i < len(s.b) {
+		c := s.b[s.i]
+		switch {
+		case c == '"':
+			s.i++
+			return out, nil
+		case c != '\\':
+			out = append(out, c)
+			s.i++
+			continue
+		}
+		if s.i+1 >= len(s.b) {
+			break
+		}
+		e := s.b[s.i+1]
+		s.i += 2
+		switch e {
+		case '"', '\\', '/':
+			out = append(out, e)
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, ok := s.hex4()
+			if !ok {
+				return nil, s.errorf("bad \\u escape")
+			}
+			if utf16.IsSurrogate(r) {
+				// A high surrogate pairs with a following \uDCxx; a lone
+				// one becomes U+FFFD as in encoding/json.
+				save := s.i
+				if s.i+1 < len(s.b) && s.b[s.i] == '\\' && s.b[s.i+1] == 'u' {
+					s.i += 2
+					if r2, ok := s.hex4(); ok {
+						if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+							out = utf8.AppendRune(out, dec)
+							continue
+						}
+					}
+				}
+				s.i = save
+				r = utf8.RuneError
+			}
+			out = utf8.AppendRune(out, r)
+		default:
+			return nil, s.errorf("bad escape \\%c", e)
+		}
+	}
+	return nil, s.errorf("unterminated string")
+}
+
+func (s *jsonScanner) hex4() (rune, bool) {
+	if len(s.b)-s.i < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range s.b[s.i : s.i+4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	s.i += 4
+	return r, true
+}
+
+// number consumes a JSON number and returns its text.
+func (s *jsonScanner) number() ([]byte, error) {
+	s.skipSpace()
+	start := s.i
+	for s.i < len(s.b) {
+		c := s.b[s.i]
+		if (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E' {
+			s.i++
+			continue
+		}
+		break
+	}
+	if s.i == start {
+		return nil, s.errorf("want a number")
+	}
+	return s.b[start:s.i], nil
+}
+
+// parseInt32 parses a decimal integer without allocating.
+func parseInt32(b []byte) (int32, bool) {
+	neg := false
+	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
+		neg = b[0] == '-'
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 10 {
+		return 0, false
+	}
+	var v int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if neg {
+		v = -v
+	}
+	if v < -1<<31 || v > 1<<31-1 {
+		return 0, false
+	}
+	return int32(v), true
+}
+
+// int32Value reads an integer property: a number, a string holding one
+// (lenient), or null (zero).
+func (s *jsonScanner) int32Value(name string) (int32, error) {
+	var text []byte
+	var err error
+	switch s.peek() {
+	case 'n':
+		if s.literal("null") {
+			return 0, nil
+		}
+		return 0, s.errorf("bad literal")
+	case '"':
+		text, err = s.str()
+	default:
+		text, err = s.number()
+	}
+	if err != nil {
+		return 0, err
+	}
+	v, ok := parseInt32(text)
+	if !ok {
+		return 0, s.errorf("%s: %q is not an int32", name, text)
+	}
+	return v, nil
+}
+
+// skipValue consumes any JSON value.
+func (s *jsonScanner) skipValue(depth int) error {
+	if depth > maxJSONDepth {
+		return s.errorf("nesting deeper than %d", maxJSONDepth)
+	}
+	switch c := s.peek(); c {
+	case '"':
+		_, err := s.str()
+		return err
+	case '{', '[':
+		closing := byte('}')
+		if c == '[' {
+			closing = ']'
+		}
+		s.i++
+		if s.peek() == closing {
+			s.i++
+			return nil
+		}
+		for {
+			if c == '{' {
+				if _, err := s.str(); err != nil {
+					return err
+				}
+				if err := s.expect(':'); err != nil {
+					return err
+				}
+			}
+			if err := s.skipValue(depth + 1); err != nil {
+				return err
+			}
+			switch s.peek() {
+			case ',':
+				s.i++
+			case closing:
+				s.i++
+				return nil
+			default:
+				return s.errorf("want ',' or %q", closing)
+			}
+		}
+	case 't', 'f', 'n':
+		if s.literal("true") || s.literal("false") || s.literal("null") {
+			return nil
+		}
+		return s.errorf("bad literal")
+	default:
+		_, err := s.number()
+		return err
+	}
+}
+
+// extFields reads the extFields object (or null). Values that are not
+// strings are kept as their JSON text: numbers and booleans as written,
+// objects and arrays verbatim; null values are dropped.
+func (s *jsonScanner) extFields() (map[string]string, error) {
+	if s.peek() == 'n' {
+		if s.literal("null") {
+			return nil, nil
+		}
+		return nil, s.errorf("bad literal")
+	}
+	if err := s.expect('{'); err != nil {
+		return nil, err
+	}
+	m := make(map[string]string, 8)
+	if s.peek() == '}' {
+		s.i++
+		return m, nil
+	}
+	for {
+		k, err := s.str()
+		if err != nil {
+			return nil, err
+		}
+		key := internKey(k)
+		if err := s.expect(':'); err != nil {
+			return nil, err
+		}
+		switch s.peek() {
+		case '"':
+			v, err := s.str()
+			if err != nil {
+				return nil, err
+			}
+			m[key] = string(v)
+		case 'n':
+			if !s.literal("null") {
+				return nil, s.errorf("bad literal")
+			}
+		default:
+			start := s.i
+			if err := s.skipValue(1); err != nil {
+				return nil, err
+			}
+			m[key] = string(s.b[start:s.i])
+		}
+		switch s.peek() {
+		case ',':
+			s.i++
+		case '}':
+			s.i++
+			return m, nil
+		default:
+			return nil, s.errorf("want ',' or '}' in extFields")
+		}
+	}
+}
+
+// decodeJSONHeader fills c from a JSON header.
+func decodeJSONHeader(h []byte, c *Command) error {
+	s := jsonScanner{b: h}
+	if err := s.expect('{'); err != nil {
+		return err
+	}
+	if s.peek() == '}' {
+		s.i++
+		return s.end()
+	}
+	for {
+		key, err := s.str()
+		if err != nil {
+			return err
+		}
+		if err := s.expect(':'); err != nil {
+			return err
+		}
+		switch string(key) {
+		case "code":
+			c.Code, err = s.int32Value("code")
+		case "flag":
+			c.Flag, err = s.int32Value("flag")
+		case "opaque":
+			c.Opaque, err = s.int32Value("opaque")
+		case "version":
+			c.Version, err = s.int32Value("version")
+		case "language":
+			c.Language, err = s.language()
+		case "remark":
+			c.Remark, err = s.optString()
+		case "extFields":
+			c.ExtFields, err = s.extFields()
+		default:
+			err = s.skipValue(1)
+		}
+		if err != nil {
+			return err
+		}
+		switch s.peek() {
+		case ',':
+			s.i++
+		case '}':
+			s.i++
+			return s.end()
+		default:
+			return s.errorf("want ',' or '}'")
+		}
+	}
+}
+
+// end checks nothing but whitespace follows the header object.
+func (s *jsonScanner) end() error {
+	if s.peek() != 0 || s.i != len(s.b) {
+		return s.errorf("trailing data after header")
+	}
+	return nil
+}
+
+// language reads the language property: the enum name, or (defensively) its
+// number; null leaves the zero value.
+func (s *jsonScanner) language() (LanguageCode, error) {
+	switch s.peek() {
+	case '"':
+		name, err := s.str()
+		if err != nil {
+			return 0, err
+		}
+		return languageByName(name), nil
+	case 'n':
+		if s.literal("null") {
+			return 0, nil
+		}
+		return 0, s.errorf("bad literal")
+	}
+	text, err := s.number()
+	if err != nil {
+		return 0, err
+	}
+	v, ok := parseInt32(text)
+	if !ok || v < 0 || v > 255 {
+		return OTHER, nil
+	}
+	return languageOf(uint8(v)), nil
+}
+
+// optString reads a string or null ("").
+func (s *jsonScanner) optString() (string, error) {
+	if s.peek() == 'n' {
+		if s.literal("null") {
+			return "", nil
+		}
+		return "", s.errorf("bad literal")
+	}
+	v, err := s.str()
+	if err != nil {
+		return "", err
+	}
+	return string(v), nil
+}

@@ -1,0 +1,341 @@
+package remoting
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rocketd/rocketd/internal/protocol"
+)
+
+// Remarks the framework itself answers with (rocketmq-spec.md §1.7). The
+// exact text is what Java brokers send; tools match on the prefixes.
+const (
+	remarkOverload = "[OVERLOAD]system busy, start flow control for a while"
+	remarkShutdown = "[SHUTDOWN]broker is shutting down, try another one"
+)
+
+// HandlerFunc serves one request. It returns the response to send, or nil
+// to send nothing (a oneway request, or a reply deferred to a later
+// Conn.WriteResponse). The transport sets the response's opaque, response
+// bit and serialization from the request. A panic is answered with
+// SYSTEM_ERROR carrying the panic text; ErrorResponse does the same for an
+// error. The request, including its Body, belongs to the handler.
+type HandlerFunc func(conn *Conn, req *Command) *Command
+
+// ErrorResponse returns the SYSTEM_ERROR response Java sends when a
+// processor throws: the error's text as remark.
+func ErrorResponse(err error) *Command {
+	return NewResponse(protocol.SystemError, err.Error())
+}
+
+// ServerConfig configures a Server. The zero value of each field selects
+// its default.
+type ServerConfig struct {
+	Addr string // listen address; "127.0.0.1:0" in tests
+	// IdleTimeout closes a connection with no traffic in either direction
+	// for this long. Default 120 s (serverChannelMaxIdleTimeSeconds);
+	// negative disables it.
+	IdleTimeout time.Duration
+	// MaxFrameSize limits a received frame, counting the 4-byte length
+	// field. Default 16 MiB.
+	MaxFrameSize int
+	Logger       *slog.Logger // default: discard
+}
+
+func (c *ServerConfig) ensureDefaults() {
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = 120 * time.Second
+	}
+	if c.MaxFrameSize <= 0 {
+		c.MaxFrameSize = DefaultMaxFrameSize
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// route is where requests with one code go.
+type route struct {
+	f *Family
+	h HandlerFunc
+}
+
+// Server accepts remoting connections and serves requests by code. Register
+// handlers (Handle, HandleDefault) and families before Start; handlers may
+// also be added later, they take effect for the next request.
+type Server struct {
+	cfg ServerConfig
+	log *slog.Logger
+
+	routes   atomic.Pointer[map[int32]route] // copy-on-write
+	fallback atomic.Pointer[route]
+	opaque   atomic.Int32
+	inflight atomic.Int64 // requests accepted and not yet answered
+	stopping atomic.Bool
+
+	mu struct {
+		sync.Mutex
+		ln       net.Listener
+		conns    map[*Conn]struct{}
+		families []*Family
+		onClose  []func(*Conn)
+		started  bool
+	}
+
+	quit    chan struct{} // closed by Shutdown: workers exit
+	conns   sync.WaitGroup
+	workers sync.WaitGroup
+	accept  chan struct{} // closed when the accept loop exits
+}
+
+// NewServer returns a server that is not listening yet.
+func NewServer(cfg ServerConfig) *Server {
+	cfg.ensureDefaults()
+	s := &Server{cfg: cfg, log: cfg.Logger, quit: make(chan struct{}), accept: make(chan struct{})}
+	empty := map[int32]route{}
+	s.routes.Store(&empty)
+	s.mu.conns = make(map[*Conn]struct{})
+	return s
+}
+
+// Handle routes requests with code to h, run by a worker of f; with f == nil
+// h runs on the connection's reader goroutine, which suits only handlers
+// that never block.
+func (s *Server) Handle(code int32, f *Family, h HandlerFunc) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := *s.routes.Load()
+	next := make(map[int32]route, len(old)+1)
+	for k, v := range old {
+		next[k] = v
+	}
+	next[code] = route{f: f, h: h}
+	s.routes.Store(&next)
+}
+
+// HandleDefault routes requests whose code has no handler. Without it they
+// are answered REQUEST_CODE_NOT_SUPPORTED.
+func (s *Server) HandleDefault(f *Family, h HandlerFunc) {
+	s.fallback.Store(&route{f: f, h: h})
+}
+
+// OnConnClose registers fn to run (on the connection's reader goroutine)
+// after a connection closed, for whatever reason.
+func (s *Server) OnConnClose(fn func(*Conn)) {
+	s.mu.Lock()
+	s.mu.onClose = append(s.mu.onClose, fn)
+	s.mu.Unlock()
+}
+
+// Start listens on cfg.Addr and accepts connections in the background.
+func (s *Server) Start() error {
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("remoting: listen %s: %w", s.cfg.Addr, err)
+	}
+	s.mu.Lock()
+	if s.mu.started {
+		s.mu.Unlock()
+		_ = ln.Close()
+		return errors.New("remoting: server already started")
+	}
+	s.mu.started = true
+	s.mu.ln = ln
+	families := s.mu.families
+	s.mu.Unlock()
+	for _, f := range families {
+		f.start()
+	}
+	go s.acceptLoop(ln)
+	s.log.Info("remoting: listening", "addr", ln.Addr().String())
+	return nil
+}
+
+// Addr returns the listening address (nil before Start).
+func (s *Server) Addr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.ln == nil {
+		return nil
+	}
+	return s.mu.ln.Addr()
+}
+
+func (s *Server) acceptLoop(ln net.Listener) {
+	defer close(s.accept)
+	var backoff time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			// Out of file descriptors and the like: back off as
+			// net/http does rather than spin.
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			s.log.Warn("remoting: accept failed", "err", err, "retry_in", backoff)
+			select {
+			case <-time.After(backoff):
+				continue
+			case <-s.quit:
+				return
+			}
+		}
+		backoff = 0
+		if tc, ok := nc.(*net.TCPConn); ok {
+			_ = tc.SetNoDelay(true)
+		}
+		c := newConn(nc, s, s.log, s.cfg.MaxFrameSize, s.cfg.IdleTimeout)
+		s.mu.Lock()
+		if s.stopping.Load() {
+			s.mu.Unlock()
+			_ = nc.Close()
+			continue
+		}
+		s.mu.conns[c] = struct{}{}
+		s.mu.Unlock()
+		s.log.Debug("remoting: connection accepted", "remote", c.RemoteAddr())
+		c.start(&s.conns)
+	}
+}
+
+func (s *Server) nextOpaque() int32 { return s.opaque.Add(1) }
+
+func (s *Server) connClosed(c *Conn) {
+	s.mu.Lock()
+	delete(s.mu.conns, c)
+	callbacks := s.mu.onClose
+	s.mu.Unlock()
+	s.log.Debug("remoting: connection closed", "remote", c.RemoteAddr(), "reason", c.closeErr)
+	for _, fn := range callbacks {
+		fn(c)
+	}
+}
+
+// reply sends a framework-made response to req unless req is oneway.
+func (s *Server) reply(c *Conn, req *Command, code int32, remark string) {
+	if req.IsOneway() {
+		return
+	}
+	if err := c.send(NewResponseTo(req, code, remark)); err != nil {
+		s.log.Debug("remoting: reply failed", "remote", c.RemoteAddr(), "err", err)
+	}
+}
+
+// dispatch routes one request read by c's reader goroutine.
+func (s *Server) dispatch(c *Conn, req *Command) {
+	if s.stopping.Load() {
+		s.reply(c, req, protocol.SystemBusy, remarkShutdown)
+		return
+	}
+	r, ok := (*s.routes.Load())[req.Code]
+	if !ok {
+		fb := s.fallback.Load()
+		if fb == nil {
+			s.reply(c, req, protocol.RequestCodeNotSupported, " request type "+strconv.Itoa(int(req.Code))+" not supported")
+			return
+		}
+		r = *fb
+	}
+	s.inflight.Add(1)
+	if r.f == nil {
+		s.run(c, req, r.h)
+		return
+	}
+	if !r.f.offer(task{conn: c, req: req, h: r.h}) {
+		s.inflight.Add(-1)
+		s.log.Debug("remoting: family queue full", "family", r.f.name, "code", req.Code)
+		s.reply(c, req, protocol.SystemBusy, remarkOverload)
+	}
+}
+
+// run calls h and sends what it returns. A panicking handler is answered
+// with SYSTEM_ERROR and the panic text (never for oneway requests).
+func (s *Server) run(c *Conn, req *Command, h HandlerFunc) {
+	defer s.inflight.Add(-1)
+	resp := s.call(c, req, h)
+	if resp == nil || req.IsOneway() {
+		return
+	}
+	resp.Opaque = req.Opaque
+	resp.Flag |= flagResponse
+	resp.SerializeType = req.SerializeType
+	if err := c.send(resp); err != nil {
+		s.log.Debug("remoting: response not sent", "remote", c.RemoteAddr(), "code", req.Code, "err", err)
+	}
+}
+
+func (s *Server) call(c *Conn, req *Command, h HandlerFunc) (resp *Command) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("remoting: handler panicked", "code", req.Code, "remote", c.RemoteAddr(), "panic", p)
+			resp = NewResponse(protocol.SystemError, fmt.Sprint(p))
+		}
+	}()
+	return h(c, req)
+}
+
+// Shutdown stops accepting connections, answers new requests with
+// SYSTEM_BUSY, waits until the requests already accepted are handled and
+// their responses written (or ctx is done), then closes every connection
+// and stops the workers. It returns ctx's error if the drain was cut short;
+// a handler still running then is not waited for.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	if s.stopping.Swap(true) {
+		s.mu.Unlock()
+		return errors.New("remoting: server already shut down")
+	}
+	ln := s.mu.ln
+	s.mu.Unlock()
+	if ln != nil {
+		_ = ln.Close()
+		<-s.accept
+	}
+
+	// Drain: poll the in-flight count as net/http's Shutdown does; a
+	// deferred reply (long poll) is the handler's business, not counted.
+	err := func() error {
+		tick := time.NewTicker(2 * time.Millisecond)
+		defer tick.Stop()
+		for s.inflight.Load() > 0 {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-tick.C:
+			}
+		}
+		return nil
+	}()
+
+	s.mu.Lock()
+	conns := make([]*Conn, 0, len(s.mu.conns))
+	for c := range s.mu.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	for _, c := range conns {
+		if err == nil {
+			// Let the responses just produced reach the wire.
+			_ = c.flush(ctx)
+		}
+		_ = c.Close()
+	}
+	close(s.quit)
+	s.conns.Wait()
+	if err == nil {
+		s.workers.Wait()
+	}
+	s.log.Info("remoting: server stopped", "err", err)
+	if err != nil {
+		return fmt.Errorf("remoting: shutdown: %w", err)
+	}
+	return nil
+}
