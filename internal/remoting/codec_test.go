@@ -168,9 +168,9 @@ func TestDecodeRejectsMalformed(t *testing.T) {
 	bad := [][]byte{
 		nil,
 		{0, 0},
-		{0, 0, 0, 9, '{', '}'},   // header length past the frame
-		{2, 0, 0, 2, '{', '}'},   // unknown serialize type
-		{0, 0xFF, 0xFF, 0xFF},    // header length 16M in a 4-byte frame
+		{0, 0, 0, 9, '{', '}'}, // header length past the frame
+		{2, 0, 0, 2, '{', '}'}, // unknown serialize type
+		{0, 0xFF, 0xFF, 0xFF},  // header length 16M in a 4-byte frame
 		frameOf(JSON, []byte(`{`), nil)[4:],
 		frameOf(JSON, []byte(`{"code":}`), nil)[4:],
 		frameOf(JSON, []byte(`{"code":1.5}`), nil)[4:],
@@ -183,7 +183,7 @@ func TestDecodeRejectsMalformed(t *testing.T) {
 		frameOf(JSON, []byte(`garbage`), nil)[4:],
 		frameOf(RocketMQ, []byte{0, 1, 2}, nil)[4:],
 		frameOf(RocketMQ, specBinary()[:len(specBinary())-1], nil)[4:],
-		frameOf(RocketMQ, append(specBinary()[:13], 0x7F, 0, 0, 0), nil)[4:],  // remark length huge
+		frameOf(RocketMQ, append(specBinary()[:13], 0x7F, 0, 0, 0), nil)[4:],    // remark length huge
 		frameOf(RocketMQ, append(specBinary()[:13], 0xFF, 0xFF, 0, 0), nil)[4:], // negative remark length
 	}
 	for i, f := range bad {
