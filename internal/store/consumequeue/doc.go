@@ -1,0 +1,39 @@
+// Package consumequeue implements RocketMQ's ConsumeQueue (rocketmq-spec.md
+// §6.3): per (topic, queueId), a dense array of fixed-size units, unit N for
+// logical queue offset N, each pointing at one record of the CommitLog.
+//
+// Directory and file naming:
+//
+//	<root>/consumequeue/<topic>/<queueId>/<20-digit byte offset>
+//
+// queueId is the decimal queue id (other directory names are ignored). A file
+// holds UnitsPerFile units (300,000 by default: 6,000,000 bytes) and is
+// created at full size, zero-filled; its name is the logical byte offset
+// (queue offset × 20) of its first unit, zero-padded to 20 digits:
+// 00000000000000000000, 00000000000006000000, ...
+//
+// Unit layout (20 bytes, big-endian; do not change):
+//
+//		+----------------------+------------+----------------------+
+//		| commitlog offset (8) |  size (4)  |    tags code (8)     |
+//		+----------------------+------------+----------------------+
+//		0                      8            12                     20
+//
+//	  - commitlog offset: int64, physical offset of the record.
+//	  - size: int32, TOTALSIZE of the record.
+//	  - tags code: int64, Java String.hashCode of the TAGS property
+//	    (sign-extended; 0 without a tag), or for SCHEDULE_TOPIC_XXXX the
+//	    delivery time in ms.
+//
+// A unit is valid while offset >= 0 && size > 0; the zero bytes after the last
+// unit are therefore invalid and end the queue on recovery. A queue whose
+// first file starts in the middle of the queue (its first unit is for a
+// non-zero offset) is padded at the front of that file with filler units
+// (0, MaxInt32, 0); fillers are valid for recovery but lie below the queue's
+// min offset and are never returned to readers as messages.
+//
+// Write side: one writer (the store's dispatcher, or recovery) calls Append
+// for each record and Commit once per batch; Commit writes the pending units
+// of the batch with one WriteAt per file touched, and only then are they
+// visible to readers (MaxOffset, Read). Flush makes written units durable.
+package consumequeue

@@ -1,0 +1,414 @@
+package consumequeue
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/rocketd/rocketd/internal/vfs"
+)
+
+// ErrFileMissing reports a queue offset inside [min, max) whose file is gone
+// (deleted by retention while the reader looked): GetMessage's
+// OFFSET_FOUND_NULL.
+var ErrFileMissing = errors.New("consumequeue: no file for offset")
+
+// ErrBadFile reports a queue file with the wrong size or name.
+var ErrBadFile = errors.New("consumequeue: bad file")
+
+// pageSize is the unit of the flush thresholds ("least pages").
+const pageSize = 4096
+
+// readPool holds read buffers for Units.
+var readPool = sync.Pool{New: func() any { b := make([]byte, 0, 32*UnitSize); return &b }}
+
+// Options configure a queue.
+type Options struct {
+	FS           vfs.FS
+	UnitsPerFile int          // 0 = DefaultUnitsPerFile
+	Logger       *slog.Logger // nil = discard
+}
+
+func (o *Options) ensureDefaults() {
+	if o.UnitsPerFile <= 0 {
+		o.UnitsPerFile = DefaultUnitsPerFile
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// file is one queue file. The queue holds one reference while the file is in
+// its list; readers take another for the duration of a read, so deletion
+// never closes a file under a reader.
+type file struct {
+	start   int64 // logical byte offset of the first unit
+	path    string
+	f       vfs.File
+	wrote   atomic.Int64 // bytes of committed units in this file
+	flushed atomic.Int64 // bytes known durable
+	refs    atomic.Int32
+}
+
+func (f *file) release() error {
+	if f.refs.Add(-1) == 0 {
+		if err := f.f.Close(); err != nil {
+			return fmt.Errorf("consumequeue: close %s: %w", f.path, err)
+		}
+	}
+	return nil
+}
+
+// Queue is the ConsumeQueue of one (topic, queueId).
+//
+// Concurrency: Append, Commit, Recover and Truncate are the writer's and
+// must not run concurrently with each other; Read, MinOffset, MaxOffset,
+// Flush, DeleteBelow and CorrectMinOffset may run concurrently with
+// everything.
+type Queue struct {
+	topic    string
+	queueID  int32
+	dir      string
+	fs       vfs.FS
+	fileSize int64
+	log      *slog.Logger
+
+	mu struct {
+		sync.RWMutex
+		files []*file // ascending start, contiguous
+	}
+	written   atomic.Int64 // logical byte end of committed (visible) units
+	minLogic  atomic.Int64 // logical byte offset of the first readable unit
+	maxPhysic atomic.Int64 // end of the last appended record (pending included)
+
+	pending []byte // writer-owned: units staged by Append, written by Commit
+}
+
+func fileName(start int64) string { return fmt.Sprintf("%020d", start) }
+
+// openQueue loads the files under dir (possibly none). Each loaded file claims
+// to be full until Recover finds its end.
+func openQueue(dir, topic string, queueID int32, o Options) (*Queue, error) {
+	o.ensureDefaults()
+	q := &Queue{topic: topic, queueID: queueID, dir: dir, fs: o.FS,
+		fileSize: int64(o.UnitsPerFile) * UnitSize,
+		log:      o.Logger.With("topic", topic, "queueId", queueID)}
+	names, err := o.FS.List(dir)
+	if err != nil && !isNotExist(err) {
+		return nil, fmt.Errorf("consumequeue: list %s: %w", dir, err)
+	}
+	for _, name := range names {
+		if len(name) != 20 {
+			continue // tmp files and strays
+		}
+		start, err := strconv.ParseInt(name, 10, 64)
+		if err != nil || start < 0 {
+			continue
+		}
+		if start%q.fileSize != 0 {
+			q.closeFiles()
+			return nil, fmt.Errorf("%w: %s/%s is not a multiple of the file size %d", ErrBadFile, dir, name, q.fileSize)
+		}
+		path := filepath.Join(dir, name)
+		f, err := o.FS.OpenReadWrite(path)
+		if err != nil {
+			q.closeFiles()
+			return nil, fmt.Errorf("consumequeue: open %s: %w", path, err)
+		}
+		size, err := f.Size()
+		if err != nil {
+			f.Close()
+			q.closeFiles()
+			return nil, fmt.Errorf("consumequeue: size %s: %w", path, err)
+		}
+		if size < q.fileSize {
+			// A file created just before a crash may not have reached its
+			// full size; growing it reads back zeros (= no units).
+			if err := f.Truncate(q.fileSize); err != nil {
+				f.Close()
+				q.closeFiles()
+				return nil, fmt.Errorf("consumequeue: extend %s: %w", path, err)
+			}
+		} else if size > q.fileSize {
+			f.Close()
+			q.closeFiles()
+			return nil, fmt.Errorf("%w: %s has %d bytes, want %d", ErrBadFile, path, size, q.fileSize)
+		}
+		qf := &file{start: start, path: path, f: f}
+		qf.refs.Store(1)
+		qf.wrote.Store(q.fileSize)
+		qf.flushed.Store(q.fileSize)
+		if n := len(q.mu.files); n > 0 && q.mu.files[n-1].start+q.fileSize != start {
+			q.log.Warn("consumequeue: gap between files", "before", q.mu.files[n-1].path, "after", path)
+		}
+		q.mu.files = append(q.mu.files, qf)
+	}
+	if len(q.mu.files) > 0 {
+		last := q.mu.files[len(q.mu.files)-1]
+		q.written.Store(last.start + q.fileSize)
+		q.minLogic.Store(q.mu.files[0].start)
+	}
+	return q, nil
+}
+
+func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
+
+// Topic returns the queue's topic.
+func (q *Queue) Topic() string { return q.topic }
+
+// QueueID returns the queue's id.
+func (q *Queue) QueueID() int32 { return q.queueID }
+
+// MinOffset is the first readable queue offset.
+func (q *Queue) MinOffset() int64 { return q.minLogic.Load() / UnitSize }
+
+// MaxOffset is the queue offset the next unit gets (committed units only).
+func (q *Queue) MaxOffset() int64 { return q.written.Load() / UnitSize }
+
+// MaxPhysicOffset is the CommitLog end of the last appended record (0 if none).
+func (q *Queue) MaxPhysicOffset() int64 { return q.maxPhysic.Load() }
+
+// RollNextFile returns the first queue offset of the file after the one
+// holding offset.
+func (q *Queue) RollNextFile(offset int64) int64 {
+	per := q.fileSize / UnitSize
+	return offset + per - offset%per
+}
+
+// Append stages the unit for queue offset queueOffset. It reports false when
+// the unit is a duplicate (its record is already covered, or the offset is
+// already written), which recovery's re-dispatch relies on. A gap (an offset
+// beyond the end) is filled with filler units and logged. Units become visible
+// on Commit.
+func (q *Queue) Append(queueOffset int64, u Unit) bool {
+	if u.End() <= q.maxPhysic.Load() {
+		return false
+	}
+	expect := queueOffset * UnitSize
+	end := q.written.Load() + int64(len(q.pending))
+	if end == 0 && q.fileCount() == 0 && expect != 0 {
+		// First unit of a queue that starts mid-way: its file begins at the
+		// file boundary below expect and is padded up to it (spec §6.3).
+		start := expect - expect%q.fileSize
+		q.written.Store(start)
+		q.minLogic.Store(expect)
+		end = start
+	}
+	switch {
+	case expect < end:
+		q.log.Warn("consumequeue: unit below the queue end ignored", "queueOffset", queueOffset, "maxOffset", end/UnitSize)
+		return false
+	case expect > end:
+		if end != q.minLogic.Load() || q.fileCount() > 0 || len(q.pending) > 0 {
+			q.log.Warn("consumequeue: gap in queue filled", "from", end/UnitSize, "to", queueOffset)
+		}
+		for ; end < expect; end += UnitSize {
+			q.pending = filler.AppendTo(q.pending)
+		}
+	}
+	q.pending = u.AppendTo(q.pending)
+	q.maxPhysic.Store(u.End())
+	return true
+}
+
+// HasPending reports whether Append staged units that Commit has not written.
+func (q *Queue) HasPending() bool { return len(q.pending) > 0 }
+
+func (q *Queue) fileCount() int {
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	return len(q.mu.files)
+}
+
+func (q *Queue) lastFile() *file {
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	if len(q.mu.files) == 0 {
+		return nil
+	}
+	return q.mu.files[len(q.mu.files)-1]
+}
+
+// Commit writes the staged units (one WriteAt per file touched) and makes
+// them visible. On error the units stay staged and Commit may be retried.
+func (q *Queue) Commit() error {
+	done := 0
+	defer func() {
+		n := copy(q.pending, q.pending[done:])
+		q.pending = q.pending[:n]
+	}()
+	for done < len(q.pending) {
+		pos := q.written.Load()
+		f := q.lastFile()
+		if f == nil || pos >= f.start+q.fileSize {
+			nf, err := q.createFile(pos - pos%q.fileSize)
+			if err != nil {
+				return err
+			}
+			f = nf
+		}
+		rel := pos - f.start
+		n := min(int64(len(q.pending)-done), q.fileSize-rel)
+		if _, err := f.f.WriteAt(q.pending[done:done+int(n)], rel); err != nil {
+			return fmt.Errorf("consumequeue: write %s at %d: %w", f.path, rel, err)
+		}
+		f.wrote.Store(rel + n)
+		q.written.Store(pos + n)
+		done += int(n)
+	}
+	return nil
+}
+
+// createFile creates the zero-filled file starting at start and appends it.
+func (q *Queue) createFile(start int64) (*file, error) {
+	// The topic and queue directories must survive a crash with the file.
+	if err := vfs.MkdirAllSync(q.fs, q.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("consumequeue: mkdir %s: %w", q.dir, err)
+	}
+	path := filepath.Join(q.dir, fileName(start))
+	f, err := q.fs.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("consumequeue: create %s: %w", path, err)
+	}
+	if err := f.Truncate(q.fileSize); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("consumequeue: size %s: %w", path, err)
+	}
+	if err := q.fs.SyncDir(q.dir); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("consumequeue: sync dir %s: %w", q.dir, err)
+	}
+	qf := &file{start: start, path: path, f: f}
+	qf.refs.Store(1)
+	q.mu.Lock()
+	q.mu.files = append(q.mu.files, qf)
+	q.mu.Unlock()
+	q.log.Debug("consumequeue: new file", "path", path)
+	return qf, nil
+}
+
+// fileFor returns the file holding logical byte pos with a reference taken.
+func (q *Queue) fileFor(pos int64) *file {
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	files := q.mu.files
+	if len(files) == 0 || pos < files[0].start {
+		return nil
+	}
+	i := int((pos - files[0].start) / q.fileSize)
+	if i >= len(files) || files[i].start > pos || pos >= files[i].start+q.fileSize {
+		// not contiguous: search
+		for _, f := range files {
+			if f.start <= pos && pos < f.start+q.fileSize {
+				f.refs.Add(1)
+				return f
+			}
+		}
+		return nil
+	}
+	files[i].refs.Add(1)
+	return files[i]
+}
+
+// Read returns up to maxUnits committed units starting at queue offset
+// offset, all from one file (fewer at a file's end). It returns an empty
+// Units at or past MaxOffset and ErrFileMissing when the file is gone.
+func (q *Queue) Read(offset int64, maxUnits int) (Units, error) {
+	pos := offset * UnitSize
+	end := q.written.Load()
+	if offset < 0 || pos >= end || maxUnits <= 0 {
+		return Units{First: offset}, nil
+	}
+	f := q.fileFor(pos)
+	if f == nil {
+		return Units{First: offset}, fmt.Errorf("%w: %s/%d offset %d", ErrFileMissing, q.topic, q.queueID, offset)
+	}
+	defer f.release()
+	n := min(end, f.start+q.fileSize) - pos
+	n = min(n, int64(maxUnits)*UnitSize)
+	bp := readPool.Get().(*[]byte)
+	if int64(cap(*bp)) < n {
+		*bp = make([]byte, n)
+	}
+	b := (*bp)[:n]
+	if _, err := f.f.ReadAt(b, pos-f.start); err != nil && !errors.Is(err, io.EOF) {
+		readPool.Put(bp)
+		return Units{First: offset}, fmt.Errorf("consumequeue: read %s at %d: %w", f.path, pos-f.start, err)
+	}
+	return Units{First: offset, buf: bp, b: b}, nil
+}
+
+// UnitAt reads the single unit at queue offset offset.
+func (q *Queue) UnitAt(offset int64) (Unit, error) {
+	us, err := q.Read(offset, 1)
+	if err != nil {
+		return Unit{}, err
+	}
+	defer us.Release()
+	if us.Len() == 0 {
+		return Unit{}, fmt.Errorf("consumequeue: %s/%d offset %d beyond max %d", q.topic, q.queueID, offset, q.MaxOffset())
+	}
+	return us.At(0), nil
+}
+
+// Flush syncs files whose unsynced committed bytes reach leastPages pages
+// (any amount when leastPages <= 0). The list lock is not held across Sync.
+func (q *Queue) Flush(leastPages int) error {
+	q.mu.RLock()
+	var dirty []*file
+	for _, f := range q.mu.files {
+		if f.flushed.Load() < f.wrote.Load() {
+			f.refs.Add(1)
+			dirty = append(dirty, f)
+		}
+	}
+	q.mu.RUnlock()
+	var firstErr error
+	for _, f := range dirty {
+		w := f.wrote.Load()
+		if firstErr == nil && (leastPages <= 0 || w-f.flushed.Load() >= int64(leastPages)*pageSize) {
+			if err := f.f.Sync(); err != nil {
+				firstErr = fmt.Errorf("consumequeue: sync %s: %w", f.path, err)
+			} else {
+				f.flushed.Store(max(f.flushed.Load(), w))
+			}
+		}
+		if err := f.release(); err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	return firstErr
+}
+
+// Dirty reports whether committed units are not yet flushed.
+func (q *Queue) Dirty() bool {
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	for _, f := range q.mu.files {
+		if f.flushed.Load() < f.wrote.Load() {
+			return true
+		}
+	}
+	return false
+}
+
+// closeFiles drops the queue's references (files close once readers finish).
+func (q *Queue) closeFiles() error {
+	q.mu.Lock()
+	files := q.mu.files
+	q.mu.files = nil
+	q.mu.Unlock()
+	var firstErr error
+	for _, f := range files {
+		if err := f.release(); err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	return firstErr
+}

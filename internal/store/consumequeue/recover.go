@@ -1,0 +1,310 @@
+package consumequeue
+
+import (
+	"errors"
+	"fmt"
+	"io"
+)
+
+// scanChunk is how much of a file recovery reads at a time.
+const scanChunk = 64 << 10
+
+// readFull reads b at off from f, treating io.EOF after a full read as success.
+func readFull(f *file, b []byte, off int64) error {
+	n, err := f.f.ReadAt(b, off)
+	if n == len(b) {
+		return nil
+	}
+	if err == nil {
+		err = io.ErrUnexpectedEOF
+	}
+	return fmt.Errorf("consumequeue: read %s at %d: %w", f.path, off, err)
+}
+
+// Recover finds the end of the queue after a restart (spec §7 step 4): files
+// before the third-to-last are taken as full; from there units are scanned
+// while valid, and the queue ends at the first invalid unit. Files after the
+// end are deleted, and stale bytes right after the end (units of an earlier
+// life of the queue, left by a torn write) are zeroed so that they can never
+// reappear as valid units.
+func (q *Queue) Recover() error {
+	q.pending = q.pending[:0]
+	q.mu.RLock()
+	files := append([]*file(nil), q.mu.files...)
+	q.mu.RUnlock()
+	if len(files) == 0 {
+		q.written.Store(0)
+		q.minLogic.Store(0)
+		q.maxPhysic.Store(0)
+		return nil
+	}
+	q.minLogic.Store(files[0].start)
+	from := max(0, len(files)-3)
+	for _, f := range files[:from] {
+		f.wrote.Store(q.fileSize)
+		f.flushed.Store(q.fileSize)
+	}
+	buf := make([]byte, min(scanChunk, q.fileSize))
+	var lastEnd int64 = -1
+	endFile := len(files) - 1
+	var endPos int64 = q.fileSize
+scan:
+	for i := from; i < len(files); i++ {
+		f := files[i]
+		for pos := int64(0); pos < q.fileSize; pos += int64(len(buf)) {
+			chunk := buf[:min(int64(len(buf)), q.fileSize-pos)]
+			if err := readFull(f, chunk, pos); err != nil {
+				return err
+			}
+			n := ValidPrefix(chunk)
+			for k := 0; k < n; k++ {
+				if u := unitAt(chunk, k*UnitSize); !u.IsFiller() {
+					lastEnd = u.End()
+				}
+			}
+			if n*UnitSize < len(chunk) {
+				endFile, endPos = i, pos+int64(n*UnitSize)
+				break scan
+			}
+		}
+		f.wrote.Store(q.fileSize)
+		f.flushed.Store(q.fileSize)
+	}
+	// Drop files after the end file.
+	for _, f := range files[endFile+1:] {
+		if err := q.removeFile(f); err != nil {
+			return err
+		}
+	}
+	f := files[endFile]
+	if err := q.zeroStaleTail(f, endPos); err != nil {
+		return err
+	}
+	f.wrote.Store(endPos)
+	f.flushed.Store(endPos)
+	q.written.Store(f.start + endPos)
+	if lastEnd < 0 {
+		lastEnd = q.lastUnitEndBefore(f.start + endPos)
+	}
+	q.maxPhysic.Store(max(lastEnd, 0))
+	return nil
+}
+
+// lastUnitEndBefore returns the End of the last non-filler unit before logical
+// byte pos, looking one unit back only (-1 if none).
+func (q *Queue) lastUnitEndBefore(pos int64) int64 {
+	if pos < UnitSize {
+		return -1
+	}
+	u, err := q.UnitAt(pos/UnitSize - 1)
+	if err != nil || u.IsFiller() || !u.Valid() {
+		return -1
+	}
+	return u.End()
+}
+
+// zeroStaleTail zeroes the non-zero bytes that follow pos in f, up to the
+// first all-zero chunk, and syncs them. A queue's writes are sequential, so
+// stale units form one run right after the end.
+func (q *Queue) zeroStaleTail(f *file, pos int64) error {
+	buf := make([]byte, min(scanChunk, q.fileSize))
+	end := pos
+	for p := pos; p < q.fileSize; p += int64(len(buf)) {
+		chunk := buf[:min(int64(len(buf)), q.fileSize-p)]
+		if err := readFull(f, chunk, p); err != nil {
+			return err
+		}
+		k := len(chunk)
+		for k > 0 && chunk[k-1] == 0 {
+			k--
+		}
+		if k == 0 {
+			break
+		}
+		end = p + int64(k)
+		if k < len(chunk) {
+			break
+		}
+	}
+	if end == pos {
+		return nil
+	}
+	q.log.Info("consumequeue: zeroing stale units after the end", "path", f.path, "from", pos, "to", end)
+	if _, err := f.f.WriteAt(make([]byte, end-pos), pos); err != nil {
+		return fmt.Errorf("consumequeue: zero %s at %d: %w", f.path, pos, err)
+	}
+	if err := f.f.Sync(); err != nil {
+		return fmt.Errorf("consumequeue: sync %s: %w", f.path, err)
+	}
+	return nil
+}
+
+// removeFile drops f from the list and deletes it.
+func (q *Queue) removeFile(f *file) error {
+	q.mu.Lock()
+	for i, g := range q.mu.files {
+		if g == f {
+			q.mu.files = append(q.mu.files[:i:i], q.mu.files[i+1:]...)
+			break
+		}
+	}
+	q.mu.Unlock()
+	err := f.release()
+	if rerr := q.fs.Remove(f.path); rerr != nil && !isNotExist(rerr) {
+		return fmt.Errorf("consumequeue: remove %s: %w", f.path, rerr)
+	}
+	return err
+}
+
+// Truncate removes every unit whose record does not end at or before phyEnd
+// (the recovered CommitLog end): files whose first unit is past it are
+// deleted, the cut inside the last kept file is zeroed and synced. Fillers
+// are kept. The writer's method: not concurrent with Append/Commit.
+func (q *Queue) Truncate(phyEnd int64) error {
+	q.pending = q.pending[:0]
+	for {
+		f := q.lastFile()
+		if f == nil {
+			q.written.Store(0)
+			q.minLogic.Store(0)
+			q.maxPhysic.Store(0)
+			return nil
+		}
+		wrote := f.wrote.Load()
+		data := make([]byte, wrote)
+		if err := readFull(f, data, 0); err != nil {
+			return err
+		}
+		keep := 0
+		lastEnd := int64(-1)
+		for pos := 0; pos+UnitSize <= len(data); pos += UnitSize {
+			u := unitAt(data, pos)
+			if !u.IsFiller() {
+				if u.End() > phyEnd {
+					break
+				}
+				lastEnd = u.End()
+			}
+			keep = pos + UnitSize
+		}
+		if keep == 0 && wrote > 0 || keep == 0 && q.fileCount() > 1 {
+			q.log.Info("consumequeue: delete file past the commitlog end", "path", f.path, "commitlogEnd", phyEnd)
+			if err := q.removeFile(f); err != nil {
+				return err
+			}
+			continue
+		}
+		if int64(keep) < wrote {
+			q.log.Info("consumequeue: truncate", "path", f.path, "from", wrote, "to", keep, "commitlogEnd", phyEnd)
+			if _, err := f.f.WriteAt(make([]byte, wrote-int64(keep)), int64(keep)); err != nil {
+				return fmt.Errorf("consumequeue: zero %s at %d: %w", f.path, keep, err)
+			}
+			if err := f.f.Sync(); err != nil {
+				return fmt.Errorf("consumequeue: sync %s: %w", f.path, err)
+			}
+			f.wrote.Store(int64(keep))
+			f.flushed.Store(int64(keep))
+		}
+		q.written.Store(f.start + int64(keep))
+		if q.minLogic.Load() > q.written.Load() {
+			q.minLogic.Store(q.written.Load())
+		}
+		if lastEnd < 0 {
+			lastEnd = q.lastUnitEndBefore(f.start)
+		}
+		q.maxPhysic.Store(max(lastEnd, 0))
+		return nil
+	}
+}
+
+// DeleteBelow deletes the files (never the last one) whose units all point
+// below phyMin, the CommitLog's new min offset, then recomputes MinOffset.
+// It returns the number of files deleted.
+func (q *Queue) DeleteBelow(phyMin int64) (int, error) {
+	deleted := 0
+	for {
+		q.mu.RLock()
+		var f *file
+		if len(q.mu.files) > 1 {
+			f = q.mu.files[0]
+			f.refs.Add(1)
+		}
+		q.mu.RUnlock()
+		if f == nil {
+			break
+		}
+		var last [UnitSize]byte
+		err := readFull(f, last[:], q.fileSize-UnitSize)
+		f.release()
+		if err != nil {
+			return deleted, err
+		}
+		if u := unitAt(last[:], 0); !u.IsFiller() && u.Offset >= phyMin {
+			break
+		}
+		if err := q.removeFile(f); err != nil {
+			return deleted, err
+		}
+		deleted++
+	}
+	return deleted, q.CorrectMinOffset(phyMin)
+}
+
+// CorrectMinOffset sets MinOffset to the first unit whose record is at or
+// after phyMin (binary search: units are in CommitLog order). A queue with no
+// such unit gets MinOffset == MaxOffset.
+func (q *Queue) CorrectMinOffset(phyMin int64) error {
+	q.mu.RLock()
+	var first int64 = -1
+	if len(q.mu.files) > 0 {
+		first = q.mu.files[0].start
+	}
+	q.mu.RUnlock()
+	end := q.written.Load()
+	if first < 0 {
+		q.minLogic.Store(end)
+		return nil
+	}
+	lo, hi := max(first, q.minLogic.Load())/UnitSize, end/UnitSize
+	lo = min(lo, hi)
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		u, err := q.UnitAt(mid)
+		if err != nil {
+			if errors.Is(err, ErrFileMissing) {
+				lo = mid + 1 // deleted concurrently: it is below anyway
+				continue
+			}
+			return err
+		}
+		if !u.IsFiller() && u.Offset >= phyMin {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	q.minLogic.Store(lo * UnitSize)
+	return nil
+}
+
+// Destroy closes and deletes every file of the queue and its directory.
+func (q *Queue) Destroy() error {
+	q.mu.Lock()
+	files := q.mu.files
+	q.mu.files = nil
+	q.mu.Unlock()
+	var firstErr error
+	for _, f := range files {
+		if err := f.release(); err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	if err := q.fs.RemoveAll(q.dir); err != nil && firstErr == nil {
+		firstErr = fmt.Errorf("consumequeue: remove %s: %w", q.dir, err)
+	}
+	q.written.Store(0)
+	q.minLogic.Store(0)
+	q.maxPhysic.Store(0)
+	q.pending = q.pending[:0]
+	return firstErr
+}

@@ -1,0 +1,227 @@
+package consumequeue
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync"
+
+	"github.com/rocketd/rocketd/internal/vfs"
+)
+
+// DirName is the ConsumeQueue directory under the store root.
+const DirName = "consumequeue"
+
+// Set is every ConsumeQueue of a store: <dir>/<topic>/<queueId>/.
+type Set struct {
+	dir  string
+	opts Options
+
+	mu struct {
+		sync.RWMutex
+		queues map[string]map[int32]*Queue
+	}
+}
+
+// OpenSet loads every queue under dir (the store's consumequeue directory).
+// Directories whose name is not a decimal queue id are ignored. Call Recover
+// before use.
+func OpenSet(dir string, o Options) (*Set, error) {
+	o.ensureDefaults()
+	s := &Set{dir: dir, opts: o}
+	s.mu.queues = map[string]map[int32]*Queue{}
+	if err := vfs.MkdirAllSync(o.FS, dir, 0o755); err != nil {
+		return nil, fmt.Errorf("consumequeue: mkdir %s: %w", dir, err)
+	}
+	topics, err := o.FS.List(dir)
+	if err != nil {
+		return nil, fmt.Errorf("consumequeue: list %s: %w", dir, err)
+	}
+	for _, topic := range topics {
+		tdir := filepath.Join(dir, topic)
+		st, err := o.FS.Stat(tdir)
+		if err != nil || !st.IsDir() {
+			continue
+		}
+		ids, err := o.FS.List(tdir)
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("consumequeue: list %s: %w", tdir, err)
+		}
+		for _, name := range ids {
+			id, err := strconv.ParseInt(name, 10, 32)
+			if err != nil || id < 0 {
+				continue
+			}
+			q, err := openQueue(filepath.Join(tdir, name), topic, int32(id), o)
+			if err != nil {
+				s.Close()
+				return nil, err
+			}
+			if s.mu.queues[topic] == nil {
+				s.mu.queues[topic] = map[int32]*Queue{}
+			}
+			s.mu.queues[topic][int32(id)] = q
+		}
+	}
+	return s, nil
+}
+
+// Get returns the queue or nil.
+func (s *Set) Get(topic string, queueID int32) *Queue {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.mu.queues[topic][queueID]
+}
+
+// GetOrCreate returns the queue, creating an empty one (no file yet).
+func (s *Set) GetOrCreate(topic string, queueID int32) *Queue {
+	if q := s.Get(topic, queueID); q != nil {
+		return q
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if q := s.mu.queues[topic][queueID]; q != nil {
+		return q
+	}
+	q := &Queue{topic: topic, queueID: queueID,
+		dir: filepath.Join(s.dir, topic, strconv.Itoa(int(queueID))), fs: s.opts.FS,
+		fileSize: int64(s.opts.UnitsPerFile) * UnitSize,
+		log:      s.opts.Logger.With("topic", topic, "queueId", queueID)}
+	if s.mu.queues[topic] == nil {
+		s.mu.queues[topic] = map[int32]*Queue{}
+	}
+	s.mu.queues[topic][queueID] = q
+	return q
+}
+
+// Queues returns a snapshot of all queues, ordered by topic then queue id.
+func (s *Set) Queues() []*Queue {
+	s.mu.RLock()
+	var out []*Queue
+	for _, m := range s.mu.queues {
+		for _, q := range m {
+			out = append(out, q)
+		}
+	}
+	s.mu.RUnlock()
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].topic != out[j].topic {
+			return out[i].topic < out[j].topic
+		}
+		return out[i].queueID < out[j].queueID
+	})
+	return out
+}
+
+// Topics returns the queue ids per topic.
+func (s *Set) Topics() map[string][]int32 {
+	out := map[string][]int32{}
+	for _, q := range s.Queues() {
+		out[q.topic] = append(out[q.topic], q.queueID)
+	}
+	return out
+}
+
+// Recover recovers every queue and returns the largest CommitLog end any of
+// them references (0 if none).
+func (s *Set) Recover() (maxPhysic int64, err error) {
+	for _, q := range s.Queues() {
+		if err := q.Recover(); err != nil {
+			return 0, err
+		}
+		maxPhysic = max(maxPhysic, q.MaxPhysicOffset())
+	}
+	return maxPhysic, nil
+}
+
+// Truncate truncates every queue to units whose record ends at or before phyEnd.
+func (s *Set) Truncate(phyEnd int64) error {
+	for _, q := range s.Queues() {
+		if err := q.Truncate(phyEnd); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DeleteBelow deletes, in every queue, the files wholly below phyMin and
+// recomputes the min offsets. It returns the number of files deleted.
+func (s *Set) DeleteBelow(phyMin int64) (int, error) {
+	total := 0
+	for _, q := range s.Queues() {
+		n, err := q.DeleteBelow(phyMin)
+		total += n
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+// CorrectMinOffsets recomputes every queue's min offset against phyMin.
+func (s *Set) CorrectMinOffsets(phyMin int64) error {
+	for _, q := range s.Queues() {
+		if err := q.CorrectMinOffset(phyMin); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Flush flushes every queue (see Queue.Flush); it reports the first error
+// but tries every queue.
+func (s *Set) Flush(leastPages int) error {
+	var errs []error
+	for _, q := range s.Queues() {
+		if err := q.Flush(leastPages); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// RemoveTopic destroys every queue of topic.
+func (s *Set) RemoveTopic(topic string) error {
+	s.mu.Lock()
+	m := s.mu.queues[topic]
+	delete(s.mu.queues, topic)
+	s.mu.Unlock()
+	var errs []error
+	for _, q := range m {
+		if err := q.Destroy(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := s.opts.FS.RemoveAll(filepath.Join(s.dir, topic)); err != nil {
+		errs = append(errs, fmt.Errorf("consumequeue: remove topic %s: %w", topic, err))
+	}
+	return errors.Join(errs...)
+}
+
+// Destroy deletes every queue (the CommitLog is empty).
+func (s *Set) Destroy() error {
+	var errs []error
+	for topic := range s.Topics() {
+		if err := s.RemoveTopic(topic); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Close releases every file; it does not flush.
+func (s *Set) Close() error {
+	var errs []error
+	for _, q := range s.Queues() {
+		if err := q.closeFiles(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Options returns the options the set creates queues with.
+func (s *Set) Options() Options { return s.opts }
