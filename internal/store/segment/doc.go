@@ -1,0 +1,52 @@
+// Package segment holds fixed-size, offset-named data files and the ordered
+// list of them: the storage unit of the CommitLog (and usable by the consume
+// queues, which use the same naming scheme).
+//
+// # Naming and sizes
+//
+// A segment covers the global byte range [start, start+size) of its log. Its
+// file name is start formatted as a 20-digit zero-padded decimal, the same as
+// Apache RocketMQ (UtilAll.offset2FileName):
+//
+//	commitlog/00000000000000000000   bytes [0, 1 GiB)
+//	commitlog/00000000001073741824   bytes [1 GiB, 2 GiB)
+//	commitlog/00000000002147483648   ...
+//
+// Every file of a queue has exactly the configured size (CommitLog: 1 GiB;
+// tests use 64 KiB); Open refuses a directory holding a file of another size
+// or a gap between consecutive files, because offsets could no longer be
+// mapped to files. The files are contiguous: file i+1 starts at the end of
+// file i. Files named "<20 digits>.tmp" are unfinished preallocations (a crash
+// hit the allocator) and are removed on Open.
+//
+// # Positions
+//
+// A File tracks three positions relative to its start, all atomics so that
+// readers never take a lock:
+//
+//	0 <= flushed <= committed <= wrote <= size
+//
+//	wrote      bytes handed to the file by the writer (the in-memory ring may
+//	           still hold them)
+//	committed  bytes written to the OS file (WriteAt done): readers may read them
+//	flushed    bytes made durable by Sync
+//
+// The owner (the CommitLog) moves them; this package only stores them and
+// resets them on Truncate. After Open every file claims to be full (as in
+// RocketMQ); recovery then truncates the tail to the last valid record.
+//
+// # Life of a segment
+//
+//  1. Preallocated in the background by the allocator (RocketMQ's
+//     AllocateMappedFileService): created as "<name>.tmp", sized with
+//     Truncate, zero-filled and synced when Config.ZeroFill is set (SYNC_FLUSH:
+//     later fdatasyncs then touch no metadata and no unwritten extents), synced,
+//     renamed to "<name>" and the directory synced. Only then can it be seen.
+//  2. Taken by Roll when the previous file is full: appended to the Queue.
+//  3. Written (WriteAt), read (ReadAt) and synced by the owner. A write or sync
+//     error is sticky: every later write or sync of the file returns it.
+//  4. Removed from the Queue by Truncate (dirty tail) or DeleteExpired /
+//     DeleteBelow (retention). Readers that called Hold keep the file open:
+//     the file is closed, and deleted from disk when it was removed, when the
+//     last reference is released.
+package segment
