@@ -2,6 +2,7 @@ package remoting
 
 import (
 	"context"
+	"encoding/binary"
 	"testing"
 	"time"
 
@@ -71,5 +72,171 @@ func TestInvokeRoundTrip(t *testing.T) {
 				t.Fatalf("response serialization %v, request %v", resp.SerializeType, st)
 			}
 		}
+	}
+}
+
+func TestBadFramesCloseOnlyThatConnection(t *testing.T) {
+	s := NewServer(ServerConfig{Addr: "127.0.0.1:0", MaxFrameSize: 1 << 20})
+	s.Handle(protocol.HeartBeat, nil, echoHandler)
+	closedConns := make(chan string, 16)
+	s.OnConnClose(func(c *Conn) { closedConns <- c.RemoteAddr() })
+	addr := startServer(t, s)
+
+	good := dialRaw(t, addr)
+	ping := func() {
+		t.Helper()
+		good.send(&Command{Code: protocol.HeartBeat, Opaque: 77})
+		if r := good.mustRead(); r.Opaque != 77 || r.Code != protocol.Success {
+			t.Fatalf("well-behaved connection got %+v", r)
+		}
+	}
+	ping()
+
+	cases := map[string][]byte{
+		"2 GiB length":           {0x7F, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0},
+		"negative length":        {0xFF, 0xFF, 0xFF, 0xF0},
+		"length below 4":         {0, 0, 0, 2, 0, 0},
+		"over max frame":         binary.BigEndian.AppendUint32(nil, 1<<20-3),
+		"garbage JSON":           frameOf(JSON, []byte(`{"code":10,`), nil),
+		"header length > frame":  {0, 0, 0, 6, 0, 0, 0, 200, '{', '}'},
+		"unknown serialize type": frameOf(5, []byte(`{}`), nil),
+		"bad binary header":      frameOf(RocketMQ, []byte{0, 10, 0}, nil),
+	}
+	for name, b := range cases {
+		t.Run(name, func(t *testing.T) {
+			bad := dialRaw(t, addr)
+			bad.write(b)
+			bad.expectClosed()
+			select {
+			case <-closedConns:
+			case <-time.After(5 * time.Second):
+				t.Fatal("close callback did not run")
+			}
+			ping()
+		})
+	}
+
+	t.Run("truncated frame then hang up", func(t *testing.T) {
+		bad := dialRaw(t, addr)
+		f := frameOf(JSON, []byte(`{"code":34}`), []byte("body"))
+		bad.write(f[:len(f)-2])
+		_ = bad.nc.Close()
+		select {
+		case <-closedConns:
+		case <-time.After(5 * time.Second):
+			t.Fatal("close callback did not run")
+		}
+		ping()
+	})
+}
+
+func TestUnknownCodeAndOneway(t *testing.T) {
+	s := NewServer(ServerConfig{Addr: "127.0.0.1:0"})
+	s.Handle(protocol.HeartBeat, nil, echoHandler)
+	panicky := func(*Conn, *Command) *Command { panic("boom: nil header field") }
+	s.Handle(protocol.SendMessage, s.NewFamily("send", 1, 4), panicky)
+	s.Handle(protocol.PullMessage, nil, panicky)
+	addr := startServer(t, s)
+	rc := dialRaw(t, addr)
+
+	// Oneway requests are never answered: not for unknown codes, not after
+	// a panic, not when the handler returns a response. The reply to the
+	// plain request that follows must therefore be the next frame.
+	for _, code := range []int32{9999, protocol.SendMessage, protocol.PullMessage, protocol.HeartBeat} {
+		ow := &Command{Code: code, Opaque: 1}
+		ow.MarkOneway()
+		rc.send(ow)
+	}
+	rc.send(&Command{Code: 9999, Opaque: 2, SerializeType: RocketMQ})
+	r := rc.mustRead()
+	if r.Opaque != 2 || r.Code != protocol.RequestCodeNotSupported || r.Remark != " request type 9999 not supported" || !r.IsResponse() {
+		t.Fatalf("unknown code answered %+v", r)
+	}
+	if r.SerializeType != RocketMQ {
+		t.Fatalf("response serialization %v, want the request's", r.SerializeType)
+	}
+	for i, code := range []int32{protocol.SendMessage, protocol.PullMessage} {
+		rc.send(&Command{Code: code, Opaque: int32(10 + i)})
+		r := rc.mustRead()
+		if r.Opaque != int32(10+i) || r.Code != protocol.SystemError || r.Remark != "boom: nil header field" {
+			t.Fatalf("panicking handler answered %+v", r)
+		}
+	}
+}
+
+func TestHandleDefault(t *testing.T) {
+	s := NewServer(ServerConfig{Addr: "127.0.0.1:0"})
+	s.HandleDefault(nil, func(_ *Conn, req *Command) *Command {
+		return NewResponse(protocol.Success, "default")
+	})
+	addr := startServer(t, s)
+	resp, err := newClient(t, ClientConfig{}).Invoke(ctxTimeout(t, 5*time.Second), addr, NewRequest(4242, nil, nil))
+	if err != nil || resp.Remark != "default" {
+		t.Fatalf("resp %+v err %v", resp, err)
+	}
+}
+
+func TestSystemBusyWhenFamilyQueueFull(t *testing.T) {
+	s := NewServer(ServerConfig{Addr: "127.0.0.1:0"})
+	fam := s.NewFamily("send", 1, 1)
+	entered := make(chan struct{}, 4)
+	release := make(chan struct{})
+	s.Handle(protocol.SendMessage, fam, func(c *Conn, req *Command) *Command {
+		entered <- struct{}{}
+		<-release
+		return NewResponse(protocol.Success, "")
+	})
+	addr := startServer(t, s)
+	rc := dialRaw(t, addr)
+
+	rc.send(&Command{Code: protocol.SendMessage, Opaque: 1}) // taken by the worker
+	<-entered
+	rc.send(&Command{Code: protocol.SendMessage, Opaque: 2}) // waits in the queue
+	waitFor(t, 5*time.Second, "request 2 queued", func() bool { return fam.Queued() == 1 })
+	ow := &Command{Code: protocol.SendMessage, Opaque: 3} // rejected silently
+	ow.MarkOneway()
+	rc.send(ow)
+	rc.send(&Command{Code: protocol.SendMessage, Opaque: 4}) // rejected at once
+	r := rc.mustRead()
+	if r.Opaque != 4 || r.Code != protocol.SystemBusy || r.Remark != "[OVERLOAD]system busy, start flow control for a while" {
+		t.Fatalf("want SYSTEM_BUSY for opaque 4, got %+v", r)
+	}
+	close(release)
+	got := map[int32]int32{}
+	for range 2 {
+		r := rc.mustRead()
+		got[r.Opaque] = r.Code
+	}
+	if got[1] != protocol.Success || got[2] != protocol.Success || len(got) != 2 {
+		t.Fatalf("after release got %v", got)
+	}
+	if _, err := rc.read(100 * time.Millisecond); err == nil {
+		t.Fatal("the rejected oneway request was answered")
+	}
+}
+
+func TestIdleConnectionClosed(t *testing.T) {
+	s := NewServer(ServerConfig{Addr: "127.0.0.1:0", IdleTimeout: 150 * time.Millisecond})
+	s.Handle(protocol.HeartBeat, nil, echoHandler)
+	closed := make(chan struct{}, 1)
+	s.OnConnClose(func(*Conn) { closed <- struct{}{} })
+	addr := startServer(t, s)
+	rc := dialRaw(t, addr)
+	// Activity keeps it open past the timeout...
+	for i := range 5 {
+		rc.send(&Command{Code: protocol.HeartBeat, Opaque: int32(i)})
+		rc.mustRead()
+		time.Sleep(50 * time.Millisecond)
+	}
+	// ...silence closes it.
+	start := time.Now()
+	rc.expectClosed()
+	if d := time.Since(start); d < 100*time.Millisecond {
+		t.Fatalf("closed after %v of silence, want about 150ms", d)
+	}
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("close callback did not run")
 	}
 }
