@@ -327,8 +327,9 @@ func (t *Table) Expire(now time.Time, ttl time.Duration) []ExpiredBroker {
 }
 
 // DataVersionChanged reports whether dv differs from the version brokerAddr
-// last registered with (true for an unknown broker), and refreshes that
-// broker's liveness: QUERY_DATA_VERSION counts as a heartbeat.
+// last registered with (true for an unknown broker). When it has not changed
+// the broker's liveness is refreshed: a broker with forceRegister=false sends
+// QUERY_DATA_VERSION instead of re-registering, so it counts as a heartbeat.
 func (t *Table) DataVersionChanged(brokerAddr string, dv DataVersion, now time.Time) (changed bool, current DataVersion, known bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -336,8 +337,11 @@ func (t *Table) DataVersionChanged(brokerAddr string, dv DataVersion, now time.T
 	if lb == nil {
 		return true, DataVersion{}, false
 	}
+	if lb.dataVersion != dv {
+		return true, lb.dataVersion, true
+	}
 	lb.lastUpdate = now
-	return lb.dataVersion != dv, lb.dataVersion, true
+	return false, lb.dataVersion, true
 }
 
 // Route assembles the route of a topic. ok is false when the topic has no
