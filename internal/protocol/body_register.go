@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 )
 
@@ -179,3 +180,7 @@ func (c *chunkReader) chunk(what string) []byte {
 	}
 	return bytes.Clone(c.buf.Bytes())
 }
+
+// BodyCRC32 is the bodyCrc32 header value for a REGISTER_BROKER body: CRC32
+// (IEEE) of the bytes as sent, masked to a non-negative int32.
+func BodyCRC32(body []byte) int32 { return int32(crc32.ChecksumIEEE(body) & 0x7FFFFFFF) }
