@@ -1,0 +1,80 @@
+// Package namesrv is rocketd's NameServer: the route table brokers register
+// into and clients read topic routes from, its remoting processors, and the
+// KV configuration store. It follows RocketMQ 4.9.8's RouteInfoManager,
+// DefaultRequestProcessor and KVConfigManager (rocketmq-spec.md §3.6, §4).
+//
+// # What the route table holds
+//
+//	topics    topic       -> brokerName -> QueueData{read, write, perm, sysFlag}
+//	brokers   brokerName  -> BrokerData{cluster, brokerName, brokerAddrs{brokerId -> addr}}
+//	clusters  clusterName -> {brokerName}
+//	live      brokerAddr  -> {lastUpdate, dataVersion, haServerAddr, connection}
+//
+// Nothing of it is persisted: brokers register every 30 s and a restarted
+// name server is complete again after one round.
+//
+// # Registration rules (REGISTER_BROKER)
+//
+//   - The broker name joins its cluster; its BrokerData is created if new.
+//   - Another brokerId entry with the same address is dropped first (a
+//     slave that became master, or the reverse, is listed once).
+//   - Queue data comes from masters (brokerId 0) only, and is rebuilt only
+//     when the registered DataVersion differs from the one last seen for that
+//     address, or on the group's or id's first registration. Slaves' topic
+//     configs are ignored.
+//   - A slave is answered with its master's address and HA address when the
+//     master is registered.
+//   - A non-zero bodyCrc32 must equal the masked CRC32 (IEEE & 0x7FFFFFFF) of
+//     the body bytes as received (compressed when compressed=true), otherwise
+//     SYSTEM_ERROR "crc32 not match" and nothing changes.
+//   - The answer's body is the KVTable of namespace ORDER_TOPIC_CONFIG, or
+//     empty when that namespace does not exist.
+//
+// # Expiry rules
+//
+//   - A scan runs ScanNotActiveBrokerDelay (5 s) after Start, then every
+//     ScanNotActiveBrokerInterval (10 s). A broker address whose last
+//     registration is older than BrokerChannelExpiredTime (120 s) is removed
+//     and its connection closed. QUERY_DATA_VERSION with an unchanged
+//     version also counts as a refresh.
+//   - When a connection closes, every broker whose latest registration came
+//     on it is removed at once (a broker that has re-registered on a newer
+//     connection is kept).
+//   - Removing an address removes it from its group; a group with no member
+//     left leaves its cluster and loses its queue data, and a topic with no
+//     queue data left is gone. UNREGISTER_BROKER removes one (name, id)
+//     entry with the same cascade. A group whose master left but whose slave
+//     remains keeps its queue data: consumers can still read from the slave.
+//
+// # Route answers (GET_ROUTEINFO_BY_TOPIC)
+//
+// queueDatas and brokerDatas are sorted by broker name. When the topic has no
+// queue data, or none of its groups is known, the answer is TOPIC_NOT_EXIST
+// with remark "No topic route info in name server for the topic: <topic>".
+// With orderMessageEnable, orderTopicConf is the topic's ORDER_TOPIC_CONFIG
+// value.
+//
+// brokerAddrs key quoting: the map key is a Java Long. For a request whose
+// version is >= 401 (V4_9_4) or whose header has acceptStandardJsonOnly=true
+// the body is standard JSON, {"0":"10.0.0.1:10911"}; for every other request
+// it is fastjson's legacy form with unquoted keys, {0:"10.0.0.1:10911"}.
+// rocketmq-client-go sends version 317 and so always gets the legacy form;
+// its parser also breaks on any whitespace in the object, so the body is
+// compact. GET_BROKER_CLUSTER_INFO is always legacy, as in Java.
+//
+// # KV configuration file
+//
+// kvConfig.json, default $HOME/namesrv/kvConfig.json, compact JSON:
+//
+//	{"configTable":{"<namespace>":{"<key>":"<value>",...},...}}
+//
+// Written on every change with the .tmp/.bak/rename protocol (see KVStore);
+// read back leniently (fastjson's pretty form and unquoted keys are accepted),
+// falling back to kvConfig.json.bak.
+//
+// Unknown request codes are answered REQUEST_CODE_NOT_SUPPORTED (3) with
+// remark " request type <code> not supported" (RocketMQ 5.x behaviour;
+// 4.9.8's name server never answers them). Requests missing a required
+// header field or carrying an undecodable body are answered SYSTEM_ERROR
+// with a remark naming the problem; they never change the table.
+package namesrv
