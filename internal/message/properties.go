@@ -1,0 +1,149 @@
+package message
+
+import (
+	"iter"
+	"sort"
+	"strings"
+)
+
+// Separators of the property string (spec §5.3).
+const (
+	NameValueSeparator = '\x01'
+	PropertySeparator  = '\x02'
+)
+
+// AllProperties iterates over the entries of a property string the way
+// RocketMQ's parser (MessageDecoder.string2messageProperties) reads them:
+// entries are separated by \x02 (a trailing one is allowed, as 5.2+ and the
+// Go client write it), the key ends at the first \x01, and entries with an
+// empty key or an empty value are skipped. A key may repeat; the last one
+// wins in a map. Keys and values alias props; nothing is allocated.
+func AllProperties(props string) iter.Seq2[string, string] {
+	return func(yield func(string, string) bool) {
+		for len(props) > 0 {
+			entry := props
+			if i := strings.IndexByte(props, PropertySeparator); i >= 0 {
+				entry, props = props[:i], props[i+1:]
+			} else {
+				props = ""
+			}
+			k, v, ok := strings.Cut(entry, string(NameValueSeparator))
+			if !ok || k == "" || v == "" {
+				continue
+			}
+			if !yield(k, v) {
+				return
+			}
+		}
+	}
+}
+
+// Property returns the value of key in a property string without building a
+// map (the hot-path lookup of TAGS, DELAY, WAIT, UNIQ_KEY, KEYS). Like the
+// Java map, the last entry for a key wins. The value aliases props.
+func Property(props, key string) (string, bool) {
+	var val string
+	found := false
+	for len(props) > 0 {
+		// Fast skip: entries that cannot start with key.
+		entry := props
+		if i := strings.IndexByte(props, PropertySeparator); i >= 0 {
+			entry, props = props[:i], props[i+1:]
+		} else {
+			props = ""
+		}
+		if len(entry) > len(key)+1 && entry[len(key)] == NameValueSeparator && entry[:len(key)] == key && key != "" {
+			val, found = entry[len(key)+1:], true
+		}
+	}
+	return val, found
+}
+
+// ParseProperties decodes a property string into a map (see AllProperties
+// for the rules). The keys and values are copies: the map may outlive props.
+func ParseProperties(props string) map[string]string {
+	m := make(map[string]string)
+	if props == "" {
+		return m
+	}
+	props = strings.Clone(props) // one copy shared by every key and value
+	for k, v := range AllProperties(props) {
+		m[k] = v
+	}
+	return m
+}
+
+// EncodeProperties encodes m as a property string: entries in key order
+// (Java writes HashMap order, which no reader depends on; sorting makes our
+// output deterministic), no trailing separator (as RocketMQ 4.9.8 writes).
+// Entries with an empty key or value are skipped: parsers drop them anyway.
+func EncodeProperties(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	n := 0
+	for k, v := range m {
+		if k == "" || v == "" {
+			continue
+		}
+		keys = append(keys, k)
+		n += len(k) + len(v) + 2
+	}
+	sort.Strings(keys)
+	b := make([]byte, 0, n)
+	for _, k := range keys {
+		b = AppendProperty(b, k, m[k])
+	}
+	return string(b)
+}
+
+// AppendProperty appends the entry key=value to the property string in dst,
+// adding a separator unless dst is empty or already ends with one. An empty
+// key or value appends nothing (parsers would drop it).
+func AppendProperty(dst []byte, key, value string) []byte {
+	if key == "" || value == "" {
+		return dst
+	}
+	if len(dst) > 0 && dst[len(dst)-1] != PropertySeparator {
+		dst = append(dst, PropertySeparator)
+	}
+	dst = append(dst, key...)
+	dst = append(dst, NameValueSeparator)
+	return append(dst, value...)
+}
+
+// DeleteProperty returns props without any entry for key; the other entries
+// keep their bytes and order. It returns props itself when key is absent.
+func DeleteProperty(props, key string) string {
+	if _, ok := Property(props, key); !ok {
+		return props
+	}
+	b := make([]byte, 0, len(props))
+	rest := props
+	for len(rest) > 0 {
+		entry := rest
+		if i := strings.IndexByte(rest, PropertySeparator); i >= 0 {
+			entry, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = ""
+		}
+		if k, v, ok := strings.Cut(entry, string(NameValueSeparator)); ok && k == key && v != "" {
+			continue
+		}
+		if entry == "" {
+			continue
+		}
+		if len(b) > 0 {
+			b = append(b, PropertySeparator)
+		}
+		b = append(b, entry...)
+	}
+	return string(b)
+}
+
+// SetProperty returns props with key set to value (replacing earlier
+// entries for key; appended at the end).
+func SetProperty(props, key, value string) string {
+	props = DeleteProperty(props, key)
+	b := make([]byte, 0, len(props)+len(key)+len(value)+2)
+	b = append(b, props...)
+	return string(AppendProperty(b, key, value))
+}
