@@ -1,0 +1,339 @@
+package commitlog
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rocketd/rocketd/internal/store/segment"
+)
+
+// Sentinel errors (checked with errors.Is).
+var (
+	// ErrClosed: the log is closed.
+	ErrClosed = errors.New("commitlog: closed")
+	// ErrNotRecovered: Start or a write before Recover.
+	ErrNotRecovered = errors.New("commitlog: not recovered")
+	// ErrOffsetNotAvailable: a read outside [MinOffset, Committed).
+	ErrOffsetNotAvailable = errors.New("commitlog: offset not available")
+	// ErrOffsetMismatch: AppendRaw not at the end of the log.
+	ErrOffsetMismatch = errors.New("commitlog: append offset is not the end of the log")
+)
+
+// Log is the CommitLog: every message of every topic, appended to one
+// sequence of segment files.
+//
+// Write path (architecture.md "Writing, flushing, reading"): a put encodes its
+// record outside the lock, then under the put lock (mu) assigns the queue
+// offset, patches offsets and store time into the encoded bytes and copies
+// them into an in-memory ring; the committer (async) or the flusher (sync)
+// writes the ring to the current segment with WriteAt and advances the
+// committed position; readers see data up to Committed only. The ring never
+// spans two segments: a roll commits the ring before switching segments.
+//
+// Lock order: mu -> commitMu -> waiters.mu; segment.Queue's lock is a leaf.
+// No lock is held across Sync.
+type Log struct {
+	cfg  Config
+	segs *segment.Queue
+	ring []byte
+
+	// mu is the put lock.
+	mu struct {
+		sync.Mutex
+		queueOffsets map[queueKey]int64
+		scratch      []byte // BLANK encoding
+	}
+	// lockedSince is the UnixNano time the put lock was taken, 0 when free:
+	// OS_PAGECACHE_BUSY detection without touching the lock.
+	lockedSince atomic.Int64
+
+	// cur is the segment being written. Stored with mu and commitMu held, so
+	// holders of either see a stable value.
+	cur atomic.Pointer[segment.File]
+	// head is the global write position (MaxOffset). Stored with mu held.
+	head atomic.Int64
+	// commitMu serializes writing the ring to the file.
+	commitMu sync.Mutex
+	// committed is the global end of data written to the file. Stored with
+	// commitMu held.
+	committed atomic.Int64
+	// flushed is the global end of data known durable. Stored by the
+	// flusher (or Recover/Truncate/Close with the flusher stopped).
+	flushed atomic.Int64
+	// lastPutTime is the store timestamp (ms) of the latest put; flushedTime
+	// the latest one known flushed (for the checkpoint).
+	lastPutTime atomic.Int64
+	flushedTime atomic.Int64
+
+	err       atomic.Pointer[error] // sticky write/sync failure
+	recovered atomic.Bool
+	started   atomic.Bool
+	closed    atomic.Bool
+
+	waiters struct {
+		sync.Mutex
+		list   []*waiter
+		spare  []*waiter
+		closed bool
+	}
+
+	committerIdle atomic.Bool
+	committer     service
+	flusher       service
+}
+
+type queueKey struct {
+	topic   string
+	queueID int32
+}
+
+// service is the stop/done handshake of one background goroutine.
+type service struct {
+	kick chan struct{}
+	quit chan struct{}
+	done chan struct{}
+}
+
+func newService() service {
+	return service{kick: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
+}
+
+// wake coalesces wake-ups: a kick already pending is enough.
+func (s *service) wake() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Open loads the segment files of cfg.Dir. Call Recover before Start and
+// before any write or read.
+func Open(cfg Config) (*Log, error) {
+	cfg.ensureDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	segs, err := segment.Open(segment.Config{
+		Dir:      cfg.Dir,
+		FS:       cfg.FS,
+		Size:     cfg.SegmentSize,
+		ZeroFill: cfg.FlushSync,
+		Logger:   cfg.Logger,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("commitlog: open: %w", err)
+	}
+	l := &Log{cfg: cfg, segs: segs, ring: make([]byte, cfg.RingSize)}
+	l.mu.queueOffsets = make(map[queueKey]int64)
+	l.committer = newService()
+	l.flusher = newService()
+	return l, nil
+}
+
+// Start starts the allocator, the committer (async flush) and the flusher.
+func (l *Log) Start() error {
+	if !l.recovered.Load() {
+		return ErrNotRecovered
+	}
+	if l.closed.Load() {
+		return ErrClosed
+	}
+	if l.started.Swap(true) {
+		return nil
+	}
+	l.segs.Start()
+	if l.cfg.FlushSync {
+		close(l.committer.done) // no committer: the flusher commits
+		go l.run("commitlog-group-commit", l.syncFlushLoop)
+	} else {
+		go l.run("commitlog-committer", l.commitLoop)
+		go l.run("commitlog-flusher", l.asyncFlushLoop)
+	}
+	return nil
+}
+
+// Close stops the log: refuses new puts, lets in-flight puts leave the put
+// lock, stops the committer, commits and flushes what remains (the final
+// flush), completes every waiter, stops the allocator and closes the files.
+// It returns the sticky error, if any. Close is idempotent.
+func (l *Log) Close() error {
+	if l.closed.Swap(true) {
+		return l.stickyErr()
+	}
+	// In-flight puts hold mu while appending; taking it once makes sure
+	// every accepted put has reached the ring.
+	l.mu.Lock()
+	l.mu.Unlock() //nolint:staticcheck // a barrier, not a critical section
+
+	// Stop the background writers before the final commit so that exactly
+	// one goroutine (this one) touches the file from here on.
+	if l.started.Load() {
+		close(l.committer.quit)
+		close(l.flusher.quit)
+		<-l.committer.done
+		<-l.flusher.done
+	}
+	var err error
+	if l.recovered.Load() {
+		err = l.flushAll()
+	}
+	// Waiters still registered get their answer from the final flush.
+	l.waiters.Lock()
+	l.waiters.closed = true
+	l.waiters.Unlock()
+	l.completeWaiters(err)
+
+	// The allocator last: a roll can no longer happen.
+	if cerr := l.segs.Close(); cerr != nil && err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return l.stickyErr()
+}
+
+// flushAll commits the ring and syncs up to the committed end.
+func (l *Log) flushAll() error {
+	ts := l.lastPutTime.Load()
+	l.commitMu.Lock()
+	err := l.commitLocked()
+	l.commitMu.Unlock()
+	if err == nil {
+		err = l.syncTo(l.committed.Load())
+	}
+	if err == nil {
+		l.flushedTime.Store(ts)
+	}
+	return err
+}
+
+func (l *Log) stickyErr() error {
+	if p := l.err.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// fail makes the log sticky-failed: every later put is refused with
+// ServiceNotAvailable.
+func (l *Log) fail(err error) error {
+	if l.err.CompareAndSwap(nil, &err) {
+		l.cfg.Logger.Error("commitlog: failed; refusing further writes", "err", err)
+	}
+	return l.stickyErr()
+}
+
+// Err returns the sticky failure that makes the log refuse puts, or nil.
+func (l *Log) Err() error { return l.stickyErr() }
+
+// MinOffset is the first offset still stored (the first segment's start).
+func (l *Log) MinOffset() int64 {
+	if f := l.segs.First(); f != nil {
+		return f.Start()
+	}
+	return l.head.Load()
+}
+
+// MaxOffset is the write position: the end of the last appended record.
+func (l *Log) MaxOffset() int64 { return l.head.Load() }
+
+// Committed is the end of the data readers may read.
+func (l *Log) Committed() int64 { return l.committed.Load() }
+
+// Flushed is the end of the data known durable.
+func (l *Log) Flushed() int64 { return l.flushed.Load() }
+
+// FlushedStoreTimestamp is the store timestamp (ms) of the latest record
+// known flushed: the checkpoint's physicMsgTimestamp.
+func (l *Log) FlushedStoreTimestamp() int64 { return l.flushedTime.Load() }
+
+// SegmentSize is the size of every segment file.
+func (l *Log) SegmentSize() int64 { return l.cfg.SegmentSize }
+
+// Segments returns the start offsets of the segment files, oldest first
+// (abnormal recovery picks its starting file from them).
+func (l *Log) Segments() []int64 {
+	files := l.segs.Files()
+	out := make([]int64, len(files))
+	for i, f := range files {
+		out[i] = f.Start()
+	}
+	return out
+}
+
+// Busy reports whether the put lock has been held longer than
+// OSPageCacheBusyTimeout (puts are then refused with OS_PAGECACHE_BUSY).
+func (l *Log) Busy() bool {
+	since := l.lockedSince.Load()
+	return since != 0 && time.Now().UnixNano()-since > int64(l.cfg.OSPageCacheBusyTimeout)
+}
+
+// SetQueueOffset sets the next queue offset of a topic queue (recovery).
+func (l *Log) SetQueueOffset(topic string, queueID int32, next int64) {
+	l.mu.Lock()
+	l.mu.queueOffsets[queueKey{topic, queueID}] = next
+	l.mu.Unlock()
+}
+
+// QueueOffset returns the next queue offset of a topic queue (0 if unknown).
+func (l *Log) QueueOffset(topic string, queueID int32) int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.mu.queueOffsets[queueKey{topic, queueID}]
+}
+
+// RemoveQueueOffsets forgets every queue of a topic (topic deletion).
+func (l *Log) RemoveQueueOffsets(topic string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for k := range l.mu.queueOffsets {
+		if k.topic == topic {
+			delete(l.mu.queueOffsets, k)
+		}
+	}
+}
+
+// DeleteExpired removes up to max head segments last modified before
+// olderThan (every head segment when force is set), never the segment being
+// written. Readers holding a segment keep it until they release it.
+func (l *Log) DeleteExpired(olderThan time.Time, force bool, max int) (int, error) {
+	n, err := l.segs.DeleteExpired(olderThan, force, max)
+	if err != nil {
+		return n, fmt.Errorf("commitlog: delete expired: %w", err)
+	}
+	return n, nil
+}
+
+// Truncate cuts the log at end (an HA slave realigning with its master, or
+// the store dropping a dirty tail): later data and segments are removed and
+// all positions set to end. No put may run concurrently.
+func (l *Log) Truncate(end int64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.commitMu.Lock()
+	defer l.commitMu.Unlock()
+	if err := l.segs.Truncate(end); err != nil {
+		return fmt.Errorf("commitlog: truncate at %d: %w", end, err)
+	}
+	l.setPositionsLocked(end)
+	return nil
+}
+
+// setPositionsLocked makes end the write, commit and flush position.
+// REQUIRES: mu and commitMu held, or the log not started.
+func (l *Log) setPositionsLocked(end int64) {
+	cur := l.segs.Last()
+	if cur != nil && (end < cur.Start() || end > cur.End()) {
+		cur = nil // everything was removed: the next write rolls at end
+	}
+	l.cur.Store(cur)
+	l.head.Store(end)
+	l.committed.Store(end)
+	if l.flushed.Load() > end || !l.started.Load() {
+		l.flushed.Store(end)
+	}
+}
