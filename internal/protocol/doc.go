@@ -2,6 +2,127 @@
 // codes, the typed custom headers carried in a command's extFields, and the
 // JSON bodies in the shapes Java's fastjson writes and reads.
 //
-// It knows nothing of sockets (that is package remoting) and nothing of the
-// store. See rocketmq-spec.md §2-§4 for the facts encoded here.
+// It knows nothing of sockets (that is package remoting, which imports this
+// one, never the reverse) and nothing of the store. rocketmq-spec.md §2-§4
+// and go-client-wire.md hold the facts encoded here.
+//
+// # Custom headers (extFields)
+//
+// A header is a flat map string -> string (rocketmq-spec.md §3.1). Every
+// header type has
+//
+//	func (h *X) AppendExt(ext map[string]string)   // write into a command's extFields
+//	func (h *X) Decode(ext map[string]string) error // read from them
+//
+// and Ext(h) returns a fresh map. The rules, which are Java's:
+//
+//   - Keys are the Java field names of the header class (e.g. "queueId",
+//     "suggestWhichBrokerId", "clientID", "bname"), not getter names.
+//   - Numbers are decimal text, booleans "true"/"false". Booleans decode as
+//     Java's Boolean.parseBoolean: "true" in any letter case is true, any
+//     other text false, never an error.
+//   - Null fields are omitted. Required fields are always written; optional
+//     strings only when non-empty; Optional[T] values only when Set.
+//     Optional[T] is used where Java has a wrapper type whose absence changes
+//     behaviour (maxReconsumeTimes, reconsumeTimes, unitMode and batch of the
+//     send header, ...).
+//   - On decode a missing key leaves the zero value (Java does not enforce
+//     @CFNotNull at decode time), unknown keys are ignored, and an
+//     unparseable number is a *FieldError: callers answer SYSTEM_ERROR with
+//     its text, as Java's FastCodesHeader decoders do.
+//   - Decoding does not allocate (strings are shared with the map): it runs
+//     on the send and pull paths.
+//
+// SendMessageRequestHeader has two spellings, one struct:
+//
+//	V1 key                 V2 key   V1 key                V2 key
+//	producerGroup          a        properties            i
+//	topic                  b        reconsumeTimes        j (optional)
+//	defaultTopic           c        unitMode              k (optional)
+//	defaultTopicQueueNums  d        maxReconsumeTimes     l (optional)
+//	queueId                e        batch                 m (optional)
+//	sysFlag                f        bname                 n (optional)
+//	bornTimestamp          g
+//	flag                   h
+//
+// SEND_MESSAGE (10) and SEND_REPLY_MESSAGE (324) carry V1; SEND_MESSAGE_V2
+// (310), SEND_BATCH_MESSAGE (320) and SEND_REPLY_MESSAGE_V2 (325) carry V2
+// (DecodeFor picks by code). The Go client sends single messages with V1 and
+// batches with V2.
+//
+// # JSON bodies (fastjson compatibility)
+//
+// Writers (MarshalFastJSON, MarshalFastJSONStyle, MarshalFastJSONPretty)
+// produce what fastjson 1.2.x produces with its default features:
+//
+//   - compact: no whitespace at all (the Go client's route parser breaks on a
+//     space after a colon);
+//   - properties sorted by name, taken from the `json` tags of the Go types
+//     (declaration order does not matter);
+//   - nulls omitted: nil pointers always, and empty values of ",omitempty"
+//     fields; a nil slice or map without omitempty is written as [] or {}
+//     (queueDatas, brokerAddrs, filterServerTable must be present);
+//   - enums as their names ("CLUSTERING", "SINGLE_TAG"): Go string types;
+//   - doubles as Java prints them (1.0, 1.5E10).
+//
+// Maps with non-string keys are where fastjson is not JSON. Two styles:
+//
+//	JSONLegacy (fastjson defaults)       JSONStandard (BrowserCompatible)
+//	{0:"10.0.0.1:10911"}                 {"0":"10.0.0.1:10911"}
+//	{{"brokerName":"b",...}:5}           {"{\"brokerName\":\"b\",...}":5}
+//	"é/"  (UTF-8, '/' as is)             "\u00e9\/"  (>= 0x7F as \uXXXX UTF-16 units)
+//	9007199254740993                     "9007199254740993" (|n| > 2^53-1 quoted)
+//
+// Integer keys sort numerically, string keys lexically. Control characters
+// are \b \f \n \r \t or \u00XX in both styles. The name server answers
+// GET_ROUTEINFO_BY_TOPIC with JSONStandard when the request version is >=
+// V4_9_4 (401) or acceptStandardJsonOnly=true
+// (GetRouteInfoRequestHeader.WantsStandardJSON), JSONLegacy otherwise: the
+// Go client sends version 317 and gets the legacy form. ClusterInfo is
+// always legacy.
+//
+// The pretty form (config files such as consumerOffset.json, §4.1) indents
+// with one tab per level; each property and string-keyed entry starts a new
+// line as "key":value; integer-keyed entries stay on the opening line; a
+// non-empty object, map or array closes on a new line at the opener's
+// indent:
+//
+//	{
+//		"offsetTable":{
+//			"TopicTest@group":{0:250,1:250
+//			}
+//		}
+//	}
+//
+// The reader (UnmarshalFastJSON) first rewrites fastjson text as standard
+// JSON (NormalizeFastJSON) and then uses encoding/json. The rewrite quotes
+// bare integer and identifier keys, turns an object or array in key position
+// into a string holding its compact JSON text (so a key type with
+// UnmarshalText, like MessageQueue, can parse it), drops whitespace, and
+// copies strings and numbers unchanged for encoding/json to validate.
+// Nesting is limited to 1000 levels. Types whose Java class has field
+// initialisers (TopicConfig, SubscriptionGroupConfig) start decoding from
+// those defaults, so absent properties read as Java reads them.
+// SubscriptionData.codeSet accepts numbers (Java) and numeric strings (the
+// Go client).
+//
+// # Compressed REGISTER_BROKER body (§4.4)
+//
+// With header compressed=true the body is a zlib stream (deflate with zlib
+// header, best compression) of, all integers big-endian int32:
+//
+//	+--------+-------------------------+
+//	| len    | DataVersion JSON        |   {"counter":3,"timestamp":...}
+//	+--------+-------------------------+
+//	| count  |                             number of topics
+//	+--------+-------------------------+
+//	| len    | "name r w perm filter"  |   x count, e.g. "TopicA 4 4 6 SINGLE_TAG"
+//	+--------+-------------------------+
+//	| len    | filter servers JSON     |   ["host:port",...]
+//	+--------+-------------------------+
+//
+// topicSysFlag and order do not travel in this form. The decoder never
+// allocates by a claimed length (buffers grow with the bytes actually
+// inflated) and stops at 256 MiB inflated. bodyCrc32 in the header is
+// BodyCRC32 of the body bytes as sent (after compression).
 package protocol
