@@ -60,9 +60,14 @@ func sortedKeys(dst []string, m map[string]string) []string {
 
 // binaryReader reads big-endian fields from a header with a sticky error:
 // after the first short read every further read returns zero values and the
-// caller checks err once at the end (franz-go kbin.Reader style).
+// caller checks err once at the end (franz-go kbin.Reader style). Strings
+// are cut from one string copy of the whole header, made on first use, so a
+// header costs one allocation for all its strings.
 type binaryReader struct {
-	b   []byte
+	b   []byte // the whole header
+	pos int    // next byte to read
+	end int    // reads stop here
+	hs  string // b as a string, made on first use
 	err error
 }
 
@@ -70,8 +75,8 @@ func (r *binaryReader) need(n int, what string) bool {
 	if r.err != nil {
 		return false
 	}
-	if n < 0 || n > len(r.b) {
-		r.err = fmt.Errorf("%w: ROCKETMQ header: %s needs %d bytes, %d left", ErrMalformed, what, n, len(r.b))
+	if n < 0 || n > r.end-r.pos {
+		r.err = fmt.Errorf("%w: ROCKETMQ header: %s needs %d bytes, %d left", ErrMalformed, what, n, r.end-r.pos)
 		return false
 	}
 	return true
@@ -81,8 +86,8 @@ func (r *binaryReader) u8(what string) uint8 {
 	if !r.need(1, what) {
 		return 0
 	}
-	v := r.b[0]
-	r.b = r.b[1:]
+	v := r.b[r.pos]
+	r.pos++
 	return v
 }
 
@@ -90,8 +95,8 @@ func (r *binaryReader) u16(what string) uint16 {
 	if !r.need(2, what) {
 		return 0
 	}
-	v := binary.BigEndian.Uint16(r.b)
-	r.b = r.b[2:]
+	v := binary.BigEndian.Uint16(r.b[r.pos:])
+	r.pos += 2
 	return v
 }
 
@@ -99,17 +104,30 @@ func (r *binaryReader) u32(what string) uint32 {
 	if !r.need(4, what) {
 		return 0
 	}
-	v := binary.BigEndian.Uint32(r.b)
-	r.b = r.b[4:]
+	v := binary.BigEndian.Uint32(r.b[r.pos:])
+	r.pos += 4
 	return v
 }
 
-func (r *binaryReader) bytes(n int, what string) []byte {
-	if !r.need(n, what) {
-		return nil
+func (r *binaryReader) str(n int, what string) string {
+	if !r.need(n, what) || n == 0 {
+		return ""
 	}
-	v := r.b[:n:n]
-	r.b = r.b[n:]
+	if r.hs == "" {
+		r.hs = string(r.b)
+	}
+	v := r.hs[r.pos : r.pos+n]
+	r.pos += n
+	return v
+}
+
+// key reads n bytes as an ext-field key, sharing the common ones.
+func (r *binaryReader) key(n int) string {
+	if !r.need(n, "key") {
+		return ""
+	}
+	v := internKey(r.b[r.pos : r.pos+n])
+	r.pos += n
 	return v
 }
 
@@ -117,41 +135,38 @@ func (r *binaryReader) bytes(n int, what string) []byte {
 // past the header are errors (Java rejects a remark or map length larger
 // than the header); trailing bytes after the map are ignored as Java does.
 func decodeBinaryHeader(h []byte, c *Command) error {
-	r := binaryReader{b: h}
+	r := binaryReader{b: h, end: len(h)}
 	c.Code = int32(int16(r.u16("code")))
 	c.Language = languageOf(r.u8("language"))
 	c.Version = int32(int16(r.u16("version")))
 	c.Opaque = int32(r.u32("opaque"))
 	c.Flag = int32(r.u32("flag"))
 	remarkLen := int32(r.u32("remark length"))
-	if remarkLen > 0 {
-		c.Remark = string(r.bytes(int(remarkLen), "remark"))
-	} else if remarkLen < 0 && r.err == nil {
+	if remarkLen < 0 && r.err == nil {
 		r.err = fmt.Errorf("%w: ROCKETMQ header: remark length %d", ErrMalformed, remarkLen)
 	}
+	c.Remark = r.str(int(remarkLen), "remark")
 	mapLen := int32(r.u32("ext fields length"))
 	if mapLen < 0 && r.err == nil {
 		r.err = fmt.Errorf("%w: ROCKETMQ header: ext fields length %d", ErrMalformed, mapLen)
 	}
-	if r.err != nil {
+	if r.err != nil || mapLen == 0 {
 		return r.err
 	}
-	if mapLen == 0 {
-		return nil
-	}
-	m := binaryReader{b: r.bytes(int(mapLen), "ext fields")}
-	if r.err != nil {
+	if !r.need(int(mapLen), "ext fields") {
 		return r.err
 	}
-	c.ExtFields = make(map[string]string, 8)
-	for len(m.b) > 0 && m.err == nil {
-		kl := int16(m.u16("key length"))
-		k := m.bytes(int(kl), "key")
-		vl := int32(m.u32("value length"))
-		v := m.bytes(int(vl), "value")
-		if m.err == nil {
-			c.ExtFields[internKey(k)] = string(v)
+	r.end = r.pos + int(mapLen)
+	// About 25 bytes an entry in practice.
+	c.ExtFields = make(map[string]string, min(max(int(mapLen)/25, 4), 32))
+	for r.pos < r.end && r.err == nil {
+		kl := int16(r.u16("key length"))
+		k := r.key(int(kl))
+		vl := int32(r.u32("value length"))
+		v := r.str(int(vl), "value")
+		if r.err == nil {
+			c.ExtFields[k] = v
 		}
 	}
-	return m.err
+	return r.err
 }

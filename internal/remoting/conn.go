@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -219,6 +220,10 @@ func (c *Conn) writeLoop() {
 		case <-c.closed:
 			return
 		}
+		// Give the goroutines that are about to send (handlers finishing,
+		// callers invoking) a chance to add their frames, so one syscall
+		// carries them all. Costs nothing when no one else is runnable.
+		runtime.Gosched()
 		c.wmu.Lock()
 		buf := c.wmu.buf
 		c.wmu.buf = c.wmu.spare[:0]
@@ -417,26 +422,39 @@ func (c *Conn) failPending() {
 func (c *Conn) Invoke(ctx context.Context, req *Command) (*Command, error) {
 	req.Opaque = c.owner.nextOpaque()
 	req.Flag &^= flagResponse | flagOneway
-	cl := &call{ch: make(chan callResult, 1)}
+	// A sync call is recycled once its result is received: finish runs
+	// exactly once, for whoever took the call out of the table, so after
+	// the receive (or after our own take) nothing refers to it.
+	cl := syncCalls.Get().(*call)
 	if !c.register(req.Opaque, cl) {
+		syncCalls.Put(cl)
 		return nil, ErrConnClosed
 	}
 	if err := c.send(req); err != nil {
-		c.take(req.Opaque)
+		if c.take(req.Opaque) == nil {
+			<-cl.ch // failed by a concurrent close
+		}
+		syncCalls.Put(cl)
 		return nil, err
 	}
 	select {
 	case r := <-cl.ch:
+		syncCalls.Put(cl)
 		return r.resp, r.err
 	case <-ctx.Done():
 		if c.take(req.Opaque) == nil {
 			// The response won the race; prefer it.
 			r := <-cl.ch
+			syncCalls.Put(cl)
 			return r.resp, r.err
 		}
+		syncCalls.Put(cl)
 		return nil, fmt.Errorf("remoting: invoke code %d on %s: %w", req.Code, c.RemoteAddr(), ctx.Err())
 	}
 }
+
+// syncCalls recycles the call (and its channel) of synchronous invokes.
+var syncCalls = sync.Pool{New: func() any { return &call{ch: make(chan callResult, 1)} }}
 
 // invokeAsync sends req and calls cb exactly once with the response, or with
 // ErrTimeout after timeout, or ErrConnClosed. cb runs on the reader
@@ -444,13 +462,13 @@ func (c *Conn) Invoke(ctx context.Context, req *Command) (*Command, error) {
 func (c *Conn) invokeAsync(req *Command, timeout time.Duration, cb func(*Command, error)) error {
 	req.Opaque = c.owner.nextOpaque()
 	req.Flag &^= flagResponse | flagOneway
-	opaque := req.Opaque
+	opaque, code := req.Opaque, req.Code
 	cl := &call{cb: cb}
 	// The timer is armed before the call is visible so finish always sees
 	// it; a response cannot arrive before the request is sent anyway.
 	cl.timer = time.AfterFunc(timeout, func() {
 		if c.take(opaque) != nil {
-			cb(nil, fmt.Errorf("%w: code %d to %s after %v", ErrTimeout, req.Code, c.RemoteAddr(), timeout))
+			cb(nil, fmt.Errorf("%w: code %d to %s after %v", ErrTimeout, code, c.RemoteAddr(), timeout))
 		}
 	})
 	if !c.register(opaque, cl) {
