@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/rocketd/rocketd/internal/vfs"
@@ -76,7 +77,8 @@ func (s *Set) Get(topic string, queueID int32) *Queue {
 	return s.mu.queues[topic][queueID]
 }
 
-// GetOrCreate returns the queue, creating an empty one (no file yet).
+// GetOrCreate returns the queue, creating an empty one (no file yet). topic
+// may alias a transient buffer: a new queue keeps its own copy.
 func (s *Set) GetOrCreate(topic string, queueID int32) *Queue {
 	if q := s.Get(topic, queueID); q != nil {
 		return q
@@ -86,6 +88,7 @@ func (s *Set) GetOrCreate(topic string, queueID int32) *Queue {
 	if q := s.mu.queues[topic][queueID]; q != nil {
 		return q
 	}
+	topic = strings.Clone(topic) // the caller's string may alias a read buffer
 	q := &Queue{topic: topic, queueID: queueID,
 		dir: filepath.Join(s.dir, topic, strconv.Itoa(int(queueID))), fs: s.opts.FS,
 		fileSize: int64(s.opts.UnitsPerFile) * UnitSize,

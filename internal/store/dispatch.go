@@ -1,0 +1,290 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rocketd/rocketd/internal/message"
+	"github.com/rocketd/rocketd/internal/store/consumequeue"
+)
+
+// dispatchChunk is how much CommitLog the dispatcher reads at a time.
+const dispatchChunk = 1 << 20
+
+// ArrivalListener is told about every unit the dispatcher appends, after it
+// is visible to readers: the unit's queue offset (the queue's new max offset
+// is queueOffset+1), its tags code and the record's store time. It is called
+// from the dispatcher goroutine and must not block (long polling hands the
+// event over to its own goroutine).
+type ArrivalListener func(topic string, queueID int32, queueOffset int64, tagsCode int64, storeTimestamp int64)
+
+// AddArrivalListener registers fn for every later dispatched unit.
+func (s *Store) AddArrivalListener(fn ArrivalListener) {
+	for {
+		old := s.listeners.Load()
+		next := append(append([]ArrivalListener(nil), (*old)...), fn)
+		if s.listeners.CompareAndSwap(old, &next) {
+			return
+		}
+	}
+}
+
+// arrival is one unit to announce once its batch is committed.
+type arrival struct {
+	q           *consumequeue.Queue
+	queueOffset int64
+	tagsCode    int64
+	storeTime   int64
+}
+
+// dispatcher is RocketMQ's ReputMessageService: one goroutine that follows
+// the CommitLog's committed end in order and builds the ConsumeQueues.
+type dispatcher struct {
+	s    *Store
+	kick chan struct{}
+	svc  service
+
+	next   atomic.Int64 // CommitLog offset up to which everything is dispatched
+	lastTs atomic.Int64 // store time of the last dispatched record
+	failed atomic.Pointer[error]
+
+	progressMu sync.Mutex
+	progress   chan struct{} // closed and replaced whenever next advances
+
+	// owned by the goroutine
+	touched  []*consumequeue.Queue
+	arrivals []arrival
+}
+
+func newDispatcher(s *Store) *dispatcher {
+	return &dispatcher{s: s, kick: make(chan struct{}, 1), progress: make(chan struct{})}
+}
+
+// kickFn is the CommitLog's OnCommit hook: a coalescing, non-blocking wake-up.
+func (d *dispatcher) kickFn(int64) {
+	select {
+	case d.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (d *dispatcher) start(from int64) {
+	d.next.Store(from)
+	d.svc = newService()
+	go d.s.runService("store-dispatch", d.svc, d.loop)
+	d.kickFn(0)
+}
+
+func (d *dispatcher) stop() {
+	if d.svc.quit != nil {
+		d.svc.stop()
+	}
+}
+
+func (d *dispatcher) dispatched() int64       { return d.next.Load() }
+func (d *dispatcher) lastStoreTimestamp() int64 { return d.lastTs.Load() }
+
+func (d *dispatcher) err() error {
+	if p := d.failed.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// waitFor blocks until everything below end is dispatched, ctx ends, or the
+// dispatcher stops on an error.
+func (d *dispatcher) waitFor(ctx context.Context, end int64) error {
+	for {
+		d.progressMu.Lock()
+		ch := d.progress
+		d.progressMu.Unlock()
+		if d.next.Load() >= end {
+			return nil
+		}
+		if err := d.err(); err != nil {
+			return err
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("store: dispatched %d of %d: %w", d.next.Load(), end, ctx.Err())
+		}
+	}
+}
+
+func (d *dispatcher) advance(to, ts int64) {
+	d.lastTs.Store(ts)
+	d.next.Store(to)
+	d.progressMu.Lock()
+	close(d.progress)
+	d.progress = make(chan struct{})
+	d.progressMu.Unlock()
+}
+
+func (d *dispatcher) setErr(err error) {
+	d.failed.CompareAndSwap(nil, &err)
+	d.progressMu.Lock()
+	close(d.progress)
+	d.progress = make(chan struct{})
+	d.progressMu.Unlock()
+}
+
+func (d *dispatcher) loop(quit <-chan struct{}) {
+	// A slow tick as a safety net: a missed kick costs at most this delay.
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		d.catchUp(quit)
+		select {
+		case <-quit:
+			return
+		case <-d.kick:
+		case <-tick.C:
+		}
+	}
+}
+
+// catchUp dispatches up to the committed end, chunk by chunk.
+func (d *dispatcher) catchUp(quit <-chan struct{}) {
+	for {
+		select {
+		case <-quit:
+			return
+		default:
+		}
+		from, end := d.next.Load(), d.s.log.Committed()
+		if from >= end {
+			return
+		}
+		progressed, err := d.dispatchChunk(from, end)
+		if err != nil {
+			d.s.cfg.Logger.Error("store: dispatch stopped", "offset", from, "err", err)
+			d.setErr(err)
+			return
+		}
+		if !progressed {
+			return // a partly committed record: wait for the rest
+		}
+	}
+}
+
+// dispatchChunk dispatches the whole records found in [from, end) within
+// one segment and reports whether it advanced.
+func (d *dispatcher) dispatchChunk(from, end int64) (bool, error) {
+	segSize := d.s.log.SegmentSize()
+	segEnd := (from/segSize + 1) * segSize
+	n := min(end, segEnd) - from
+	n = min(n, dispatchChunk)
+	data, release, err := d.s.readLog(from, int32(n))
+	if err != nil {
+		return false, err
+	}
+	if len(data) >= 4 {
+		// A record larger than the chunk: read it whole when committed.
+		if total := int64(message.RecordTotalSize(data)); total > n && total > 0 && from+total <= min(end, segEnd) {
+			release()
+			data, release, err = d.s.readLog(from, int32(total))
+			if err != nil {
+				return false, err
+			}
+		}
+	}
+	defer release()
+
+	pos, next, ts := 0, from, d.lastTs.Load()
+	for pos < len(data) {
+		rec, size, err := message.DecodeRecordNoCopy(data[pos:], false)
+		switch {
+		case errors.Is(err, message.ErrBlank):
+			next = segEnd
+			pos = len(data)
+			continue
+		case errors.Is(err, message.ErrTruncated):
+			pos = len(data) // the rest is not committed yet
+			continue
+		case err != nil:
+			return false, fmt.Errorf("store: dispatch record at %d: %w", from+int64(pos), err)
+		}
+		offset := from + int64(pos)
+		if message.Dispatched(rec.SysFlag) {
+			d.appendUnit(&rec, offset, int32(size))
+		}
+		pos += size
+		next = offset + int64(size)
+		ts = rec.StoreTimestamp
+	}
+	if next == from {
+		return false, nil
+	}
+	for _, q := range d.touched {
+		if err := q.Commit(); err != nil {
+			d.s.setLogicsErr(err)
+			return false, err
+		}
+	}
+	d.touched = d.touched[:0]
+	d.advance(next, ts)
+	if len(d.arrivals) > 0 {
+		listeners := *d.s.listeners.Load()
+		for _, a := range d.arrivals {
+			for _, fn := range listeners {
+				fn(a.q.Topic(), a.q.QueueID(), a.queueOffset, a.tagsCode, a.storeTime)
+			}
+		}
+		clear(d.arrivals)
+		d.arrivals = d.arrivals[:0]
+	}
+	return true, nil
+}
+
+// appendUnit stages the record's ConsumeQueue unit.
+func (d *dispatcher) appendUnit(rec *message.Record, offset int64, size int32) {
+	q := d.s.cqs.GetOrCreate(rec.Topic, rec.QueueID)
+	tags := d.s.tagsCode(rec)
+	if !q.Append(rec.QueueOffset, consumequeue.Unit{Offset: offset, Size: size, TagsCode: tags}) {
+		return // already there (re-dispatch after recovery)
+	}
+	if len(d.touched) == 0 || d.touched[len(d.touched)-1] != q {
+		found := false
+		for _, t := range d.touched {
+			if t == q {
+				found = true
+				break
+			}
+		}
+		if !found {
+			d.touched = append(d.touched, q)
+		}
+	}
+	d.arrivals = append(d.arrivals, arrival{q: q, queueOffset: rec.QueueOffset, tagsCode: tags, storeTime: rec.StoreTimestamp})
+}
+
+// tagsCode is the unit's tags code: the TAGS hash, or for a delay-level
+// message parked in SCHEDULE_TOPIC_XXXX its delivery time (store time +
+// the level's delay, the level capped at the highest).
+func (s *Store) tagsCode(rec *message.Record) int64 {
+	if rec.Topic == message.ScheduleTopic {
+		if v, ok := message.Property(rec.Properties, message.PropertyDelayTimeLevel); ok {
+			if level, err := strconv.Atoi(v); err == nil && level > 0 {
+				levels := s.delayLevels()
+				level = min(level, len(levels))
+				return rec.StoreTimestamp + levels[level-1].Milliseconds()
+			}
+		}
+	}
+	if tag, ok := message.Property(rec.Properties, message.PropertyTags); ok {
+		return message.TagsCode(tag)
+	}
+	return 0
+}
+
+func (s *Store) setLogicsErr(err error) {
+	if s.logicsErr.CompareAndSwap(nil, &err) {
+		s.cfg.Logger.Error("store: consume queue write failed; refusing puts", "err", err)
+	}
+}

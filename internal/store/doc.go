@@ -1,0 +1,42 @@
+// Package store is the MessageStore: the CommitLog, the ConsumeQueues and
+// the checkpoint put together, with recovery, the dispatcher, reads,
+// retention and the shutdown order. It knows nothing about the network.
+//
+// Data directory (Apache RocketMQ's layout, rocketmq-spec.md §6.1):
+//
+//	<Dir>/commitlog/<20-digit offset>            CommitLog segments (commitlog package)
+//	<Dir>/consumequeue/<topic>/<qid>/<20-digit>  ConsumeQueue files (consumequeue package)
+//	<Dir>/checkpoint                             4 KiB checkpoint (checkpoint package)
+//	<Dir>/abort                                  empty; exists while the store runs
+//	<Dir>/lock                                   held with an exclusive OS lock while open
+//	<Dir>/config/                                broker JSON files (written by broker/meta)
+//
+// Open (spec §7): take the lock; an `abort` file left behind means the last
+// run did not shut down cleanly. Recover the ConsumeQueues (scan for their
+// valid ends), then the CommitLog: normally from its last three segments;
+// after a crash from the newest segment whose first record is older than the
+// checkpoint's min(physic, logics) - 3 s. Both check magic codes and body
+// CRCs and cut the torn tail. ConsumeQueue units pointing past the recovered
+// end are cut. The dispatcher then re-dispatches from the recovery start
+// (abnormal) or from the ConsumeQueues' end (normal) — duplicates are
+// ignored by the queues — and Open waits until it has caught up, rebuilds
+// the CommitLog's next-queue-offset table from the queues, starts the
+// background services and creates `abort`.
+//
+// Dispatch: one goroutine follows the CommitLog's committed end in order,
+// kicked by the CommitLog's OnCommit hook. For each record of transaction
+// type NOT or COMMIT it appends a 20-byte unit to its queue (tags code = the
+// TAGS hash, or for SCHEDULE_TOPIC_XXXX the delivery time). Units of a batch
+// of records are written with one WriteAt per queue, and only then the
+// dispatched offset advances and arrival listeners are called: readers see
+// exactly the dispatched units.
+//
+// Checkpoint: the ConsumeQueue flusher notes the store time and offset of
+// the last dispatched record, flushes every queue, and when the CommitLog is
+// flushed past that offset too, records the time as both physic and logics
+// timestamps and writes the checkpoint. Everything older is then on disk in
+// both structures, which is what abnormal recovery relies on.
+//
+// Lock order: Store.putGate -> commitlog locks; the dispatcher's state is
+// owned by its goroutine; consumequeue and segment locks are leaves.
+package store

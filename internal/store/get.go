@@ -1,0 +1,458 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"sync"
+
+	"github.com/rocketd/rocketd/internal/message"
+	"github.com/rocketd/rocketd/internal/store/commitlog"
+	"github.com/rocketd/rocketd/internal/store/consumequeue"
+)
+
+// GetStatus is the outcome of GetMessage: RocketMQ's GetMessageStatus.
+type GetStatus int
+
+// The statuses, in RocketMQ's order.
+const (
+	// Found: at least one message is returned.
+	Found GetStatus = iota
+	// NoMatchedMessage: units were scanned, none matched the filter.
+	NoMatchedMessage
+	// MessageWasRemoving: the units point at CommitLog data already deleted.
+	MessageWasRemoving
+	// OffsetFoundNull: the ConsumeQueue file for the offset is gone.
+	OffsetFoundNull
+	// OffsetOverflowBadly: offset > max offset.
+	OffsetOverflowBadly
+	// OffsetOverflowOne: offset == max offset (caught up).
+	OffsetOverflowOne
+	// OffsetTooSmall: offset < min offset.
+	OffsetTooSmall
+	// NoMatchedLogicQueue: no such queue.
+	NoMatchedLogicQueue
+	// NoMessageInQueue: the queue is empty (max offset 0).
+	NoMessageInQueue
+)
+
+var getStatusNames = [...]string{
+	Found: "FOUND", NoMatchedMessage: "NO_MATCHED_MESSAGE", MessageWasRemoving: "MESSAGE_WAS_REMOVING",
+	OffsetFoundNull: "OFFSET_FOUND_NULL", OffsetOverflowBadly: "OFFSET_OVERFLOW_BADLY",
+	OffsetOverflowOne: "OFFSET_OVERFLOW_ONE", OffsetTooSmall: "OFFSET_TOO_SMALL",
+	NoMatchedLogicQueue: "NO_MATCHED_LOGIC_QUEUE", NoMessageInQueue: "NO_MESSAGE_IN_QUEUE",
+}
+
+// String returns the Java enum name.
+func (s GetStatus) String() string {
+	if s >= 0 && int(s) < len(getStatusNames) {
+		return getStatusNames[s]
+	}
+	return "GetStatus(" + strconv.Itoa(int(s)) + ")"
+}
+
+// MessageFilter decides which messages a pull returns. MatchTagsCode runs
+// on the ConsumeQueue unit (cheap); MatchRecord on the stored record bytes of
+// the units that passed (an exact check; return true to skip it).
+type MessageFilter interface {
+	MatchTagsCode(tagsCode int64) bool
+	MatchRecord(record []byte) bool
+}
+
+// TagFilter is the TAG-type subscription filter: it matches units whose
+// tags code (low 32 bits, spec §13.1) is one of the subscribed tags' hashes,
+// and with Exact also checks the record's TAGS string (hash collisions).
+// A TagFilter with no tags, or with "*", matches everything.
+type TagFilter struct {
+	all   bool
+	codes map[int32]struct{}
+	tags  map[string]struct{}
+	exact bool
+}
+
+// NewTagFilter builds a filter for the given tags ("*" or none = all).
+func NewTagFilter(exact bool, tags ...string) *TagFilter {
+	f := &TagFilter{codes: map[int32]struct{}{}, tags: map[string]struct{}{}, exact: exact}
+	for _, t := range tags {
+		if t == "*" {
+			f.all = true
+		}
+		f.codes[int32(message.TagsCode(t))] = struct{}{}
+		f.tags[t] = struct{}{}
+	}
+	if len(tags) == 0 {
+		f.all = true
+	}
+	return f
+}
+
+// MatchTagsCode implements MessageFilter.
+func (f *TagFilter) MatchTagsCode(tagsCode int64) bool {
+	if f.all {
+		return true
+	}
+	_, ok := f.codes[int32(tagsCode)]
+	return ok
+}
+
+// MatchRecord implements MessageFilter.
+func (f *TagFilter) MatchRecord(record []byte) bool {
+	if f.all || !f.exact {
+		return true
+	}
+	rec, _, err := message.DecodeRecordNoCopy(record, false)
+	if err != nil {
+		return false
+	}
+	tag, _ := message.Property(rec.Properties, message.PropertyTags)
+	_, ok := f.tags[tag]
+	return ok
+}
+
+// Message is one record returned by GetMessage: the stored bytes (spec
+// §5.1), valid until the GetResult is released.
+type Message struct {
+	Bytes          []byte
+	PhysicalOffset int64
+	QueueOffset    int64
+	TagsCode       int64
+	buf            commitlog.Buffer
+}
+
+// GetResult is the answer of GetMessage. Release it when the bytes have
+// been sent; it must not be used afterwards.
+type GetResult struct {
+	Status          GetStatus
+	NextBeginOffset int64
+	MinOffset       int64
+	MaxOffset       int64
+	Messages        []Message
+	TotalSize       int // bytes of all messages
+}
+
+var getResultPool = sync.Pool{New: func() any { return &GetResult{Messages: make([]Message, 0, 32)} }}
+
+// Release returns the message buffers and the result to their pools.
+func (r *GetResult) Release() {
+	if r == nil {
+		return
+	}
+	for i := range r.Messages {
+		r.Messages[i].buf.Release()
+		r.Messages[i] = Message{}
+	}
+	r.Messages = r.Messages[:0]
+	*r = GetResult{Messages: r.Messages}
+	getResultPool.Put(r)
+}
+
+// maxScanBytes is how much ConsumeQueue one GetMessage scans at least
+// (16000 bytes, as RocketMQ: 800 units).
+const maxScanBytes = 16000
+
+// unitsPerRead bounds one ConsumeQueue read of GetMessage.
+const unitsPerRead = 256
+
+// GetMessage reads up to maxMsgNums messages of a queue from offset,
+// following RocketMQ's DefaultMessageStore.getMessage (spec §13.1):
+//
+//	no queue              NO_MATCHED_LOGIC_QUEUE  next = 0
+//	max == 0              NO_MESSAGE_IN_QUEUE     next = 0
+//	offset < min          OFFSET_TOO_SMALL        next = min
+//	offset == max         OFFSET_OVERFLOW_ONE     next = offset
+//	offset > max          OFFSET_OVERFLOW_BADLY   next = min if min == 0, else max
+//	file gone             OFFSET_FOUND_NULL       next = first offset of the next file
+//	otherwise             FOUND / NO_MATCHED_MESSAGE / MESSAGE_WAS_REMOVING,
+//	                      next = offset + units scanned
+//
+// The scan stops at maxMsgNums messages, MaxTransferBytes/MaxTransferCount
+// (after at least one message), or max(16000 bytes, maxMsgNums×20) of
+// ConsumeQueue. group is for the caller's bookkeeping (not used by the
+// store). filter may be nil (everything matches). The result is never nil
+// unless err (ErrClosed) is.
+func (s *Store) GetMessage(group, topic string, queueID int32, offset int64, maxMsgNums int, filter MessageFilter) (*GetResult, error) {
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
+	r := getResultPool.Get().(*GetResult)
+	r.Status = NoMessageInQueue
+	q := s.cqs.Get(topic, queueID)
+	if q == nil {
+		r.Status = NoMatchedLogicQueue
+		return r, nil
+	}
+	r.MinOffset, r.MaxOffset = q.MinOffset(), q.MaxOffset()
+	switch {
+	case r.MaxOffset == 0:
+		r.Status, r.NextBeginOffset = NoMessageInQueue, 0
+	case offset < r.MinOffset:
+		r.Status, r.NextBeginOffset = OffsetTooSmall, r.MinOffset
+	case offset == r.MaxOffset:
+		r.Status, r.NextBeginOffset = OffsetOverflowOne, offset
+	case offset > r.MaxOffset:
+		r.Status = OffsetOverflowBadly
+		if r.MinOffset == 0 {
+			r.NextBeginOffset = r.MinOffset
+		} else {
+			r.NextBeginOffset = r.MaxOffset
+		}
+	default:
+		s.scanQueue(r, q, offset, maxMsgNums, filter)
+	}
+	return r, nil
+}
+
+// scanQueue is the in-range case of GetMessage.
+func (s *Store) scanQueue(r *GetResult, q *consumequeue.Queue, offset int64, maxMsgNums int, filter MessageFilter) {
+	maxUnits := int64(max(maxScanBytes, maxMsgNums*consumequeue.UnitSize) / consumequeue.UnitSize)
+	segSize := s.log.SegmentSize()
+	nextPhyFileStart := int64(math.MinInt64)
+	r.Status = NoMatchedMessage
+	scanned := int64(0)
+scan:
+	for scanned < maxUnits && offset+scanned < r.MaxOffset {
+		us, err := q.Read(offset+scanned, int(min(maxUnits-scanned, unitsPerRead)))
+		if err != nil {
+			if scanned == 0 {
+				r.Status = OffsetFoundNull
+				r.NextBeginOffset = q.RollNextFile(offset)
+				if !errors.Is(err, consumequeue.ErrFileMissing) {
+					s.cfg.Logger.Error("store: read consume queue", "topic", q.Topic(), "queueId", q.QueueID(), "offset", offset, "err", err)
+				}
+				return
+			}
+			break
+		}
+		if us.Len() == 0 {
+			us.Release()
+			break
+		}
+		for i := 0; i < us.Len(); i++ {
+			u := us.At(i)
+			if s.batchFull(r, u.Size, maxMsgNums) {
+				us.Release()
+				break scan
+			}
+			scanned++
+			if nextPhyFileStart != math.MinInt64 && u.Offset < nextPhyFileStart {
+				continue
+			}
+			if u.IsFiller() {
+				continue
+			}
+			if filter != nil && !filter.MatchTagsCode(u.TagsCode) {
+				if r.TotalSize == 0 {
+					r.Status = NoMatchedMessage
+				}
+				continue
+			}
+			buf, err := s.log.Read(u.Offset, u.Size)
+			if err != nil {
+				if r.TotalSize == 0 {
+					r.Status = MessageWasRemoving
+				}
+				nextPhyFileStart = (u.Offset/segSize + 1) * segSize
+				continue
+			}
+			if filter != nil && !filter.MatchRecord(buf.Bytes) {
+				if r.TotalSize == 0 {
+					r.Status = NoMatchedMessage
+				}
+				buf.Release()
+				continue
+			}
+			r.Messages = append(r.Messages, Message{Bytes: buf.Bytes, PhysicalOffset: u.Offset,
+				QueueOffset: us.First + int64(i), TagsCode: u.TagsCode, buf: buf})
+			r.TotalSize += len(buf.Bytes)
+			r.Status = Found
+			nextPhyFileStart = math.MinInt64
+		}
+		us.Release()
+	}
+	r.NextBeginOffset = offset + scanned
+}
+
+// batchFull is RocketMQ's isTheBatchFull with the in-memory limits.
+func (s *Store) batchFull(r *GetResult, size int32, maxMsgNums int) bool {
+	n := len(r.Messages)
+	if r.TotalSize == 0 || n == 0 {
+		return false
+	}
+	if maxMsgNums <= n {
+		return true
+	}
+	if r.TotalSize+int(size) > s.cfg.MaxTransferBytes {
+		return true
+	}
+	return n > s.cfg.MaxTransferCount-1
+}
+
+// MinOffset returns the min offset of a queue (0 if unknown).
+func (s *Store) MinOffset(topic string, queueID int32) int64 {
+	if q := s.cqs.Get(topic, queueID); q != nil {
+		return q.MinOffset()
+	}
+	return 0
+}
+
+// MaxOffset returns the max offset of a queue: the offset the next
+// dispatched message gets (0 if unknown).
+func (s *Store) MaxOffset(topic string, queueID int32) int64 {
+	if q := s.cqs.Get(topic, queueID); q != nil {
+		return q.MaxOffset()
+	}
+	return 0
+}
+
+// Queues returns the queue ids of every topic with a ConsumeQueue.
+func (s *Store) Queues() map[string][]int32 { return s.cqs.Topics() }
+
+// CommitLogMinOffset is the first CommitLog offset still stored.
+func (s *Store) CommitLogMinOffset() int64 { return s.log.MinOffset() }
+
+// CommitLogMaxOffset is the CommitLog write position.
+func (s *Store) CommitLogMaxOffset() int64 { return s.log.MaxOffset() }
+
+// DispatchedOffset is the CommitLog offset up to which ConsumeQueues are built.
+func (s *Store) DispatchedOffset() int64 { return s.disp.dispatched() }
+
+// storeTimestampAt reads the store time of the record at a CommitLog offset.
+func (s *Store) storeTimestampAt(offset int64, size int32) (int64, error) {
+	n := min(size, 96) // enough for the header of either host form
+	buf, err := s.log.Read(offset, n)
+	if err != nil {
+		return 0, err
+	}
+	defer buf.Release()
+	b := buf.Bytes
+	if len(b) < message.PosSysFlag+4 {
+		return 0, fmt.Errorf("store: record at %d: %w", offset, message.ErrTruncated)
+	}
+	pos := message.StoreTimestampPos(message.RecordSysFlag(b))
+	if pos+8 > len(b) {
+		return 0, fmt.Errorf("store: record at %d: %w", offset, message.ErrTruncated)
+	}
+	return message.RecordStoreTimestamp(b), nil
+}
+
+// MessageStoreTimestamp returns the store time of the message at a queue
+// offset (-1 if it cannot be read).
+func (s *Store) MessageStoreTimestamp(topic string, queueID int32, offset int64) int64 {
+	q := s.cqs.Get(topic, queueID)
+	if q == nil {
+		return -1
+	}
+	u, err := q.UnitAt(offset)
+	if err != nil || u.IsFiller() {
+		return -1
+	}
+	ts, err := s.storeTimestampAt(u.Offset, u.Size)
+	if err != nil {
+		return -1
+	}
+	return ts
+}
+
+// EarliestMessageTime returns the store time of a queue's first message
+// (-1 if none can be read).
+func (s *Store) EarliestMessageTime(topic string, queueID int32) int64 {
+	return s.MessageStoreTimestamp(topic, queueID, s.MinOffset(topic, queueID))
+}
+
+// EarliestStoreTime returns the store time of the CommitLog's first record
+// (-1 if none).
+func (s *Store) EarliestStoreTime() int64 {
+	rec, buf, err := s.log.ReadRecordAt(s.log.MinOffset())
+	if err != nil {
+		return -1
+	}
+	defer buf.Release()
+	return rec.StoreTimestamp
+}
+
+// OffsetByTimestamp returns the queue offset of the message stored at
+// timestamp (ms): binary search on store times read from the CommitLog; an
+// exact match, else the nearer of the two neighbours (the later one on a
+// tie), else the only neighbour there is (RocketMQ's getOffsetInQueueByTime).
+// 0 for an unknown or empty queue.
+func (s *Store) OffsetByTimestamp(topic string, queueID int32, timestamp int64) int64 {
+	q := s.cqs.Get(topic, queueID)
+	if q == nil {
+		return 0
+	}
+	low, high := q.MinOffset(), q.MaxOffset()-1
+	if high < low {
+		return 0
+	}
+	leftOff, rightOff := int64(-1), int64(-1)
+	leftTs, rightTs := int64(-1), int64(-1)
+	for low <= high {
+		mid := low + (high-low)/2
+		ts := s.MessageStoreTimestamp(topic, queueID, mid)
+		if ts < 0 {
+			return 0
+		}
+		switch {
+		case ts == timestamp:
+			return mid
+		case ts > timestamp:
+			high, rightOff, rightTs = mid-1, mid, ts
+		default:
+			low, leftOff, leftTs = mid+1, mid, ts
+		}
+	}
+	switch {
+	case leftTs == -1:
+		return rightOff
+	case rightTs == -1:
+		return leftOff
+	case timestamp-leftTs > rightTs-timestamp:
+		return rightOff
+	default:
+		return leftOff
+	}
+}
+
+// LookMessageByOffset reads the record at a CommitLog offset (the offset
+// msgId's lookup). Release the buffer when done with the record.
+func (s *Store) LookMessageByOffset(offset int64) (message.Record, commitlog.Buffer, error) {
+	return s.log.ReadRecordAt(offset)
+}
+
+// ReadMessage returns the stored bytes of the record at offset of the given
+// size (query results).
+func (s *Store) ReadMessage(offset int64, size int32) (commitlog.Buffer, error) {
+	return s.log.Read(offset, size)
+}
+
+// ReadRaw reads committed CommitLog bytes for HA (see commitlog.Log.ReadRaw).
+func (s *Store) ReadRaw(offset int64, maxBytes int) (commitlog.Buffer, error) {
+	return s.log.ReadRaw(offset, maxBytes)
+}
+
+// AppendRaw appends bytes received from the master (HA slave); the
+// dispatcher builds the queues from them.
+func (s *Store) AppendRaw(offset int64, data []byte) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	return s.log.AppendRaw(offset, data)
+}
+
+// DeleteTopic drops a topic's ConsumeQueues and its next-offset entries.
+// Its records stay in the CommitLog until retention removes them.
+func (s *Store) DeleteTopic(topic string) error {
+	err := s.cqs.RemoveTopic(topic)
+	s.log.RemoveQueueOffsets(topic)
+	return err
+}
+
+// readLog reads n CommitLog bytes at offset for the dispatcher.
+func (s *Store) readLog(offset int64, n int32) ([]byte, func(), error) {
+	buf, err := s.log.Read(offset, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	return buf.Bytes, buf.Release, nil
+}

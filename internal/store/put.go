@@ -1,0 +1,105 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/rocketd/rocketd/internal/message"
+	"github.com/rocketd/rocketd/internal/store/commitlog"
+)
+
+// Put types are the CommitLog's; the store adds its own refusals.
+type (
+	PutStatus  = commitlog.PutStatus
+	PutResult  = commitlog.PutResult
+	PutOptions = commitlog.PutOptions
+)
+
+// The put statuses (RocketMQ's PutMessageStatus).
+const (
+	PutOK                  = commitlog.PutOK
+	FlushDiskTimeout       = commitlog.FlushDiskTimeout
+	FlushSlaveTimeout      = commitlog.FlushSlaveTimeout
+	SlaveNotAvailable      = commitlog.SlaveNotAvailable
+	ServiceNotAvailable    = commitlog.ServiceNotAvailable
+	CreateMappedFileFailed = commitlog.CreateMappedFileFailed
+	MessageIllegal         = commitlog.MessageIllegal
+	PropertiesSizeExceeded = commitlog.PropertiesSizeExceeded
+	OSPageCacheBusy        = commitlog.OSPageCacheBusy
+	UnknownError           = commitlog.UnknownError
+)
+
+// RefusalReason says why puts are refused right now ("" when they are
+// accepted): the text for the SERVICE_NOT_AVAILABLE remark.
+func (s *Store) RefusalReason() string {
+	switch {
+	case s.closed.Load():
+		return "store: shut down"
+	case s.cfg.Slave:
+		return "store: this broker is a slave"
+	case s.diskFull.Load():
+		return "store: disk full (use above the warning level), puts refused until space is freed"
+	case s.logicsErr.Load() != nil:
+		return "store: consume queue write error"
+	case s.log.Err() != nil:
+		return "store: commitlog write error: " + s.log.Err().Error()
+	}
+	return ""
+}
+
+// admit applies the store's refusals (spec §14.6 step 4) and enters the put
+// gate; the caller must call s.putGate.RUnlock when admitted.
+func (s *Store) admit(topic string, propsLen int) PutStatus {
+	if s.closed.Load() || s.cfg.Slave || s.diskFull.Load() || s.logicsErr.Load() != nil {
+		return ServiceNotAvailable
+	}
+	if len(topic) > message.MaxTopicLenV1 {
+		return MessageIllegal
+	}
+	if propsLen > message.MaxPropertiesLen {
+		return PropertiesSizeExceeded
+	}
+	s.putGate.RLock()
+	if s.closed.Load() {
+		s.putGate.RUnlock()
+		return ServiceNotAvailable
+	}
+	return PutOK
+}
+
+// PutMessage stores one message (see commitlog.Log.Put for the record
+// fields it fills in and the statuses). Refused with ServiceNotAvailable
+// when closed, a slave, the disk is full or a queue write failed (see
+// RefusalReason); MessageIllegal for a topic over 127 bytes;
+// PropertiesSizeExceeded for properties over 32767 bytes.
+func (s *Store) PutMessage(ctx context.Context, r *message.Record, opts PutOptions) PutResult {
+	if st := s.admit(r.Topic, len(r.Properties)); st != PutOK {
+		return PutResult{Status: st}
+	}
+	defer s.putGate.RUnlock()
+	return s.log.Put(ctx, r, opts)
+}
+
+// PutMessages stores a batch (see commitlog.Log.PutBatch).
+func (s *Store) PutMessages(ctx context.Context, recs []message.Record, opts PutOptions) PutResult {
+	if len(recs) == 0 {
+		return PutResult{Status: MessageIllegal}
+	}
+	props := 0
+	for i := range recs {
+		props = max(props, len(recs[i].Properties))
+	}
+	if st := s.admit(recs[0].Topic, props); st != PutOK {
+		return PutResult{Status: st}
+	}
+	defer s.putGate.RUnlock()
+	return s.log.PutBatch(ctx, recs, opts)
+}
+
+// delayLevels returns the configured delay levels.
+func (s *Store) delayLevels() []time.Duration {
+	if len(s.cfg.DelayLevels) > 0 {
+		return s.cfg.DelayLevels
+	}
+	return commitlog.DefaultDelayLevels
+}

@@ -1,0 +1,362 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rocketd/rocketd/internal/store/checkpoint"
+	"github.com/rocketd/rocketd/internal/store/commitlog"
+	"github.com/rocketd/rocketd/internal/store/consumequeue"
+	"github.com/rocketd/rocketd/internal/vfs"
+)
+
+// File and directory names under Config.Dir (spec §6.1). Do not change.
+const (
+	CommitLogDir = "commitlog"
+	ConfigDir    = "config"
+	AbortFile    = "abort"
+	LockFile     = "lock"
+)
+
+// ErrClosed is returned by operations on a closed store.
+var ErrClosed = errors.New("store: closed")
+
+// Store is the message store. All methods are safe for concurrent use.
+type Store struct {
+	cfg         Config
+	log         *commitlog.Log
+	cqs         *consumequeue.Set
+	ckpt        *checkpoint.File
+	lock        io.Closer
+	deleteHours map[int]bool
+	lastExitOK  bool
+
+	// putGate: puts hold it shared for their whole duration (including the
+	// flush wait); Close takes it exclusively after setting closed, so that
+	// no accepted put is still inside the CommitLog when it shuts down.
+	putGate  sync.RWMutex
+	closed   atomic.Bool
+	diskFull atomic.Bool
+	// logicsErr is a ConsumeQueue write failure: puts are refused (RocketMQ's
+	// WRITE_LOGICS_QUEUE_ERROR running flag) until the store is reopened.
+	logicsErr atomic.Pointer[error]
+
+	disp      *dispatcher
+	flusher   service
+	cleaner   service
+	listeners atomic.Pointer[[]ArrivalListener]
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// service is the quit/done handshake of one background goroutine.
+type service struct {
+	quit chan struct{}
+	done chan struct{}
+}
+
+func newService() service { return service{quit: make(chan struct{}), done: make(chan struct{})} }
+
+func (s *service) stop() {
+	select {
+	case <-s.quit:
+	default:
+		close(s.quit)
+	}
+	<-s.done
+}
+
+// Open opens (creating if needed) the store in cfg.Dir, recovers it and
+// starts its services. The returned store accepts puts.
+func Open(cfg Config) (*Store, error) {
+	cfg.EnsureDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	hours, _ := parseDeleteWhen(cfg.DeleteWhen)
+	s := &Store{cfg: cfg, deleteHours: hours}
+	s.listeners.Store(&[]ArrivalListener{})
+	if err := s.open(); err != nil {
+		s.abandon()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Store) path(name string) string { return filepath.Join(s.cfg.Dir, name) }
+
+func (s *Store) open() error {
+	fsys := s.cfg.FS
+	for _, d := range []string{s.cfg.Dir, s.path(CommitLogDir), s.path(consumequeue.DirName), s.path(ConfigDir)} {
+		if err := vfs.MkdirAllSync(fsys, d, 0o755); err != nil {
+			return fmt.Errorf("store: %w", err)
+		}
+	}
+	lock, err := fsys.Lock(s.path(LockFile))
+	if err != nil {
+		return fmt.Errorf("store: lock %s: %w", s.path(LockFile), err)
+	}
+	s.lock = lock
+
+	_, err = fsys.Stat(s.path(AbortFile))
+	switch {
+	case err == nil:
+		s.lastExitOK = false
+	case errors.Is(err, fs.ErrNotExist):
+		s.lastExitOK = true
+	default:
+		return fmt.Errorf("store: stat %s: %w", s.path(AbortFile), err)
+	}
+
+	ckpt, _, err := checkpoint.Open(fsys, s.path(checkpoint.FileName))
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	s.ckpt = ckpt
+
+	s.cqs, err = consumequeue.OpenSet(s.path(consumequeue.DirName), consumequeue.Options{
+		FS: fsys, UnitsPerFile: s.cfg.CQUnitsPerFile, Logger: s.cfg.Logger})
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	s.disp = newDispatcher(s)
+	s.log, err = commitlog.Open(commitlog.Config{
+		Dir:                   s.path(CommitLogDir),
+		FS:                    fsys,
+		SegmentSize:           s.cfg.SegmentSize,
+		FlushSync:             s.cfg.FlushSync,
+		SyncFlushTimeout:      s.cfg.SyncFlushTimeout,
+		FlushInterval:         s.cfg.FlushInterval,
+		FlushThoroughInterval: s.cfg.FlushThoroughInterval,
+		FlushLeastPages:       s.cfg.FlushLeastPages,
+		MaxMessageSize:        s.cfg.MaxMessageSize,
+		DelayLevels:           s.cfg.DelayLevels,
+		StoreHost:             s.cfg.StoreHost,
+		Logger:                s.cfg.Logger,
+		Now:                   s.cfg.Clock,
+		OnCommit:              s.disp.kickFn,
+	})
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	return s.recover()
+}
+
+// recover runs spec §7 steps 4-6 and 8, then starts the services.
+func (s *Store) recover() error {
+	started := time.Now()
+	cqMax, err := s.cqs.Recover()
+	if err != nil {
+		return fmt.Errorf("store: recover consume queues: %w", err)
+	}
+	from := int64(commitlog.NormalRecovery)
+	if !s.lastExitOK {
+		from = s.abnormalRecoveryStart()
+	}
+	end, err := s.log.Recover(from, nil)
+	if err != nil {
+		return fmt.Errorf("store: recover commitlog: %w", err)
+	}
+	if len(s.log.Segments()) == 0 && cqMax > 0 {
+		// No CommitLog at all: the queues point at nothing (spec §7 step 5).
+		s.cfg.Logger.Warn("store: no commitlog segments; destroying consume queues")
+		if err := s.cqs.Destroy(); err != nil {
+			return fmt.Errorf("store: %w", err)
+		}
+		cqMax = 0
+	}
+	if cqMax > end {
+		s.cfg.Logger.Warn("store: consume queues point past the commitlog end; truncating", "cqMaxPhysic", cqMax, "commitlogEnd", end)
+		if err := s.cqs.Truncate(end); err != nil {
+			return fmt.Errorf("store: truncate consume queues: %w", err)
+		}
+	}
+	// Where dispatch resumes: after the units the queues have; after a crash
+	// from the recovery start as well, since queues flush independently and
+	// any of them may have lost units the others kept.
+	minOff := s.log.MinOffset()
+	resume := minOff
+	for _, q := range s.cqs.Queues() {
+		resume = max(resume, q.MaxPhysicOffset())
+	}
+	if from >= 0 {
+		resume = max(min(resume, from), minOff)
+	}
+	resume = min(resume, end)
+	if err := s.cqs.CorrectMinOffsets(minOff); err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	if err := s.log.Start(); err != nil {
+		return fmt.Errorf("store: start commitlog: %w", err)
+	}
+	s.disp.start(resume)
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.DispatchCatchUpTimeout)
+	defer cancel()
+	if err := s.disp.waitFor(ctx, end); err != nil {
+		return fmt.Errorf("store: dispatch after recovery (from %d to %d): %w", resume, end, err)
+	}
+	// Rebuild the next-queue-offset table (spec §7 step 6).
+	for _, q := range s.cqs.Queues() {
+		s.log.SetQueueOffset(q.Topic(), q.QueueID(), q.MaxOffset())
+	}
+	s.flusher = newService()
+	go s.runService("store-cq-flush", s.flusher, s.flushLoop)
+	s.cleaner = newService()
+	go s.runService("store-cleanup", s.cleaner, s.cleanLoop)
+	if err := s.createAbort(); err != nil {
+		return err
+	}
+	s.cfg.Logger.Info("store: open", "dir", s.cfg.Dir, "lastExitOK", s.lastExitOK,
+		"commitlogMin", minOff, "commitlogEnd", end, "dispatchFrom", resume,
+		"queues", len(s.cqs.Queues()), "took", time.Since(started))
+	return nil
+}
+
+func (s *Store) createAbort() error {
+	path := s.path(AbortFile)
+	f, err := s.cfg.FS.Create(path)
+	if err != nil {
+		return fmt.Errorf("store: create %s: %w", path, err)
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = s.cfg.FS.SyncDir(s.cfg.Dir)
+	}
+	if err != nil {
+		return fmt.Errorf("store: create %s: %w", path, err)
+	}
+	return nil
+}
+
+// abandon releases what a failed Open acquired (no abort removal: the
+// store's state on disk is left as found).
+func (s *Store) abandon() {
+	s.closed.Store(true)
+	if s.disp != nil {
+		s.disp.stop()
+	}
+	if s.flusher.quit != nil {
+		s.flusher.stop()
+	}
+	if s.cleaner.quit != nil {
+		s.cleaner.stop()
+	}
+	if s.log != nil {
+		_ = s.log.Close()
+	}
+	if s.cqs != nil {
+		_ = s.cqs.Close()
+	}
+	if s.lock != nil {
+		_ = s.lock.Close()
+	}
+}
+
+// Close shuts the store down in this order, each step for a reason:
+//
+//  1. Refuse new puts and wait for accepted ones to leave (putGate): nothing
+//     may be appended while the tail is being made durable.
+//  2. Stop the cleanup service: no segment may disappear under the final
+//     dispatch and flush.
+//  3. Let dispatch catch up with the CommitLog's end, then stop it: every
+//     stored message gets its ConsumeQueue unit before the queues are
+//     flushed, so a clean restart needs no re-dispatch.
+//  4. Close the CommitLog: its final commit and flush make every record
+//     durable.
+//  5. Stop the ConsumeQueue flusher and flush every queue.
+//  6. Write the checkpoint, now that both structures are durable up to it.
+//  7. Remove `abort` — only if all of the above succeeded; otherwise the
+//     next start runs abnormal recovery, which is always safe.
+//  8. Close the queue files and release the lock.
+//
+// Close is idempotent; later calls return the first call's result.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() { s.closeErr = s.close() })
+	return s.closeErr
+}
+
+func (s *Store) close() error {
+	var errs []error
+	s.closed.Store(true)
+	s.putGate.Lock() // step 1: drained
+	s.putGate.Unlock()
+
+	s.cleaner.stop() // step 2
+
+	// step 3: the CommitLog commits its ring by itself; give it a bounded time.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	caughtUp := s.disp.waitFor(ctx, s.log.MaxOffset()) == nil
+	cancel()
+	s.disp.stop()
+	if err := s.disp.err(); err != nil {
+		caughtUp = false
+		errs = append(errs, err)
+	}
+
+	if err := s.log.Close(); err != nil { // step 4
+		errs = append(errs, fmt.Errorf("store: close commitlog: %w", err))
+	}
+	if caughtUp && s.disp.dispatched() < s.log.Committed() {
+		// The final commit of step 4 added records dispatch has not seen.
+		caughtUp = false
+	}
+
+	s.flusher.stop() // step 5
+	if err := s.cqs.Flush(0); err != nil {
+		errs = append(errs, fmt.Errorf("store: flush consume queues: %w", err))
+	}
+
+	// step 6
+	ts := s.disp.lastStoreTimestamp()
+	if len(errs) == 0 && caughtUp {
+		s.ckpt.SetPhysicMsgTimestamp(ts)
+		s.ckpt.SetLogicsMsgTimestamp(ts)
+	}
+	if err := s.ckpt.Flush(); err != nil {
+		errs = append(errs, fmt.Errorf("store: %w", err))
+	}
+
+	// step 7
+	if len(errs) == 0 && caughtUp && s.logicsErr.Load() == nil {
+		if err := s.cfg.FS.Remove(s.path(AbortFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("store: remove abort: %w", err))
+		} else if err := s.cfg.FS.SyncDir(s.cfg.Dir); err != nil {
+			errs = append(errs, fmt.Errorf("store: sync %s: %w", s.cfg.Dir, err))
+		}
+	} else {
+		s.cfg.Logger.Warn("store: unclean shutdown; keeping the abort file", "caughtUp", caughtUp, "errors", len(errs))
+	}
+
+	// step 8
+	if err := s.cqs.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("store: %w", err))
+	}
+	if err := s.lock.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("store: unlock: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// LastExitOK reports whether the previous run shut down cleanly (no abort
+// file was found at Open).
+func (s *Store) LastExitOK() bool { return s.lastExitOK }
+
+// Dir returns the store's root directory.
+func (s *Store) Dir() string { return s.cfg.Dir }
+
+// CommitLog exposes the CommitLog (HA and tests).
+func (s *Store) CommitLog() *commitlog.Log { return s.log }
+
+// Checkpoint returns the in-memory checkpoint state.
+func (s *Store) Checkpoint() checkpoint.State { return s.ckpt.State() }
