@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rocketd/rocketd/internal/config"
+	"github.com/rocketd/rocketd/internal/namesrv"
+)
+
+// shutdownGrace bounds how long requests in flight may take to finish after
+// SIGINT/SIGTERM.
+const shutdownGrace = 10 * time.Second
+
+func newNamesrvCommand(root *rootOptions) *cobra.Command {
+	var (
+		confPath   string
+		port       int
+		listenAddr string
+		kvConfig   string
+	)
+	cmd := &cobra.Command{
+		Use:   "namesrv",
+		Short: "Run the NameServer alone",
+		Long: `Run the NameServer alone until SIGINT or SIGTERM.
+
+Settings come from the namesrv.conf given with -c (Java properties, RocketMQ's
+keys: listenPort, kvConfigPath, orderMessageEnable, ...), then from flags.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log, err := root.logger()
+			if err != nil {
+				return err
+			}
+			var cfg config.NamesrvConfig
+			if confPath != "" {
+				c, unknown, err := config.LoadNamesrvFile(confPath)
+				if err != nil {
+					return err
+				}
+				if len(unknown) > 0 {
+					log.Warn("rocketd: unknown keys in config file ignored", "file", confPath, "keys", unknown)
+				}
+				cfg = c
+			}
+			if cmd.Flags().Changed("port") || confPath == "" {
+				cfg.ListenPort = port
+			}
+			if kvConfig != "" {
+				cfg.KVConfigPath = kvConfig
+			}
+			addr, err := applyListenAddr(&cfg, listenAddr)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			return runNamesrv(ctx, namesrv.Config{Namesrv: cfg, Addr: addr, Logger: log}, log)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&confPath, "config", "c", "", "namesrv.conf properties file")
+	f.IntVar(&port, "port", config.DefaultNamesrvPort, "TCP port to listen on")
+	f.StringVar(&listenAddr, "listen-addr", "", "IP to bind (all interfaces when empty), or a full host:port that overrides --port")
+	f.StringVar(&kvConfig, "kv-config", "", "KV config file (default $HOME/namesrv/kvConfig.json)")
+	return cmd
+}
+
+// applyListenAddr interprets --listen-addr: a bare IP (or host) sets the bind
+// address; host:port is returned as the full listen address.
+func applyListenAddr(cfg *config.NamesrvConfig, listenAddr string) (string, error) {
+	if listenAddr == "" {
+		return "", nil
+	}
+	if host, portStr, err := net.SplitHostPort(listenAddr); err == nil {
+		p, err := strconv.Atoi(portStr)
+		if err != nil || p < 0 || p > 65535 {
+			return "", fmt.Errorf("--listen-addr %q: bad port", listenAddr)
+		}
+		cfg.BindAddress, cfg.ListenPort = host, p
+		return listenAddr, nil
+	}
+	cfg.BindAddress = listenAddr
+	return "", nil
+}
+
+// runNamesrv starts a NameServer and serves until ctx is cancelled, then
+// shuts it down gracefully.
+func runNamesrv(ctx context.Context, cfg namesrv.Config, log *slog.Logger) error {
+	srv, err := namesrv.New(cfg)
+	if err != nil {
+		return err
+	}
+	if err := srv.Start(); err != nil {
+		return err
+	}
+	log.Info("rocketd: NameServer ready", "addr", srv.Addr())
+	<-ctx.Done()
+	log.Info("rocketd: shutting down", "grace", shutdownGrace)
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("namesrv shutdown: %w", err)
+	}
+	log.Info("rocketd: stopped")
+	return nil
+}
