@@ -86,7 +86,7 @@ func (d *dispatcher) stop() {
 	}
 }
 
-func (d *dispatcher) dispatched() int64       { return d.next.Load() }
+func (d *dispatcher) dispatched() int64         { return d.next.Load() }
 func (d *dispatcher) lastStoreTimestamp() int64 { return d.lastTs.Load() }
 
 func (d *dispatcher) err() error {

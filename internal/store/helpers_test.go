@@ -106,7 +106,7 @@ func newSteppedClock() *steppedClock {
 	return c
 }
 
-func (c *steppedClock) Now() time.Time         { return time.UnixMilli(c.ms.Load()) }
+func (c *steppedClock) Now() time.Time          { return time.UnixMilli(c.ms.Load()) }
 func (c *steppedClock) Advance(d time.Duration) { c.ms.Add(d.Milliseconds()) }
 
 // checkNoUnitPastEnd asserts that no ConsumeQueue unit points past the
