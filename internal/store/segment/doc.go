@@ -15,7 +15,9 @@
 // Every file of a queue has exactly the configured size (CommitLog: 1 GiB;
 // tests use 64 KiB); Open refuses a directory holding a file of another size
 // or a gap between consecutive files, because offsets could no longer be
-// mapped to files. The files are contiguous: file i+1 starts at the end of
+// mapped to files. The one exception is a last file that is too short (cut
+// by a crash or a half-truncated copy): it is extended with zeros, and
+// recovery truncates the log at the end of its valid records. The files are contiguous: file i+1 starts at the end of
 // file i. Files named "<20 digits>.tmp" are unfinished preallocations (a crash
 // hit the allocator) and are removed on Open.
 //

@@ -109,6 +109,16 @@ func Open(cfg Config) (*Queue, error) {
 			return nil, fmt.Errorf("segment: open %s: %w", path, err)
 		}
 		size, err := vf.Size()
+		if err == nil && size < cfg.Size && name == lastSegmentName(names) {
+			// A last file cut short (a crash while the file system
+			// extended it, or a half-truncated copy): extend it with zeros;
+			// recovery then stops at the end of its valid records.
+			cfg.Logger.Warn("segment: extending a short last file", "path", path, "size", size, "want", cfg.Size)
+			if err = vf.Truncate(cfg.Size); err == nil {
+				err = vf.Sync()
+			}
+			size = cfg.Size
+		}
 		if err == nil && size != cfg.Size {
 			err = fmt.Errorf("size %d, want %d", size, cfg.Size)
 		}
@@ -345,4 +355,14 @@ func (q *Queue) DeleteBelow(offset int64) (int, error) {
 	q.mu.files = files[len(drop):]
 	q.mu.Unlock()
 	return len(drop), q.removeFiles(drop, "below minimum offset")
+}
+
+// lastSegmentName returns the greatest segment name in a sorted listing.
+func lastSegmentName(names []string) string {
+	for i := len(names) - 1; i >= 0; i-- {
+		if _, err := ParseName(names[i]); err == nil {
+			return names[i]
+		}
+	}
+	return ""
 }

@@ -146,12 +146,23 @@ func TestOpenRejectsBadDirectories(t *testing.T) {
 		t.Fatal("tmp file kept")
 	}
 
-	// Wrong size.
-	vf, _ := fs.OpenReadWrite(filepath.Join("d", Name(testSize)))
+	// A short last file is extended; a short file in the middle is refused.
+	vf, _ := fs.OpenReadWrite(filepath.Join("d", Name(2*testSize)))
+	_ = vf.Truncate(testSize / 2)
+	_ = vf.Close()
+	q = openQueue(t, fs, "d", false)
+	if q.Len() != 3 {
+		t.Fatalf("len %d after extending the last file", q.Len())
+	}
+	_ = q.Close()
+	if fi, err := fs.Stat(filepath.Join("d", Name(2*testSize))); err != nil || fi.Size() != testSize {
+		t.Fatalf("last file not extended: %v %v", fi, err)
+	}
+	vf, _ = fs.OpenReadWrite(filepath.Join("d", Name(testSize)))
 	_ = vf.Truncate(testSize / 2)
 	_ = vf.Close()
 	if _, err := Open(Config{Dir: "d", FS: fs, Size: testSize}); err == nil {
-		t.Fatal("short file accepted")
+		t.Fatal("short middle file accepted")
 	}
 	_ = fs.Remove(filepath.Join("d", Name(testSize)))
 	// Gap.

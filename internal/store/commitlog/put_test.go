@@ -1,0 +1,175 @@
+package commitlog
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rocketd/rocketd/internal/message"
+	"github.com/rocketd/rocketd/internal/vfs"
+)
+
+func TestDelayRewrite(t *testing.T) {
+	l := openLog(t, testConfig(vfs.NewMem(), false))
+	defer l.Close()
+	cases := []struct {
+		name      string
+		sysFlag   int32
+		props     string
+		opts      PutOptions
+		topic     string
+		qid       int32
+		wantDelay string
+	}{
+		{"level 3", 0, "DELAY\x013\x02TAGS\x01a", PutOptions{}, message.ScheduleTopic, 2, "3"},
+		{"capped", 0, "DELAY\x0199", PutOptions{}, message.ScheduleTopic, 17, "18"},
+		{"commit type", message.TransactionCommitType, "DELAY\x011", PutOptions{}, message.ScheduleTopic, 0, "1"},
+		{"prepared kept", message.TransactionPreparedType, "DELAY\x012", PutOptions{}, "Orders", 6, "2"},
+		{"rollback kept", message.TransactionRollbackType, "DELAY\x012", PutOptions{}, "Orders", 6, "2"},
+		{"level 0", 0, "DELAY\x010", PutOptions{}, "Orders", 6, "0"},
+		{"not a number", 0, "DELAY\x01x", PutOptions{}, "Orders", 6, "x"},
+		{"redelivery", 0, "DELAY\x014", PutOptions{NoDelayRewrite: true}, "Orders", 6, "4"},
+	}
+	for _, c := range cases {
+		r := newRecord("Orders", 6, []byte("b"), c.props)
+		r.SysFlag = c.sysFlag
+		res := l.Put(context.Background(), r, c.opts)
+		if res.Status != PutOK {
+			t.Fatalf("%s: %v", c.name, res.Status)
+		}
+		waitFor(t, func() bool { return l.Committed() == l.MaxOffset() })
+		rec, buf, err := l.ReadRecordAt(res.WroteOffset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Topic != c.topic || rec.QueueID != c.qid {
+			t.Errorf("%s: stored in %s/%d, want %s/%d", c.name, rec.Topic, rec.QueueID, c.topic, c.qid)
+		}
+		if v, _ := message.Property(rec.Properties, message.PropertyDelayTimeLevel); v != c.wantDelay {
+			t.Errorf("%s: DELAY=%q want %q", c.name, v, c.wantDelay)
+		}
+		rt, _ := message.Property(rec.Properties, message.PropertyRealTopic)
+		rq, _ := message.Property(rec.Properties, message.PropertyRealQueueID)
+		if rewritten := c.topic == message.ScheduleTopic; rewritten != (rt == "Orders" && rq == "6") {
+			t.Errorf("%s: REAL_TOPIC=%q REAL_QID=%q", c.name, rt, rq)
+		}
+		if c.props == "DELAY\x013\x02TAGS\x01a" {
+			if v, _ := message.Property(rec.Properties, message.PropertyTags); v != "a" {
+				t.Errorf("%s: other properties lost: %q", c.name, rec.Properties)
+			}
+		}
+		buf.Release()
+	}
+}
+
+func TestQueueOffsets(t *testing.T) {
+	l := openLog(t, testConfig(vfs.NewMem(), false))
+	defer l.Close()
+	put := func(topic string, qid int32, sysFlag int32) int64 {
+		r := newRecord(topic, qid, []byte("x"), "")
+		r.SysFlag = sysFlag
+		res := l.Put(context.Background(), r, PutOptions{})
+		if res.Status != PutOK {
+			t.Fatal(res.Status)
+		}
+		if r.QueueOffset != res.QueueOffset || r.PhysicalOffset != res.WroteOffset || r.StoreTimestamp != res.StoreTimestamp {
+			t.Fatal("record not filled in")
+		}
+		return res.QueueOffset
+	}
+	seq := []struct {
+		topic   string
+		qid     int32
+		sysFlag int32
+		want    int64
+	}{
+		{"A", 0, 0, 0}, {"A", 0, 0, 1}, {"A", 1, 0, 0}, {"B", 0, 0, 0},
+		{"A", 0, message.TransactionPreparedType, 0}, // half message: 0, no advance
+		{"A", 0, message.TransactionRollbackType, 0}, // rollback: 0, no advance
+		{"A", 0, message.TransactionCommitType, 2},
+		{"A", 0, 0, 3},
+	}
+	for i, s := range seq {
+		if got := put(s.topic, s.qid, s.sysFlag); got != s.want {
+			t.Fatalf("step %d: queue offset %d, want %d", i, got, s.want)
+		}
+	}
+	if l.QueueOffset("A", 0) != 4 || l.QueueOffset("A", 1) != 1 || l.QueueOffset("Z", 0) != 0 {
+		t.Fatal("QueueOffset table")
+	}
+	l.SetQueueOffset("A", 1, 100)
+	if got := put("A", 1, 0); got != 100 {
+		t.Fatalf("after SetQueueOffset: %d", got)
+	}
+	l.RemoveQueueOffsets("A")
+	if l.QueueOffset("A", 0) != 0 || l.QueueOffset("B", 0) != 1 {
+		t.Fatal("RemoveQueueOffsets")
+	}
+}
+
+func TestSizeChecks(t *testing.T) {
+	cfg := testConfig(vfs.NewMem(), false)
+	cfg.MaxMessageSize = 1000
+	l := openLog(t, cfg)
+	defer l.Close()
+	cases := []struct {
+		name string
+		r    *message.Record
+		want PutStatus
+	}{
+		{"topic 127", newRecord(strings.Repeat("t", 127), 0, nil, ""), PutOK},
+		{"topic 128", newRecord(strings.Repeat("t", 128), 0, nil, ""), MessageIllegal},
+		{"empty topic", newRecord("", 0, nil, ""), MessageIllegal},
+		{"props 32767", newRecord("T", 0, nil, "K\x01"+strings.Repeat("v", 32765)), PutOK},
+		{"props 32768", newRecord("T", 0, nil, "K\x01"+strings.Repeat("v", 32766)), PropertiesSizeExceeded},
+		{"body max", newRecord("T", 0, make([]byte, 1000), ""), PutOK},
+		{"body max+1", newRecord("T", 0, make([]byte, 1001), ""), MessageIllegal},
+	}
+	for _, c := range cases {
+		if got := l.Put(context.Background(), c.r, PutOptions{}).Status; got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+	// A record that cannot fit a segment (with room for the filler) is refused.
+	cfg = testConfig(vfs.NewMem(), false)
+	l2 := openLog(t, cfg)
+	defer l2.Close()
+	if got := l2.Put(context.Background(), newRecord("T", 0, make([]byte, testSegment-recordOverhead-7), ""), PutOptions{}).Status; got != MessageIllegal {
+		t.Errorf("record larger than a segment: %v", got)
+	}
+	if got := l2.Put(context.Background(), newRecord("T", 0, make([]byte, testSegment-recordOverhead-8), ""), PutOptions{}).Status; got != PutOK {
+		t.Errorf("record filling a segment: %v", got)
+	}
+}
+
+func TestPageCacheBusy(t *testing.T) {
+	cfg := testConfig(vfs.NewMem(), false)
+	cfg.OSPageCacheBusyTimeout = 50 * time.Millisecond
+	l := openLog(t, cfg)
+	defer l.Close()
+	l.lock() // a put stuck under the lock
+	time.Sleep(60 * time.Millisecond)
+	if !l.Busy() {
+		t.Fatal("not busy")
+	}
+	if st := l.Put(context.Background(), newRecord("T", 0, nil, ""), PutOptions{}).Status; st != OSPageCacheBusy {
+		t.Fatalf("status %v", st)
+	}
+	l.unlock()
+	if st := l.Put(context.Background(), newRecord("T", 0, nil, ""), PutOptions{}).Status; st != PutOK {
+		t.Fatalf("after unlock: %v", st)
+	}
+}
+
+func TestStatusNames(t *testing.T) {
+	if PutOK.String() != "PUT_OK" || OSPageCacheBusy.String() != "OS_PAGECACHE_BUSY" || UnknownError.String() != "UNKNOWN_ERROR" {
+		t.Fatal("names")
+	}
+	if PutStatus(99).String() != "PutStatus(99)" {
+		t.Fatal(PutStatus(99).String())
+	}
+	if !FlushDiskTimeout.Stored() || MessageIllegal.Stored() {
+		t.Fatal("Stored")
+	}
+}
