@@ -340,3 +340,31 @@ func TestSmallBodies(t *testing.T) {
 		}
 	}
 }
+
+func TestOffsetTables(t *testing.T) {
+	var f ConsumerOffsetTable
+	if err := UnmarshalFastJSON([]byte(javaConsumerOffsetJSON), &f); err != nil {
+		t.Fatal(err)
+	}
+	if f.OffsetTable["%RETRY%g@g"][0] != 0 || f.OffsetTable["TopicTest@please_rename_unique_group_name_4"][3] != 250 {
+		t.Fatalf("got %+v", f)
+	}
+	var d DelayOffsetTable
+	if err := UnmarshalFastJSON([]byte("{\n\t\"offsetTable\":{1:0,2:15,3:7\n\t}\n}"), &d); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := MarshalFastJSONPretty(&d)
+	if string(out) != "{\n\t\"offsetTable\":{1:0,2:15,3:7\n\t}\n}" {
+		t.Fatalf("delay offsets pretty: %q", out)
+	}
+	stats := ConsumeStats{OffsetTable: map[MessageQueue]OffsetWrapper{{Topic: "T", BrokerName: "b"}: {BrokerOffset: 9, ConsumerOffset: 8, LastTimestamp: 7}}, ConsumeTps: 2.5}
+	out, _ = MarshalFastJSON(&stats)
+	const want = `{"consumeTps":2.5,"offsetTable":{{"brokerName":"b","queueId":0,"topic":"T"}:{"brokerOffset":9,"consumerOffset":8,"lastTimestamp":7}}}`
+	if string(out) != want {
+		t.Fatalf("consume stats %s", out)
+	}
+	var back ConsumeStats
+	if err := UnmarshalFastJSON(out, &back); err != nil || !reflect.DeepEqual(back, stats) {
+		t.Fatalf("consume stats back %+v %v", back, err)
+	}
+}

@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -68,7 +69,8 @@ type extReader struct {
 
 func (r *extReader) fail(key, val string, err error) {
 	if r.err == nil {
-		if ne, ok := err.(*strconv.NumError); ok {
+		var ne *strconv.NumError
+		if errors.As(err, &ne) {
 			err = ne.Err // the NumError repeats the value and function name
 		}
 		r.err = &FieldError{Header: r.header, Key: key, Value: val, Err: err}

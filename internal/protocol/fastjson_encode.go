@@ -335,7 +335,14 @@ func (f *structField) omit(v reflect.Value) bool {
 	case reflect.Pointer, reflect.Interface:
 		return v.IsNil()
 	}
-	return f.omitEmpty && v.IsZero() || f.omitEmpty && (v.Kind() == reflect.Slice || v.Kind() == reflect.Map) && v.Len() == 0
+	if !f.omitEmpty {
+		return false
+	}
+	switch v.Kind() {
+	case reflect.Slice, reflect.Map:
+		return v.Len() == 0
+	}
+	return v.IsZero()
 }
 
 var structFieldCache sync.Map // reflect.Type -> []structField

@@ -213,6 +213,12 @@ func TestHeaderRoundTrips(t *testing.T) {
 		&GetKVConfigResponseHeader{}, &GetKVListByNamespaceRequestHeader{},
 		&DeleteTopicFromNamesrvRequestHeader{}, &GetTopicsByClusterRequestHeader{},
 		&BrokerPermRequestHeader{}, &WipeWritePermOfBrokerResponseHeader{}, &AddWritePermOfBrokerResponseHeader{},
+		&DeleteSubscriptionGroupRequestHeader{}, &GetConsumeStatsRequestHeader{}, &ResetOffsetRequestHeader{},
+		&GetConsumerStatusRequestHeader{}, &QueryConsumeTimeSpanRequestHeader{},
+		&GetConsumerRunningInfoRequestHeader{}, &ConsumeMessageDirectlyResultRequestHeader{},
+		&CloneGroupOffsetRequestHeader{}, &GetConsumeStatsInBrokerHeader{}, &QueryConsumeQueueRequestHeader{},
+		&ViewBrokerStatsDataRequestHeader{}, &QueryCorrectionOffsetHeader{},
+		&ResumeCheckHalfMessageRequestHeader{}, &GetBrokerConfigResponseHeader{},
 	}
 	for _, h := range headers {
 		name := reflect.TypeOf(h).Elem().Name()

@@ -1,0 +1,51 @@
+package protocol
+
+// Offset tables and admin statistics bodies (rocketmq-spec.md §4.6, §6.5).
+
+// ConsumerOffsetTable is consumerOffset.json and the GET_ALL_CONSUMER_OFFSET
+// body: "topic@group" -> queueId -> offset. fastjson writes the queue ids
+// unquoted; MarshalFastJSONPretty writes the file as Java does.
+type ConsumerOffsetTable struct {
+	OffsetTable map[string]map[int32]int64 `json:"offsetTable"`
+	// DataVersion is a 5.x property; omitted when nil.
+	DataVersion *DataVersion `json:"dataVersion,omitempty"`
+}
+
+// DelayOffsetTable is delayOffset.json and the GET_ALL_DELAY_OFFSET body:
+// delay level (1-based) -> next offset of that schedule queue to deliver.
+type DelayOffsetTable struct {
+	OffsetTable map[int32]int64 `json:"offsetTable"`
+	DataVersion *DataVersion    `json:"dataVersion,omitempty"` // 5.x
+}
+
+// SubscriptionGroupTable is subscriptionGroup.json and the
+// GET_ALL_SUBSCRIPTIONGROUP_CONFIG body.
+type SubscriptionGroupTable struct {
+	SubscriptionGroupTable map[string]SubscriptionGroupConfig `json:"subscriptionGroupTable"`
+	DataVersion            DataVersion                        `json:"dataVersion"`
+}
+
+// TopicOffset is one queue's range in TopicStatsTable.
+type TopicOffset struct {
+	MinOffset           int64 `json:"minOffset"`
+	MaxOffset           int64 `json:"maxOffset"`
+	LastUpdateTimestamp int64 `json:"lastUpdateTimestamp"`
+}
+
+// TopicStatsTable answers GET_TOPIC_STATS_INFO.
+type TopicStatsTable struct {
+	OffsetTable map[MessageQueue]TopicOffset `json:"offsetTable"`
+}
+
+// OffsetWrapper is one queue's progress in ConsumeStats.
+type OffsetWrapper struct {
+	BrokerOffset   int64 `json:"brokerOffset"`
+	ConsumerOffset int64 `json:"consumerOffset"`
+	LastTimestamp  int64 `json:"lastTimestamp"` // store time of the last consumed message
+}
+
+// ConsumeStats answers GET_CONSUME_STATS.
+type ConsumeStats struct {
+	OffsetTable map[MessageQueue]OffsetWrapper `json:"offsetTable"`
+	ConsumeTps  float64                        `json:"consumeTps"`
+}
