@@ -1,0 +1,123 @@
+// Command rocketctl is rocketd's operator tool. Each subcommand is one or a
+// few remoting calls to a NameServer (or, later, a broker):
+//
+//	rocketctl route --topic T        the route of a topic
+//	rocketctl cluster                brokers by cluster
+//	rocketctl topics [--cluster C]   topic names
+//	rocketctl kv get|put|delete|list KV configuration
+//
+// Output is human-readable; --json prints the response body as standard JSON.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/remoting"
+)
+
+func main() {
+	root, closeClient := newRootCommand()
+	err := root.Execute()
+	closeClient()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "rocketctl:", err)
+		os.Exit(1)
+	}
+}
+
+// ctl holds the shared flags and the connection of one invocation.
+type ctl struct {
+	namesrv string
+	timeout time.Duration
+	json    bool
+
+	client *remoting.Client
+	out    io.Writer
+}
+
+func defaultNamesrv() string {
+	if v := os.Getenv("NAMESRV_ADDR"); v != "" {
+		return v
+	}
+	return "127.0.0.1:9876"
+}
+
+// newRootCommand returns the command tree and a function that closes the
+// connections it opened (cobra skips post-run hooks when a command fails, so
+// the caller closes after Execute).
+func newRootCommand() (*cobra.Command, func()) {
+	c := &ctl{}
+	root := &cobra.Command{
+		Use:           "rocketctl",
+		Short:         "Operate rocketd (and RocketMQ) NameServers and brokers",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
+			c.out = cmd.OutOrStdout()
+			c.client = remoting.NewClient(remoting.ClientConfig{DialTimeout: c.timeout})
+		},
+	}
+	pf := root.PersistentFlags()
+	pf.StringVar(&c.namesrv, "namesrv", defaultNamesrv(), "NameServer address host:port ($NAMESRV_ADDR when set)")
+	pf.DurationVar(&c.timeout, "timeout", 5*time.Second, "timeout of each call")
+	pf.BoolVar(&c.json, "json", false, "print the raw response body as JSON")
+	root.AddCommand(newRouteCommand(c), newClusterCommand(c), newTopicsCommand(c), newKVCommand(c))
+	return root, func() {
+		if c.client != nil {
+			c.client.Close()
+		}
+	}
+}
+
+// call sends one request to the NameServer. It returns the response whatever
+// its code; transport failures are errors.
+func (c *ctl) call(code int32, ext map[string]string, body []byte) (*remoting.Command, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	defer cancel()
+	req := remoting.NewRequest(code, ext, body)
+	resp, err := c.client.Invoke(ctx, c.namesrv, req)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.namesrv, err)
+	}
+	return resp, nil
+}
+
+// callOK is call that turns a non-SUCCESS response into an error.
+func (c *ctl) callOK(what string, code int32, ext map[string]string) (*remoting.Command, error) {
+	resp, err := c.call(code, ext, nil)
+	if err != nil {
+		return nil, err
+	}
+	if resp.Code != protocol.Success {
+		return nil, &responseError{what: what, code: resp.Code, remark: resp.Remark}
+	}
+	return resp, nil
+}
+
+// responseError is a non-SUCCESS answer.
+type responseError struct {
+	what   string
+	code   int32
+	remark string
+}
+
+func (e *responseError) Error() string {
+	return fmt.Sprintf("%s: response code %d: %s", e.what, e.code, e.remark)
+}
+
+// printJSON writes a body as standard JSON (fastjson's unquoted keys quoted).
+func (c *ctl) printJSON(body []byte) error {
+	norm, err := protocol.NormalizeFastJSON(body)
+	if err != nil {
+		return fmt.Errorf("response body is not JSON: %w", err)
+	}
+	_, err = fmt.Fprintf(c.out, "%s\n", norm)
+	return err
+}
