@@ -26,20 +26,23 @@ const maxRegisterBodyInflated = 256 << 20
 
 // DecodeRegisterBrokerBody reads a REGISTER_BROKER body: the zlib form when
 // compressed (header "compressed"), otherwise fastjson text; requests from
-// brokers older than V3_0_11 carry a bare TopicConfigSerializeWrapper.
+// brokers older than V3_0_11 carry a bare TopicConfigSerializeWrapper,
+// recognised by its topicConfigTable property.
 func DecodeRegisterBrokerBody(body []byte, compressed bool, version int32) (*RegisterBrokerBody, error) {
 	if compressed {
 		return decodeCompressedRegisterBody(body)
 	}
 	var b RegisterBrokerBody
-	if version < VersionV3_0_11 && version != 0 {
+	if err := UnmarshalFastJSON(body, &b); err != nil {
+		return nil, fmt.Errorf("protocol: register-broker body: %w", err)
+	}
+	if version < VersionV3_0_11 && b.TopicConfigSerializeWrapper.TopicConfigTable == nil {
+		// An old broker (or one that left version unset) sent the bare
+		// wrapper. Java goes by the version alone; looking at the content
+		// too accepts both shapes from a version-0 sender.
 		if err := UnmarshalFastJSON(body, &b.TopicConfigSerializeWrapper); err != nil {
 			return nil, fmt.Errorf("protocol: register-broker body: %w", err)
 		}
-		return &b, nil
-	}
-	if err := UnmarshalFastJSON(body, &b); err != nil {
-		return nil, fmt.Errorf("protocol: register-broker body: %w", err)
 	}
 	return &b, nil
 }

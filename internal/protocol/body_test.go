@@ -198,6 +198,19 @@ func TestRegisterBrokerBodyJSON(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(old.TopicConfigSerializeWrapper, body.TopicConfigSerializeWrapper) {
 		t.Fatalf("old body: %+v %v", old, err)
 	}
+	for _, v := range []int32{0, 30} {
+		old, err := DecodeRegisterBrokerBody(wrapper, false, v)
+		if err != nil || !reflect.DeepEqual(old.TopicConfigSerializeWrapper, body.TopicConfigSerializeWrapper) {
+			t.Fatalf("version %d, bare wrapper: %+v %v", v, old, err)
+		}
+		cur, err := DecodeRegisterBrokerBody([]byte(got), false, v)
+		if err != nil || !reflect.DeepEqual(cur, body) {
+			t.Fatalf("version %d, full body: %+v %v", v, cur, err)
+		}
+	}
+	if _, err := DecodeRegisterBrokerBody([]byte(`{"topicConfigSerializeWrapper":`), false, CurrentVersion); err == nil {
+		t.Fatal("truncated JSON accepted")
+	}
 }
 
 // javaCompressedBody builds the §4.4 compressed layout by hand, independently
