@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"cmp"
 	"encoding"
 	"encoding/base64"
 	"fmt"
@@ -207,7 +208,7 @@ func (e *fastjsonEncoder) mapValue(v reflect.Value, depth int) error {
 	}
 	slices.SortFunc(entries, func(a, b mapEntry) int {
 		if a.isNum && b.isNum {
-			return cmpInt64(a.num, b.num)
+			return cmp.Compare(a.num, b.num)
 		}
 		return strings.Compare(a.sort, b.sort)
 	})
@@ -232,16 +233,6 @@ func (e *fastjsonEncoder) mapValue(v reflect.Value, depth int) error {
 	e.newline()
 	e.buf = append(e.buf, '}')
 	return nil
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func (e *fastjsonEncoder) mapKey(k reflect.Value, depth int) (mapEntry, error) {
