@@ -86,21 +86,41 @@ func TestEncodeDoesNotAllocate(t *testing.T) {
 // the round-trip benchmarks, as a busy producer client does.
 const inflightPerConn = 32
 
+// roundTripRounds: the remoting and the raw runs alternate this many times,
+// so a change in machine load hits both alike.
+const roundTripRounds = 4
+
 // BenchmarkRoundTrip measures request/response round trips per second over
 // loopback with the SEND_MESSAGE_V2 request and its response, and in the
 // same run a raw TCP echo moving the same byte sizes with the same
-// concurrency (buffered, flushing only when the input is drained: a best
-// case for plain sockets). Metrics: rt/s (remoting), raw-rt/s, and
-// pct-of-raw.
+// connections and concurrency (buffered, flushing only when its input is
+// drained: a best case for plain sockets). Only the remoting part is timed
+// by b; metrics: rt/s (remoting), raw-rt/s, pct-of-raw.
 func BenchmarkRoundTrip(b *testing.B) {
 	reqFrame, _ := benchRequest(JSON).AppendFrame(nil)
 	respFrame, _ := benchResponse(JSON).AppendFrame(nil)
 	for _, conns := range []int{1, 16} {
 		b.Run(fmt.Sprintf("conns=%d", conns), func(b *testing.B) {
-			rawRate := rawEchoRate(b, conns, b.N, len(reqFrame), len(respFrame))
+			b.StopTimer()
+			rem := newRemotingBench(b, conns)
+			defer rem.close()
+			raw := newRawEcho(b, conns, len(reqFrame), len(respFrame))
+			defer raw.close()
 			b.ReportAllocs()
 			b.SetBytes(int64(len(reqFrame) + len(respFrame)))
-			rate := remotingRate(b, conns, b.N)
+			var remTime, rawTime time.Duration
+			for round := range roundTripRounds {
+				n := b.N / roundTripRounds
+				if round == 0 {
+					n += b.N % roundTripRounds
+				}
+				rawTime += raw.run(n)
+				b.StartTimer()
+				remTime += rem.run(b, n)
+				b.StopTimer()
+			}
+			rate := float64(b.N) / remTime.Seconds()
+			rawRate := float64(b.N) / rawTime.Seconds()
 			b.ReportMetric(rate, "rt/s")
 			b.ReportMetric(rawRate, "raw-rt/s")
 			b.ReportMetric(100*rate/rawRate, "pct-of-raw")
@@ -108,11 +128,15 @@ func BenchmarkRoundTrip(b *testing.B) {
 	}
 }
 
-// remotingRate runs n round trips through Server and Client (one Client per
-// connection, since a Client keeps one connection per address) and returns
-// round trips per second. Only this part is timed by b.
-func remotingRate(b *testing.B, conns, n int) float64 {
-	b.StopTimer()
+// remotingBench is a Server answering SEND_MESSAGE_V2 from a family and one
+// Client per connection (a Client keeps one connection per address).
+type remotingBench struct {
+	s       *Server
+	addr    string
+	clients []*Client
+}
+
+func newRemotingBench(b *testing.B, conns int) *remotingBench {
 	s := NewServer(ServerConfig{Addr: "127.0.0.1:0"})
 	resp := benchResponse(JSON)
 	s.Handle(protocol.SendMessageV2, s.NewFamily("send", 4, 4096), func(_ *Conn, req *Command) *Command {
@@ -122,28 +146,36 @@ func remotingRate(b *testing.B, conns, n int) float64 {
 	if err := s.Start(); err != nil {
 		b.Fatal(err)
 	}
-	defer func() { _ = s.Shutdown(context.Background()) }()
-	addr := s.Addr().String()
-	clients := make([]*Client, conns)
-	for i := range clients {
-		clients[i] = NewClient(ClientConfig{})
-		defer clients[i].Close()
-		if _, err := clients[i].Invoke(context.Background(), addr, benchRequest(JSON)); err != nil {
+	rb := &remotingBench{s: s, addr: s.Addr().String()}
+	for range conns {
+		c := NewClient(ClientConfig{})
+		rb.clients = append(rb.clients, c)
+		if _, err := c.Invoke(context.Background(), rb.addr, benchRequest(JSON)); err != nil {
 			b.Fatal(err)
 		}
 	}
+	return rb
+}
+
+func (rb *remotingBench) close() {
+	for _, c := range rb.clients {
+		_ = c.Close()
+	}
+	_ = rb.s.Shutdown(context.Background())
+}
+
+func (rb *remotingBench) run(b *testing.B, n int) time.Duration {
 	var left atomic.Int64
 	left.Store(int64(n))
 	var wg sync.WaitGroup
 	ctx := context.Background()
 	start := time.Now()
-	b.StartTimer()
-	for _, c := range clients {
+	for _, c := range rb.clients {
 		for range inflightPerConn {
 			wg.Go(func() {
 				req := benchRequest(JSON)
 				for left.Add(-1) >= 0 {
-					if _, err := c.Invoke(ctx, addr, req); err != nil {
+					if _, err := c.Invoke(ctx, rb.addr, req); err != nil {
 						b.Error(err)
 						return
 					}
@@ -152,27 +184,40 @@ func remotingRate(b *testing.B, conns, n int) float64 {
 		}
 	}
 	wg.Wait()
-	b.StopTimer()
-	return float64(n) / time.Since(start).Seconds()
+	return time.Since(start)
 }
 
-// rawEchoRate runs n exchanges of reqSize bytes out, respSize bytes back
-// over plain TCP with the same connection count and concurrency, and
-// returns exchanges per second.
-func rawEchoRate(b *testing.B, conns, n, reqSize, respSize int) float64 {
-	b.StopTimer()
+// rawEcho is the baseline: per connection, a writer goroutine sends
+// reqSize-byte messages for the callers (flushing when none is queued), a
+// reader goroutine reads respSize-byte answers and wakes the callers in
+// order; the server reads a request and writes an answer, flushing when its
+// input is drained.
+type rawEcho struct {
+	ln      net.Listener
+	srv     sync.WaitGroup
+	io      sync.WaitGroup
+	clients []*rawClient
+}
+
+type rawClient struct {
+	nc    net.Conn
+	sends chan chan struct{} // callers -> writer
+	order chan chan struct{} // writer -> reader, in wire order
+}
+
+func newRawEcho(b *testing.B, conns, reqSize, respSize int) *rawEcho {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
 	}
-	var srv sync.WaitGroup
-	srv.Go(func() {
+	e := &rawEcho{ln: ln}
+	e.srv.Go(func() {
 		for {
 			nc, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			srv.Go(func() {
+			e.srv.Go(func() {
 				defer nc.Close()
 				br := bufio.NewReaderSize(nc, readBufferSize)
 				bw := bufio.NewWriterSize(nc, 64<<10)
@@ -182,36 +227,21 @@ func rawEchoRate(b *testing.B, conns, n, reqSize, respSize int) float64 {
 						return
 					}
 					_, _ = bw.Write(out)
-					if br.Buffered() < reqSize {
-						if bw.Flush() != nil {
-							return
-						}
+					if br.Buffered() < reqSize && bw.Flush() != nil {
+						return
 					}
 				}
 			})
 		}
 	})
-	defer srv.Wait()
-	defer ln.Close()
-
-	var left atomic.Int64
-	left.Store(int64(n))
-	var wg sync.WaitGroup
-	type rawClient struct {
-		nc    net.Conn
-		sends chan chan struct{} // to the writer
-		order chan chan struct{} // writer -> reader, in wire order
-	}
-	clients := make([]*rawClient, conns)
-	for i := range clients {
+	for range conns {
 		nc, err := net.Dial("tcp", ln.Addr().String())
 		if err != nil {
 			b.Fatal(err)
 		}
 		rc := &rawClient{nc: nc, sends: make(chan chan struct{}, inflightPerConn), order: make(chan chan struct{}, inflightPerConn)}
-		clients[i] = rc
-		var io2 sync.WaitGroup
-		wg.Go(func() { // writer: coalesces whatever is queued
+		e.clients = append(e.clients, rc)
+		e.io.Go(func() {
 			bw := bufio.NewWriterSize(nc, 64<<10)
 			req := make([]byte, reqSize)
 			for w := range rc.sends {
@@ -222,9 +252,8 @@ func rawEchoRate(b *testing.B, conns, n, reqSize, respSize int) float64 {
 				}
 			}
 			close(rc.order)
-			io2.Wait()
 		})
-		io2.Go(func() { // reader
+		e.io.Go(func() {
 			br := bufio.NewReaderSize(nc, readBufferSize)
 			resp := make([]byte, respSize)
 			for w := range rc.order {
@@ -235,9 +264,15 @@ func rawEchoRate(b *testing.B, conns, n, reqSize, respSize int) float64 {
 			}
 		})
 	}
-	start := time.Now()
+	return e
+}
+
+func (e *rawEcho) run(n int) time.Duration {
+	var left atomic.Int64
+	left.Store(int64(n))
 	var callers sync.WaitGroup
-	for _, rc := range clients {
+	start := time.Now()
+	for _, rc := range e.clients {
 		for range inflightPerConn {
 			callers.Go(func() {
 				done := make(chan struct{}, 1)
@@ -249,13 +284,17 @@ func rawEchoRate(b *testing.B, conns, n, reqSize, respSize int) float64 {
 		}
 	}
 	callers.Wait()
-	elapsed := time.Since(start)
-	for _, rc := range clients {
+	return time.Since(start)
+}
+
+func (e *rawEcho) close() {
+	for _, rc := range e.clients {
 		close(rc.sends)
 	}
-	wg.Wait()
-	for _, rc := range clients {
+	e.io.Wait()
+	for _, rc := range e.clients {
 		_ = rc.nc.Close()
 	}
-	return float64(n) / elapsed.Seconds()
+	_ = e.ln.Close()
+	e.srv.Wait()
 }

@@ -183,7 +183,23 @@ func (c *Conn) WriteResponse(resp *Command) error {
 
 // send queues cmd's frame for the writer. It blocks only while more than
 // maxPendingWrite bytes are queued (the peer is not reading).
+//
+// The frame is encoded outside the lock into a pooled buffer and copied in
+// under it: many goroutines send on one connection (a producer's callers,
+// a family's workers) and should wait for a short copy, not for each
+// other's encoding.
 func (c *Conn) send(cmd *Command) error {
+	bp := encodeBuffers.Get().(*[]byte)
+	frame, err := cmd.AppendFrame((*bp)[:0])
+	defer func() {
+		if cap(frame) <= maxPooledEncodeBuffer {
+			*bp = frame[:0]
+			encodeBuffers.Put(bp)
+		}
+	}()
+	if err != nil {
+		return fmt.Errorf("remoting: send code %d to %s: %w", cmd.Code, c.RemoteAddr(), err)
+	}
 	c.wmu.Lock()
 	for len(c.wmu.buf) >= maxPendingWrite && c.wmu.err == nil {
 		c.wmu.cond.Wait()
@@ -193,12 +209,8 @@ func (c *Conn) send(cmd *Command) error {
 		return err
 	}
 	wasEmpty := len(c.wmu.buf) == 0
-	var err error
-	c.wmu.buf, err = cmd.AppendFrame(c.wmu.buf)
+	c.wmu.buf = append(c.wmu.buf, frame...)
 	c.wmu.Unlock()
-	if err != nil {
-		return fmt.Errorf("remoting: send code %d to %s: %w", cmd.Code, c.RemoteAddr(), err)
-	}
 	// Whoever makes the buffer non-empty wakes the writer; later senders
 	// find it non-empty and know a wake-up is pending or the writer has not
 	// swapped the buffer yet.
@@ -210,6 +222,16 @@ func (c *Conn) send(cmd *Command) error {
 	}
 	return nil
 }
+
+// encodeBuffers holds *[]byte scratch buffers for send.
+var encodeBuffers = sync.Pool{New: func() any {
+	b := make([]byte, 0, 4096)
+	return &b
+}}
+
+// maxPooledEncodeBuffer: buffers grown by a large frame (a pull response
+// body) are left to the GC rather than pooled.
+const maxPooledEncodeBuffer = 64 << 10
 
 // writeLoop takes everything queued since its last write and writes it in
 // one call, so responses produced while a write is in flight leave together.
