@@ -24,6 +24,9 @@ func testConfig(fs vfs.FS, sync bool) Config {
 		FlushSync:   sync,
 		StoreHost:   testStoreHost,
 		RingSize:    1 << 20,
+		// Small enough that the ring stays 1 MiB; large enough for every
+		// test record.
+		MaxMessageSize: 256 << 10,
 	}
 }
 

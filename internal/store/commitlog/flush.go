@@ -142,6 +142,7 @@ func (l *Log) syncTo(to int64) error {
 		return err
 	}
 	start := time.Now()
+	truncations := l.truncations.Load()
 	for off := from; off < to; {
 		f := l.segs.FindHeld(off)
 		if f == nil {
@@ -164,7 +165,11 @@ func (l *Log) syncTo(to int64) error {
 			return l.fail(err)
 		}
 	}
-	l.flushed.Store(to)
+	l.commitMu.Lock()
+	if l.truncations.Load() == truncations {
+		l.flushed.Store(to)
+	}
+	l.commitMu.Unlock()
 	if d := time.Since(start); d > time.Second {
 		l.cfg.Logger.Warn("commitlog: slow fsync", "duration", d, "bytes", to-from)
 	}

@@ -61,8 +61,12 @@ type Log struct {
 	// commitMu held.
 	committed atomic.Int64
 	// flushed is the global end of data known durable. Stored by the
-	// flusher (or Recover/Truncate/Close with the flusher stopped).
-	flushed atomic.Int64
+	// flusher (or Recover/Close with the flusher stopped), and lowered by
+	// Truncate; truncations counts Truncate calls so that a flush that
+	// started before one does not raise flushed past the new end.
+	// Both are stored with commitMu held.
+	flushed     atomic.Int64
+	truncations atomic.Int64
 	// lastPutTime is the store timestamp (ms) of the latest put; flushedTime
 	// the latest one known flushed (for the checkpoint).
 	lastPutTime atomic.Int64
@@ -316,6 +320,7 @@ func (l *Log) Truncate(end int64) error {
 	defer l.mu.Unlock()
 	l.commitMu.Lock()
 	defer l.commitMu.Unlock()
+	l.truncations.Add(1)
 	if err := l.segs.Truncate(end); err != nil {
 		return fmt.Errorf("commitlog: truncate at %d: %w", end, err)
 	}

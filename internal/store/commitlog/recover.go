@@ -74,7 +74,7 @@ const NormalRecovery = -1
 // scan walks valid records from offset and returns the end of the last one
 // and its store timestamp.
 func (l *Log) scan(offset int64, fn RecordFunc) (end, lastTS int64, err error) {
-	buf := make([]byte, 0, recoverChunk)
+	var buf []byte // grown by scanSegment to at most recoverChunk (or one record)
 	for {
 		f := l.segs.FindHeld(offset)
 		if f == nil {

@@ -1,0 +1,157 @@
+package commitlog
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/rocketd/rocketd/internal/message"
+	"github.com/rocketd/rocketd/internal/vfs"
+)
+
+func TestReplicateRaw(t *testing.T) {
+	master := openLog(t, testConfig(vfs.NewMem(), false))
+	defer master.Close()
+	for i := 0; i < 100; i++ {
+		putBody(t, master, 1500+i*7, byte(i))
+	}
+	waitFor(t, func() bool { return master.Committed() == master.MaxOffset() })
+
+	slaveFS := vfs.NewMem()
+	slave := openLog(t, testConfig(slaveFS, true))
+	var off int64
+	for off < master.Committed() {
+		buf, err := master.ReadRaw(off, 5000) // chunks that end mid-record
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := slave.AppendRaw(off, buf.Bytes); err != nil {
+			t.Fatal(err)
+		}
+		off += int64(len(buf.Bytes))
+		buf.Release()
+	}
+	if empty, err := master.ReadRaw(off, 100); err != nil || len(empty.Bytes) != 0 {
+		t.Fatalf("read at the end: %d bytes, %v", len(empty.Bytes), err)
+	}
+	if err := slave.AppendRaw(off+1, []byte{1}); !errors.Is(err, ErrOffsetMismatch) {
+		t.Fatalf("append at a gap: %v", err)
+	}
+	if slave.MaxOffset() != master.MaxOffset() {
+		t.Fatalf("slave max %d, master %d", slave.MaxOffset(), master.MaxOffset())
+	}
+	if err := slave.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The slave's files recover to the same records.
+	l, err := Open(testConfig(slaveFS, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	n := 0
+	end, err := l.Recover(0, func(rec *message.Record, off int64, size int32) error {
+		mrec, buf, err := master.ReadRecordAt(off)
+		if err != nil {
+			return err
+		}
+		defer buf.Release()
+		if !bytes.Equal(mrec.Body, rec.Body) {
+			return errors.New("body differs")
+		}
+		n++
+		return nil
+	})
+	if err != nil || end != master.MaxOffset() || n != 100 {
+		t.Fatalf("slave recovery: end %d, %d records, %v", end, n, err)
+	}
+}
+
+func TestSlaveStartsMidLog(t *testing.T) {
+	// An empty slave accepts data starting at the master's current segment.
+	slave := openLog(t, testConfig(vfs.NewMem(), false))
+	defer slave.Close()
+	master := openLog(t, testConfig(vfs.NewMem(), false))
+	defer master.Close()
+	for master.MaxOffset() < 2*testSegment+100 {
+		putBody(t, master, 3000, 1)
+	}
+	waitFor(t, func() bool { return master.Committed() == master.MaxOffset() })
+	start := master.MaxOffset() / testSegment * testSegment
+	buf, err := master.ReadRaw(start, testSegment)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer buf.Release()
+	if err := slave.AppendRaw(start, buf.Bytes); err != nil {
+		t.Fatal(err)
+	}
+	if slave.MinOffset() != start || slave.MaxOffset() != master.MaxOffset() {
+		t.Fatalf("slave [%d,%d), master max %d", slave.MinOffset(), slave.MaxOffset(), master.MaxOffset())
+	}
+}
+
+func TestReadErrorsAndRetention(t *testing.T) {
+	mem := vfs.NewMem()
+	l := openLog(t, testConfig(mem, true))
+	defer l.Close()
+	var res []PutResult
+	for l.MaxOffset() < 4*testSegment {
+		res = append(res, putBody(t, l, 4000, 1))
+	}
+	if _, err := l.Read(l.Committed(), 10); !errors.Is(err, ErrOffsetNotAvailable) {
+		t.Fatalf("read past committed: %v", err)
+	}
+	if _, err := l.Read(testSegment-10, 20); !errors.Is(err, ErrOffsetNotAvailable) {
+		t.Fatalf("read across segments: %v", err)
+	}
+	if _, err := l.Read(0, 0); !errors.Is(err, ErrOffsetNotAvailable) {
+		t.Fatalf("empty read: %v", err)
+	}
+	// A BLANK is not a record.
+	blank := res[0]
+	for _, r := range res {
+		if r.WroteOffset >= testSegment {
+			break
+		}
+		blank = r
+	}
+	if _, _, err := l.ReadRecordAt(blank.WroteOffset + int64(blank.WroteBytes)); !errors.Is(err, message.ErrBlank) {
+		t.Fatalf("ReadRecordAt(BLANK): %v", err)
+	}
+
+	// A reader holding a buffer is unaffected by retention.
+	held, err := l.Read(res[0].WroteOffset, res[0].WroteBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := l.DeleteExpired(time.Now().Add(time.Hour), false, 2)
+	if err != nil || n != 2 {
+		t.Fatalf("deleted %d: %v", n, err)
+	}
+	if l.MinOffset() != 2*testSegment {
+		t.Fatalf("min offset %d", l.MinOffset())
+	}
+	if _, err := l.Read(res[0].WroteOffset, res[0].WroteBytes); !errors.Is(err, ErrOffsetNotAvailable) {
+		t.Fatalf("read of deleted data: %v", err)
+	}
+	if rec, _, err := message.DecodeRecord(held.Bytes, true); err != nil || rec.PhysicalOffset != 0 {
+		t.Fatalf("held buffer: %v", err)
+	}
+	held.Release()
+	held.Release() // idempotent
+
+	// Truncate drops the tail; puts continue from there.
+	cut := res[len(res)-3].WroteOffset
+	if err := l.Truncate(cut); err != nil {
+		t.Fatal(err)
+	}
+	if l.MaxOffset() != cut || l.Committed() != cut || l.Flushed() > cut {
+		t.Fatalf("after truncate: max %d committed %d flushed %d", l.MaxOffset(), l.Committed(), l.Flushed())
+	}
+	next := putBody(t, l, 10, 2)
+	if next.WroteOffset != cut {
+		t.Fatalf("put after truncate at %d, want %d", next.WroteOffset, cut)
+	}
+}
