@@ -42,18 +42,31 @@ func AllProperties(props string) iter.Seq2[string, string] {
 // map (the hot-path lookup of TAGS, DELAY, WAIT, UNIQ_KEY, KEYS). Like the
 // Java map, the last entry for a key wins. The value aliases props.
 func Property(props, key string) (string, bool) {
-	var val string
-	found := false
-	for len(props) > 0 {
-		// Fast skip: entries that cannot start with key.
-		entry := props
-		if i := strings.IndexByte(props, PropertySeparator); i >= 0 {
-			entry, props = props[:i], props[i+1:]
-		} else {
-			props = ""
+	if key == "" || strings.IndexByte(key, NameValueSeparator) >= 0 || strings.IndexByte(key, PropertySeparator) >= 0 {
+		return "", false // no parsed entry can have such a key
+	}
+	// An entry starts at 0 or right after a \x02 (values cannot hold
+	// \x02) and its key ends at its first \x01. strings.Index finds
+	// candidates fast; every whole-entry hit replaces the previous one, so
+	// the last entry for key wins as in the Java map.
+	val, found := "", false
+	for from := 0; from+len(key) < len(props); {
+		i := strings.Index(props[from:], key)
+		if i < 0 {
+			break
 		}
-		if len(entry) > len(key)+1 && entry[len(key)] == NameValueSeparator && entry[:len(key)] == key && key != "" {
-			val, found = entry[len(key)+1:], true
+		i += from
+		from = i + 1
+		if (i != 0 && props[i-1] != PropertySeparator) || i+len(key) >= len(props) || props[i+len(key)] != NameValueSeparator {
+			continue
+		}
+		v := props[i+len(key)+1:]
+		if j := strings.IndexByte(v, PropertySeparator); j >= 0 {
+			v = v[:j]
+		}
+		from = i + len(key) + 1 + len(v)
+		if v != "" { // the parser drops an entry with an empty value
+			val, found = v, true
 		}
 	}
 	return val, found
