@@ -117,6 +117,36 @@ func (d *dispatcher) waitFor(ctx context.Context, end int64) error {
 	}
 }
 
+// drain waits until everything the log accepted is dispatched. It gives up
+// (false) at the timeout, or as soon as the log or the dispatcher has failed:
+// data the log will never commit cannot be dispatched.
+func (d *dispatcher) drain(l interface {
+	MaxOffset() int64
+	Err() error
+}, timeout time.Duration) bool {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	poll := time.NewTicker(5 * time.Millisecond)
+	defer poll.Stop()
+	for {
+		d.progressMu.Lock()
+		ch := d.progress
+		d.progressMu.Unlock()
+		if d.next.Load() >= l.MaxOffset() {
+			return true
+		}
+		if l.Err() != nil || d.err() != nil {
+			return false
+		}
+		select {
+		case <-ch:
+		case <-poll.C: // the log's error does not signal progress
+		case <-deadline.C:
+			return false
+		}
+	}
+}
+
 func (d *dispatcher) advance(to, ts int64) {
 	d.lastTs.Store(ts)
 	d.next.Store(to)

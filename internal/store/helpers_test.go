@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io/fs"
 	"net/netip"
 	"sync/atomic"
 	"testing"
@@ -159,3 +160,5 @@ func captureState(t testing.TB, s *Store) storeState {
 	}
 	return st
 }
+
+var errNotExistForTest = fs.ErrNotExist

@@ -295,9 +295,7 @@ func (s *Store) close() error {
 	s.cleaner.stop() // step 2
 
 	// step 3: the CommitLog commits its ring by itself; give it a bounded time.
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	caughtUp := s.disp.waitFor(ctx, s.log.MaxOffset()) == nil
-	cancel()
+	caughtUp := s.disp.drain(s.log, 10*time.Second)
 	s.disp.stop()
 	if err := s.disp.err(); err != nil {
 		caughtUp = false

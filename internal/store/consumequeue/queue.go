@@ -247,6 +247,16 @@ func (q *Queue) Commit() error {
 		pos := q.written.Load()
 		f := q.lastFile()
 		if f == nil || pos >= f.start+q.fileSize {
+			// Make the full file durable before its successor exists:
+			// recovery trusts every file before the last three without
+			// scanning, so no later file may outlive an earlier one's data.
+			if f != nil && f.flushed.Load() < f.wrote.Load() {
+				w := f.wrote.Load()
+				if err := f.f.Sync(); err != nil {
+					return fmt.Errorf("consumequeue: sync full file %s: %w", f.path, err)
+				}
+				f.flushed.Store(max(f.flushed.Load(), w))
+			}
 			nf, err := q.createFile(pos - pos%q.fileSize)
 			if err != nil {
 				return err

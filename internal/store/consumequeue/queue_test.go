@@ -191,11 +191,17 @@ func TestRecoverLosesOnlyUnflushed(t *testing.T) {
 	if err := s.Flush(0); err != nil {
 		t.Fatal(err)
 	}
-	appendRange(t, q, 17, 23) // not flushed
+	appendRange(t, q, 17, 19) // not flushed, same file
 	s2 := openTestSet(t, fs.CrashClone())
 	q2 := s2.Get("T", 0)
 	if q2 == nil || q2.MaxOffset() != 17 {
-		t.Fatalf("recovered max %v", q2)
+		t.Fatalf("recovered max %d", q2.MaxOffset())
+	}
+	// Filling a file makes it durable before the next one is created.
+	appendRange(t, q, 19, 23)
+	s4 := openTestSet(t, fs.CrashClone())
+	if m := s4.Get("T", 0).MaxOffset(); m != 20 {
+		t.Fatalf("after a file rolled: max %d, want 20", m)
 	}
 	// Without a crash everything is there.
 	s3 := openTestSet(t, fs)
@@ -366,5 +372,26 @@ func TestWriteErrorKeepsPending(t *testing.T) {
 	fail = false
 	if err := q.Commit(); err != nil || q.MaxOffset() != 1 {
 		t.Fatalf("retry: %v max %d", err, q.MaxOffset())
+	}
+}
+
+// TestCrashBeforeAnyFlush: files created and filled but never flushed
+// explicitly must not come back as "full" after a crash (recovery trusts
+// files before the last three without scanning them).
+func TestCrashBeforeAnyFlush(t *testing.T) {
+	fs := vfs.NewMem()
+	s := openTestSet(t, fs)
+	q := s.GetOrCreate("T", 0)
+	appendRange(t, q, 0, 47) // 5 files, no Flush
+	s2 := openTestSet(t, fs.CrashClone())
+	q2 := s2.Get("T", 0)
+	got := readAll(t, q2, q2.MinOffset())
+	for i, u := range got {
+		if u != unitFor(int64(i)) {
+			t.Fatalf("unit %d after crash: %+v", i, u)
+		}
+	}
+	if len(got) < 40 {
+		t.Fatalf("full files lost: %d units", len(got))
 	}
 }
