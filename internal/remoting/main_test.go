@@ -7,5 +7,8 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m,
+		// Started by an init function of the official Go client (used by
+		// the interop test) for its process-wide cache; it never stops.
+		goleak.IgnoreTopFunction("github.com/patrickmn/go-cache.(*janitor).Run"))
 }
