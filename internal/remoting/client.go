@@ -48,9 +48,10 @@ func (c *ClientConfig) ensureDefaults() {
 // breaks. Requests the server sends back over such a connection are served
 // by the handlers registered with Handle.
 type Client struct {
-	cfg    ClientConfig
-	log    *slog.Logger
-	opaque atomic.Int32
+	cfg      ClientConfig
+	log      *slog.Logger
+	opaque   atomic.Int32
+	badFrame warnLimiter
 
 	mu struct {
 		sync.Mutex
@@ -96,6 +97,8 @@ func (c *Client) Handle(code int32, h HandlerFunc) {
 	next[code] = h
 	c.handlers.Store(&next)
 }
+
+func (c *Client) badFrameLimiter() *warnLimiter { return &c.badFrame }
 
 func (c *Client) nextOpaque() int32 { return c.opaque.Add(1) }
 

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"runtime"
+	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,6 +48,7 @@ type connOwner interface {
 	dispatch(c *Conn, req *Command)
 	nextOpaque() int32
 	connClosed(c *Conn)
+	badFrameLimiter() *warnLimiter
 }
 
 // Conn is one TCP connection carrying remoting frames in both directions. It
@@ -118,14 +120,15 @@ func newConn(nc net.Conn, owner connOwner, log *slog.Logger, maxFrame int, idle 
 // Close/Shutdown can wait for them.
 func (c *Conn) start(wg *sync.WaitGroup) {
 	wg.Add(2)
-	go func() {
+	// Labelled so a CPU or goroutine profile tells connection work apart.
+	go pprof.Do(context.Background(), pprof.Labels("remoting", "writer"), func(context.Context) {
 		defer wg.Done()
 		c.writeLoop()
-	}()
-	go func() {
+	})
+	go pprof.Do(context.Background(), pprof.Labels("remoting", "reader"), func(context.Context) {
 		defer wg.Done()
 		c.readLoop()
-	}()
+	})
 }
 
 // RemoteAddr returns the peer's address, "ip:port".
@@ -334,7 +337,7 @@ func (c *Conn) readFrames() error {
 		length := int64(int32(binary.BigEndian.Uint32(lenBytes)))
 		// Checked before allocating: a hostile length must not cost memory.
 		if length < 4 || length+4 > int64(c.maxFrame) {
-			c.log.Warn("remoting: bad frame length, closing connection", "length", length, "max", c.maxFrame)
+			c.warnBadFrame("remoting: bad frame length, closing connection", "length", length, "max", c.maxFrame)
 			return fmt.Errorf("%w: length %d (max frame %d)", ErrFrameTooLarge, length, c.maxFrame)
 		}
 		_, _ = br.Discard(4)
@@ -349,7 +352,7 @@ func (c *Conn) readFrames() error {
 		}
 		cmd, err := DecodeFrame(frame)
 		if err != nil {
-			c.log.Warn("remoting: undecodable frame, closing connection", "err", err)
+			c.warnBadFrame("remoting: undecodable frame, closing connection", "err", err)
 			return err
 		}
 		if cmd.IsResponse() {
@@ -358,6 +361,20 @@ func (c *Conn) readFrames() error {
 		}
 		c.owner.dispatch(c, cmd)
 	}
+}
+
+// warnBadFrame logs why a connection is dropped for a bad frame, at most
+// once a second per server or client; the rest go to debug.
+func (c *Conn) warnBadFrame(msg string, args ...any) {
+	ok, suppressed := c.owner.badFrameLimiter().allow()
+	if !ok {
+		c.log.Debug(msg, args...)
+		return
+	}
+	if suppressed > 0 {
+		args = append(args, "suppressed_since_last", suppressed)
+	}
+	c.log.Warn(msg, args...)
 }
 
 // readErr turns the reader's terminal error into the close reason; the

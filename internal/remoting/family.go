@@ -1,6 +1,15 @@
 package remoting
 
-import "sync"
+import (
+	"context"
+	"fmt"
+	"runtime/pprof"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rocketd/rocketd/internal/protocol"
+)
 
 // Family is a processor family: a bounded queue feeding a fixed number of
 // worker goroutines (Java's per-processor executor with a bounded
@@ -8,19 +17,28 @@ import "sync"
 // SYSTEM_BUSY at once instead of waiting, so a slow family pushes back on
 // its clients without holding up the connection's reader.
 type Family struct {
-	name    string
-	workers int
-	tasks   chan task
-	s       *Server
-	once    sync.Once
+	name         string
+	workers      int
+	tasks        chan task
+	s            *Server
+	once         sync.Once
+	maxQueueWait atomic.Int64 // nanoseconds; 0 = no limit
 }
 
 // task is one request on its way to a handler.
 type task struct {
-	conn *Conn
-	req  *Command
-	h    HandlerFunc
+	conn     *Conn
+	req      *Command
+	h        HandlerFunc
+	enqueued int64 // unix nanos; set only when maxQueueWait is
 }
+
+// SetMaxQueueWait makes the family answer SYSTEM_BUSY
+// ("[TIMEOUT_CLEAN_QUEUE]...") instead of running a request that waited
+// longer than d in its queue: the caller has probably given up, and the
+// broker is overloaded (Java's BrokerFastFailure, waitTimeMillsInSendQueue
+// = 200 ms for sends). 0 disables the check.
+func (f *Family) SetMaxQueueWait(d time.Duration) { f.maxQueueWait.Store(int64(d)) }
 
 // NewFamily creates a family with workers goroutines and room for queueLen
 // waiting requests (values below 1 become 1). Its workers run from Start
@@ -48,10 +66,10 @@ func (f *Family) start() {
 	f.once.Do(func() {
 		f.s.workers.Add(f.workers)
 		for range f.workers {
-			go func() {
+			go pprof.Do(context.Background(), pprof.Labels("remoting_family", f.name), func(context.Context) {
 				defer f.s.workers.Done()
 				f.work()
-			}()
+			})
 		}
 	})
 }
@@ -60,6 +78,15 @@ func (f *Family) work() {
 	for {
 		select {
 		case t := <-f.tasks:
+			if t.enqueued != 0 {
+				if waited := time.Now().UnixNano() - t.enqueued; waited > f.maxQueueWait.Load() {
+					f.s.inflight.Add(-1)
+					f.s.reply(t.conn, t.req, protocol.SystemBusy, fmt.Sprintf(
+						"[TIMEOUT_CLEAN_QUEUE]broker busy, start flow control for a while, period in queue: %dms, size of queue: %d",
+						waited/int64(time.Millisecond), len(f.tasks)))
+					continue
+				}
+			}
 			f.s.run(t.conn, t.req, t.h)
 		case <-f.s.quit:
 			return
@@ -69,6 +96,9 @@ func (f *Family) work() {
 
 // offer queues t without blocking; false means the queue is full.
 func (f *Family) offer(t task) bool {
+	if f.maxQueueWait.Load() > 0 {
+		t.enqueued = time.Now().UnixNano()
+	}
 	select {
 	case f.tasks <- t:
 		return true

@@ -77,6 +77,7 @@ type Server struct {
 	routes   atomic.Pointer[map[int32]route] // copy-on-write
 	fallback atomic.Pointer[route]
 	opaque   atomic.Int32
+	badFrame warnLimiter
 	inflight atomic.Int64 // requests accepted and not yet answered
 	stopping atomic.Bool
 
@@ -205,6 +206,8 @@ func (s *Server) acceptLoop(ln net.Listener) {
 		c.start(&s.conns)
 	}
 }
+
+func (s *Server) badFrameLimiter() *warnLimiter { return &s.badFrame }
 
 func (s *Server) nextOpaque() int32 { return s.opaque.Add(1) }
 

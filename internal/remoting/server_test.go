@@ -3,6 +3,7 @@ package remoting
 import (
 	"context"
 	"encoding/binary"
+	"strings"
 	"testing"
 	"time"
 
@@ -239,5 +240,59 @@ func TestIdleConnectionClosed(t *testing.T) {
 	case <-closed:
 	case <-time.After(5 * time.Second):
 		t.Fatal("close callback did not run")
+	}
+}
+
+func TestFamilyMaxQueueWait(t *testing.T) {
+	s := NewServer(ServerConfig{Addr: "127.0.0.1:0"})
+	fam := s.NewFamily("send", 1, 4)
+	fam.SetMaxQueueWait(20 * time.Millisecond)
+	entered := make(chan struct{}, 4)
+	release := make(chan struct{})
+	s.Handle(protocol.SendMessage, fam, func(*Conn, *Command) *Command {
+		entered <- struct{}{}
+		<-release
+		return NewResponse(protocol.Success, "")
+	})
+	addr := startServer(t, s)
+	rc := dialRaw(t, addr)
+	rc.send(&Command{Code: protocol.SendMessage, Opaque: 1})
+	<-entered
+	rc.send(&Command{Code: protocol.SendMessage, Opaque: 2})
+	waitFor(t, 5*time.Second, "request 2 queued", func() bool { return fam.Queued() == 1 })
+	time.Sleep(40 * time.Millisecond) // let request 2 overstay its welcome
+	close(release)
+	got := map[int32]*Command{}
+	for range 2 {
+		r := rc.mustRead()
+		got[r.Opaque] = r
+	}
+	if got[1] == nil || got[1].Code != protocol.Success {
+		t.Fatalf("request 1: %+v", got[1])
+	}
+	if r := got[2]; r == nil || r.Code != protocol.SystemBusy || !strings.HasPrefix(r.Remark, "[TIMEOUT_CLEAN_QUEUE]broker busy") {
+		t.Fatalf("request 2: %+v", r)
+	}
+	rc.send(&Command{Code: protocol.SendMessage, Opaque: 3})
+	if r := rc.mustRead(); r.Opaque != 3 || r.Code != protocol.Success {
+		t.Fatalf("request 3: %+v", r)
+	}
+}
+
+func TestBadFrameWarningsAreRateLimited(t *testing.T) {
+	var w warnLimiter
+	ok, _ := w.allow()
+	if !ok {
+		t.Fatal("first warning held back")
+	}
+	for range 5 {
+		if ok, _ := w.allow(); ok {
+			t.Fatal("warning within a second let through")
+		}
+	}
+	w.last.Store(time.Now().Add(-2 * time.Second).UnixNano())
+	ok, suppressed := w.allow()
+	if !ok || suppressed != 5 {
+		t.Fatalf("after a second: ok=%v suppressed=%d", ok, suppressed)
 	}
 }
