@@ -103,7 +103,13 @@
 // The offset message id is uppercase hex of the store host address (4 or 16
 // bytes), its port (int32) and the record's commit-log offset (int64): 32
 // characters for IPv4, 56 for IPv6. 127.0.0.1:10911 at offset 0 is
-// 7F00000100002A9F0000000000000000. The client's UNIQ_KEY id is opaque here.
+// 7F00000100002A9F0000000000000000.
+//
+// The client unique id (UNIQ_KEY) is uppercase hex of the client address (4
+// or 16 bytes), pid (int16), a per-process hash (int32), the milliseconds
+// since the start of the month in local time (int32) and a counter (int16):
+// 32 or 56 characters. The broker stores and indexes it as an opaque string;
+// UniqIDTime recovers the approximate time as the Java broker does.
 //
 // # Tag code (spec §5.9)
 //
