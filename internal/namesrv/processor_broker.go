@@ -62,7 +62,9 @@ func (s *Server) registerBroker(conn *remoting.Conn, req *remoting.Command) *rem
 		BrokerAddr:   h.BrokerAddr,
 		BrokerID:     h.BrokerID,
 		HAServerAddr: h.HAServerAddr,
-		Conn:         conn,
+	}
+	if conn != nil {
+		reg.Conn = conn // a typed nil would be an untracked connection that is not nil
 	}
 	// An empty body registers membership only, with data version 0/0 (Java
 	// does the same for a null body).
@@ -89,7 +91,7 @@ func (s *Server) registerBroker(conn *remoting.Conn, req *remoting.Command) *rem
 	}
 	res := s.table.Register(reg, s.now())
 	s.log.Debug("namesrv: broker registered", "cluster", h.ClusterName, "name", h.BrokerName,
-		"id", h.BrokerID, "addr", h.BrokerAddr, "topics", len(reg.Topics), "remote", conn.RemoteAddr())
+		"id", h.BrokerID, "addr", h.BrokerAddr, "topics", len(reg.Topics), "remote", remoteAddr(conn))
 
 	resp := remoting.NewResponse(protocol.Success, "")
 	resp.ExtFields = protocol.Ext(&protocol.RegisterBrokerResponseHeader{
@@ -155,7 +157,7 @@ func (s *Server) wipeWritePerm(conn *remoting.Conn, req *remoting.Command) *remo
 		return resp
 	}
 	n := s.table.WipeWritePerm(h.BrokerName)
-	s.log.Info("namesrv: wiped write permission", "broker", h.BrokerName, "topics", n, "remote", conn.RemoteAddr())
+	s.log.Info("namesrv: wiped write permission", "broker", h.BrokerName, "topics", n, "remote", remoteAddr(conn))
 	resp := remoting.NewResponse(protocol.Success, "")
 	resp.ExtFields = protocol.Ext(&protocol.WipeWritePermOfBrokerResponseHeader{WipeTopicCount: int32(n)})
 	return resp
@@ -167,8 +169,17 @@ func (s *Server) addWritePerm(conn *remoting.Conn, req *remoting.Command) *remot
 		return resp
 	}
 	n := s.table.AddWritePerm(h.BrokerName)
-	s.log.Info("namesrv: added write permission", "broker", h.BrokerName, "topics", n, "remote", conn.RemoteAddr())
+	s.log.Info("namesrv: added write permission", "broker", h.BrokerName, "topics", n, "remote", remoteAddr(conn))
 	resp := remoting.NewResponse(protocol.Success, "")
 	resp.ExtFields = protocol.Ext(&protocol.AddWritePermOfBrokerResponseHeader{AddTopicCount: int32(n)})
 	return resp
+}
+
+// remoteAddr names the peer of conn for logs; handlers called without a
+// connection (tests, fuzzing) get "".
+func remoteAddr(conn *remoting.Conn) string {
+	if conn == nil {
+		return ""
+	}
+	return conn.RemoteAddr()
 }

@@ -19,7 +19,7 @@ func (s *Server) putKVConfig(conn *remoting.Conn, req *remoting.Command) *remoti
 		s.log.Error("namesrv: kv config not persisted", "err", err)
 		return remoting.ErrorResponse(err)
 	}
-	s.log.Info("namesrv: kv config put", "namespace", h.Namespace, "key", h.Key, "remote", conn.RemoteAddr())
+	s.log.Info("namesrv: kv config put", "namespace", h.Namespace, "key", h.Key, "remote", remoteAddr(conn))
 	return remoting.NewResponse(protocol.Success, "")
 }
 
@@ -49,7 +49,7 @@ func (s *Server) deleteKVConfig(conn *remoting.Conn, req *remoting.Command) *rem
 		s.log.Error("namesrv: kv config not persisted", "err", err)
 		return remoting.ErrorResponse(err)
 	}
-	s.log.Info("namesrv: kv config deleted", "namespace", h.Namespace, "key", h.Key, "remote", conn.RemoteAddr())
+	s.log.Info("namesrv: kv config deleted", "namespace", h.Namespace, "key", h.Key, "remote", remoteAddr(conn))
 	return remoting.NewResponse(protocol.Success, "")
 }
 

@@ -112,6 +112,6 @@ func (s *Server) deleteTopic(conn *remoting.Conn, req *remoting.Command) *remoti
 	}
 	removed := s.table.DeleteTopic(h.Topic, h.ClusterName)
 	s.log.Info("namesrv: topic deleted", "topic", h.Topic, "cluster", h.ClusterName,
-		"found", removed, "remote", conn.RemoteAddr())
+		"found", removed, "remote", remoteAddr(conn))
 	return remoting.NewResponse(protocol.Success, "")
 }

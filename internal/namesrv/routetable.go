@@ -239,14 +239,22 @@ func (t *Table) Unregister(u Unregistration) {
 	if len(bd.BrokerAddrs) > 0 {
 		return
 	}
-	delete(t.mu.brokers, u.BrokerName)
-	if names := t.mu.clusters[u.ClusterName]; names != nil {
-		delete(names, u.BrokerName)
+	t.removeGroupLocked(u.BrokerName)
+}
+
+// removeGroupLocked forgets a broker group that lost its last member: its
+// membership in every cluster (not only the one a request names: a group may
+// have registered under several, and Java's leftovers here would list a group
+// that no longer exists) and its queue data. REQUIRES: t.mu held for writing.
+func (t *Table) removeGroupLocked(brokerName string) {
+	delete(t.mu.brokers, brokerName)
+	for cluster, names := range t.mu.clusters {
+		delete(names, brokerName)
 		if len(names) == 0 {
-			delete(t.mu.clusters, u.ClusterName)
+			delete(t.mu.clusters, cluster)
 		}
 	}
-	t.removeBrokerTopicsLocked(u.BrokerName)
+	t.removeBrokerTopicsLocked(brokerName)
 }
 
 // removeBrokerTopicsLocked drops a broker group from every topic and topics
@@ -272,17 +280,9 @@ func (t *Table) removeAddrLocked(addr string) {
 				delete(bd.BrokerAddrs, id)
 			}
 		}
-		if len(bd.BrokerAddrs) > 0 {
-			continue
+		if len(bd.BrokerAddrs) == 0 {
+			t.removeGroupLocked(name)
 		}
-		delete(t.mu.brokers, name)
-		for cluster, names := range t.mu.clusters {
-			delete(names, name)
-			if len(names) == 0 {
-				delete(t.mu.clusters, cluster)
-			}
-		}
-		t.removeBrokerTopicsLocked(name)
 	}
 }
 

@@ -54,6 +54,7 @@ func TestRouteTableScripts(t *testing.T) {
 }
 
 type scriptBlock struct {
+	comment  string // "#" lines before the command, kept by -rewrite
 	cmd      string
 	expected string
 }
@@ -69,15 +70,21 @@ func parseScript(t *testing.T, path string) []scriptBlock {
 	sc := bufio.NewScanner(f)
 	var cur *scriptBlock
 	inExpected := false
+	comment := ""
 	for sc.Scan() {
 		line := sc.Text()
 		switch {
 		case cur == nil:
-			if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+			if strings.HasPrefix(line, "#") {
+				comment += line + "\n"
 				continue
 			}
-			blocks = append(blocks, scriptBlock{cmd: line})
+			if strings.TrimSpace(line) == "" {
+				continue
+			}
+			blocks = append(blocks, scriptBlock{comment: comment, cmd: line})
 			cur = &blocks[len(blocks)-1]
+			comment = ""
 		case !inExpected:
 			if line != "----" {
 				t.Fatalf("%s: command %q: want ---- separator, got %q", path, cur.cmd, line)
@@ -104,12 +111,15 @@ func runRouteScript(t *testing.T, path string) {
 	for i := range blocks {
 		b := &blocks[i]
 		got := execRouteCmd(t, tbl, &now, epoch, b.cmd)
+		if err := tbl.checkInvariants(); err != nil {
+			t.Fatalf("%s: after %q: %v", path, b.cmd, err)
+		}
 		if *rewrite {
 			b.expected = got
 		} else if got != b.expected {
 			t.Errorf("%s: %s\n got:\n%s\nwant:\n%s", path, b.cmd, got, b.expected)
 		}
-		out.WriteString(b.cmd + "\n----\n" + b.expected + "\n")
+		out.WriteString(b.comment + b.cmd + "\n----\n" + b.expected + "\n")
 	}
 	if *rewrite {
 		if err := os.WriteFile(path, []byte(out.String()), 0o644); err != nil {
@@ -324,5 +334,19 @@ func TestRemoveConnIgnoresNil(t *testing.T) {
 	}
 	if len(tbl.LiveBrokers()) != 1 {
 		t.Fatal("broker removed")
+	}
+}
+
+// TestRouteOfUnknownGroupIsNotExist covers the second TOPIC_NOT_EXIST rule:
+// queue data whose broker groups are all unknown gives no route. The table
+// never builds that state itself, so the test plants it.
+func TestRouteOfUnknownGroupIsNotExist(t *testing.T) {
+	tbl := NewTable()
+	tbl.mu.topics["T"] = map[string]*QueueData{"ghost": {BrokerName: "ghost", ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6}}
+	if r, ok := tbl.Route("T"); ok {
+		t.Fatalf("route %+v for a topic of an unknown group", r)
+	}
+	if err := tbl.checkInvariants(); err == nil {
+		t.Fatal("invariant check missed queue data of an unknown group")
 	}
 }
