@@ -338,7 +338,9 @@ func decodeRecord(b []byte, checkCRC, noCopy bool) (Record, int, error) {
 	if pos+propsLen != len(rec) {
 		return r, 0, fmt.Errorf("%w: size %d, fields add up to %d", ErrCorrupt, size, pos+propsLen)
 	}
-	if checkCRC {
+	// Like Java's checker, an empty body is not checked (its CRC is 0 when
+	// written by any RocketMQ encoder).
+	if checkCRC && bodyLen > 0 {
 		if crc := BodyCRC(body); crc != r.BodyCRC {
 			return r, 0, fmt.Errorf("%w: body crc 0x%08X, stored 0x%08X", ErrCorrupt, crc, r.BodyCRC)
 		}
