@@ -3,6 +3,22 @@
 // crash (everything not yet synced is lost). The OS implementation is the
 // production one; the in-memory crash-simulating and error-injecting versions
 // exist for tests.
+//
+//   - Default: the OS (fdatasync, statfs, OFD lock on the lock file).
+//   - NewMem: MemFS, in memory and sparse; CrashClone returns what a power
+//     loss would leave (only synced file pages and SyncDir'ed directory
+//     entries; see MemFS for the exact model); SetCapacity simulates a small
+//     disk (DiskUsage, ENOSPC).
+//   - NewErrorFS: wraps any FS and lets an Injector fail operations; the
+//     Trigger injectors (FailNth, FailFrom, CrashAt) count operations by kind
+//     so a test can visit every failure point: k = 0, 1, 2, ... until the
+//     trigger no longer fires.
+//   - MkdirAllSync and WriteFileAtomic are the crash-safe ways to create a
+//     directory and to replace a small file (checkpoint, config JSON).
+//
+// A crash test typically runs the store on NewErrorFS(mem, CrashAt(OpMutating,
+// k)), stops it when the trigger fires, reopens it on mem.CrashClone() and
+// checks that everything acknowledged as durable is there.
 package vfs
 
 import (
