@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/vfs"
 )
 
 // OrderTopicConfigNamespace is the KV namespace holding each ordered topic's
@@ -27,6 +28,7 @@ const OrderTopicConfigNamespace = "ORDER_TOPIC_CONFIG"
 // the file is missing, empty or unreadable, so a crash at any step leaves a
 // loadable state (the new one or the previous one).
 type KVStore struct {
+	fs   vfs.FS
 	path string
 
 	// persistMu serialises file writes so that a snapshot taken later is
@@ -40,12 +42,12 @@ type KVStore struct {
 	}
 }
 
-// OpenKVStore loads the KV configuration from path (an absent file is an
-// empty configuration).
-func OpenKVStore(path string) (*KVStore, error) {
-	s := &KVStore{path: path}
+// OpenKVStore loads the KV configuration from path on fsys (an absent file
+// is an empty configuration).
+func OpenKVStore(fsys vfs.FS, path string) (*KVStore, error) {
+	s := &KVStore{fs: fsys, path: path}
 	s.mu.table = map[string]map[string]string{}
-	table, err := loadKVFile(path)
+	table, err := loadKVFile(fsys, path)
 	if err != nil {
 		return nil, err
 	}
@@ -57,10 +59,10 @@ func OpenKVStore(path string) (*KVStore, error) {
 
 // loadKVFile reads path, falling back to path.bak. Both absent is an empty
 // (nil) table; content present in neither readable form is an error.
-func loadKVFile(path string) (map[string]map[string]string, error) {
+func loadKVFile(fsys vfs.FS, path string) (map[string]map[string]string, error) {
 	var firstErr error
 	for _, p := range []string{path, path + ".bak"} {
-		data, err := os.ReadFile(p)
+		data, err := vfs.ReadFile(fsys, p)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
@@ -170,62 +172,55 @@ func (s *KVStore) persist() error {
 	if err != nil {
 		return fmt.Errorf("namesrv: kv config: encode: %w", err)
 	}
-	return writeFileSafely(s.path, data)
+	return writeFileSafely(s.fs, s.path, data)
 }
 
 // writeFileSafely replaces path's content with data using RocketMQ's
-// .tmp/.bak protocol, syncing the data and the directory.
-func writeFileSafely(path string, data []byte) error {
+// .tmp/.bak protocol, syncing data and directory entries. Unlike Java it
+// renames .tmp over the file instead of deleting the file first, so the file
+// never goes missing: after a crash at any point it holds the old or the new
+// content (MemFS crash tests check this).
+func writeFileSafely(fsys vfs.FS, path string, data []byte) error {
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("namesrv: kv config: mkdir %s: %w", dir, err)
+	if err := vfs.MkdirAllSync(fsys, dir, 0o755); err != nil {
+		return fmt.Errorf("namesrv: kv config: %w", err)
 	}
-	tmp := path + ".tmp"
-	if err := writeSynced(tmp, data); err != nil {
+	if err := writeSynced(fsys, path+".tmp", data); err != nil {
 		return err
 	}
-	prev, err := os.ReadFile(path)
+	prev, err := vfs.ReadFile(fsys, path)
 	switch {
 	case err == nil:
-		if err := writeSynced(path+".bak", prev); err != nil {
+		if err := writeSynced(fsys, path+".bak", prev); err != nil {
 			return err
 		}
 	case !errors.Is(err, os.ErrNotExist):
 		return fmt.Errorf("namesrv: kv config: read %s: %w", path, err)
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("namesrv: kv config: rename %s: %w", tmp, err)
+	if err := fsys.Rename(path+".tmp", path); err != nil {
+		return fmt.Errorf("namesrv: kv config: rename %s.tmp: %w", path, err)
 	}
-	return syncDir(dir)
-}
-
-func writeSynced(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return fmt.Errorf("namesrv: kv config: create %s: %w", path, err)
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("namesrv: kv config: write %s: %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("namesrv: kv config: sync %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("namesrv: kv config: close %s: %w", path, err)
+	if err := fsys.SyncDir(dir); err != nil {
+		return fmt.Errorf("namesrv: kv config: sync dir %s: %w", dir, err)
 	}
 	return nil
 }
 
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
+func writeSynced(fsys vfs.FS, path string, data []byte) error {
+	f, err := fsys.Create(path)
 	if err != nil {
-		return fmt.Errorf("namesrv: kv config: open dir %s: %w", dir, err)
+		return fmt.Errorf("namesrv: kv config: create %s: %w", path, err)
 	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("namesrv: kv config: sync dir %s: %w", dir, err)
+	if _, err := f.WriteAt(data, 0); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("namesrv: kv config: write %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("namesrv: kv config: sync %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("namesrv: kv config: close %s: %w", path, err)
 	}
 	return nil
 }

@@ -7,11 +7,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/rocketd/rocketd/internal/vfs"
 )
 
 func TestKVStorePersistsJavaFormat(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "namesrv", "kvConfig.json")
-	s, err := OpenKVStore(path)
+	s, err := OpenKVStore(vfs.Default, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +49,7 @@ func TestKVStorePersistsJavaFormat(t *testing.T) {
 	if _, ok := s.List("ns"); ok {
 		t.Fatal("empty namespace still listed")
 	}
-	again, err := OpenKVStore(path)
+	again, err := OpenKVStore(vfs.Default, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +88,7 @@ func TestKVStoreLoad(t *testing.T) {
 			if tc.bak != "" {
 				os.WriteFile(path+".bak", []byte(tc.bak), 0o644)
 			}
-			s, err := OpenKVStore(path)
+			s, err := OpenKVStore(vfs.Default, path)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tc.wantErr)
@@ -110,7 +112,7 @@ func TestKVStoreLoad(t *testing.T) {
 
 func TestKVStoreConcurrentPutsAllPersisted(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "kvConfig.json")
-	s, err := OpenKVStore(path)
+	s, err := OpenKVStore(vfs.Default, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +131,7 @@ func TestKVStoreConcurrentPutsAllPersisted(t *testing.T) {
 	wg.Wait()
 	// The last write to reach the file holds every key: later snapshots are
 	// never overwritten by earlier ones.
-	again, err := OpenKVStore(path)
+	again, err := OpenKVStore(vfs.Default, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +144,7 @@ func TestKVStoreConcurrentPutsAllPersisted(t *testing.T) {
 func TestKVStoreWriteFailure(t *testing.T) {
 	dir := t.TempDir()
 	sub := filepath.Join(dir, "sub")
-	s, err := OpenKVStore(filepath.Join(sub, "kvConfig.json"))
+	s, err := OpenKVStore(vfs.Default, filepath.Join(sub, "kvConfig.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,5 +158,78 @@ func TestKVStoreWriteFailure(t *testing.T) {
 	// The value is still served from memory.
 	if v, ok := s.Get("ns", "k"); !ok || v != "v" {
 		t.Fatalf("Get after failed persist: %q %v", v, ok)
+	}
+}
+
+// TestKVStoreCrashAtEveryWrite crashes the file system at the k-th mutating
+// operation of a Put, for every k, and reopens the store on what a crash
+// would leave: the value is the old one or the new one, never lost, and
+// always the new one once Put has returned nil.
+func TestKVStoreCrashAtEveryWrite(t *testing.T) {
+	const path = "/home/namesrv/kvConfig.json"
+	for k := int64(0); ; k++ {
+		mem := vfs.NewMem()
+		base, err := OpenKVStore(mem, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := base.Put("ns", "k", "old"); err != nil {
+			t.Fatal(err)
+		}
+		trig := vfs.CrashAt(vfs.OpMutating, k)
+		s, err := OpenKVStore(vfs.NewErrorFS(mem, trig), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		putErr := s.Put("ns", "k", "new")
+		if !trig.Fired() && putErr != nil {
+			t.Fatalf("k=%d: Put failed without an injected fault: %v", k, putErr)
+		}
+
+		after, err := OpenKVStore(mem.CrashClone(), path)
+		if err != nil {
+			t.Fatalf("k=%d: reopen after crash: %v", k, err)
+		}
+		v, ok := after.Get("ns", "k")
+		switch {
+		case !ok:
+			t.Fatalf("k=%d: value lost by the crash", k)
+		case putErr == nil && v != "new":
+			t.Fatalf("k=%d: acknowledged Put lost: %q", k, v)
+		case v != "old" && v != "new":
+			t.Fatalf("k=%d: value %q", k, v)
+		}
+		if !trig.Fired() {
+			if k < 5 {
+				t.Fatalf("only %d mutating operations in a Put: the test covers nothing", k)
+			}
+			return // every crash point of the Put has been visited
+		}
+	}
+}
+
+// TestKVStoreFirstWriteCrash: a crash during the very first write leaves no
+// file or the new one, and the store opens either way.
+func TestKVStoreFirstWriteCrash(t *testing.T) {
+	const path = "/namesrv/kvConfig.json"
+	for k := int64(0); ; k++ {
+		mem := vfs.NewMem()
+		trig := vfs.CrashAt(vfs.OpMutating, k)
+		s, err := OpenKVStore(vfs.NewErrorFS(mem, trig), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		putErr := s.Put("ns", "k", "v")
+		after, err := OpenKVStore(mem.CrashClone(), path)
+		if err != nil {
+			t.Fatalf("k=%d: reopen: %v", k, err)
+		}
+		v, ok := after.Get("ns", "k")
+		if putErr == nil && (!ok || v != "v") {
+			t.Fatalf("k=%d: acknowledged first Put lost", k)
+		}
+		if !trig.Fired() {
+			return
+		}
 	}
 }

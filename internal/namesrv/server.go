@@ -13,6 +13,7 @@ import (
 	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
+	"github.com/rocketd/rocketd/internal/vfs"
 )
 
 // Config configures a Server.
@@ -26,6 +27,8 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock used for broker liveness; default time.Now.
 	Now func() time.Time
+	// FS holds the KV configuration file; default vfs.Default.
+	FS vfs.FS
 }
 
 // Worker pools. Client route lookups get their own family so that a burst of
@@ -70,7 +73,10 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	kv, err := OpenKVStore(cfg.Namesrv.KVConfigPath)
+	if cfg.FS == nil {
+		cfg.FS = vfs.Default
+	}
+	kv, err := OpenKVStore(cfg.FS, cfg.Namesrv.KVConfigPath)
 	if err != nil {
 		return nil, err
 	}
