@@ -173,3 +173,21 @@ func TestStatusNames(t *testing.T) {
 		t.Fatal("Stored")
 	}
 }
+
+func TestPutAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool is randomized under the race detector")
+	}
+	l := openLog(t, testConfig(vfs.NewMem(), false))
+	defer l.Close()
+	r := newRecord("T", 0, make([]byte, 1024), "TAGS\x01a")
+	allocs := testing.AllocsPerRun(200, func() {
+		if st := l.Put(context.Background(), r, PutOptions{}).Status; st != PutOK {
+			t.Fatal(st)
+		}
+	})
+	// The offset msgId string is the only allocation of a put.
+	if allocs > 1 {
+		t.Fatalf("%.1f allocations per put, want <= 1", allocs)
+	}
+}
