@@ -191,6 +191,15 @@ func TestCommandLine(t *testing.T) {
 	if _, err := run("namesrv", "extra"); err == nil {
 		t.Fatal("positional argument accepted")
 	}
+	// A config file is read (unknown keys only warned about) and validated
+	// before anything listens.
+	conf := filepath.Join(t.TempDir(), "namesrv.conf")
+	if err := os.WriteFile(conf, []byte("rocketmqHome=/opt/rmq\nscanNotActiveBrokerInterval=-5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run("namesrv", "-c", conf, "--log-level", "error"); err == nil || !strings.Contains(err.Error(), "scanNotActiveBrokerInterval") {
+		t.Fatalf("invalid config file: %v", err)
+	}
 }
 
 // syncBuffer is a bytes.Buffer safe for the process's writer and the test.

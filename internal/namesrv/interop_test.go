@@ -96,6 +96,12 @@ func TestGoClientInterop(t *testing.T) {
 	spec := brokerSpec{cluster: "DefaultCluster", name: "broker-a", addr: fb.addr, ha: "127.0.0.1:10912", dv: 1,
 		topics: []protocol.TopicConfig{topic("TopicA", 6, 8), topic("TopicB", 4, 4)}}
 	expectCode(t, ts.callWith(brokerConn, spec.registerRequest(t, false)), protocol.Success, "")
+	// A slave too, so the client parses a two-entry brokerAddrs ({0:..,1:..}).
+	slave := spec
+	slave.id, slave.addr = 1, "127.0.0.1:1"
+	if resp := ts.callWith(brokerConn, slave.registerRequest(t, false)); resp.ExtFields["masterAddr"] != fb.addr {
+		t.Fatalf("slave registration answer %v", resp.ExtFields)
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

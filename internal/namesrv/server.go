@@ -194,7 +194,7 @@ func (s *Server) scanLoop() {
 func (s *Server) scanNotActiveBrokers() {
 	ttl := s.cfg.Namesrv.BrokerChannelExpiredTime
 	for _, e := range s.table.Expire(s.now(), ttl) {
-		s.log.Warn("namesrv: broker expired", "addr", e.Addr, "silentFor>", ttl)
+		s.log.Warn("namesrv: broker expired", "addr", e.Addr, "expiredAfter", ttl)
 		// Java closes the expired broker's channel too; the broker
 		// reconnects and registers again if it is alive after all.
 		if c, ok := e.Conn.(*remoting.Conn); ok && c != nil {
