@@ -88,14 +88,16 @@ const inflightPerConn = 32
 
 // roundTripRounds: the remoting and the raw runs alternate this many times,
 // so a change in machine load hits both alike.
-const roundTripRounds = 4
+const roundTripRounds = 8
 
 // BenchmarkRoundTrip measures request/response round trips per second over
 // loopback with the SEND_MESSAGE_V2 request and its response, and in the
 // same run a raw TCP echo moving the same byte sizes with the same
 // connections and concurrency (buffered, flushing only when its input is
 // drained: a best case for plain sockets). Only the remoting part is timed
-// by b; metrics: rt/s (remoting), raw-rt/s, pct-of-raw.
+// by b; metrics: rt/s (remoting), raw-rt/s, pct-of-raw, and the process CPU
+// time per round trip of each (cpu-ns/rt, raw-cpu-ns/rt), which other load
+// on the machine does not distort.
 func BenchmarkRoundTrip(b *testing.B) {
 	reqFrame, _ := benchRequest(JSON).AppendFrame(nil)
 	respFrame, _ := benchResponse(JSON).AppendFrame(nil)
@@ -108,17 +110,24 @@ func BenchmarkRoundTrip(b *testing.B) {
 			defer raw.close()
 			b.ReportAllocs()
 			b.SetBytes(int64(len(reqFrame) + len(respFrame)))
-			var remTime, rawTime time.Duration
+			var remTime, rawTime, remCPU, rawCPU time.Duration
 			for round := range roundTripRounds {
 				n := b.N / roundTripRounds
 				if round == 0 {
 					n += b.N % roundTripRounds
 				}
+				cpu0 := processCPU()
 				rawTime += raw.run(n)
+				cpu1 := processCPU()
 				b.StartTimer()
 				remTime += rem.run(b, n)
 				b.StopTimer()
+				cpu2 := processCPU()
+				rawCPU += cpu1 - cpu0
+				remCPU += cpu2 - cpu1
 			}
+			b.ReportMetric(float64(remCPU.Nanoseconds())/float64(b.N), "cpu-ns/rt")
+			b.ReportMetric(float64(rawCPU.Nanoseconds())/float64(b.N), "raw-cpu-ns/rt")
 			rate := float64(b.N) / remTime.Seconds()
 			rawRate := float64(b.N) / rawTime.Seconds()
 			b.ReportMetric(rate, "rt/s")

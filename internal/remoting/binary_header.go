@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 )
 
 // binaryFixed is the fixed part of a ROCKETMQ header up to and including
@@ -31,10 +32,9 @@ func appendBinaryHeader(dst []byte, c *Command) ([]byte, error) {
 	lenAt := len(dst)
 	dst = append(dst, 0, 0, 0, 0)
 	if len(c.ExtFields) > 0 {
-		var stack [32]string
-		keys := sortedKeys(stack[:0], c.ExtFields)
-		for _, k := range keys {
-			v := c.ExtFields[k]
+		var stack [32]field
+		for _, f := range sortedFields(stack[:0], c.ExtFields) {
+			k, v := f.k, f.v
 			if len(k) > math.MaxInt16 {
 				return dst[:lenAt], fmt.Errorf("%w: ext field key of %d bytes", ErrNotEncodable, len(k))
 			}
@@ -48,14 +48,38 @@ func appendBinaryHeader(dst []byte, c *Command) ([]byte, error) {
 	return dst, nil
 }
 
-// sortedKeys appends m's keys to dst in ascending order. With a stack-backed
-// dst of sufficient capacity this does not allocate.
-func sortedKeys(dst []string, m map[string]string) []string {
-	for k := range m {
-		dst = append(dst, k)
+// field is one ext-field entry.
+type field struct{ k, v string }
+
+// sortedFields appends m's entries to dst in ascending key order. With a
+// stack-backed dst of sufficient capacity this does not allocate, and the
+// values come with the keys, so the encoders need no map lookups.
+func sortedFields(dst []field, m map[string]string) []field {
+	for k, v := range m {
+		dst = append(dst, field{k, v})
 	}
-	slices.Sort(dst)
+	if len(dst) > 32 {
+		slices.SortFunc(dst, func(a, b field) int { return strings.Compare(a.k, b.k) })
+		return dst
+	}
+	// Headers have a handful of keys: insertion sort beats pdqsort's set-up
+	// here, and the first-byte test settles most letter keys at once.
+	for i := 1; i < len(dst); i++ {
+		f := dst[i]
+		j := i
+		for ; j > 0 && keyLess(f.k, dst[j-1].k); j-- {
+			dst[j] = dst[j-1]
+		}
+		dst[j] = f
+	}
 	return dst
+}
+
+func keyLess(a, b string) bool {
+	if len(a) > 0 && len(b) > 0 && a[0] != b[0] {
+		return a[0] < b[0]
+	}
+	return a < b
 }
 
 // binaryReader reads big-endian fields from a header with a sticky error:

@@ -16,14 +16,14 @@ func appendJSONHeader(dst []byte, c *Command) []byte {
 	dst = strconv.AppendInt(dst, int64(c.Code), 10)
 	if c.ExtFields != nil {
 		dst = append(dst, `,"extFields":{`...)
-		var stack [32]string
-		for i, k := range sortedKeys(stack[:0], c.ExtFields) {
+		var stack [32]field
+		for i, f := range sortedFields(stack[:0], c.ExtFields) {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendJSONString(dst, k)
+			dst = appendJSONString(dst, f.k)
 			dst = append(dst, ':')
-			dst = appendJSONString(dst, c.ExtFields[k])
+			dst = appendJSONString(dst, f.v)
 		}
 		dst = append(dst, '}')
 	}
