@@ -41,9 +41,13 @@
 //     on it is removed at once (a broker that has re-registered on a newer
 //     connection is kept).
 //   - Removing an address removes it from its group; a group with no member
-//     left leaves its cluster and loses its queue data, and a topic with no
-//     queue data left is gone. UNREGISTER_BROKER removes one (name, id)
-//     entry with the same cascade. A group whose master left but whose slave
+//     left leaves every cluster that lists it and loses its queue data, and a
+//     topic with no queue data left is gone. UNREGISTER_BROKER removes one
+//     (name, id) entry with the same cascade (Java removes the group only
+//     from the cluster the request names; we never list a group that no
+//     longer exists).
+//   - A registration processed after its connection closed (it waited in
+//     the worker queue) is dropped again at once. A group whose master left but whose slave
 //     remains keeps its queue data: consumers can still read from the slave.
 //
 // # Route answers (GET_ROUTEINFO_BY_TOPIC)
@@ -68,7 +72,8 @@
 //
 //	{"configTable":{"<namespace>":{"<key>":"<value>",...},...}}
 //
-// Written on every change with the .tmp/.bak/rename protocol (see KVStore);
+// Written through vfs.FS on every change with the .tmp/.bak/rename protocol
+// (see KVStore);
 // read back leniently (fastjson's pretty form and unquoted keys are accepted),
 // falling back to kvConfig.json.bak.
 //

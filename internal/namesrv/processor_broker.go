@@ -90,6 +90,16 @@ func (s *Server) registerBroker(conn *remoting.Conn, req *remoting.Command) *rem
 		}
 	}
 	res := s.table.Register(reg, s.now())
+	if conn != nil {
+		select {
+		case <-conn.Closed():
+			// The connection closed while the request waited for a worker:
+			// its close callback may already have run, so drop the broker
+			// here rather than keep it until the expiry scan.
+			s.table.RemoveConn(conn)
+		default:
+		}
+	}
 	s.log.Debug("namesrv: broker registered", "cluster", h.ClusterName, "name", h.BrokerName,
 		"id", h.BrokerID, "addr", h.BrokerAddr, "topics", len(reg.Topics), "remote", remoteAddr(conn))
 
