@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rocketd/rocketd/internal/store/commitlog"
 	"github.com/rocketd/rocketd/internal/store/consumequeue"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
@@ -65,6 +66,12 @@ type Config struct {
 	DelayLevels []time.Duration
 	// StoreHost is brokerIP1:listenPort, written into records and msgIds.
 	StoreHost netip.AddrPort
+	// OSPageCacheBusyTimeout: puts are refused with OS_PAGECACHE_BUSY while
+	// the put lock has been held longer (1 s; see commitlog).
+	OSPageCacheBusyTimeout time.Duration
+	// Replica, when set, is waited for by puts that wait (SYNC_MASTER); the
+	// HA service implements it.
+	Replica commitlog.ReplicaWaiter
 	// Slave refuses puts (a slave's log is written by HA through AppendRaw).
 	Slave bool
 

@@ -191,10 +191,20 @@ func (d *dispatcher) catchUp(quit <-chan struct{}) {
 		if from >= end {
 			return
 		}
+		if minOff := d.s.log.MinOffset(); from < minOff {
+			// Retention removed what was never dispatched (a slave far
+			// behind): those records are gone; continue at what exists.
+			d.s.cfg.Logger.Warn("store: dispatch skipped deleted commitlog data", "from", from, "to", minOff)
+			d.advance(minOff, d.lastTs.Load())
+			continue
+		}
 		progressed, err := d.dispatchChunk(from, end)
 		if err != nil {
 			d.s.cfg.Logger.Error("store: dispatch stopped", "offset", from, "err", err)
 			d.setErr(err)
+			// Messages stored from now on would never reach their queues:
+			// refuse puts rather than accept messages nobody can consume.
+			d.s.setLogicsErr(err)
 			return
 		}
 		if !progressed {

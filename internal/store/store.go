@@ -129,20 +129,22 @@ func (s *Store) open() error {
 	}
 	s.disp = newDispatcher(s)
 	s.log, err = commitlog.Open(commitlog.Config{
-		Dir:                   s.path(CommitLogDir),
-		FS:                    fsys,
-		SegmentSize:           s.cfg.SegmentSize,
-		FlushSync:             s.cfg.FlushSync,
-		SyncFlushTimeout:      s.cfg.SyncFlushTimeout,
-		FlushInterval:         s.cfg.FlushInterval,
-		FlushThoroughInterval: s.cfg.FlushThoroughInterval,
-		FlushLeastPages:       s.cfg.FlushLeastPages,
-		MaxMessageSize:        s.cfg.MaxMessageSize,
-		DelayLevels:           s.cfg.DelayLevels,
-		StoreHost:             s.cfg.StoreHost,
-		Logger:                s.cfg.Logger,
-		Now:                   s.cfg.Clock,
-		OnCommit:              s.disp.kickFn,
+		Dir:                    s.path(CommitLogDir),
+		FS:                     fsys,
+		SegmentSize:            s.cfg.SegmentSize,
+		FlushSync:              s.cfg.FlushSync,
+		SyncFlushTimeout:       s.cfg.SyncFlushTimeout,
+		FlushInterval:          s.cfg.FlushInterval,
+		FlushThoroughInterval:  s.cfg.FlushThoroughInterval,
+		FlushLeastPages:        s.cfg.FlushLeastPages,
+		MaxMessageSize:         s.cfg.MaxMessageSize,
+		DelayLevels:            s.cfg.DelayLevels,
+		StoreHost:              s.cfg.StoreHost,
+		OSPageCacheBusyTimeout: s.cfg.OSPageCacheBusyTimeout,
+		Replica:                s.cfg.Replica,
+		Logger:                 s.cfg.Logger,
+		Now:                    s.cfg.Clock,
+		OnCommit:               s.disp.kickFn,
 	})
 	if err != nil {
 		return fmt.Errorf("store: %w", err)
