@@ -450,9 +450,17 @@ type CrashOptions struct {
 	// since its file's last Sync reached the disk anyway, as the kernel's
 	// write-back would do at random. 0 keeps none (the default crash).
 	UnsyncedPagePercent int
+	// TornPages, with UnsyncedPagePercent, keeps only a random prefix of
+	// 512-byte sectors of each kept page (the rest keeps its durable bytes):
+	// a write torn inside a page, as a disk without atomic page writes may
+	// leave it.
+	TornPages bool
 	// Rand picks the pages; nil uses a fixed seed, so a test is reproducible.
 	Rand *rand.Rand
 }
+
+// memSector is the unit a torn page is cut at.
+const memSector = 512
 
 // CrashClone returns the file system as it would be found after a power loss
 // at this instant: only durable content and durable directory entries (see
@@ -469,19 +477,24 @@ func (m *MemFS) CrashCloneWith(opts CrashOptions) *MemFS {
 		rng = rand.New(rand.NewPCG(1, 2))
 	}
 	c := &MemFS{locks: map[string]bool{}, capacity: m.capacity}
-	c.root = c.crashCopyLocked(m.root, opts.UnsyncedPagePercent, rng)
+	c.root = c.crashCopyLocked(m.root, opts, rng)
 	return c
 }
 
 // crashCopyLocked builds the post-crash copy of n. REQUIRES: the source FS's
 // mu held (the receiver c is not shared yet).
-func (c *MemFS) crashCopyLocked(n *memNode, keepPct int, rng *rand.Rand) *memNode {
+func (c *MemFS) crashCopyLocked(n *memNode, opts CrashOptions, rng *rand.Rand) *memNode {
 	now := time.Now()
 	if n.isDir {
 		d := newMemDir()
 		d.modTime = now
-		for k, child := range n.durable {
-			cc := c.crashCopyLocked(child, keepPct, rng)
+		names := make([]string, 0, len(n.durable))
+		for k := range n.durable {
+			names = append(names, k)
+		}
+		sort.Strings(names) // a fixed order keeps a seeded crash reproducible
+		for _, k := range names {
+			cc := c.crashCopyLocked(n.durable[k], opts, rng)
 			d.children[k] = cc
 			d.durable[k] = cc
 		}
@@ -490,7 +503,7 @@ func (c *MemFS) crashCopyLocked(n *memNode, keepPct int, rng *rand.Rand) *memNod
 	f := newMemFile()
 	f.modTime = now
 	f.data = n.synced.clone()
-	if keepPct > 0 && len(n.dirty) > 0 {
+	if keepPct := opts.UnsyncedPagePercent; keepPct > 0 && len(n.dirty) > 0 {
 		idxs := make([]int64, 0, len(n.dirty))
 		for i := range n.dirty {
 			idxs = append(idxs, i)
@@ -502,12 +515,20 @@ func (c *MemFS) crashCopyLocked(n *memNode, keepPct int, rng *rand.Rand) *memNod
 			}
 			// The page reached the disk: its current bytes replace the
 			// durable ones, and the file is at least long enough to hold it.
-			if src := n.data.chunks[i]; src != nil {
-				cp := *src
-				f.data.chunks[i] = &cp
-			} else {
-				delete(f.data.chunks, i)
+			var page [memChunk]byte // the durable bytes, then the new ones over them
+			if old := f.data.chunks[i]; old != nil {
+				page = *old
 			}
+			var cur [memChunk]byte
+			if src := n.data.chunks[i]; src != nil {
+				cur = *src
+			}
+			keep := memChunk
+			if opts.TornPages {
+				keep = rng.IntN(memChunk/memSector+1) * memSector
+			}
+			copy(page[:keep], cur[:keep])
+			f.data.chunks[i] = &page
 			if end := min((i+1)*memChunk, n.data.size); end > f.data.size {
 				f.data.size = end
 			}

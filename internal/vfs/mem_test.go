@@ -294,3 +294,41 @@ func TestMemConcurrentCrashClone(t *testing.T) {
 	<-done
 	f.Close()
 }
+
+func TestMemCrashTornPages(t *testing.T) {
+	m := NewMem()
+	old := bytes.Repeat([]byte{0x11}, 32*memChunk)
+	f := memWrite(t, m, "/seg", old, true)
+	m.SyncDir("/")
+	cur := bytes.Repeat([]byte{0x22}, 32*memChunk)
+	if _, err := f.WriteAt(cur, 0); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	image := func(seed uint64) []byte {
+		c := m.CrashCloneWith(CrashOptions{UnsyncedPagePercent: 100, TornPages: true, Rand: rand.New(rand.NewPCG(seed, 0))})
+		got, _ := memContent(t, c, "/seg")
+		return got
+	}
+	got := image(3)
+	torn := 0
+	for p := 0; p < len(got); p += memChunk {
+		page := got[p : p+memChunk]
+		cut := bytes.IndexByte(page, 0x11)
+		if cut < 0 {
+			cut = memChunk
+		}
+		if cut%memSector != 0 || !bytes.Equal(page[:cut], cur[:cut]) || !bytes.Equal(page[cut:], old[:memChunk-cut]) {
+			t.Fatalf("page %d is not a sector prefix of new data over old data", p/memChunk)
+		}
+		if cut != 0 && cut != memChunk {
+			torn++
+		}
+	}
+	if torn == 0 {
+		t.Fatal("no page was torn")
+	}
+	if !bytes.Equal(image(3), got) {
+		t.Fatal("the same seed gave a different crash image")
+	}
+}
