@@ -176,3 +176,22 @@ func TestBatch(t *testing.T) {
 		}
 	}
 }
+
+func TestScannerNoCopyAllocs(t *testing.T) {
+	img, _ := segmentImage(64*1024, manyRecords(200))
+	var sc Scanner
+	sc.NoCopy = true
+	sc.CheckCRC = true
+	if a := testing.AllocsPerRun(20, func() {
+		sc.Reset(img)
+		for sc.Next() {
+		}
+	}); a != 0 {
+		t.Fatalf("scanning a segment allocates %v times", a)
+	}
+	h := netip.MustParseAddrPort("10.0.0.1:10911")
+	dst := make([]byte, 0, 64)
+	if a := testing.AllocsPerRun(100, func() { dst = AppendOffsetMsgID(dst[:0], h, 1<<40) }); a != 0 {
+		t.Fatalf("AppendOffsetMsgID allocates %v times", a)
+	}
+}
