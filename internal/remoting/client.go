@@ -61,8 +61,14 @@ type Client struct {
 	handlers atomic.Pointer[map[int32]HandlerFunc] // copy-on-write
 	hmu      sync.Mutex                            // serialises Handle
 
-	wg sync.WaitGroup // connection goroutines, handler and callback goroutines
+	wg       sync.WaitGroup // connection goroutines, handler and callback goroutines
+	handling chan struct{}  // semaphore: server-initiated requests being handled
 }
+
+// maxClientHandlers bounds the server-initiated requests a Client handles at
+// once; beyond it they are answered SYSTEM_BUSY, as a server answers a
+// client when a family's queue is full.
+const maxClientHandlers = 64
 
 // dialing is a pool slot: the connection to one address once ready is
 // closed, or the dial error.
@@ -75,7 +81,7 @@ type dialing struct {
 // NewClient returns a client with no connections yet.
 func NewClient(cfg ClientConfig) *Client {
 	cfg.ensureDefaults()
-	c := &Client{cfg: cfg, log: cfg.Logger}
+	c := &Client{cfg: cfg, log: cfg.Logger, handling: make(chan struct{}, maxClientHandlers)}
 	c.mu.conns = make(map[string]*dialing)
 	empty := map[int32]HandlerFunc{}
 	c.handlers.Store(&empty)
@@ -85,7 +91,8 @@ func NewClient(cfg ClientConfig) *Client {
 // Handle registers h for requests with code that servers send over this
 // client's connections (CHECK_TRANSACTION_STATE,
 // NOTIFY_CONSUMER_IDS_CHANGED, ...). Each such request runs h in its own
-// goroutine; a non-nil result is written back unless the request is oneway.
+// goroutine (at most 64 at once; more are answered SYSTEM_BUSY); a non-nil
+// result is written back unless the request is oneway.
 func (c *Client) Handle(code int32, h HandlerFunc) {
 	c.hmu.Lock()
 	defer c.hmu.Unlock()
@@ -129,9 +136,18 @@ func (c *Client) dispatch(conn *Conn, req *Command) {
 		}
 		return
 	}
+	select {
+	case c.handling <- struct{}{}:
+	default:
+		if !req.IsOneway() {
+			_ = conn.send(NewResponseTo(req, protocol.SystemBusy, remarkOverload))
+		}
+		return
+	}
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
+		defer func() { <-c.handling }()
 		resp := c.call(conn, req, h)
 		if resp == nil || req.IsOneway() {
 			return

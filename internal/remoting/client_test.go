@@ -357,3 +357,34 @@ func TestDialFailure(t *testing.T) {
 		t.Fatal("async invoke to a closed port succeeded")
 	}
 }
+
+func TestClientHandlersAreBounded(t *testing.T) {
+	s := NewServer(ServerConfig{Addr: "127.0.0.1:0"})
+	conns := make(chan *Conn, 1)
+	s.Handle(protocol.HeartBeat, nil, func(c *Conn, _ *Command) *Command {
+		conns <- c
+		return NewResponse(protocol.Success, "")
+	})
+	addr := startServer(t, s)
+	c := newClient(t, ClientConfig{})
+	release := make(chan struct{})
+	c.Handle(protocol.ConsumeMessageDirectly, func(*Conn, *Command) *Command {
+		<-release
+		return NewResponse(protocol.Success, "")
+	})
+	defer close(release)
+	if _, err := c.Invoke(ctxTimeout(t, 5*time.Second), addr, NewRequest(protocol.HeartBeat, nil, nil)); err != nil {
+		t.Fatal(err)
+	}
+	sc := <-conns
+	for range maxClientHandlers {
+		if err := sc.InvokeOneway(NewRequest(protocol.ConsumeMessageDirectly, nil, nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, 5*time.Second, "client handlers busy", func() bool { return len(c.handling) == maxClientHandlers })
+	resp, err := sc.Invoke(ctxTimeout(t, 5*time.Second), NewRequest(protocol.ConsumeMessageDirectly, nil, nil))
+	if err != nil || resp.Code != protocol.SystemBusy {
+		t.Fatalf("resp %+v err %v, want SYSTEM_BUSY", resp, err)
+	}
+}

@@ -397,9 +397,9 @@ func (s *jsonScanner) extFields() (map[string]string, error) {
 	if err := s.expect('{'); err != nil {
 		return nil, err
 	}
-	// Size the map from the header length (about 30 bytes an entry in
+	// Size the map from the header length (about 40 bytes an entry in
 	// practice) so a SEND header does not grow it twice.
-	m := make(map[string]string, min(max((len(s.b)-s.i)/30, 4), 32))
+	m := make(map[string]string, min(max((len(s.b)-s.i)/40, 4), 32))
 	if s.peek() == '}' {
 		s.i++
 		return m, nil

@@ -108,7 +108,9 @@ func NewServer(cfg ServerConfig) *Server {
 
 // Handle routes requests with code to h, run by a worker of f; with f == nil
 // h runs on the connection's reader goroutine, which suits only handlers
-// that never block.
+// that never block: nothing else is read from that connection meanwhile, so
+// such a handler must not Invoke over its own connection (the response
+// could never be read).
 func (s *Server) Handle(code int32, f *Family, h HandlerFunc) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -142,10 +144,10 @@ func (s *Server) Start() error {
 		return fmt.Errorf("remoting: listen %s: %w", s.cfg.Addr, err)
 	}
 	s.mu.Lock()
-	if s.mu.started {
+	if s.mu.started || s.stopping.Load() {
 		s.mu.Unlock()
 		_ = ln.Close()
-		return errors.New("remoting: server already started")
+		return errors.New("remoting: server already started or shut down")
 	}
 	s.mu.started = true
 	s.mu.ln = ln
@@ -294,7 +296,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	if s.stopping.Swap(true) {
 		s.mu.Unlock()
-		return errors.New("remoting: server already shut down")
+		return nil // idempotent
 	}
 	ln := s.mu.ln
 	s.mu.Unlock()
