@@ -11,9 +11,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -65,7 +67,7 @@ func newRootCommand() (*cobra.Command, func()) {
 		},
 	}
 	pf := root.PersistentFlags()
-	pf.StringVar(&c.namesrv, "namesrv", defaultNamesrv(), "NameServer address host:port ($NAMESRV_ADDR when set)")
+	pf.StringVar(&c.namesrv, "namesrv", defaultNamesrv(), "NameServer address host:port, several separated by ';' ($NAMESRV_ADDR when set)")
 	pf.DurationVar(&c.timeout, "timeout", 5*time.Second, "timeout of each call")
 	pf.BoolVar(&c.json, "json", false, "print the raw response body as JSON")
 	root.AddCommand(newRouteCommand(c), newClusterCommand(c), newTopicsCommand(c), newKVCommand(c))
@@ -76,17 +78,29 @@ func newRootCommand() (*cobra.Command, func()) {
 	}
 }
 
-// call sends one request to the NameServer. It returns the response whatever
-// its code; transport failures are errors.
+// call sends one request to the NameServer. --namesrv may list several
+// addresses separated by ';' (RocketMQ's namesrvAddr form): they are tried in
+// order until one answers. It returns the response whatever its code;
+// transport failures are errors.
 func (c *ctl) call(code int32, ext map[string]string, body []byte) (*remoting.Command, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
-	defer cancel()
-	req := remoting.NewRequest(code, ext, body)
-	resp, err := c.client.Invoke(ctx, c.namesrv, req)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", c.namesrv, err)
+	var errs []error
+	for _, addr := range strings.Split(c.namesrv, ";") {
+		addr = strings.TrimSpace(addr)
+		if addr == "" {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+		resp, err := c.client.Invoke(ctx, addr, remoting.NewRequest(code, ext, body))
+		cancel()
+		if err == nil {
+			return resp, nil
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", addr, err))
 	}
-	return resp, nil
+	if len(errs) == 0 {
+		return nil, errors.New("--namesrv: no address given")
+	}
+	return nil, errors.Join(errs...)
 }
 
 // callOK is call that turns a non-SUCCESS response into an error.

@@ -152,6 +152,17 @@ func TestUnreachableNamesrv(t *testing.T) {
 	}
 }
 
+func TestSeveralNamesrvAddresses(t *testing.T) {
+	ns := startNamesrv(t)
+	// The first address refuses the connection; the second answers.
+	if out := mustRun(t, "--namesrv", "127.0.0.1:1;"+ns, "--timeout", "2s", "topics"); out != "TopicA\nTopicB\n" {
+		t.Fatalf("topics via the second address: %q", out)
+	}
+	if _, err := rocketctl(t, "--namesrv", " ; ", "topics"); err == nil || !strings.Contains(err.Error(), "no address") {
+		t.Fatalf("empty address list: %v", err)
+	}
+}
+
 func TestPermString(t *testing.T) {
 	for perm, want := range map[int32]string{0: "---", 2: "-W-", 4: "R--", 6: "RW-", 7: "RWX", 1: "--X"} {
 		if got := permString(perm); got != want {
