@@ -67,7 +67,7 @@ func loadKVFile(fsys vfs.FS, path string) (map[string]map[string]string, error) 
 			continue
 		}
 		if err != nil {
-			firstErr = cmp(firstErr, fmt.Errorf("namesrv: kv config: read %s: %w", p, err))
+			firstErr = firstError(firstErr, fmt.Errorf("namesrv: kv config: read %s: %w", p, err))
 			continue
 		}
 		if len(bytes.TrimSpace(data)) == 0 {
@@ -75,7 +75,7 @@ func loadKVFile(fsys vfs.FS, path string) (map[string]map[string]string, error) 
 		}
 		var f protocol.KVConfigFile
 		if err := protocol.UnmarshalFastJSON(data, &f); err != nil {
-			firstErr = cmp(firstErr, fmt.Errorf("namesrv: kv config: parse %s: %w", p, err))
+			firstErr = firstError(firstErr, fmt.Errorf("namesrv: kv config: parse %s: %w", p, err))
 			continue
 		}
 		if f.ConfigTable == nil {
@@ -91,7 +91,7 @@ func loadKVFile(fsys vfs.FS, path string) (map[string]map[string]string, error) 
 	return nil, firstErr
 }
 
-func cmp(first, next error) error {
+func firstError(first, next error) error {
 	if first != nil {
 		return first
 	}
