@@ -86,6 +86,14 @@ func (d *dispatcher) stop() {
 	}
 }
 
+// position returns the dispatched offset and the store time of the record
+// just before it, as a consistent pair.
+func (d *dispatcher) position() (offset, storeTimestamp int64) {
+	d.progressMu.Lock()
+	defer d.progressMu.Unlock()
+	return d.next.Load(), d.lastTs.Load()
+}
+
 func (d *dispatcher) dispatched() int64         { return d.next.Load() }
 func (d *dispatcher) lastStoreTimestamp() int64 { return d.lastTs.Load() }
 
@@ -148,9 +156,9 @@ func (d *dispatcher) drain(l interface {
 }
 
 func (d *dispatcher) advance(to, ts int64) {
+	d.progressMu.Lock()
 	d.lastTs.Store(ts)
 	d.next.Store(to)
-	d.progressMu.Lock()
 	close(d.progress)
 	d.progress = make(chan struct{})
 	d.progressMu.Unlock()

@@ -33,7 +33,7 @@ func (s *Store) flushLoop(quit <-chan struct{}) {
 // and writes it.
 func (s *Store) flushQueuesAndCheckpoint(leastPages int) {
 	// Snapshot before flushing: whatever is dispatched now is covered.
-	ts, upTo := s.disp.lastStoreTimestamp(), s.disp.dispatched()
+	upTo, ts := s.disp.position()
 	if err := s.cqs.Flush(leastPages); err != nil {
 		s.cfg.Logger.Error("store: flush consume queues", "err", err)
 		return
