@@ -40,9 +40,10 @@ const (
 
 // Command is one remoting request or response (spec §1.2).
 //
-// A Command returned by DecodeFrame or handed to a handler owns its strings
-// and map; Body aliases the frame buffer it was read from, which is not
-// reused, so handlers may keep it.
+// A Command returned by DecodeFrame or handed to a handler owns its map and
+// may be kept. Body aliases the frame buffer it was read from, which is
+// never reused. Remark and extFields values share one string copy of the
+// header: strings.Clone one before keeping it in a long-lived table.
 type Command struct {
 	Code      int32 // request code in requests, response code in responses
 	Language  LanguageCode

@@ -3,6 +3,7 @@ package remoting
 import (
 	"context"
 	"encoding/binary"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -294,5 +295,37 @@ func TestBadFrameWarningsAreRateLimited(t *testing.T) {
 	ok, suppressed := w.allow()
 	if !ok || suppressed != 5 {
 		t.Fatalf("after a second: ok=%v suppressed=%d", ok, suppressed)
+	}
+}
+
+// TestFramesSplitAcrossReads sends several frames as one byte stream cut
+// into pieces of every size from 1 byte up: the reader must reassemble them
+// whatever the cuts.
+func TestFramesSplitAcrossReads(t *testing.T) {
+	s := NewServer(ServerConfig{Addr: "127.0.0.1:0"})
+	s.Handle(protocol.HeartBeat, nil, echoHandler)
+	addr := startServer(t, s)
+	var stream []byte
+	const frames = 6
+	for i := range frames {
+		c := NewRequest(protocol.HeartBeat, map[string]string{"i": strconv.Itoa(i)}, []byte(strings.Repeat("x", i*7)))
+		c.Opaque = int32(i)
+		c.SerializeType = SerializeType(i % 2)
+		var err error
+		if stream, err = c.AppendFrame(stream); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, piece := range []int{1, 2, 3, 5, 8, 13, 64, len(stream)} {
+		rc := dialRaw(t, addr)
+		for off := 0; off < len(stream); off += piece {
+			rc.write(stream[off:min(off+piece, len(stream))])
+		}
+		for i := range frames {
+			r := rc.mustRead()
+			if r.Opaque != int32(i) || r.ExtFields["i"] != strconv.Itoa(i) || len(r.Body) != i*7 || r.SerializeType != SerializeType(i%2) {
+				t.Fatalf("piece %d: frame %d answered %+v", piece, i, r)
+			}
+		}
 	}
 }
