@@ -32,6 +32,13 @@
 // (0, MaxInt32, 0); fillers are valid for recovery but lie below the queue's
 // min offset and are never returned to readers as messages.
 //
+// Durability: Flush syncs the files with unsynced units. In addition a file
+// is synced when it fills up, before the next file is created, so a file is
+// never durable while an earlier one is not: recovery takes every file before
+// the last three as full without scanning it (as RocketMQ does), which is
+// only safe with that order. Truncation and recovery zero the bytes after the
+// new end, so that stale units can never reappear as valid after a crash.
+//
 // Write side: one writer (the store's dispatcher, or recovery) calls Append
 // for each record and Commit once per batch; Commit writes the pending units
 // of the batch with one WriteAt per file touched, and only then are they
