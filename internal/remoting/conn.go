@@ -239,6 +239,7 @@ const maxPooledEncodeBuffer = 64 << 10
 // writeLoop takes everything queued since its last write and writes it in
 // one call, so responses produced while a write is in flight leave together.
 func (c *Conn) writeLoop() {
+	var writeDeadline time.Time
 	for {
 		select {
 		case <-c.wkick:
@@ -258,11 +259,16 @@ func (c *Conn) writeLoop() {
 		if len(buf) == 0 {
 			continue
 		}
-		if c.idle > 0 {
-			_ = c.nc.SetWriteDeadline(time.Now().Add(c.idle))
+		// The write deadline stops a peer that never reads from blocking
+		// us forever. It is moved only when half of it is used up: a timer
+		// update per write would cost more than the write's bookkeeping.
+		now := time.Now()
+		if c.idle > 0 && writeDeadline.Sub(now) < c.idle/2 {
+			writeDeadline = now.Add(c.idle)
+			_ = c.nc.SetWriteDeadline(writeDeadline)
 		}
 		_, err := c.nc.Write(buf)
-		c.lastWrite.Store(time.Now().UnixNano())
+		c.lastWrite.Store(now.UnixNano())
 		c.wmu.Lock()
 		if cap(buf) <= maxKeptWriteBuffer {
 			c.wmu.spare = buf[:0]
