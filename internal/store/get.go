@@ -117,7 +117,6 @@ type Message struct {
 	PhysicalOffset int64
 	QueueOffset    int64
 	TagsCode       int64
-	buf            commitlog.Buffer
 }
 
 // GetResult is the answer of GetMessage. Release it when the bytes have
@@ -129,21 +128,26 @@ type GetResult struct {
 	MaxOffset       int64
 	Messages        []Message
 	TotalSize       int // bytes of all messages
+
+	// reads are the CommitLog reads the messages slice into: consecutive
+	// records are read with one pread.
+	reads []commitlog.Buffer
 }
 
-var getResultPool = sync.Pool{New: func() any { return &GetResult{Messages: make([]Message, 0, 32)} }}
+var getResultPool = sync.Pool{New: func() any {
+	return &GetResult{Messages: make([]Message, 0, 32), reads: make([]commitlog.Buffer, 0, 4)}
+}}
 
-// Release returns the message buffers and the result to their pools.
+// Release returns the read buffers and the result to their pools.
 func (r *GetResult) Release() {
 	if r == nil {
 		return
 	}
-	for i := range r.Messages {
-		r.Messages[i].buf.Release()
-		r.Messages[i] = Message{}
+	for i := range r.reads {
+		r.reads[i].Release()
 	}
-	r.Messages = r.Messages[:0]
-	*r = GetResult{Messages: r.Messages}
+	clear(r.Messages)
+	*r = GetResult{Messages: r.Messages[:0], reads: r.reads[:0]}
 	getResultPool.Put(r)
 }
 
@@ -210,6 +214,9 @@ func (s *Store) scanQueue(r *GetResult, q *consumequeue.Queue, offset int64, max
 	nextPhyFileStart := int64(math.MinInt64)
 	r.Status = NoMatchedMessage
 	scanned := int64(0)
+	// run is the latest CommitLog read: [runStart, runStart+len(run)).
+	var run []byte
+	var runStart int64
 scan:
 	for scanned < maxUnits && offset+scanned < r.MaxOffset {
 		us, err := q.Read(offset+scanned, int(min(maxUnits-scanned, unitsPerRead)))
@@ -247,30 +254,60 @@ scan:
 				}
 				continue
 			}
-			buf, err := s.log.Read(u.Offset, u.Size)
-			if err != nil {
-				if r.TotalSize == 0 {
-					r.Status = MessageWasRemoving
+			if u.Offset < runStart || u.End() > runStart+int64(len(run)) {
+				// Read this record and the following ones that are
+				// contiguous in the CommitLog and likely to be returned.
+				end := s.runEnd(r, &us, i, maxMsgNums, filter)
+				buf, err := s.log.Read(u.Offset, int32(end-u.Offset))
+				if err != nil {
+					if r.TotalSize == 0 {
+						r.Status = MessageWasRemoving
+					}
+					nextPhyFileStart = (u.Offset/segSize + 1) * segSize
+					continue
 				}
-				nextPhyFileStart = (u.Offset/segSize + 1) * segSize
-				continue
+				r.reads = append(r.reads, buf)
+				run, runStart = buf.Bytes, u.Offset
 			}
-			if filter != nil && !filter.MatchRecord(buf.Bytes) {
+			rec := run[u.Offset-runStart : u.End()-runStart : u.End()-runStart]
+			if filter != nil && !filter.MatchRecord(rec) {
 				if r.TotalSize == 0 {
 					r.Status = NoMatchedMessage
 				}
-				buf.Release()
 				continue
 			}
-			r.Messages = append(r.Messages, Message{Bytes: buf.Bytes, PhysicalOffset: u.Offset,
-				QueueOffset: us.First + int64(i), TagsCode: u.TagsCode, buf: buf})
-			r.TotalSize += len(buf.Bytes)
+			r.Messages = append(r.Messages, Message{Bytes: rec, PhysicalOffset: u.Offset,
+				QueueOffset: us.First + int64(i), TagsCode: u.TagsCode})
+			r.TotalSize += len(rec)
 			r.Status = Found
 			nextPhyFileStart = math.MinInt64
 		}
 		us.Release()
 	}
 	r.NextBeginOffset = offset + scanned
+}
+
+// runEnd returns the CommitLog end of the run of records starting with unit
+// i of us: following units are added while their records are contiguous
+// (so in the same segment), pass the tags filter and fit what the batch
+// may still take.
+func (s *Store) runEnd(r *GetResult, us *consumequeue.Units, i, maxMsgNums int, filter MessageFilter) int64 {
+	u := us.At(i)
+	end := u.End()
+	budget := int64(s.cfg.MaxTransferBytes - r.TotalSize)
+	count := min(maxMsgNums, s.cfg.MaxTransferCount) - len(r.Messages) - 1
+	for j := i + 1; j < us.Len() && count > 0; j++ {
+		v := us.At(j)
+		if v.Offset != end || v.IsFiller() || end+int64(v.Size)-u.Offset > budget {
+			break
+		}
+		if filter != nil && !filter.MatchTagsCode(v.TagsCode) {
+			break
+		}
+		end += int64(v.Size)
+		count--
+	}
+	return end
 }
 
 // batchFull is RocketMQ's isTheBatchFull with the in-memory limits.
