@@ -42,7 +42,8 @@ import (
 // own parent (MkdirAllSync does both).
 //
 // Paths are slash-separated; relative and absolute names are the same (both
-// start at the root), "." and ".." are cleaned lexically.
+// start at the root), "." and ".." are cleaned lexically. Unlike the OS,
+// opening a directory fails (EISDIR): use List.
 type MemFS struct {
 	mu       sync.Mutex
 	root     *memNode
