@@ -420,3 +420,26 @@ func TestPutRefusals(t *testing.T) {
 		t.Fatalf("refusal reason on a healthy store: %q", s.RefusalReason())
 	}
 }
+
+// TestGetMessageAllocs keeps the pull path allocation-free in steady state.
+func TestGetMessageAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are not stable under -race")
+	}
+	s := openStore(t, testConfig(vfs.NewMem()))
+	for i := 0; i < 64; i++ {
+		put(t, s, newRecord("A", 0, bodyFor(i, 200), map[string]string{"TAGS": "x"}))
+	}
+	waitDispatched(t, s)
+	filter := NewTagFilter(false, "x")
+	allocs := testing.AllocsPerRun(200, func() {
+		r, err := s.GetMessage("g", "A", 0, 0, 32, filter)
+		if err != nil || len(r.Messages) != 32 {
+			t.Fatal("get")
+		}
+		r.Release()
+	})
+	if allocs > 0 {
+		t.Fatalf("GetMessage allocates %.1f times per call", allocs)
+	}
+}
