@@ -87,7 +87,8 @@ type Queue struct {
 	minLogic  atomic.Int64 // logical byte offset of the first readable unit
 	maxPhysic atomic.Int64 // end of the last appended record (pending included)
 
-	pending []byte // writer-owned: units staged by Append, written by Commit
+	pending   []byte // writer-owned: units staged by Append, written by Commit
+	destroyed atomic.Bool
 }
 
 func fileName(start int64) string { return fmt.Sprintf("%020d", start) }
@@ -238,6 +239,12 @@ func (q *Queue) lastFile() *file {
 // Commit writes the staged units (one WriteAt per file touched) and makes
 // them visible. On error the units stay staged and Commit may be retried.
 func (q *Queue) Commit() error {
+	if q.destroyed.Load() {
+		// The topic was deleted while the writer held the queue: drop the
+		// units rather than resurrect its directory.
+		q.pending = q.pending[:0]
+		return nil
+	}
 	done := 0
 	defer func() {
 		n := copy(q.pending, q.pending[done:])

@@ -395,3 +395,20 @@ func TestCrashBeforeAnyFlush(t *testing.T) {
 		t.Fatalf("full files lost: %d units", len(got))
 	}
 }
+
+func TestCommitAfterRemoveTopicDropsUnits(t *testing.T) {
+	fs := vfs.NewMem()
+	s := openTestSet(t, fs)
+	q := s.GetOrCreate("T", 0)
+	appendRange(t, q, 0, 3)
+	q.Append(3, unitFor(3)) // staged by the writer when the topic goes
+	if err := s.RemoveTopic("T"); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fs.Stat("/store/consumequeue/T"); err == nil {
+		t.Fatal("deleted topic directory resurrected")
+	}
+}

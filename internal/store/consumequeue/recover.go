@@ -289,6 +289,7 @@ func (q *Queue) CorrectMinOffset(phyMin int64) error {
 
 // Destroy closes and deletes every file of the queue and its directory.
 func (q *Queue) Destroy() error {
+	q.destroyed.Store(true)
 	q.mu.Lock()
 	files := q.mu.files
 	q.mu.files = nil
@@ -305,6 +306,5 @@ func (q *Queue) Destroy() error {
 	q.written.Store(0)
 	q.minLogic.Store(0)
 	q.maxPhysic.Store(0)
-	q.pending = q.pending[:0]
 	return firstErr
 }
