@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // appendJSONHeader appends c's header in the JSON form fastjson writes:
@@ -96,8 +97,14 @@ type jsonScanner struct {
 // header, made once per header, so a header with 14 values costs one
 // allocation instead of 14.
 func (s *jsonScanner) lastString(v []byte, escaped bool) string {
-	if escaped || len(v) == 0 {
-		return string(v)
+	if len(v) == 0 {
+		return ""
+	}
+	if escaped {
+		// v is a fresh buffer strEscaped made for this string alone and
+		// nothing writes to it again: it can become the string itself, as
+		// strings.Builder does, instead of being copied.
+		return unsafe.String(&v[0], len(v))
 	}
 	if s.hs == "" {
 		s.hs = string(s.b)
@@ -180,7 +187,16 @@ func (s *jsonScanner) strEsc() (v []byte, escaped bool, err error) {
 
 // strEscaped continues str from the first backslash.
 func (s *jsonScanner) strEscaped(start int) ([]byte, error) {
-	out := make([]byte, 0, s.i-start+16)
+	// Unescaping never lengthens a string (\uXXXX is 6 bytes for at most 3,
+	// a surrogate pair 12 for 4), so the escaped length is enough room.
+	end := s.i
+	for end < len(s.b) && s.b[end] != '"' {
+		if s.b[end] == '\\' {
+			end++
+		}
+		end++
+	}
+	out := make([]byte, 0, min(end, len(s.b))-start)
 	out = append(out, s.b[start:s.i]...)
 	for s.i < len(s.b) {
 		c := s.b[s.i]
