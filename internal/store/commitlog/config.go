@@ -73,9 +73,10 @@ type Config struct {
 	RingSize int
 	// Replica, when set, is awaited by puts that wait (SYNC_MASTER).
 	Replica ReplicaWaiter
-	// OnCommit is called, without locks held and from the committing
-	// goroutine, each time the committed end advances. It must not block:
-	// it is the dispatcher's kick.
+	// OnCommit is called each time the committed end advances, from the
+	// goroutine that committed (committer, flusher, or a put that rolled),
+	// with the log's commit lock held. It must not block and must not call
+	// back into the Log: it is the dispatcher's kick (a non-blocking send).
 	OnCommit func(committed int64)
 	// Logger receives events. Default: discard.
 	Logger *slog.Logger

@@ -23,6 +23,9 @@ func (l *Log) waitFlush(ctx context.Context, end int64) PutStatus {
 	if l.flushed.Load() >= end {
 		return PutOK
 	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	w := waiterPool.Get().(*waiter)
 	w.end = end
 	l.waiters.Lock()

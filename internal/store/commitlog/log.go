@@ -43,7 +43,9 @@ type Log struct {
 	// mu is the put lock.
 	mu struct {
 		sync.Mutex
-		queueOffsets map[queueKey]int64
+		// queueOffsets holds the next offset of each topic queue; values
+		// are pointers so that a put does one map lookup.
+		queueOffsets map[queueKey]*int64
 		scratch      []byte // BLANK encoding
 	}
 	// lockedSince is the UnixNano time the put lock was taken, 0 when free:
@@ -131,7 +133,7 @@ func Open(cfg Config) (*Log, error) {
 		return nil, fmt.Errorf("commitlog: open: %w", err)
 	}
 	l := &Log{cfg: cfg, segs: segs, ring: make([]byte, cfg.RingSize)}
-	l.mu.queueOffsets = make(map[queueKey]int64)
+	l.mu.queueOffsets = make(map[queueKey]*int64)
 	l.committer = newService()
 	l.flusher = newService()
 	return l, nil
@@ -279,7 +281,7 @@ func (l *Log) Busy() bool {
 // SetQueueOffset sets the next queue offset of a topic queue (recovery).
 func (l *Log) SetQueueOffset(topic string, queueID int32, next int64) {
 	l.mu.Lock()
-	l.mu.queueOffsets[queueKey{topic, queueID}] = next
+	*l.queueOffsetLocked(queueKey{topic, queueID}) = next
 	l.mu.Unlock()
 }
 
@@ -287,7 +289,21 @@ func (l *Log) SetQueueOffset(topic string, queueID int32, next int64) {
 func (l *Log) QueueOffset(topic string, queueID int32) int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.mu.queueOffsets[queueKey{topic, queueID}]
+	if p := l.mu.queueOffsets[queueKey{topic, queueID}]; p != nil {
+		return *p
+	}
+	return 0
+}
+
+// queueOffsetLocked returns the next-offset cell of a queue, creating it.
+// REQUIRES: mu held.
+func (l *Log) queueOffsetLocked(key queueKey) *int64 {
+	p := l.mu.queueOffsets[key]
+	if p == nil {
+		p = new(int64)
+		l.mu.queueOffsets[key] = p
+	}
+	return p
 }
 
 // RemoveQueueOffsets forgets every queue of a topic (topic deletion).

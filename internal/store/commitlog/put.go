@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/rocketd/rocketd/internal/message"
 )
@@ -52,8 +53,9 @@ func (l *Log) Put(ctx context.Context, r *message.Record, opts PutOptions) PutRe
 	rec := message.AppendRecord((*bufp)[:0], r)
 	dispatched := message.Dispatched(r.SysFlag)
 
-	l.lock()
-	offset, ts, st := l.reserveLocked(len(rec))
+	now := l.lock()
+	offset, st := l.reserveLocked(len(rec))
+	ts := now.UnixMilli()
 	if st != PutOK {
 		l.unlock()
 		*bufp = rec
@@ -64,9 +66,9 @@ func (l *Log) Put(ctx context.Context, r *message.Record, opts PutOptions) PutRe
 	if dispatched {
 		// Prepared and rolled-back transaction records get 0 and do not
 		// advance the queue (they never reach a consume queue).
-		key := queueKey{r.Topic, r.QueueID}
-		queueOffset = l.mu.queueOffsets[key]
-		l.mu.queueOffsets[key] = queueOffset + 1
+		next := l.queueOffsetLocked(queueKey{r.Topic, r.QueueID})
+		queueOffset = *next
+		*next++
 	}
 	message.PatchQueueOffset(rec, queueOffset)
 	message.PatchPhysicalOffset(rec, offset)
@@ -140,15 +142,16 @@ func (l *Log) PutBatch(ctx context.Context, recs []message.Record, opts PutOptio
 		return PutResult{Status: MessageIllegal}
 	}
 
-	l.lock()
-	offset, ts, st := l.reserveLocked(len(buf))
+	now := l.lock()
+	offset, st := l.reserveLocked(len(buf))
+	ts := now.UnixMilli()
 	if st != PutOK {
 		l.unlock()
 		return PutResult{Status: st}
 	}
-	key := queueKey{topic, queueID}
-	first := l.mu.queueOffsets[key]
-	l.mu.queueOffsets[key] = first + int64(len(recs))
+	next := l.queueOffsetLocked(queueKey{topic, queueID})
+	first := *next
+	*next += int64(len(recs))
 	start := 0
 	for i, end := range ends {
 		rec := buf[start:end]
@@ -262,10 +265,14 @@ func (l *Log) afterAppend(ctx context.Context, end int64, opts PutOptions) PutSt
 	return st
 }
 
-// lock takes the put lock and records when (OS_PAGECACHE_BUSY).
-func (l *Log) lock() {
+// lock takes the put lock and records when (OS_PAGECACHE_BUSY). The time
+// it returns, read under the lock, is the store timestamp of what the
+// holder appends: store times never decrease along the log.
+func (l *Log) lock() time.Time {
 	l.mu.Lock()
-	l.lockedSince.Store(l.cfg.Now().UnixNano())
+	now := l.cfg.Now()
+	l.lockedSince.Store(now.UnixNano())
+	return now
 }
 
 func (l *Log) unlock() {
@@ -276,12 +283,11 @@ func (l *Log) unlock() {
 // reserveLocked makes room for n contiguous bytes at the write position:
 // rolls to a new segment (after a BLANK filler) when they do not fit with
 // BlankLen to spare, and makes room in the ring. It returns the offset the
-// bytes go to and the store timestamp (taken under the lock, so store times
-// never decrease along the log).
+// bytes go to.
 // REQUIRES: mu held (via lock).
-func (l *Log) reserveLocked(n int) (offset, ts int64, st PutStatus) {
+func (l *Log) reserveLocked(n int) (offset int64, st PutStatus) {
 	if l.closed.Load() || l.stickyErr() != nil {
-		return 0, 0, ServiceNotAvailable
+		return 0, ServiceNotAvailable
 	}
 	cur := l.cur.Load()
 	head := l.head.Load()
@@ -292,12 +298,12 @@ func (l *Log) reserveLocked(n int) (offset, ts int64, st PutStatus) {
 		st = l.rollLocked(true)
 	}
 	if st != PutOK {
-		return 0, 0, st
+		return 0, st
 	}
 	if st = l.ensureRingLocked(n); st != PutOK {
-		return 0, 0, st
+		return 0, st
 	}
-	return l.head.Load(), l.cfg.Now().UnixMilli(), PutOK
+	return l.head.Load(), PutOK
 }
 
 // ensureRingLocked commits inline while the ring lacks n free bytes (the
