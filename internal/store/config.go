@@ -29,6 +29,8 @@ const (
 	DefaultDeleteFilesBatchMax         = 10
 	DefaultMaxTransferBytes            = 256 << 10
 	DefaultMaxTransferCount            = 32
+	DefaultMaxTransferBytesOnDisk      = 64 << 10
+	DefaultMaxTransferCountOnDisk      = 8
 	DefaultDispatchCatchUpTimeout      = 5 * time.Minute
 )
 
@@ -98,6 +100,15 @@ type Config struct {
 	// GetMessage (maxTransferBytesOnMessageInMemory / CountOnMessageInMemory).
 	MaxTransferBytes int
 	MaxTransferCount int
+	// InMemoryBytes is how far behind the CommitLog end a message may be and
+	// still count as in the page cache (RocketMQ: physical RAM ×
+	// accessMessageInMemoryMaxRatio 40%). 0 = every message is in memory.
+	// Messages further behind are "on disk": a pull then takes at most
+	// MaxTransferBytesOnDisk (64 KiB) / MaxTransferCountOnDisk (8) of them,
+	// and the result suggests reading from a slave.
+	InMemoryBytes          int64
+	MaxTransferBytesOnDisk int
+	MaxTransferCountOnDisk int
 
 	// DispatchCatchUpTimeout bounds how long Open waits for the dispatcher
 	// to reach the CommitLog end (5 min).
@@ -156,6 +167,12 @@ func (c *Config) EnsureDefaults() {
 	}
 	if c.MaxTransferCount == 0 {
 		c.MaxTransferCount = DefaultMaxTransferCount
+	}
+	if c.MaxTransferBytesOnDisk == 0 {
+		c.MaxTransferBytesOnDisk = DefaultMaxTransferBytesOnDisk
+	}
+	if c.MaxTransferCountOnDisk == 0 {
+		c.MaxTransferCountOnDisk = DefaultMaxTransferCountOnDisk
 	}
 	if c.DispatchCatchUpTimeout == 0 {
 		c.DispatchCatchUpTimeout = DefaultDispatchCatchUpTimeout

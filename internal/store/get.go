@@ -128,6 +128,9 @@ type GetResult struct {
 	MaxOffset       int64
 	Messages        []Message
 	TotalSize       int // bytes of all messages
+	// SuggestPullingFromSlave: the last message read was "on disk" (see
+	// Config.InMemoryBytes); the broker may point the consumer at a slave.
+	SuggestPullingFromSlave bool
 
 	// reads are the CommitLog reads the messages slice into: consecutive
 	// records are read with one pread.
@@ -211,6 +214,8 @@ func (s *Store) GetMessage(group, topic string, queueID int32, offset int64, max
 func (s *Store) scanQueue(r *GetResult, q *consumequeue.Queue, offset int64, maxMsgNums int, filter MessageFilter) {
 	maxUnits := int64(max(maxScanBytes, maxMsgNums*consumequeue.UnitSize) / consumequeue.UnitSize)
 	segSize := s.log.SegmentSize()
+	maxOffsetPy := s.log.MaxOffset()
+	lastPhy := int64(-1)
 	nextPhyFileStart := int64(math.MinInt64)
 	r.Status = NoMatchedMessage
 	scanned := int64(0)
@@ -237,7 +242,8 @@ scan:
 		}
 		for i := 0; i < us.Len(); i++ {
 			u := us.At(i)
-			if s.batchFull(r, u.Size, maxMsgNums) {
+			lastPhy = u.Offset
+			if s.batchFull(r, u.Size, maxMsgNums, s.onDisk(u.Offset, maxOffsetPy)) {
 				us.Release()
 				break scan
 			}
@@ -285,6 +291,13 @@ scan:
 		us.Release()
 	}
 	r.NextBeginOffset = offset + scanned
+	r.SuggestPullingFromSlave = lastPhy >= 0 && s.onDisk(lastPhy, maxOffsetPy)
+}
+
+// onDisk reports whether the record at offset is too far behind the
+// CommitLog end to be in the page cache (checkInDiskByCommitOffset).
+func (s *Store) onDisk(offset, maxOffsetPy int64) bool {
+	return s.cfg.InMemoryBytes > 0 && maxOffsetPy-offset > s.cfg.InMemoryBytes
 }
 
 // runEnd returns the CommitLog end of the run of records starting with unit
@@ -310,8 +323,8 @@ func (s *Store) runEnd(r *GetResult, us *consumequeue.Units, i, maxMsgNums int, 
 	return end
 }
 
-// batchFull is RocketMQ's isTheBatchFull with the in-memory limits.
-func (s *Store) batchFull(r *GetResult, size int32, maxMsgNums int) bool {
+// batchFull is RocketMQ's isTheBatchFull.
+func (s *Store) batchFull(r *GetResult, size int32, maxMsgNums int, onDisk bool) bool {
 	n := len(r.Messages)
 	if r.TotalSize == 0 || n == 0 {
 		return false
@@ -319,10 +332,11 @@ func (s *Store) batchFull(r *GetResult, size int32, maxMsgNums int) bool {
 	if maxMsgNums <= n {
 		return true
 	}
-	if r.TotalSize+int(size) > s.cfg.MaxTransferBytes {
-		return true
+	maxBytes, maxCount := s.cfg.MaxTransferBytes, s.cfg.MaxTransferCount
+	if onDisk {
+		maxBytes, maxCount = s.cfg.MaxTransferBytesOnDisk, s.cfg.MaxTransferCountOnDisk
 	}
-	return n > s.cfg.MaxTransferCount-1
+	return r.TotalSize+int(size) > maxBytes || n > maxCount-1
 }
 
 // MinOffset returns the min offset of a queue (0 if unknown).

@@ -443,3 +443,25 @@ func TestGetMessageAllocs(t *testing.T) {
 		t.Fatalf("GetMessage allocates %.1f times per call", allocs)
 	}
 }
+
+// TestOnDiskLimits: messages far behind the CommitLog end are pulled in
+// smaller batches and the result suggests a slave.
+func TestOnDiskLimits(t *testing.T) {
+	cfg := testConfig(vfs.NewMem())
+	cfg.InMemoryBytes = 20 << 10
+	s := openStore(t, cfg)
+	for i := 0; i < 100; i++ {
+		put(t, s, newRecord("D", 0, bodyFor(i, 900), nil))
+	}
+	waitDispatched(t, s)
+	r, _ := s.GetMessage("g", "D", 0, 0, 32, nil)
+	if len(r.Messages) != 8 || !r.SuggestPullingFromSlave {
+		t.Fatalf("old messages: %d, suggest %v", len(r.Messages), r.SuggestPullingFromSlave)
+	}
+	r.Release()
+	r, _ = s.GetMessage("g", "D", 0, 90, 32, nil)
+	if len(r.Messages) != 10 || r.SuggestPullingFromSlave {
+		t.Fatalf("recent messages: %d, suggest %v", len(r.Messages), r.SuggestPullingFromSlave)
+	}
+	r.Release()
+}
