@@ -42,13 +42,14 @@ var allowed = map[string][]string{
 	"namesrv": {"protocol", "remoting", "config", "vfs"},
 
 	"broker/meta":     {"protocol", "config", "vfs", "message"},
+	"broker/client":   {"protocol", "remoting", "config", "message"},
 	"broker/longpoll": {"store", "protocol", "remoting", "message", "config"},
 	"broker/schedule": {"store", "message", "config", "vfs", "broker/meta"},
 	"broker/txn":      {"store", "message", "config", "vfs", "broker/meta", "protocol", "remoting"},
 	"broker/processor": {"store", "message", "config", "vfs", "protocol", "remoting", "broker/meta",
-		"broker/longpoll", "broker/schedule", "broker/txn", "ha"},
+		"broker/longpoll", "broker/schedule", "broker/txn", "broker/client", "ha"},
 	"broker": {"store", "message", "config", "vfs", "protocol", "remoting", "broker/meta",
-		"broker/longpoll", "broker/schedule", "broker/txn", "broker/processor", "ha", "namesrv"},
+		"broker/longpoll", "broker/schedule", "broker/txn", "broker/processor", "broker/client", "ha", "namesrv"},
 }
 
 // forbidden are edges that must never exist whatever the table says; they are
