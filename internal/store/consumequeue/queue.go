@@ -203,7 +203,7 @@ func (q *Queue) Append(queueOffset int64, u Unit) bool {
 	}
 	switch {
 	case expect < end:
-		q.log.Warn("consumequeue: unit below the queue end ignored", "queueOffset", queueOffset, "maxOffset", end/UnitSize)
+		q.log.Debug("consumequeue: unit below the queue end ignored", "queueOffset", queueOffset, "maxOffset", end/UnitSize)
 		return false
 	case expect > end:
 		if end != q.minLogic.Load() || q.fileCount() > 0 || len(q.pending) > 0 {
