@@ -2,7 +2,11 @@ package commitlog
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"github.com/rocketd/rocketd/internal/store/segment"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -153,5 +157,55 @@ func TestReadErrorsAndRetention(t *testing.T) {
 	next := putBody(t, l, 10, 2)
 	if next.WroteOffset != cut {
 		t.Fatalf("put after truncate at %d, want %d", next.WroteOffset, cut)
+	}
+}
+
+func TestRollFailureThenRecovery(t *testing.T) {
+	// Creating the third segment fails (disk full) until the flag is cleared.
+	var failCreate atomic.Bool
+	failCreate.Store(true)
+	third := segment.Name(2 * testSegment)
+	inj := vfs.InjectorFunc(func(op vfs.Op) error {
+		if failCreate.Load() && op.Kind == vfs.OpCreate && strings.Contains(op.Path, third) {
+			return errors.New("no space left on device")
+		}
+		return nil
+	})
+	l := openLog(t, testConfig(vfs.NewErrorFS(vfs.NewMem(), inj), true))
+	defer l.Close()
+	first := putBody(t, l, testSegment-2000, 1)
+	putBody(t, l, testSegment-2000, 2) // rolls into the second segment
+	res := l.Put(context.Background(), newRecord("T", 0, make([]byte, testSegment-2000), ""), PutOptions{})
+	if res.Status != CreateMappedFileFailed {
+		t.Fatalf("put needing a third segment: %v", res.Status)
+	}
+	if l.MaxOffset() != 2*testSegment {
+		t.Fatalf("max offset %d after a failed roll, want the segment end %d", l.MaxOffset(), 2*testSegment)
+	}
+	// Space is back: puts resume in the new segment.
+	failCreate.Store(false)
+	res = l.Put(context.Background(), newRecord("T", 0, []byte("again"), ""), PutOptions{})
+	if res.Status != PutOK || res.WroteOffset != 2*testSegment {
+		t.Fatalf("put after the failure: %v at %d", res.Status, res.WroteOffset)
+	}
+	if _, buf, err := l.ReadRecordAt(first.WroteOffset); err != nil {
+		t.Fatal(err)
+	} else {
+		buf.Release()
+	}
+}
+
+func TestRecoverRefusesMidSegmentStart(t *testing.T) {
+	fs := vfs.NewMem()
+	l := openLog(t, testConfig(fs, true))
+	putBody(t, l, 100, 1)
+	_ = l.Close()
+	l2, err := Open(testConfig(fs, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l2.Close()
+	if _, err := l2.Recover(50, nil); err == nil {
+		t.Fatal("recovery from the middle of a segment accepted")
 	}
 }

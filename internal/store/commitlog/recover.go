@@ -27,7 +27,9 @@ type RecordFunc func(rec *message.Record, offset int64, size int32) error
 //
 // The scan starts at from: NormalRecovery (-1) means the start of the
 // third-to-last segment (RocketMQ's normal recovery); abnormal recovery
-// passes the start of the segment the checkpoint selects (spec §7). From
+// passes the start of the segment the checkpoint selects (spec §7); any
+// other offset than a segment start is refused (offsets below the first
+// segment mean the first segment). From
 // there it walks records checking magic code, length and body CRC, passing
 // each to fn (nil: none) and following BLANK fillers to the next segment,
 // and stops at the first invalid record (torn or corrupt tail, zeroed
@@ -52,6 +54,12 @@ func (l *Log) Recover(from int64, fn RecordFunc) (int64, error) {
 	}
 	if from > last.End() {
 		return 0, fmt.Errorf("commitlog: recover from %d: beyond the last segment end %d", from, last.End())
+	}
+	if (from-first.Start())%l.cfg.SegmentSize != 0 {
+		// A scan from the middle of a record would find garbage and
+		// truncate valid data: only segment starts are record boundaries
+		// known without reading.
+		return 0, fmt.Errorf("commitlog: recover from %d: not the start of a segment", from)
 	}
 	end, lastTS, err := l.scan(from, fn)
 	if err != nil {
