@@ -249,7 +249,7 @@ func (c *Conn) writeLoop() {
 		// Give the goroutines that are about to send (handlers finishing,
 		// callers invoking) a chance to add their frames, so one syscall
 		// carries them all. Costs nothing when no one else is runnable.
-		runtime.Gosched()
+		c.gatherFrames()
 		c.wmu.Lock()
 		buf := c.wmu.buf
 		c.wmu.buf = c.wmu.spare[:0]
@@ -286,6 +286,30 @@ func (c *Conn) writeLoop() {
 		}
 	}
 }
+
+// gatherFrames yields to let the goroutines about to send add their frames
+// before the writer takes the buffer, and goes on yielding while that makes
+// the buffer grow (a few times at most), so one write carries them all.
+func (c *Conn) gatherFrames() {
+	c.wmu.Lock()
+	n := len(c.wmu.buf)
+	c.wmu.Unlock()
+	for range maxGatherYields {
+		runtime.Gosched()
+		c.wmu.Lock()
+		grown := len(c.wmu.buf)
+		c.wmu.Unlock()
+		if grown == n || grown >= maxGatherBytes {
+			return
+		}
+		n = grown
+	}
+}
+
+const (
+	maxGatherYields = 3
+	maxGatherBytes  = 256 << 10
+)
 
 // flush waits until everything queued so far has been written, the
 // connection failed, or ctx is done.

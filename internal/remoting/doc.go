@@ -85,12 +85,13 @@
 // Write coalescing. Senders (handlers, callers) encode their frame into a
 // pooled scratch buffer without any lock, then copy it into the
 // connection's pending buffer under a mutex and wake the writer if the
-// buffer was empty. The writer yields once (runtime.Gosched) so that the
-// goroutines about to send can add their frames, swaps the pending buffer
-// for its spare and writes it with one syscall; whatever queues meanwhile
-// goes out with the next. In the loopback benchmark one write carries about
-// eight frames; at low load a frame still leaves at once (the yield costs
-// nothing when nobody else is runnable).
+// buffer was empty. The writer yields (runtime.Gosched) so that the
+// goroutines about to send can add their frames, and keeps yielding while
+// that makes the buffer grow (up to 3 times, 256 KiB); then it swaps the
+// pending buffer for its spare and writes it with one syscall. Whatever
+// queues meanwhile goes out with the next write. In the loopback benchmark
+// a write carries about eight frames; a lone frame still leaves at once (a
+// yield costs nothing when nobody else is runnable; BenchmarkInvokeLatency).
 //
 // Back-pressure. A family's queue is bounded: when full, the reader answers
 // SYSTEM_BUSY ("[OVERLOAD]...") immediately rather than block the connection
