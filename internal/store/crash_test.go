@@ -5,7 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -305,5 +308,52 @@ func TestAbnormalRecoveryRedispatches(t *testing.T) {
 	}
 	if _, err := image.Stat(testDir + "/" + AbortFile); !errors.Is(err, errNotExistForTest) {
 		t.Fatalf("abort file after a clean close: %v", err)
+	}
+}
+
+// TestAbnormalRecoveryIsBoundedByCheckpoint: with the checkpoint advanced
+// by the running store, recovery after a crash starts at a late segment,
+// not at the beginning of the log, and still loses nothing.
+func TestAbnormalRecoveryIsBoundedByCheckpoint(t *testing.T) {
+	mem := vfs.NewMem()
+	clock := newSteppedClock()
+	cfg := testConfig(mem)
+	cfg.Clock = clock.Now
+	// Thorough flushes often, so that the checkpoint can reach the last put.
+	cfg.FlushThoroughInterval = 50 * time.Millisecond
+	cfg.CQFlushThoroughInterval = 50 * time.Millisecond
+	s, err := Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var acks []ack
+	var lastTs int64
+	for i := 0; i < 250; i++ { // ~4 segments of 64 KiB, 25 s of store time
+		clock.Advance(100 * time.Millisecond)
+		res := put(t, s, newRecord("B", int32(i%4), bodyFor(i, 1000), nil))
+		acks = append(acks, ack{"B", int32(i % 4), i, 1000, res.WroteOffset, res.WroteBytes, res.QueueOffset})
+		lastTs = res.StoreTimestamp
+	}
+	waitFor(t, "checkpoint", func() bool { return s.Checkpoint().LogicsMsgTimestamp == lastTs })
+	image := mem.CrashClone()
+	s.Close()
+
+	var logs bytes.Buffer
+	cfg.FS = image
+	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	s2 := openStore(t, cfg)
+	if s2.LastExitOK() {
+		t.Fatal("abort file not seen")
+	}
+	verifyAcked(t, s2, acks)
+	m := regexp.MustCompile(`msg="store: abnormal recovery" from=(\d+)`).FindStringSubmatch(logs.String())
+	if m == nil {
+		t.Fatalf("no abnormal recovery from a checkpointed segment in the log:\n%s", logs.String())
+	}
+	if from, _ := strconv.ParseInt(m[1], 10, 64); from < 2*cfg.SegmentSize {
+		t.Fatalf("recovery started at %d: the checkpoint did not bound it", from)
+	}
+	if strings.Contains(logs.String(), "from the first segment") {
+		t.Fatal("recovery scanned from the first segment despite the checkpoint")
 	}
 }
