@@ -82,6 +82,11 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock for store timestamps. Default time.Now.
 	Now func() time.Time
+
+	// realClock: Now is time.Now, so one reading serves both the store
+	// timestamp and the lock-held-since time (which always uses the real
+	// clock: OS_PAGECACHE_BUSY is about real time).
+	realClock bool
 }
 
 // ReplicaWaiter waits until the slave has the log up to endOffset (the HA
@@ -130,6 +135,7 @@ func (c *Config) ensureDefaults() {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+		c.realClock = true
 	}
 	if !c.StoreHost.IsValid() {
 		c.StoreHost = netip.AddrPortFrom(netip.IPv4Unspecified(), 0)

@@ -271,7 +271,11 @@ func (l *Log) afterAppend(ctx context.Context, end int64, opts PutOptions) PutSt
 func (l *Log) lock() time.Time {
 	l.mu.Lock()
 	now := l.cfg.Now()
-	l.lockedSince.Store(now.UnixNano())
+	if l.cfg.realClock {
+		l.lockedSince.Store(now.UnixNano())
+	} else {
+		l.lockedSince.Store(time.Now().UnixNano())
+	}
 	return now
 }
 

@@ -191,3 +191,22 @@ func TestPutAllocations(t *testing.T) {
 		t.Fatalf("%.1f allocations per put, want <= 1", allocs)
 	}
 }
+
+func TestPageCacheBusyIgnoresTestClock(t *testing.T) {
+	// A store clock far in the past must not make a briefly held lock look
+	// held for years.
+	cfg := testConfig(vfs.NewMem(), false)
+	cfg.Now = func() time.Time { return time.Unix(1000, 0) }
+	l := openLog(t, cfg)
+	defer l.Close()
+	l.lock()
+	busy := l.Busy()
+	l.unlock()
+	if busy {
+		t.Fatal("busy right after taking the lock")
+	}
+	res := l.Put(context.Background(), newRecord("T", 0, nil, ""), PutOptions{})
+	if res.Status != PutOK || res.StoreTimestamp != 1000000 {
+		t.Fatalf("%v at %d", res.Status, res.StoreTimestamp)
+	}
+}
