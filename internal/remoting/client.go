@@ -190,9 +190,13 @@ func (c *Client) conn(ctx context.Context, addr string) (*Conn, error) {
 			c.mu.Unlock()
 		}
 		select {
-		case <-d.ready:
-		case <-ctx.Done():
-			return nil, fmt.Errorf("remoting: connect %s: %w", addr, ctx.Err())
+		case <-d.ready: // an established connection wins over an expired ctx
+		default:
+			select {
+			case <-d.ready:
+			case <-ctx.Done():
+				return nil, fmt.Errorf("remoting: connect %s: %w", addr, ctx.Err())
+			}
 		}
 		if d.err != nil {
 			return nil, d.err

@@ -149,12 +149,12 @@ func TestClientSharesOneConnectionAndMatchesOutOfOrder(t *testing.T) {
 func TestInvokeTimeoutAndAsync(t *testing.T) {
 	s := NewServer(ServerConfig{Addr: "127.0.0.1:0"})
 	hold := make(chan struct{})
-	var held []*Command
+	held := map[string]*Command{}
 	var heldConn *Conn
 	var mu sync.Mutex
 	s.Handle(protocol.PullMessage, nil, func(c *Conn, req *Command) *Command {
 		mu.Lock()
-		held = append(held, req)
+		held[req.ExtFields["id"]] = req
 		heldConn = c
 		mu.Unlock()
 		return nil // deferred: answered later with WriteResponse
@@ -197,18 +197,30 @@ func TestInvokeTimeoutAndAsync(t *testing.T) {
 		t.Fatalf("async expiry: %v", err)
 	}
 
+	// A timeout shorter than any round trip still expires the call.
+	for _, d := range []time.Duration{0, time.Nanosecond} {
+		if err := c.InvokeAsync(addr, NewRequest(protocol.PullMessage, nil, nil), d, func(r *Command, err error) {
+			timedOut <- err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-timedOut; !errors.Is(err, ErrTimeout) {
+			t.Fatalf("async expiry after %v: %v", d, err)
+		}
+	}
+
 	// A deferred reply (long polling) reaches a caller still waiting.
 	done := make(chan *Command, 1)
 	go func() {
-		r, err := c.Invoke(ctxTimeout(t, 5*time.Second), addr, NewRequest(protocol.PullMessage, nil, nil))
+		r, err := c.Invoke(ctxTimeout(t, 5*time.Second), addr, NewRequest(protocol.PullMessage, map[string]string{"id": "deferred"}, nil))
 		if err != nil {
 			t.Error(err)
 		}
 		done <- r
 	}()
-	waitFor(t, 5*time.Second, "third pull held", func() bool { mu.Lock(); defer mu.Unlock(); return len(held) == 3 })
+	waitFor(t, 5*time.Second, "pull held", func() bool { mu.Lock(); defer mu.Unlock(); return held["deferred"] != nil })
 	mu.Lock()
-	req, conn := held[2], heldConn
+	req, conn := held["deferred"], heldConn
 	mu.Unlock()
 	resp := NewResponseTo(req, protocol.Success, "")
 	resp.Body = []byte("late")

@@ -526,24 +526,30 @@ func (c *Conn) Invoke(ctx context.Context, req *Command) (*Command, error) {
 var syncCalls = sync.Pool{New: func() any { return &call{ch: make(chan callResult, 1)} }}
 
 // invokeAsync sends req and calls cb exactly once with the response, or with
-// ErrTimeout after timeout, or ErrConnClosed. cb runs on the reader
-// goroutine or a timer goroutine via run (which decides where).
+// ErrTimeout after timeout, or ErrConnClosed, unless it returns an error.
+// cb is called on the reader goroutine, the expiry timer's goroutine or the
+// sender's, so it must not block (Client.InvokeAsync hands it on to a
+// goroutine of its own).
 func (c *Conn) invokeAsync(req *Command, timeout time.Duration, cb func(*Command, error)) error {
 	req.Opaque = c.owner.nextOpaque()
 	req.Flag &^= flagResponse | flagOneway
 	opaque, code := req.Opaque, req.Code
 	cl := &call{cb: cb}
-	// The timer is armed before the call is visible so finish always sees
-	// it; a response cannot arrive before the request is sent anyway.
+	// Registered and armed under one lock: the expiry cannot run before the
+	// call is in the table, and whoever later takes the call (response,
+	// expiry, close) sees its timer.
+	c.pmu.Lock()
+	if c.pmu.closed {
+		c.pmu.Unlock()
+		return ErrConnClosed
+	}
+	c.pmu.calls[opaque] = cl
 	cl.timer = time.AfterFunc(timeout, func() {
 		if c.take(opaque) != nil {
 			cb(nil, fmt.Errorf("%w: code %d to %s after %v", ErrTimeout, code, c.RemoteAddr(), timeout))
 		}
 	})
-	if !c.register(opaque, cl) {
-		cl.timer.Stop()
-		return ErrConnClosed
-	}
+	c.pmu.Unlock()
 	if err := c.send(req); err != nil {
 		if c.take(opaque) != nil {
 			cl.timer.Stop()
