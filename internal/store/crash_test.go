@@ -357,3 +357,34 @@ func TestAbnormalRecoveryIsBoundedByCheckpoint(t *testing.T) {
 		t.Fatal("recovery scanned from the first segment despite the checkpoint")
 	}
 }
+
+// TestCheckpointAdvancesUnderLoad: while puts never stop (so the CommitLog's
+// flushed end always lags the dispatched end), both checkpoint timestamps
+// still move forward.
+func TestCheckpointAdvancesUnderLoad(t *testing.T) {
+	cfg := testConfig(vfs.NewMem())
+	cfg.SegmentSize = 1 << 20
+	cfg.CQFlushThoroughInterval = 30 * time.Millisecond
+	cfg.FlushThoroughInterval = 30 * time.Millisecond
+	s := openStore(t, cfg)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			s.PutMessage(context.Background(), newRecord("L", int32(i%4), bodyFor(i, 200), nil), PutOptions{})
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	waitFor(t, "first checkpoint", func() bool { st := s.Checkpoint(); return st.PhysicMsgTimestamp > 0 && st.LogicsMsgTimestamp > 0 })
+	first := s.Checkpoint()
+	waitFor(t, "checkpoint to advance", func() bool {
+		st := s.Checkpoint()
+		return st.PhysicMsgTimestamp > first.PhysicMsgTimestamp && st.LogicsMsgTimestamp > first.LogicsMsgTimestamp
+	})
+}

@@ -55,6 +55,10 @@ type dispatcher struct {
 
 	progressMu sync.Mutex
 	progress   chan struct{} // closed and replaced whenever next advances
+	// samples remembers (end offset, store time) of recent advances, so the
+	// checkpoint can name the store time of the CommitLog's flushed end.
+	samples  [1024]positionSample
+	nSamples int
 
 	// owned by the goroutine
 	touched  []*consumequeue.Queue
@@ -155,8 +159,28 @@ func (d *dispatcher) drain(l interface {
 	}
 }
 
+// positionSample is one dispatched position: everything below offset is
+// dispatched, and the record ending there was stored at storeTimestamp.
+type positionSample struct{ offset, storeTimestamp int64 }
+
+// timestampAt returns the store time of the newest remembered position at
+// or below offset (false if none is remembered).
+func (d *dispatcher) timestampAt(offset int64) (int64, bool) {
+	d.progressMu.Lock()
+	defer d.progressMu.Unlock()
+	for i := 0; i < min(d.nSamples, len(d.samples)); i++ {
+		smp := d.samples[(d.nSamples-1-i)%len(d.samples)]
+		if smp.offset <= offset {
+			return smp.storeTimestamp, smp.storeTimestamp != 0
+		}
+	}
+	return 0, false
+}
+
 func (d *dispatcher) advance(to, ts int64) {
 	d.progressMu.Lock()
+	d.samples[d.nSamples%len(d.samples)] = positionSample{to, ts}
+	d.nSamples++
 	d.lastTs.Store(ts)
 	d.next.Store(to)
 	close(d.progress)

@@ -31,11 +31,12 @@
 // dispatched offset advances and arrival listeners are called: readers see
 // exactly the dispatched units.
 //
-// Checkpoint: the ConsumeQueue flusher notes the store time and offset of
-// the last dispatched record, flushes every queue, and when the CommitLog is
-// flushed past that offset too, records the time as both physic and logics
-// timestamps and writes the checkpoint. Everything older is then on disk in
-// both structures, which is what abnormal recovery relies on.
+// Checkpoint: after each ConsumeQueue flush, logicsMsgTimestamp becomes the
+// store time of the last record dispatched before that flush (once no queue
+// has unsynced units), and physicMsgTimestamp the store time of the newest
+// dispatched position at or below the CommitLog's flushed end. Everything
+// stored before min(physic, logics) is on disk in both structures, which is
+// what abnormal recovery relies on.
 //
 // Lock order: Store.putGate -> commitlog locks; the dispatcher's state is
 // owned by its goroutine; consumequeue and segment locks are leaves.

@@ -27,32 +27,45 @@ func (s *Store) flushLoop(quit <-chan struct{}) {
 	}
 }
 
-// flushQueuesAndCheckpoint flushes the queues and, when every unit
-// dispatched so far is durable and the CommitLog is flushed past it,
-// records the store time of the last dispatched record in the checkpoint
-// and writes it.
+// flushQueuesAndCheckpoint flushes the queues and advances the checkpoint:
+//   - logicsMsgTimestamp: the store time of the last record dispatched
+//     before the flush, once no queue has unsynced units left (every
+//     thorough flush achieves that);
+//   - physicMsgTimestamp: the store time of the newest dispatched position
+//     at or below the CommitLog's flushed end.
+//
+// Everything stored before min(physic, logics) is then durable in both
+// structures, which is what abnormal recovery relies on.
 func (s *Store) flushQueuesAndCheckpoint(leastPages int) {
 	// Snapshot before flushing: whatever is dispatched now is covered.
-	upTo, ts := s.disp.position()
-	if err := s.cqs.Flush(leastPages); err != nil {
-		s.cfg.Logger.Error("store: flush consume queues", "err", err)
-		return
-	}
-	if ts == 0 || s.log.Flushed() < upTo {
-		return
-	}
-	for _, q := range s.cqs.Queues() {
-		if q.Dirty() {
-			return // a queue below the least-pages threshold: not all durable
-		}
+	_, ts := s.disp.position()
+	cqErr := s.cqs.Flush(leastPages)
+	if cqErr != nil {
+		s.cfg.Logger.Error("store: flush consume queues", "err", cqErr)
 	}
 	st := s.ckpt.State()
-	if st.LogicsMsgTimestamp == ts && st.PhysicMsgTimestamp == ts {
+	changed := false
+	if cqErr == nil && ts != 0 && ts != st.LogicsMsgTimestamp && !s.anyQueueDirty() {
+		s.ckpt.SetLogicsMsgTimestamp(ts)
+		changed = true
+	}
+	if pts, ok := s.disp.timestampAt(s.log.Flushed()); ok && pts != st.PhysicMsgTimestamp {
+		s.ckpt.SetPhysicMsgTimestamp(pts)
+		changed = true
+	}
+	if !changed {
 		return
 	}
-	s.ckpt.SetPhysicMsgTimestamp(ts)
-	s.ckpt.SetLogicsMsgTimestamp(ts)
 	if err := s.ckpt.Flush(); err != nil {
 		s.cfg.Logger.Error("store: write checkpoint", "err", err)
 	}
+}
+
+func (s *Store) anyQueueDirty() bool {
+	for _, q := range s.cqs.Queues() {
+		if q.Dirty() {
+			return true
+		}
+	}
+	return false
 }
