@@ -198,6 +198,10 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("store: disk ratio %d outside 0..100", r)
 		}
 	}
+	if c.DiskMaxUsedSpaceRatio > c.DiskSpaceCleanForciblyRatio || c.DiskSpaceCleanForciblyRatio > c.DiskSpaceWarningLevelRatio {
+		return fmt.Errorf("store: disk ratios must grow: max used %d <= clean forcibly %d <= warning %d",
+			c.DiskMaxUsedSpaceRatio, c.DiskSpaceCleanForciblyRatio, c.DiskSpaceWarningLevelRatio)
+	}
 	if _, err := parseDeleteWhen(c.DeleteWhen); err != nil {
 		return err
 	}

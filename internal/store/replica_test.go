@@ -117,6 +117,11 @@ func TestConfigValidate(t *testing.T) {
 		c.DiskSpaceWarningLevelRatio != 90 || c.CQUnitsPerFile != 300_000 || c.SegmentSize != 1<<30 {
 		t.Fatalf("defaults: %+v", c)
 	}
+	c.DiskSpaceWarningLevelRatio = 80
+	if err := c.Validate(); err == nil {
+		t.Fatal("warning ratio below the forcible-clean ratio accepted")
+	}
+	c.DiskSpaceWarningLevelRatio = 90
 	c.DeleteWhen = "04;25"
 	if err := c.Validate(); err == nil {
 		t.Fatal("hour 25 accepted")
