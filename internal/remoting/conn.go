@@ -374,7 +374,7 @@ func (c *Conn) readFrames() error {
 		// The frame is not reused: the decoded Body aliases it and belongs
 		// to the handler from now on.
 		frame := make([]byte, length)
-		if _, err := io.ReadFull(br, frame); err != nil {
+		if err := c.readFull(br, frame); err != nil {
 			return c.readErr(err)
 		}
 		if c.idle > 0 {
@@ -391,6 +391,29 @@ func (c *Conn) readFrames() error {
 		}
 		c.owner.dispatch(c, cmd)
 	}
+}
+
+// readFull fills frame. A large frame may take longer than the idle
+// timeout to arrive: a deadline that fires while bytes are still coming in
+// is moved on, and only a whole idle period without a byte ends the read.
+func (c *Conn) readFull(br *bufio.Reader, frame []byte) error {
+	n, progress := 0, 0
+	for n < len(frame) {
+		m, err := br.Read(frame[n:])
+		n += m
+		if err != nil {
+			if c.idle > 0 && isTimeout(err) && n > progress {
+				progress = n
+				_ = c.nc.SetReadDeadline(time.Now().Add(c.idle))
+				continue
+			}
+			if errors.Is(err, io.EOF) && n > 0 {
+				err = io.ErrUnexpectedEOF
+			}
+			return err
+		}
+	}
+	return nil
 }
 
 // warnBadFrame logs why a connection is dropped for a bad frame, at most
