@@ -111,6 +111,10 @@
 // AppendFrame copies the body into the write buffer, so a sender may reuse
 // its Command and Body as soon as the send call returns.
 //
+// Locks. Conn has two (the write buffer; the pending-call table), Server
+// and Client one each (connections, configuration); none is ever taken
+// while another is held, and none is held across a socket read or write.
+//
 // Idle connections. The read deadline is moved lazily: when it fires the
 // reader looks at the last read and the last write and closes the
 // connection only when both are older than IdleTimeout.
