@@ -115,9 +115,12 @@
 // and Client one each (connections, configuration); none is ever taken
 // while another is held, and none is held across a socket read or write.
 //
-// Idle connections. The read deadline is moved lazily: when it fires the
-// reader looks at the last read and the last write and closes the
-// connection only when both are older than IdleTimeout.
+// Idle connections. The read deadline is moved lazily: when it fires
+// between frames the reader looks at the last frame read and the last
+// write, and closes the connection only when both are older than
+// IdleTimeout. When it fires inside a frame that is still arriving, it is
+// moved on; a whole idle period without a byte closes the connection. The
+// write deadline (same length) is moved once half of it is used up.
 //
 // Shutdown. Server.Shutdown closes the listener, answers new requests with
 // SYSTEM_BUSY, waits for the accepted requests to finish and their responses
