@@ -83,6 +83,31 @@ func TestEncodeDoesNotAllocate(t *testing.T) {
 	}
 }
 
+// TestDecodeAllocations keeps the decoder's allocations in budget: the
+// Command, the ext-field map, one string copy of the header, and one string
+// per escaped value (the request's properties value has \x01 and \x02).
+func TestDecodeAllocations(t *testing.T) {
+	for _, tc := range []struct {
+		cmd  *Command
+		want float64
+	}{
+		{benchRequest(JSON), 7}, {benchRequest(RocketMQ), 6},
+		{benchResponse(JSON), 4}, {benchResponse(RocketMQ), 4},
+	} {
+		f, err := tc.cmd.AppendFrame(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := testing.AllocsPerRun(100, func() {
+			if _, err := DecodeFrame(f[4:]); err != nil {
+				t.Fatal(err)
+			}
+		}); n > tc.want {
+			t.Errorf("%v code %d: %v allocations per decode, budget %v", tc.cmd.SerializeType, tc.cmd.Code, n, tc.want)
+		}
+	}
+}
+
 // inflightPerConn is how many requests each connection keeps in flight in
 // the round-trip benchmarks, as a busy producer client does.
 const inflightPerConn = 32
