@@ -1,0 +1,167 @@
+package client
+
+import (
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rocketd/rocketd/internal/protocol"
+)
+
+// producerTable is Java's ProducerManager: producer group -> channels.
+type producerTable struct {
+	mu     sync.RWMutex
+	groups map[string]map[Channel]*channelState
+	// next spreads PickProducerChannel over a group's channels.
+	next atomic.Uint32
+}
+
+// RegisterProducer records a heartbeat's producer group on ch: a new
+// channel is added, a known one has its client info and heartbeat time
+// refreshed.
+func (r *Registry) RegisterProducer(group string, ch Channel, info ClientInfo) {
+	now := r.now()
+	t := &r.producers
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	chans := t.groups[group]
+	if chans == nil {
+		chans = make(map[Channel]*channelState)
+		t.groups[strings.Clone(group)] = chans
+	}
+	st := chans[ch]
+	if st == nil {
+		info.ClientID = strings.Clone(info.ClientID)
+		chans[ch] = &channelState{ClientInfo: info, lastUpdate: now}
+		r.log.Info("client: producer registered", "group", group, "clientID", info.ClientID, "addr", ch.RemoteAddr())
+		return
+	}
+	if st.ClientID != info.ClientID {
+		st.ClientID = strings.Clone(info.ClientID)
+	}
+	st.Language, st.Version, st.lastUpdate = info.Language, info.Version, now
+}
+
+// UnregisterProducer removes ch from group (UNREGISTER_CLIENT with a
+// producerGroup). It reports whether ch was registered there.
+func (r *Registry) UnregisterProducer(group string, ch Channel) bool {
+	t := &r.producers
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	chans := t.groups[group]
+	if _, ok := chans[ch]; !ok {
+		return false
+	}
+	delete(chans, ch)
+	if len(chans) == 0 {
+		delete(t.groups, group)
+	}
+	r.log.Info("client: producer unregistered", "group", group, "addr", ch.RemoteAddr())
+	return true
+}
+
+// PickProducerChannel returns a channel of group, taking them in turn, for
+// a transaction check-back; false when the group has none.
+func (r *Registry) PickProducerChannel(group string) (ChannelInfo, bool) {
+	t := &r.producers
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	chans := t.groups[group]
+	if len(chans) == 0 {
+		return ChannelInfo{}, false
+	}
+	// Map order is random per iteration, so walk to the n-th entry of a
+	// turn counter: each channel gets its share over many calls.
+	n := int(t.next.Add(1) % uint32(len(chans)))
+	for ch, st := range chans {
+		if n == 0 {
+			return st.snapshot(ch), true
+		}
+		n--
+	}
+	return ChannelInfo{}, false // unreachable: n < len(chans)
+}
+
+// ProducerChannels lists group's channels (GET_PRODUCER_CONNECTION_LIST),
+// ordered by client id then address.
+func (r *Registry) ProducerChannels(group string) []ChannelInfo {
+	t := &r.producers
+	t.mu.RLock()
+	out := make([]ChannelInfo, 0, len(t.groups[group]))
+	for ch, st := range t.groups[group] {
+		out = append(out, st.snapshot(ch))
+	}
+	t.mu.RUnlock()
+	sortChannels(out)
+	return out
+}
+
+// ProducerGroups lists the groups with at least one channel, sorted.
+func (r *Registry) ProducerGroups() []string {
+	t := &r.producers
+	t.mu.RLock()
+	out := make([]string, 0, len(t.groups))
+	for g := range t.groups {
+		out = append(out, g)
+	}
+	t.mu.RUnlock()
+	sort.Strings(out)
+	return out
+}
+
+// removeChannel drops ch from every producer group.
+func (t *producerTable) removeChannel(ch Channel) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for g, chans := range t.groups {
+		if _, ok := chans[ch]; ok {
+			delete(chans, ch)
+			if len(chans) == 0 {
+				delete(t.groups, g)
+			}
+		}
+	}
+}
+
+// expire drops channels whose last heartbeat is older than ttl and appends
+// them to stale for the caller to close.
+func (t *producerTable) expire(now time.Time, ttl time.Duration, stale []Channel, log *slog.Logger) []Channel {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for g, chans := range t.groups {
+		for ch, st := range chans {
+			if idle := now.Sub(st.lastUpdate); idle > ttl {
+				log.Warn("client: producer channel expired", "group", g, "clientID", st.ClientID,
+					"addr", ch.RemoteAddr(), "idle", idle)
+				delete(chans, ch)
+				stale = append(stale, ch)
+			}
+		}
+		if len(chans) == 0 {
+			delete(t.groups, g)
+		}
+	}
+	return stale
+}
+
+// Connection returns the channel as the admin bodies describe it.
+func (ci ChannelInfo) Connection() protocol.Connection {
+	return protocol.Connection{
+		ClientID:   ci.ClientID,
+		ClientAddr: ci.Channel.RemoteAddr(),
+		Language:   ci.Language.String(),
+		Version:    ci.Version,
+	}
+}
+
+func sortChannels(s []ChannelInfo) {
+	sort.Slice(s, func(i, j int) bool {
+		if s[i].ClientID != s[j].ClientID {
+			return s[i].ClientID < s[j].ClientID
+		}
+		return s[i].Channel.RemoteAddr() < s[j].Channel.RemoteAddr()
+	})
+}
