@@ -283,7 +283,7 @@ func (r *Registry) FindConsumerChannel(group, clientID string) (ChannelInfo, boo
 
 // ConsumerGroup is a snapshot of one consumer group.
 type ConsumerGroup struct {
-	Channels         []ChannelInfo // by client id, then address
+	Channels         []ChannelInfo                         // by client id, then address
 	Subscriptions    map[string]*protocol.SubscriptionData // topic -> subscription (shared: read only)
 	ConsumeType      protocol.ConsumeType
 	MessageModel     protocol.MessageModel
