@@ -251,8 +251,8 @@ scan:
 			if nextPhyFileStart != math.MinInt64 && u.Offset < nextPhyFileStart {
 				continue
 			}
-			if u.IsFiller() {
-				continue
+			if u.IsFiller() || !u.Valid() {
+				continue // padding, or a damaged unit: nothing to read
 			}
 			if filter != nil && !filter.MatchTagsCode(u.TagsCode) {
 				if r.TotalSize == 0 {
@@ -311,7 +311,7 @@ func (s *Store) runEnd(r *GetResult, us *consumequeue.Units, i, maxMsgNums int, 
 	count := min(maxMsgNums, s.cfg.MaxTransferCount) - len(r.Messages) - 1
 	for j := i + 1; j < us.Len() && count > 0; j++ {
 		v := us.At(j)
-		if v.Offset != end || v.IsFiller() || end+int64(v.Size)-u.Offset > budget {
+		if v.Offset != end || !v.Valid() || v.IsFiller() || end+int64(v.Size)-u.Offset > budget {
 			break
 		}
 		if filter != nil && !filter.MatchTagsCode(v.TagsCode) {

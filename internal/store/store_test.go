@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/rocketd/rocketd/internal/message"
+	"github.com/rocketd/rocketd/internal/store/consumequeue"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
 
@@ -464,4 +466,47 @@ func TestOnDiskLimits(t *testing.T) {
 		t.Fatalf("recent messages: %d, suggest %v", len(r.Messages), r.SuggestPullingFromSlave)
 	}
 	r.Release()
+}
+
+// TestGetMessageSurvivesDamagedUnits: units that do not describe a record
+// (negative or huge sizes, offsets past the end, a record's middle) never
+// crash a pull.
+func TestGetMessageSurvivesDamagedUnits(t *testing.T) {
+	s := openStore(t, testConfig(vfs.NewMem()))
+	res := put(t, s, newRecord("Good", 0, bodyFor(1, 300), nil))
+	waitDispatched(t, s)
+	q := s.cqs.GetOrCreate("Bad", 0)
+	bad := []consumequeue.Unit{
+		{Offset: 10, Size: -5},
+		{Offset: res.WroteOffset + 7, Size: 40},
+		{Offset: res.WroteOffset + 47, Size: 1 << 30},
+		{Offset: 1 << 40, Size: 100},
+		{Offset: 1<<40 + 200, Size: math.MaxInt32 - 1},
+		{Offset: res.WroteOffset, Size: res.WroteBytes},
+		{Offset: res.WroteOffset + int64(res.WroteBytes), Size: -50}, // "contiguous" with the good one
+	}
+	for i, u := range bad {
+		q.Append(int64(i), u)
+	}
+	if err := q.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	for off := int64(0); off <= int64(len(bad)); off++ {
+		for _, n := range []int{1, 2, 32} {
+			r, err := s.GetMessage("g", "Bad", 0, off, n, NewTagFilter(true, "x"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Release()
+			r, _ = s.GetMessage("g", "Bad", 0, off, n, nil)
+			for _, m := range r.Messages {
+				if _, size, err := message.DecodeRecord(m.Bytes, true); err != nil || size != len(m.Bytes) {
+					t.Fatalf("offset %d: returned bytes are not one record: %v", off, err)
+				}
+			}
+			r.Release()
+		}
+	}
+	s.OffsetByTimestamp("Bad", 0, 12345)
+	s.EarliestMessageTime("Bad", 0)
 }
