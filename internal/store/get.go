@@ -276,6 +276,14 @@ scan:
 				run, runStart = buf.Bytes, u.Offset
 			}
 			rec := run[u.Offset-runStart : u.End()-runStart : u.End()-runStart]
+			if !looksLikeRecord(rec) {
+				// A damaged unit pointing into the middle of the data:
+				// never hand out bytes that are not one whole record.
+				if r.TotalSize == 0 {
+					r.Status = MessageWasRemoving
+				}
+				continue
+			}
 			if filter != nil && !filter.MatchRecord(rec) {
 				if r.TotalSize == 0 {
 					r.Status = NoMatchedMessage
@@ -298,6 +306,16 @@ scan:
 // CommitLog end to be in the page cache (checkInDiskByCommitOffset).
 func (s *Store) onDisk(offset, maxOffsetPy int64) bool {
 	return s.cfg.InMemoryBytes > 0 && maxOffsetPy-offset > s.cfg.InMemoryBytes
+}
+
+// looksLikeRecord is the cheap check that rec is one whole record: a
+// record magic and TOTALSIZE equal to its length.
+func looksLikeRecord(rec []byte) bool {
+	if len(rec) < message.MinRecordSize {
+		return false
+	}
+	m := message.RecordMagic(rec)
+	return (m == message.MagicV1 || m == message.MagicV2) && int(message.RecordTotalSize(rec)) == len(rec)
 }
 
 // runEnd returns the CommitLog end of the run of records starting with unit
