@@ -342,6 +342,7 @@ func (c *Conn) readLoop() {
 
 func (c *Conn) readFrames() error {
 	br := bufio.NewReaderSize(c.nc, readBufferSize)
+	first := true
 	var lastRead time.Time
 	if c.idle > 0 {
 		lastRead = time.Now()
@@ -364,6 +365,14 @@ func (c *Conn) readFrames() error {
 			}
 			return c.readErr(err)
 		}
+		if first && lenBytes[0] == tlsHandshake {
+			// Java servers in "permissive" mode would negotiate TLS here
+			// (spec §1.9); we speak plain TCP only, so say so clearly
+			// rather than report a 350 MiB frame.
+			c.warnBadFrame("remoting: TLS handshake on a plain connection (TLS is not supported), closing it")
+			return errors.New("remoting: TLS not supported")
+		}
+		first = false
 		length := int64(int32(binary.BigEndian.Uint32(lenBytes)))
 		// Checked before allocating: a hostile length must not cost memory.
 		if length < 4 || length+4 > int64(c.maxFrame) {
@@ -415,6 +424,9 @@ func (c *Conn) readFull(br *bufio.Reader, frame []byte) error {
 	}
 	return nil
 }
+
+// tlsHandshake is the first byte of a TLS ClientHello record.
+const tlsHandshake = 0x16
 
 // warnBadFrame logs why a connection is dropped for a bad frame, at most
 // once a second per server or client; the rest go to debug.

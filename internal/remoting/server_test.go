@@ -103,6 +103,7 @@ func TestBadFramesCloseOnlyThatConnection(t *testing.T) {
 		"header length > frame":  {0, 0, 0, 6, 0, 0, 0, 200, '{', '}'},
 		"unknown serialize type": frameOf(5, []byte(`{}`), nil),
 		"bad binary header":      frameOf(RocketMQ, []byte{0, 10, 0}, nil),
+		"TLS client hello":       {0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03},
 	}
 	for name, b := range cases {
 		t.Run(name, func(t *testing.T) {
