@@ -509,4 +509,12 @@ func TestGetMessageSurvivesDamagedUnits(t *testing.T) {
 	}
 	s.OffsetByTimestamp("Bad", 0, 12345)
 	s.EarliestMessageTime("Bad", 0)
+	// Offset msgIds come from clients: any offset is either a record or an error.
+	for off := int64(-3); off < s.CommitLogMaxOffset()+10; off += 3 {
+		rec, buf, err := s.LookMessageByOffset(off)
+		if err == nil && (off != res.WroteOffset || rec.PhysicalOffset != off) {
+			t.Fatalf("offset %d decoded as a record", off)
+		}
+		buf.Release()
+	}
 }
