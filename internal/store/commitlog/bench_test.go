@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rocketd/rocketd/internal/message"
+	"github.com/rocketd/rocketd/internal/store/segment"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
 
@@ -88,6 +89,15 @@ func benchPut(b *testing.B, syncFlush bool, writers, body int) {
 	warm := *tmpl
 	if st := l.Put(context.Background(), &warm, PutOptions{}).Status; st != PutOK {
 		b.Fatal(st)
+	}
+	// Steady state has the next segment prepared: let the allocator finish
+	// it (a 128 MiB zero-fill for sync) before the clock starts.
+	prepared := filepath.Join(cfg.Dir, segment.Name(benchSegment))
+	for {
+		if _, err := os.Stat(prepared); err == nil {
+			break
+		}
+		time.Sleep(time.Millisecond)
 	}
 	queues := int32(8)
 

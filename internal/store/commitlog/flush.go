@@ -63,7 +63,7 @@ func (l *Log) waitFlush(ctx context.Context, end int64) PutStatus {
 }
 
 // completeWaiters answers every waiter covered by the flushed position with
-// PutOK, or every waiter with FlushDiskTimeout when err is set.
+// PutOK, and, when err is set, every other waiter with FlushDiskTimeout.
 func (l *Log) completeWaiters(err error) {
 	flushed := l.flushed.Load()
 	l.waiters.Lock()
@@ -71,10 +71,10 @@ func (l *Log) completeWaiters(err error) {
 	keep := l.waiters.spare[:0]
 	for _, w := range list {
 		switch {
+		case w.end <= flushed: // durable before any failure
+			w.done <- PutOK
 		case err != nil:
 			w.done <- FlushDiskTimeout
-		case w.end <= flushed:
-			w.done <- PutOK
 		default:
 			keep = append(keep, w)
 		}
