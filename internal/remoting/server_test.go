@@ -1,10 +1,13 @@
 package remoting
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
+	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -77,8 +80,28 @@ func TestInvokeRoundTrip(t *testing.T) {
 	}
 }
 
+// logBuffer collects log output for assertions.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
 func TestBadFramesCloseOnlyThatConnection(t *testing.T) {
-	s := NewServer(ServerConfig{Addr: "127.0.0.1:0", MaxFrameSize: 1 << 20})
+	var logs logBuffer
+	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	s := NewServer(ServerConfig{Addr: "127.0.0.1:0", MaxFrameSize: 1 << 20, Logger: logger})
 	s.Handle(protocol.HeartBeat, nil, echoHandler)
 	closedConns := make(chan string, 16)
 	s.OnConnClose(func(c *Conn) { closedConns <- c.RemoteAddr() })
@@ -94,19 +117,24 @@ func TestBadFramesCloseOnlyThatConnection(t *testing.T) {
 	}
 	ping()
 
-	cases := map[string][]byte{
-		"2 GiB length":           {0x7F, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0},
-		"negative length":        {0xFF, 0xFF, 0xFF, 0xF0},
-		"length below 4":         {0, 0, 0, 2, 0, 0},
-		"over max frame":         binary.BigEndian.AppendUint32(nil, 1<<20-3),
-		"garbage JSON":           frameOf(JSON, []byte(`{"code":10,`), nil),
-		"header length > frame":  {0, 0, 0, 6, 0, 0, 0, 200, '{', '}'},
-		"unknown serialize type": frameOf(5, []byte(`{}`), nil),
-		"bad binary header":      frameOf(RocketMQ, []byte{0, 10, 0}, nil),
-		"TLS client hello":       {0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03},
+	// Each case with the text its log line must carry.
+	cases := map[string]struct {
+		b   []byte
+		log string
+	}{
+		"2 GiB length":           {[]byte{0x7F, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0}, "length=2147483647"},
+		"negative length":        {[]byte{0xFF, 0xFF, 0xFF, 0xF0}, "length=-16"},
+		"length below 4":         {[]byte{0, 0, 0, 2, 0, 0}, "length=2"},
+		"over max frame":         {binary.BigEndian.AppendUint32(nil, 1<<20-3), "length=1048573"},
+		"garbage JSON":           {frameOf(JSON, []byte(`{"code":10,`), nil), "JSON header"},
+		"header length > frame":  {[]byte{0, 0, 0, 6, 0, 0, 0, 200, '{', '}'}, "header length 200 exceeds"},
+		"unknown serialize type": {frameOf(5, []byte(`{}`), nil), "serialize type 5"},
+		"bad binary header":      {frameOf(RocketMQ, []byte{0, 10, 0}, nil), "ROCKETMQ header"},
+		"TLS client hello":       {[]byte{0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03}, "TLS is not supported"},
 	}
-	for name, b := range cases {
+	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
+			b := tc.b
 			bad := dialRaw(t, addr)
 			bad.write(b)
 			bad.expectClosed()
@@ -114,6 +142,9 @@ func TestBadFramesCloseOnlyThatConnection(t *testing.T) {
 			case <-closedConns:
 			case <-time.After(5 * time.Second):
 				t.Fatal("close callback did not run")
+			}
+			if !strings.Contains(logs.String(), tc.log) {
+				t.Errorf("no log line with %q in:\n%s", tc.log, logs.String())
 			}
 			ping()
 		})
