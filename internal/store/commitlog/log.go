@@ -3,6 +3,7 @@ package commitlog
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -301,6 +302,9 @@ func (l *Log) queueOffsetLocked(key queueKey) *int64 {
 	p := l.mu.queueOffsets[key]
 	if p == nil {
 		p = new(int64)
+		// The caller's topic may alias a request buffer: the table keeps
+		// its own copy.
+		key.topic = strings.Clone(key.topic)
 		l.mu.queueOffsets[key] = p
 	}
 	return p

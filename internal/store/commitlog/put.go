@@ -25,6 +25,17 @@ type PutOptions struct {
 // into one of them, patched and copied into the ring under the lock.
 var encodePool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
+// maxPooledEncode bounds the buffers kept in encodePool, so that one large
+// message does not pin megabytes per P.
+const maxPooledEncode = 1 << 20
+
+func putEncodeBuf(p *[]byte, b []byte) {
+	if cap(b) <= maxPooledEncode {
+		*p = b
+		encodePool.Put(p)
+	}
+}
+
 // Put appends one message. It fills in r: StoreHost, BodyCRC, and, on
 // success, QueueOffset, PhysicalOffset and StoreTimestamp; a delay-level
 // message (DELAY > 0, plain or committed transaction type) is rewritten to
@@ -58,8 +69,7 @@ func (l *Log) Put(ctx context.Context, r *message.Record, opts PutOptions) PutRe
 	ts := now.UnixMilli()
 	if st != PutOK {
 		l.unlock()
-		*bufp = rec
-		encodePool.Put(bufp)
+		putEncodeBuf(bufp, rec)
 		return PutResult{Status: st}
 	}
 	var queueOffset int64
@@ -77,8 +87,7 @@ func (l *Log) Put(ctx context.Context, r *message.Record, opts PutOptions) PutRe
 	l.lastPutTime.Store(ts)
 	l.unlock()
 
-	*bufp = rec
-	encodePool.Put(bufp)
+	putEncodeBuf(bufp, rec)
 	r.QueueOffset, r.PhysicalOffset, r.StoreTimestamp = queueOffset, offset, ts
 
 	res := PutResult{
@@ -137,7 +146,7 @@ func (l *Log) PutBatch(ctx context.Context, recs []message.Record, opts PutOptio
 		buf = message.AppendRecord(buf, r)
 		ends[i] = len(buf)
 	}
-	defer func() { *bufp = buf; encodePool.Put(bufp) }()
+	defer func() { putEncodeBuf(bufp, buf) }()
 	if int64(len(buf))+message.BlankLen > l.cfg.SegmentSize {
 		return PutResult{Status: MessageIllegal}
 	}

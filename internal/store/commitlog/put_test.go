@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/vfs"
@@ -208,5 +209,20 @@ func TestPageCacheBusyIgnoresTestClock(t *testing.T) {
 	res := l.Put(context.Background(), newRecord("T", 0, nil, ""), PutOptions{})
 	if res.Status != PutOK || res.StoreTimestamp != 1000000 {
 		t.Fatalf("%v at %d", res.Status, res.StoreTimestamp)
+	}
+}
+
+func TestQueueTableCopiesTopic(t *testing.T) {
+	l := openLog(t, testConfig(vfs.NewMem(), false))
+	defer l.Close()
+	// A topic aliasing a request buffer that is reused afterwards.
+	buf := []byte("Alias")
+	r := newRecord(unsafe.String(&buf[0], len(buf)), 0, nil, "")
+	if st := l.Put(context.Background(), r, PutOptions{}).Status; st != PutOK {
+		t.Fatal(st)
+	}
+	copy(buf, "XXXXX")
+	if got := l.QueueOffset("Alias", 0); got != 1 {
+		t.Fatalf("queue offset of Alias: %d", got)
 	}
 }
