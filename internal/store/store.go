@@ -105,6 +105,12 @@ func (s *Store) open() error {
 		return fmt.Errorf("store: lock %s: %w", s.path(LockFile), err)
 	}
 	s.lock = lock
+	// RocketMQ writes "lock" into the file it holds; do the same (best
+	// effort: the OS lock is what excludes other brokers).
+	if f, err := fsys.OpenReadWrite(s.path(LockFile)); err == nil {
+		_, _ = f.WriteAt([]byte("lock"), 0)
+		_ = f.Close()
+	}
 
 	_, err = fsys.Stat(s.path(AbortFile))
 	switch {
@@ -213,6 +219,10 @@ func (s *Store) recover() error {
 	go s.runService("store-cq-flush", s.flusher, s.flushLoop)
 	s.cleaner = newService()
 	go s.runService("store-cleanup", s.cleaner, s.cleanLoop)
+	// The checkpoint file exists from the start, as RocketMQ's does.
+	if err := s.ckpt.Flush(); err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
 	if err := s.createAbort(); err != nil {
 		return err
 	}

@@ -389,6 +389,14 @@ func TestLockExcludesSecondOpen(t *testing.T) {
 	if _, err := Open(testConfig(mem)); !errors.Is(err, vfs.ErrLocked) {
 		t.Fatalf("second open: %v", err)
 	}
+	if data, err := vfs.ReadFile(mem, testDir+"/"+LockFile); err != nil || string(data) != "lock" {
+		t.Fatalf("lock file content %q %v", data, err)
+	}
+	for _, name := range []string{CommitLogDir, "consumequeue", ConfigDir, AbortFile, "checkpoint"} {
+		if _, err := mem.Stat(testDir + "/" + name); err != nil {
+			t.Errorf("layout: %s: %v", name, err)
+		}
+	}
 }
 
 func TestDeleteTopic(t *testing.T) {
