@@ -1,0 +1,91 @@
+// Package meta holds the broker's metadata tables and their JSON files:
+// topic configs (Topics), subscription groups (Groups), consumer offsets
+// (Offsets) and delay-level progress (DelayOffsets). Processors and the
+// broker controller share them; every table is safe for concurrent use and
+// readers never wait for file I/O (a persist snapshots under the table lock
+// and writes after releasing it).
+//
+// # Files
+//
+// All four live in <storePathRootDir>/config (ConfigDir) and are byte
+// compatible with Apache RocketMQ 4.9.x, so a store directory can move
+// between a Java broker and rocketd (rocketmq-spec.md §6.5). They are
+// fastjson text in its PrettyFormat: UTF-8, one tab per nesting level,
+// properties sorted by name, "key":value without blanks, and integer map
+// keys written unquoted on one line (not valid JSON; protocol's
+// UnmarshalFastJSON reads it, and reads compact and quoted-key forms too).
+//
+//	topics.json                    written on every change
+//	{
+//		"dataVersion":{
+//			"counter":2,               int64, +1 per change
+//			"timestamp":1690000000000  int64, ms of the last change
+//		},
+//		"topicConfigTable":{
+//			"TopicA":{
+//				"order":false,
+//				"perm":6,                  PermName bits: 4 R, 2 W, 1 inherit
+//				"readQueueNums":4,
+//				"topicFilterType":"SINGLE_TAG",   or "MULTI_TAG"
+//				"topicName":"TopicA",
+//				"topicSysFlag":0,
+//				"writeQueueNums":4
+//			}
+//		}
+//	}
+//
+//	subscriptionGroup.json         written on every change
+//	{
+//		"dataVersion":{ ... as above ... },
+//		"subscriptionGroupTable":{
+//			"g1":{
+//				"brokerId":0,
+//				"consumeBroadcastEnable":true,
+//				"consumeEnable":true,
+//				"consumeFromMinEnable":true,
+//				"groupName":"g1",
+//				"notifyConsumerIdsChangedEnable":true,
+//				"retryMaxTimes":16,
+//				"retryQueueNums":1,
+//				"whichBrokerWhenConsumeSlowly":1
+//			}
+//		}
+//	}
+//
+//	consumerOffset.json            Offsets.Persist (every 5 s, on Close)
+//	{
+//		"offsetTable":{
+//			"TopicA@g1":{0:250,1:251       key: topic first, '@', group;
+//			}                              inner keys: queue ids, unquoted
+//		}
+//	}
+//
+//	delayOffset.json               DelayOffsets.Persist
+//	{
+//		"offsetTable":{1:0,2:15         delay level (1-based) -> next offset
+//		}                               of queue level-1 of SCHEDULE_TOPIC_XXXX
+//	}
+//
+// Properties Java 5.x adds (topic attributes, offset-file dataVersion, group
+// forbidden tables, ...) are ignored on load and not written back; 4.9.x
+// and 5.x brokers read what rocketd writes.
+//
+// # Write protocol
+//
+// A file is replaced as Java's MixAll.string2File does, made crash safe:
+// write <file>.tmp and fsync it, copy the current <file> to <file>.bak and
+// fsync that, rename <file>.tmp over <file>, fsync the directory. <file> is
+// never absent, so a crash at any point leaves the old or the new content.
+// Loading reads <file> and falls back to <file>.bak when <file> is missing,
+// empty or does not decode. Unlike Java, a file that does not decode with no
+// usable backup is an error, not an empty table.
+//
+// # Startup content
+//
+// Topics starts with the system topics of §14.5 (SELF_TEST_TOPIC, TBW102
+// when autoCreateTopicEnable, BenchmarkTest, the cluster- and broker-name
+// topics, OFFSET_MOVED_EVENT, SCHEDULE_TOPIC_XXXX with 18 queues, the trace
+// topic when traceTopicEnable, <cluster>_REPLY_TOPIC, and the two
+// transaction topics) and Groups with the built-in groups; entries from the
+// files override them.
+package meta

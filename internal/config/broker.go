@@ -1,0 +1,759 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// FlushDiskType is MessageStoreConfig.flushDiskType, written by its Java
+// enum name.
+type FlushDiskType string
+
+const (
+	AsyncFlush FlushDiskType = "ASYNC_FLUSH"
+	SyncFlush  FlushDiskType = "SYNC_FLUSH"
+)
+
+// BrokerRole is MessageStoreConfig.brokerRole, written by its Java enum name.
+type BrokerRole string
+
+const (
+	AsyncMaster BrokerRole = "ASYNC_MASTER"
+	SyncMaster  BrokerRole = "SYNC_MASTER"
+	Slave       BrokerRole = "SLAVE"
+)
+
+// Broker defaults (rocketmq-spec.md §14.1; BrokerConfig, MessageStoreConfig
+// and NettyServerConfig of 4.9.8).
+const (
+	DefaultBrokerClusterName = "DefaultCluster"
+	// DefaultBrokerName is used instead of Java's host name: it is what
+	// RocketMQ's shipped conf/broker.conf says, it is a valid topic name
+	// (the broker creates a topic of that name; host names may hold '.'),
+	// and a store directory does not change owner when the host is renamed.
+	DefaultBrokerName                  = "broker-a"
+	DefaultBrokerListenPort            = 10911
+	DefaultBrokerPermission            = 6 // PERM_READ | PERM_WRITE
+	DefaultTopicQueueNums              = 8
+	DefaultMsgTraceTopicName           = "RMQ_SYS_TRACE_TOPIC"
+	DefaultRegionID                    = "DefaultRegion"
+	DefaultMappedFileSizeCommitLog     = 1 << 30
+	DefaultMappedFileSizeConsumeQueue  = 300000 * 20
+	DefaultDeleteWhenHours             = "04"
+	DefaultFileReservedHours           = 72
+	DefaultBrokerDiskMaxUsedSpaceRatio = 75
+	DefaultMaxMessageSize              = 4 << 20
+	DefaultSyncFlushTimeout            = 5 * time.Second
+	DefaultFlushIntervalCommitLog      = 500 * time.Millisecond
+	DefaultFlushCommitLogLeastPages    = 4
+	DefaultFlushCommitLogThorough      = 10 * time.Second
+	DefaultFlushIntervalConsumeQueue   = time.Second
+	DefaultFlushConsumeQueueLeastPages = 2
+	DefaultFlushConsumeQueueThorough   = 60 * time.Second
+	DefaultMessageDelayLevel           = "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h"
+	DefaultShortPollingTime            = time.Second
+	DefaultTransactionTimeout          = 6 * time.Second
+	DefaultTransactionCheckMax         = 15
+	DefaultTransactionCheckInterval    = 60 * time.Second
+	DefaultRegisterBrokerTimeout       = 6 * time.Second
+	DefaultRegisterNameServerPeriod    = 30 * time.Second
+	DefaultFlushConsumerOffsetInterval = 5 * time.Second
+	DefaultFlushDelayOffsetInterval    = 10 * time.Second
+	DefaultOSPageCacheBusyTimeout      = time.Second
+	DefaultMaxTransferBytesInMemory    = 256 << 10
+	DefaultMaxTransferCountInMemory    = 32
+	DefaultMaxHashSlotNum              = 5000000
+	DefaultMaxIndexNum                 = 20000000
+	DefaultQueryMaxNum                 = 32
+	DefaultMaxMsgsNumBatch             = 64
+
+	DefaultSendThreadPoolQueueCapacity       = 10000
+	DefaultPullThreadPoolQueueCapacity       = 100000
+	DefaultQueryThreadPoolQueueCapacity      = 20000
+	DefaultClientManagerThreadPoolQueueCap   = 1000000
+	DefaultConsumerManagerThreadPoolQueueCap = 1000000
+	DefaultHeartbeatThreadPoolQueueCapacity  = 50000
+	DefaultEndTransactionPoolQueueCapacity   = 100000
+	DefaultAdminBrokerThreadPoolNums         = 16
+	DefaultClientManageThreadPoolNums        = 32
+	DefaultConsumerManageThreadPoolNums      = 32
+
+	// Java clamps registerNameServerPeriod to this range.
+	minRegisterNameServerPeriod = 10 * time.Second
+	maxRegisterNameServerPeriod = 60 * time.Second
+	// cqUnitSize is the size of one ConsumeQueue unit.
+	cqUnitSize = 20
+)
+
+// BrokerConfig is a broker's configuration: RocketMQ's BrokerConfig, the
+// netty listenPort and the MessageStoreConfig settings a broker.conf
+// carries, under the same property names (rocketmq-spec.md §14.1).
+//
+// Start from NewBrokerConfig (or LoadBrokerFile / BrokerConfigFromProperties):
+// several Java booleans default to true, which a Go zero value cannot say.
+// EnsureDefaults fills the zero non-boolean fields, so a struct literal that
+// only sets a few numbers and strings still gets usable values; its booleans
+// stay as written.
+type BrokerConfig struct {
+	// Identity and addresses.
+
+	// BrokerClusterName (DefaultCluster).
+	BrokerClusterName string `prop:"brokerClusterName"`
+	// BrokerName (DefaultBrokerName; Java: the host name).
+	BrokerName string `prop:"brokerName"`
+	// BrokerID: 0 is the master, > 0 a slave.
+	BrokerID int64 `prop:"brokerId"`
+	// NamesrvAddr is the ';'-separated NameServer list (empty: none).
+	NamesrvAddr string `prop:"namesrvAddr"`
+	// ListenPort is the remoting port (10911).
+	ListenPort int `prop:"listenPort"`
+	// BrokerIP1 is the address advertised to clients and written into
+	// records as store host (default: the first non-loopback IPv4 address,
+	// else 127.0.0.1).
+	BrokerIP1 string `prop:"brokerIP1"`
+	// BrokerIP2 is the address slaves use for HA (default BrokerIP1).
+	BrokerIP2 string `prop:"brokerIP2"`
+	// HAListenPort is the HA port (0: ListenPort+1). Java 4.9 always uses
+	// listenPort+1 and ignores this key; rocketd honours an explicit value.
+	HAListenPort int `prop:"haListenPort"`
+	// HAMasterAddress is a slave's fixed master HA address (empty: the one
+	// the NameServer answers).
+	HAMasterAddress string `prop:"haMasterAddress"`
+	// RegionID is echoed in send responses as MSG_REGION (DefaultRegion).
+	RegionID string `prop:"regionId"`
+	// TraceOn is echoed in send responses as TRACE_ON (true).
+	TraceOn bool `prop:"traceOn"`
+
+	// Topics and groups.
+
+	// BrokerPermission is PermName bits (6 = R+W); when not both, every
+	// topic is registered with this perm.
+	BrokerPermission int32 `prop:"brokerPermission"`
+	// AutoCreateTopicEnable creates TBW102 as an inheritable template, so
+	// sends to unknown topics create them (true).
+	AutoCreateTopicEnable bool `prop:"autoCreateTopicEnable"`
+	// DefaultTopicQueueNums is TBW102's queue count (8).
+	DefaultTopicQueueNums int32 `prop:"defaultTopicQueueNums"`
+	// AutoCreateSubscriptionGroup creates unknown groups on use (true).
+	AutoCreateSubscriptionGroup bool `prop:"autoCreateSubscriptionGroup"`
+	// ClusterTopicEnable: the cluster-name topic gets perm 7, else 1 (true).
+	ClusterTopicEnable bool `prop:"clusterTopicEnable"`
+	// BrokerTopicEnable: the broker-name topic gets perm 7, else 1 (true).
+	BrokerTopicEnable bool `prop:"brokerTopicEnable"`
+	// TraceTopicEnable creates MsgTraceTopicName at startup (false).
+	TraceTopicEnable bool `prop:"traceTopicEnable"`
+	// MsgTraceTopicName (RMQ_SYS_TRACE_TOPIC).
+	MsgTraceTopicName string `prop:"msgTraceTopicName"`
+
+	// Transactions.
+
+	// RejectTransactionMessage answers prepared sends NO_PERMISSION (false).
+	RejectTransactionMessage bool `prop:"rejectTransactionMessage"`
+	// TransactionTimeout: younger half messages are not checked (6 s).
+	TransactionTimeout time.Duration `prop:"transactionTimeOut" unit:"ms"`
+	// TransactionCheckMax is the number of back-checks before discarding (15).
+	TransactionCheckMax int `prop:"transactionCheckMax"`
+	// TransactionCheckInterval is the check period (60 s, 4.9.8).
+	TransactionCheckInterval time.Duration `prop:"transactionCheckInterval" unit:"ms"`
+
+	// NameServer registration.
+
+	// RegisterBrokerTimeout bounds one REGISTER_BROKER (6 s).
+	RegisterBrokerTimeout time.Duration `prop:"registerBrokerTimeoutMills" unit:"ms"`
+	// RegisterNameServerPeriod is the registration period (30 s); see
+	// RegisterPeriod for the clamped value Java uses.
+	RegisterNameServerPeriod time.Duration `prop:"registerNameServerPeriod" unit:"ms"`
+	// ForceRegister registers every period even when nothing changed (true).
+	ForceRegister bool `prop:"forceRegister"`
+	// CompressedRegister sends the zlib REGISTER_BROKER body (false).
+	CompressedRegister bool `prop:"compressedRegister"`
+
+	// Pull and consumer management.
+
+	// LongPollingEnable holds pulls that find nothing (true).
+	LongPollingEnable bool `prop:"longPollingEnable"`
+	// ShortPollingTime is the hold of a pull when long polling is off (1 s).
+	ShortPollingTime time.Duration `prop:"shortPollingTimeMills" unit:"ms"`
+	// NotifyConsumerIdsChangedEnable sends NOTIFY_CONSUMER_IDS_CHANGED (true).
+	NotifyConsumerIdsChangedEnable bool `prop:"notifyConsumerIdsChangedEnable"`
+	// SlaveReadEnable lets consumers be redirected to a slave (false).
+	SlaveReadEnable bool `prop:"slaveReadEnable"`
+	// TransferMsgByHeap copies pull bodies into the response (true).
+	TransferMsgByHeap bool `prop:"transferMsgByHeap"`
+	// FlushConsumerOffsetInterval is the consumerOffset.json period (5 s).
+	FlushConsumerOffsetInterval time.Duration `prop:"flushConsumerOffsetInterval" unit:"ms"`
+
+	// Worker pools (one per request family) and their queue capacities.
+
+	SendMessageThreadPoolNums       int `prop:"sendMessageThreadPoolNums"`
+	PullMessageThreadPoolNums       int `prop:"pullMessageThreadPoolNums"`
+	QueryMessageThreadPoolNums      int `prop:"queryMessageThreadPoolNums"`
+	AdminBrokerThreadPoolNums       int `prop:"adminBrokerThreadPoolNums"`
+	ClientManageThreadPoolNums      int `prop:"clientManageThreadPoolNums"`
+	ConsumerManageThreadPoolNums    int `prop:"consumerManageThreadPoolNums"`
+	HeartbeatThreadPoolNums         int `prop:"heartbeatThreadPoolNums"`
+	EndTransactionThreadPoolNums    int `prop:"endTransactionThreadPoolNums"`
+	SendThreadPoolQueueCapacity     int `prop:"sendThreadPoolQueueCapacity"`
+	PullThreadPoolQueueCapacity     int `prop:"pullThreadPoolQueueCapacity"`
+	QueryThreadPoolQueueCapacity    int `prop:"queryThreadPoolQueueCapacity"`
+	ClientManagerThreadPoolQueueCap int `prop:"clientManagerThreadPoolQueueCapacity"`
+	ConsumerManagerThreadPoolQueue  int `prop:"consumerManagerThreadPoolQueueCapacity"`
+	HeartbeatThreadPoolQueueCap     int `prop:"heartbeatThreadPoolQueueCapacity"`
+	EndTransactionPoolQueueCapacity int `prop:"endTransactionPoolQueueCapacity"`
+	// BrokerFastFailureEnable answers requests that waited too long in a
+	// queue with SYSTEM_BUSY (true).
+	BrokerFastFailureEnable bool `prop:"brokerFastFailureEnable"`
+	// WaitTimeMillsInSendQueue (200 ms) and WaitTimeMillsInPullQueue (5 s):
+	// the maximum queue wait before a fast failure.
+	WaitTimeInSendQueue time.Duration `prop:"waitTimeMillsInSendQueue" unit:"ms"`
+	WaitTimeInPullQueue time.Duration `prop:"waitTimeMillsInPullQueue" unit:"ms"`
+
+	// Message store.
+
+	// StorePathRootDir is the store root ($HOME/store).
+	StorePathRootDir string `prop:"storePathRootDir"`
+	// StorePathCommitLog is the CommitLog directory (default
+	// <storePathRootDir>/commitlog; Java defaults to $HOME/store/commitlog
+	// whatever the root, a trap rocketd does not copy).
+	StorePathCommitLog string `prop:"storePathCommitLog"`
+	// MappedFileSizeCommitLog is the CommitLog segment size (1 GiB). The
+	// old spelling mapedFileSizeCommitLog is accepted too.
+	MappedFileSizeCommitLog int64 `prop:"mappedFileSizeCommitLog"`
+	// MappedFileSizeConsumeQueue is a ConsumeQueue file's size in bytes
+	// (300000*20); rounded up to whole 20-byte units like Java. Old
+	// spelling mapedFileSizeConsumeQueue accepted.
+	MappedFileSizeConsumeQueue int64 `prop:"mappedFileSizeConsumeQueue"`
+	// FlushDiskType: ASYNC_FLUSH (default) or SYNC_FLUSH.
+	FlushDiskType FlushDiskType `prop:"flushDiskType"`
+	// BrokerRole: ASYNC_MASTER (default), SYNC_MASTER or SLAVE.
+	BrokerRole BrokerRole `prop:"brokerRole"`
+	// SyncFlushTimeout bounds a SYNC_FLUSH put's wait (5 s).
+	SyncFlushTimeout time.Duration `prop:"syncFlushTimeout" unit:"ms"`
+	// FlushIntervalCommitLog is the async flush period (500 ms).
+	FlushIntervalCommitLog time.Duration `prop:"flushIntervalCommitLog" unit:"ms"`
+	// FlushCommitLogLeastPages is the dirty-page minimum of an async flush (4).
+	FlushCommitLogLeastPages int `prop:"flushCommitLogLeastPages"`
+	// FlushCommitLogThoroughInterval forces a flush of any amount (10 s).
+	FlushCommitLogThoroughInterval time.Duration `prop:"flushCommitLogThoroughInterval" unit:"ms"`
+	// FlushIntervalConsumeQueue (1 s), FlushConsumeQueueLeastPages (2),
+	// FlushConsumeQueueThoroughInterval (60 s): the ConsumeQueue flush.
+	FlushIntervalConsumeQueue         time.Duration `prop:"flushIntervalConsumeQueue" unit:"ms"`
+	FlushConsumeQueueLeastPages       int           `prop:"flushConsumeQueueLeastPages"`
+	FlushConsumeQueueThoroughInterval time.Duration `prop:"flushConsumeQueueThoroughInterval" unit:"ms"`
+	// DeleteWhen: the hours at which expired files are deleted, ';'-separated ("04").
+	DeleteWhen string `prop:"deleteWhen"`
+	// FileReservedTime is the CommitLog retention in hours (72); see
+	// FileReservedDuration.
+	FileReservedTime int `prop:"fileReservedTime"`
+	// DiskMaxUsedSpaceRatio (75): above this disk use (percent) expired
+	// files are deleted at any hour.
+	DiskMaxUsedSpaceRatio int `prop:"diskMaxUsedSpaceRatio"`
+	// CleanFileForciblyEnable deletes the oldest files when the disk is
+	// nearly full, whatever their age (true).
+	CleanFileForciblyEnable bool `prop:"cleanFileForciblyEnable"`
+	// MaxMessageSize bounds a message body (4 MiB).
+	MaxMessageSize int `prop:"maxMessageSize"`
+	// MessageDelayLevel lists the delay levels ("1s 5s ... 2h"); see DelayLevels.
+	MessageDelayLevel string `prop:"messageDelayLevel"`
+	// FlushDelayOffsetInterval is the delayOffset.json period (10 s).
+	FlushDelayOffsetInterval time.Duration `prop:"flushDelayOffsetInterval" unit:"ms"`
+	// OSPageCacheBusyTimeout: puts are refused while the put lock has been
+	// held longer (1 s).
+	OSPageCacheBusyTimeout time.Duration `prop:"osPageCacheBusyTimeOutMills" unit:"ms"`
+	// MaxTransferBytesOnMessageInMemory (256 KiB) and
+	// MaxTransferCountOnMessageInMemory (32) bound one pull.
+	MaxTransferBytesOnMessageInMemory int `prop:"maxTransferBytesOnMessageInMemory"`
+	MaxTransferCountOnMessageInMemory int `prop:"maxTransferCountOnMessageInMemory"`
+	// CheckCRCOnRecover verifies body CRCs during recovery (true).
+	CheckCRCOnRecover bool `prop:"checkCRCOnRecover"`
+	// MessageIndexEnable builds the key index (true); MessageIndexSafe (false).
+	MessageIndexEnable bool `prop:"messageIndexEnable"`
+	MessageIndexSafe   bool `prop:"messageIndexSafe"`
+	// MaxHashSlotNum (5,000,000) and MaxIndexNum (20,000,000) size an index file.
+	MaxHashSlotNum int `prop:"maxHashSlotNum"`
+	MaxIndexNum    int `prop:"maxIndexNum"`
+	// DefaultQueryMaxNum (32) and MaxMsgsNumBatch (64) bound key queries.
+	DefaultQueryMaxNum int `prop:"defaultQueryMaxNum"`
+	MaxMsgsNumBatch    int `prop:"maxMsgsNumBatch"`
+}
+
+// Aliases maps old property spellings that Java releases accepted to the
+// current key. When both appear, the current key wins.
+var brokerKeyAliases = map[string]string{
+	"mapedFileSizeCommitLog":    "mappedFileSizeCommitLog",
+	"mapedFileSizeConsumeQueue": "mappedFileSizeConsumeQueue",
+}
+
+// NewBrokerConfig returns a BrokerConfig holding every default, as Java's
+// config objects do after construction: the starting point to bind a
+// broker.conf onto.
+func NewBrokerConfig() BrokerConfig {
+	c := BrokerConfig{
+		TraceOn:                        true,
+		AutoCreateTopicEnable:          true,
+		AutoCreateSubscriptionGroup:    true,
+		ClusterTopicEnable:             true,
+		BrokerTopicEnable:              true,
+		ForceRegister:                  true,
+		LongPollingEnable:              true,
+		NotifyConsumerIdsChangedEnable: true,
+		TransferMsgByHeap:              true,
+		BrokerFastFailureEnable:        true,
+		CleanFileForciblyEnable:        true,
+		CheckCRCOnRecover:              true,
+		MessageIndexEnable:             true,
+	}
+	c.EnsureDefaults()
+	return c
+}
+
+// EnsureDefaults fills every zero non-boolean field with its default, and
+// derives the dependent ones (brokerIP2 from brokerIP1, the CommitLog path
+// from the root, thread pools from the CPU count).
+func (c *BrokerConfig) EnsureDefaults() {
+	setString := func(p *string, v string) {
+		if *p == "" {
+			*p = v
+		}
+	}
+	setInt := func(p *int, v int) {
+		if *p == 0 {
+			*p = v
+		}
+	}
+	setDur := func(p *time.Duration, v time.Duration) {
+		if *p == 0 {
+			*p = v
+		}
+	}
+	setString(&c.BrokerClusterName, DefaultBrokerClusterName)
+	setString(&c.BrokerName, DefaultBrokerName)
+	setInt(&c.ListenPort, DefaultBrokerListenPort)
+	setString(&c.BrokerIP1, defaultBrokerIP())
+	setString(&c.BrokerIP2, c.BrokerIP1)
+	setString(&c.RegionID, DefaultRegionID)
+	if c.BrokerPermission == 0 {
+		c.BrokerPermission = DefaultBrokerPermission
+	}
+	if c.DefaultTopicQueueNums == 0 {
+		c.DefaultTopicQueueNums = DefaultTopicQueueNums
+	}
+	setString(&c.MsgTraceTopicName, DefaultMsgTraceTopicName)
+
+	setDur(&c.TransactionTimeout, DefaultTransactionTimeout)
+	setInt(&c.TransactionCheckMax, DefaultTransactionCheckMax)
+	setDur(&c.TransactionCheckInterval, DefaultTransactionCheckInterval)
+	setDur(&c.RegisterBrokerTimeout, DefaultRegisterBrokerTimeout)
+	setDur(&c.RegisterNameServerPeriod, DefaultRegisterNameServerPeriod)
+	setDur(&c.ShortPollingTime, DefaultShortPollingTime)
+	setDur(&c.FlushConsumerOffsetInterval, DefaultFlushConsumerOffsetInterval)
+
+	// Pool sizes as 4.9.8 derives them from the processor count.
+	cpus := runtime.NumCPU()
+	setInt(&c.SendMessageThreadPoolNums, 1)
+	setInt(&c.PullMessageThreadPoolNums, 16+cpus*2)
+	setInt(&c.QueryMessageThreadPoolNums, 8+cpus)
+	setInt(&c.AdminBrokerThreadPoolNums, DefaultAdminBrokerThreadPoolNums)
+	setInt(&c.ClientManageThreadPoolNums, DefaultClientManageThreadPoolNums)
+	setInt(&c.ConsumerManageThreadPoolNums, DefaultConsumerManageThreadPoolNums)
+	setInt(&c.HeartbeatThreadPoolNums, min(32, cpus))
+	setInt(&c.EndTransactionThreadPoolNums, max(8+cpus*2, c.SendMessageThreadPoolNums*4))
+	setInt(&c.SendThreadPoolQueueCapacity, DefaultSendThreadPoolQueueCapacity)
+	setInt(&c.PullThreadPoolQueueCapacity, DefaultPullThreadPoolQueueCapacity)
+	setInt(&c.QueryThreadPoolQueueCapacity, DefaultQueryThreadPoolQueueCapacity)
+	setInt(&c.ClientManagerThreadPoolQueueCap, DefaultClientManagerThreadPoolQueueCap)
+	setInt(&c.ConsumerManagerThreadPoolQueue, DefaultConsumerManagerThreadPoolQueueCap)
+	setInt(&c.HeartbeatThreadPoolQueueCap, DefaultHeartbeatThreadPoolQueueCapacity)
+	setInt(&c.EndTransactionPoolQueueCapacity, DefaultEndTransactionPoolQueueCapacity)
+	setDur(&c.WaitTimeInSendQueue, 200*time.Millisecond)
+	setDur(&c.WaitTimeInPullQueue, 5*time.Second)
+
+	setString(&c.StorePathRootDir, defaultStoreRoot())
+	setString(&c.StorePathCommitLog, filepath.Join(c.StorePathRootDir, "commitlog"))
+	if c.MappedFileSizeCommitLog == 0 {
+		c.MappedFileSizeCommitLog = DefaultMappedFileSizeCommitLog
+	}
+	if c.MappedFileSizeConsumeQueue == 0 {
+		c.MappedFileSizeConsumeQueue = DefaultMappedFileSizeConsumeQueue
+	}
+	if c.FlushDiskType == "" {
+		c.FlushDiskType = AsyncFlush
+	}
+	if c.BrokerRole == "" {
+		c.BrokerRole = AsyncMaster
+	}
+	setDur(&c.SyncFlushTimeout, DefaultSyncFlushTimeout)
+	setDur(&c.FlushIntervalCommitLog, DefaultFlushIntervalCommitLog)
+	setInt(&c.FlushCommitLogLeastPages, DefaultFlushCommitLogLeastPages)
+	setDur(&c.FlushCommitLogThoroughInterval, DefaultFlushCommitLogThorough)
+	setDur(&c.FlushIntervalConsumeQueue, DefaultFlushIntervalConsumeQueue)
+	setInt(&c.FlushConsumeQueueLeastPages, DefaultFlushConsumeQueueLeastPages)
+	setDur(&c.FlushConsumeQueueThoroughInterval, DefaultFlushConsumeQueueThorough)
+	setString(&c.DeleteWhen, DefaultDeleteWhenHours)
+	setInt(&c.FileReservedTime, DefaultFileReservedHours)
+	setInt(&c.DiskMaxUsedSpaceRatio, DefaultBrokerDiskMaxUsedSpaceRatio)
+	setInt(&c.MaxMessageSize, DefaultMaxMessageSize)
+	setString(&c.MessageDelayLevel, DefaultMessageDelayLevel)
+	setDur(&c.FlushDelayOffsetInterval, DefaultFlushDelayOffsetInterval)
+	setDur(&c.OSPageCacheBusyTimeout, DefaultOSPageCacheBusyTimeout)
+	setInt(&c.MaxTransferBytesOnMessageInMemory, DefaultMaxTransferBytesInMemory)
+	setInt(&c.MaxTransferCountOnMessageInMemory, DefaultMaxTransferCountInMemory)
+	setInt(&c.MaxHashSlotNum, DefaultMaxHashSlotNum)
+	setInt(&c.MaxIndexNum, DefaultMaxIndexNum)
+	setInt(&c.DefaultQueryMaxNum, DefaultQueryMaxNum)
+	setInt(&c.MaxMsgsNumBatch, DefaultMaxMsgsNumBatch)
+}
+
+// Validate reports every setting that cannot work (after EnsureDefaults).
+// Each message names the property key.
+func (c *BrokerConfig) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("config: "+format, args...))
+	}
+	if c.BrokerClusterName == "" {
+		bad("brokerClusterName is empty")
+	}
+	if c.BrokerName == "" {
+		bad("brokerName is empty")
+	}
+	switch c.BrokerRole {
+	case AsyncMaster, SyncMaster:
+		if c.BrokerID != 0 {
+			bad("brokerId %d: a master (brokerRole %s) must have brokerId 0", c.BrokerID, c.BrokerRole)
+		}
+	case Slave:
+		if c.BrokerID <= 0 {
+			bad("brokerId %d: a slave must have brokerId > 0", c.BrokerID)
+		}
+	default:
+		bad("brokerRole %q: want ASYNC_MASTER, SYNC_MASTER or SLAVE", c.BrokerRole)
+	}
+	switch c.FlushDiskType {
+	case AsyncFlush, SyncFlush:
+	default:
+		bad("flushDiskType %q: want ASYNC_FLUSH or SYNC_FLUSH", c.FlushDiskType)
+	}
+	for _, p := range []struct {
+		key  string
+		port int
+	}{{"listenPort", c.ListenPort}, {"haListenPort", c.HAListenPort}} {
+		if p.port < 0 || p.port > 65535 {
+			bad("%s %d out of range 0..65535", p.key, p.port)
+		}
+	}
+	if c.HAListenPort == 0 && c.ListenPort == 65535 {
+		bad("listenPort 65535 leaves no port for HA (listenPort+1): set haListenPort")
+	}
+	for _, ip := range []struct{ key, v string }{{"brokerIP1", c.BrokerIP1}, {"brokerIP2", c.BrokerIP2}} {
+		if _, err := netip.ParseAddr(ip.v); err != nil {
+			bad("%s %q is not an IP address", ip.key, ip.v)
+		}
+	}
+	for _, addr := range c.NamesrvAddrs() {
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			bad("namesrvAddr %q: %q is not host:port", c.NamesrvAddr, addr)
+		}
+	}
+	if c.BrokerPermission < 0 || c.BrokerPermission > 15 {
+		bad("brokerPermission %d: want PermName bits 0..15", c.BrokerPermission)
+	}
+	if c.DefaultTopicQueueNums <= 0 {
+		bad("defaultTopicQueueNums %d must be positive", c.DefaultTopicQueueNums)
+	}
+	if c.MsgTraceTopicName == "" {
+		bad("msgTraceTopicName is empty")
+	}
+	if c.StorePathRootDir == "" {
+		bad("storePathRootDir is empty")
+	}
+	if c.StorePathCommitLog == "" {
+		bad("storePathCommitLog is empty")
+	}
+	if c.MappedFileSizeCommitLog <= 0 || c.MappedFileSizeCommitLog > math.MaxInt32 {
+		// Java maps a segment with one MappedByteBuffer: at most 2 GiB - 1.
+		bad("mappedFileSizeCommitLog %d out of range 1..%d", c.MappedFileSizeCommitLog, math.MaxInt32)
+	}
+	if c.MappedFileSizeConsumeQueue < cqUnitSize || c.MappedFileSizeConsumeQueue > math.MaxInt32 {
+		bad("mappedFileSizeConsumeQueue %d out of range %d..%d", c.MappedFileSizeConsumeQueue, cqUnitSize, math.MaxInt32)
+	}
+	if c.MaxMessageSize <= 0 {
+		bad("maxMessageSize %d must be positive", c.MaxMessageSize)
+	}
+	if _, err := ParseDeleteWhen(c.DeleteWhen); err != nil {
+		bad("deleteWhen: %w", err)
+	}
+	if c.FileReservedTime <= 0 {
+		bad("fileReservedTime %d (hours) must be positive", c.FileReservedTime)
+	}
+	if c.DiskMaxUsedSpaceRatio <= 0 || c.DiskMaxUsedSpaceRatio > 100 {
+		bad("diskMaxUsedSpaceRatio %d out of range 1..100", c.DiskMaxUsedSpaceRatio)
+	}
+	if _, err := ParseDelayLevels(c.MessageDelayLevel); err != nil {
+		bad("messageDelayLevel: %w", err)
+	}
+	for _, d := range []struct {
+		key string
+		v   time.Duration
+	}{
+		{"syncFlushTimeout", c.SyncFlushTimeout},
+		{"flushIntervalCommitLog", c.FlushIntervalCommitLog},
+		{"flushCommitLogThoroughInterval", c.FlushCommitLogThoroughInterval},
+		{"flushIntervalConsumeQueue", c.FlushIntervalConsumeQueue},
+		{"flushConsumeQueueThoroughInterval", c.FlushConsumeQueueThoroughInterval},
+		{"flushConsumerOffsetInterval", c.FlushConsumerOffsetInterval},
+		{"flushDelayOffsetInterval", c.FlushDelayOffsetInterval},
+		{"registerBrokerTimeoutMills", c.RegisterBrokerTimeout},
+		{"registerNameServerPeriod", c.RegisterNameServerPeriod},
+		{"shortPollingTimeMills", c.ShortPollingTime},
+		{"transactionTimeOut", c.TransactionTimeout},
+		{"transactionCheckInterval", c.TransactionCheckInterval},
+		{"osPageCacheBusyTimeOutMills", c.OSPageCacheBusyTimeout},
+	} {
+		if d.v <= 0 {
+			bad("%s %v must be positive", d.key, d.v)
+		}
+	}
+	for _, n := range []struct {
+		key string
+		v   int
+	}{
+		{"flushCommitLogLeastPages", c.FlushCommitLogLeastPages},
+		{"flushConsumeQueueLeastPages", c.FlushConsumeQueueLeastPages},
+		{"transactionCheckMax", c.TransactionCheckMax},
+		{"sendMessageThreadPoolNums", c.SendMessageThreadPoolNums},
+		{"pullMessageThreadPoolNums", c.PullMessageThreadPoolNums},
+		{"queryMessageThreadPoolNums", c.QueryMessageThreadPoolNums},
+		{"adminBrokerThreadPoolNums", c.AdminBrokerThreadPoolNums},
+		{"clientManageThreadPoolNums", c.ClientManageThreadPoolNums},
+		{"consumerManageThreadPoolNums", c.ConsumerManageThreadPoolNums},
+		{"heartbeatThreadPoolNums", c.HeartbeatThreadPoolNums},
+		{"endTransactionThreadPoolNums", c.EndTransactionThreadPoolNums},
+		{"sendThreadPoolQueueCapacity", c.SendThreadPoolQueueCapacity},
+		{"pullThreadPoolQueueCapacity", c.PullThreadPoolQueueCapacity},
+		{"queryThreadPoolQueueCapacity", c.QueryThreadPoolQueueCapacity},
+		{"clientManagerThreadPoolQueueCapacity", c.ClientManagerThreadPoolQueueCap},
+		{"consumerManagerThreadPoolQueueCapacity", c.ConsumerManagerThreadPoolQueue},
+		{"heartbeatThreadPoolQueueCapacity", c.HeartbeatThreadPoolQueueCap},
+		{"endTransactionPoolQueueCapacity", c.EndTransactionPoolQueueCapacity},
+		{"maxTransferBytesOnMessageInMemory", c.MaxTransferBytesOnMessageInMemory},
+		{"maxTransferCountOnMessageInMemory", c.MaxTransferCountOnMessageInMemory},
+		{"maxHashSlotNum", c.MaxHashSlotNum},
+		{"maxIndexNum", c.MaxIndexNum},
+		{"defaultQueryMaxNum", c.DefaultQueryMaxNum},
+		{"maxMsgsNumBatch", c.MaxMsgsNumBatch},
+	} {
+		if n.v <= 0 {
+			bad("%s %d must be positive", n.key, n.v)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// BrokerConfigFromProperties binds props onto NewBrokerConfig's defaults
+// (old key spellings accepted), fills derived defaults and validates. It
+// returns the keys rocketd does not know (the caller warns about them); a
+// value that does not parse or a setting that cannot work is an error
+// naming the key.
+func BrokerConfigFromProperties(props Properties) (BrokerConfig, []string, error) {
+	c := NewBrokerConfig()
+	// Derived defaults are recomputed after binding: a file that sets only
+	// storePathRootDir moves the CommitLog with it, only brokerIP1 moves
+	// brokerIP2, and so on.
+	c.BrokerIP1, c.BrokerIP2, c.StorePathRootDir, c.StorePathCommitLog = "", "", "", ""
+	c.EndTransactionThreadPoolNums = 0
+	props = resolveAliases(props)
+	unknown, err := Bind(props, &c)
+	if err != nil {
+		return c, unknown, err
+	}
+	c.FlushDiskType = FlushDiskType(strings.ToUpper(strings.TrimSpace(string(c.FlushDiskType))))
+	c.BrokerRole = BrokerRole(strings.ToUpper(strings.TrimSpace(string(c.BrokerRole))))
+	c.BrokerIP1 = strings.TrimSpace(c.BrokerIP1)
+	c.BrokerIP2 = strings.TrimSpace(c.BrokerIP2)
+	c.EnsureDefaults()
+	if err := c.Validate(); err != nil {
+		return c, unknown, err
+	}
+	return c, unknown, nil
+}
+
+// resolveAliases returns props with old spellings renamed to the current
+// key (the current key wins when both are set).
+func resolveAliases(props Properties) Properties {
+	out := make(Properties, len(props))
+	for k, v := range props {
+		out[k] = v
+	}
+	for old, cur := range brokerKeyAliases {
+		v, ok := out[old]
+		if !ok {
+			continue
+		}
+		delete(out, old)
+		if _, has := out[cur]; !has {
+			out[cur] = v
+		}
+	}
+	return out
+}
+
+// LoadBrokerFile reads a broker.conf properties file (see
+// BrokerConfigFromProperties).
+func LoadBrokerFile(path string) (BrokerConfig, []string, error) {
+	props, err := LoadPropertiesFile(path)
+	if err != nil {
+		return BrokerConfig{}, nil, err
+	}
+	c, unknown, err := BrokerConfigFromProperties(props)
+	if err != nil {
+		return c, unknown, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, unknown, nil
+}
+
+// BrokerAddr is the address the broker registers and clients dial:
+// brokerIP1:listenPort.
+func (c *BrokerConfig) BrokerAddr() string {
+	return net.JoinHostPort(c.BrokerIP1, strconv.Itoa(c.ListenPort))
+}
+
+// HAServerAddr is the address slaves replicate from: brokerIP2:haListenPort.
+func (c *BrokerConfig) HAServerAddr() string {
+	return net.JoinHostPort(c.BrokerIP2, strconv.Itoa(c.HAPort()))
+}
+
+// HAPort is haListenPort, or listenPort+1 when unset.
+func (c *BrokerConfig) HAPort() int {
+	if c.HAListenPort != 0 {
+		return c.HAListenPort
+	}
+	return c.ListenPort + 1
+}
+
+// IsMaster reports a master role (brokerId 0).
+func (c *BrokerConfig) IsMaster() bool { return c.BrokerRole != Slave }
+
+// NamesrvAddrs splits namesrvAddr on ';' (blank entries dropped).
+func (c *BrokerConfig) NamesrvAddrs() []string {
+	var out []string
+	for _, a := range strings.Split(c.NamesrvAddr, ";") {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// RegisterPeriod is registerNameServerPeriod clamped to [10 s, 60 s], as
+// the Java broker schedules it.
+func (c *BrokerConfig) RegisterPeriod() time.Duration {
+	return min(max(c.RegisterNameServerPeriod, minRegisterNameServerPeriod), maxRegisterNameServerPeriod)
+}
+
+// FileReservedDuration is fileReservedTime as a duration.
+func (c *BrokerConfig) FileReservedDuration() time.Duration {
+	return time.Duration(c.FileReservedTime) * time.Hour
+}
+
+// ConsumeQueueUnitsPerFile is mappedFileSizeConsumeQueue in 20-byte units,
+// rounded up as Java's getMappedFileSizeConsumeQueue does.
+func (c *BrokerConfig) ConsumeQueueUnitsPerFile() int {
+	return int((c.MappedFileSizeConsumeQueue + cqUnitSize - 1) / cqUnitSize)
+}
+
+// DelayLevels parses messageDelayLevel (already checked by Validate).
+func (c *BrokerConfig) DelayLevels() ([]time.Duration, error) {
+	return ParseDelayLevels(c.MessageDelayLevel)
+}
+
+// ParseDelayLevels parses a messageDelayLevel value: blank-separated
+// levels, each a positive integer followed by one unit, s, m, h or d
+// ("1s 5s 10s 30s 1m ... 2h"). Level i+1 is element i.
+func ParseDelayLevels(s string) ([]time.Duration, error) {
+	units := map[byte]time.Duration{'s': time.Second, 'm': time.Minute, 'h': time.Hour, 'd': 24 * time.Hour}
+	var out []time.Duration
+	for _, f := range strings.Fields(s) {
+		unit, ok := units[f[len(f)-1]]
+		if !ok || len(f) < 2 {
+			return nil, fmt.Errorf("level %q: want a number followed by s, m, h or d", f)
+		}
+		n, err := strconv.ParseInt(f[:len(f)-1], 10, 64)
+		if err != nil || n <= 0 || n > int64(math.MaxInt64/unit) {
+			return nil, fmt.Errorf("level %q: want a positive number followed by s, m, h or d", f)
+		}
+		out = append(out, time.Duration(n)*unit)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no delay levels")
+	}
+	return out, nil
+}
+
+// ParseDeleteWhen parses deleteWhen: hours 0..23 separated by ';' ("04",
+// "04;16").
+func ParseDeleteWhen(s string) ([]int, error) {
+	var hours []int
+	for _, part := range strings.Split(s, ";") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		h, err := strconv.Atoi(part)
+		if err != nil || h < 0 || h > 23 {
+			return nil, fmt.Errorf("%q: %q is not an hour 0..23", s, part)
+		}
+		hours = append(hours, h)
+	}
+	if len(hours) == 0 {
+		return nil, fmt.Errorf("%q: no hour", s)
+	}
+	return hours, nil
+}
+
+// defaultStoreRoot is Java's $HOME/store.
+func defaultStoreRoot() string {
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		home = "."
+	}
+	return filepath.Join(home, "store")
+}
+
+// defaultBrokerIP picks the first non-loopback IPv4 address of an up
+// interface (Java's RemotingUtil.getLocalAddress prefers one too), else
+// 127.0.0.1.
+func defaultBrokerIP() string {
+	ifaces, err := net.Interfaces()
+	if err != nil {
+		return "127.0.0.1"
+	}
+	for _, ifc := range ifaces {
+		if ifc.Flags&net.FlagUp == 0 || ifc.Flags&net.FlagLoopback != 0 {
+			continue
+		}
+		addrs, err := ifc.Addrs()
+		if err != nil {
+			continue
+		}
+		for _, a := range addrs {
+			ipn, ok := a.(*net.IPNet)
+			if !ok {
+				continue
+			}
+			if ip4 := ipn.IP.To4(); ip4 != nil && !ip4.IsLoopback() && !ip4.IsLinkLocalUnicast() {
+				return ip4.String()
+			}
+		}
+	}
+	return "127.0.0.1"
+}

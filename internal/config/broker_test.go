@@ -1,0 +1,231 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestBrokerConfigDefaults(t *testing.T) {
+	c := NewBrokerConfig()
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	checks := []struct {
+		key       string
+		got, want any
+	}{
+		{"brokerClusterName", c.BrokerClusterName, "DefaultCluster"},
+		{"brokerName", c.BrokerName, "broker-a"},
+		{"brokerId", c.BrokerID, int64(0)},
+		{"listenPort", c.ListenPort, 10911},
+		{"brokerIP2", c.BrokerIP2, c.BrokerIP1},
+		{"brokerPermission", c.BrokerPermission, int32(6)},
+		{"autoCreateTopicEnable", c.AutoCreateTopicEnable, true},
+		{"autoCreateSubscriptionGroup", c.AutoCreateSubscriptionGroup, true},
+		{"clusterTopicEnable", c.ClusterTopicEnable, true},
+		{"brokerTopicEnable", c.BrokerTopicEnable, true},
+		{"traceTopicEnable", c.TraceTopicEnable, false},
+		{"msgTraceTopicName", c.MsgTraceTopicName, "RMQ_SYS_TRACE_TOPIC"},
+		{"defaultTopicQueueNums", c.DefaultTopicQueueNums, int32(8)},
+		{"rejectTransactionMessage", c.RejectTransactionMessage, false},
+		{"transactionTimeOut", c.TransactionTimeout, 6 * time.Second},
+		{"transactionCheckMax", c.TransactionCheckMax, 15},
+		{"transactionCheckInterval", c.TransactionCheckInterval, 60 * time.Second},
+		{"registerBrokerTimeoutMills", c.RegisterBrokerTimeout, 6 * time.Second},
+		{"registerNameServerPeriod", c.RegisterNameServerPeriod, 30 * time.Second},
+		{"forceRegister", c.ForceRegister, true},
+		{"longPollingEnable", c.LongPollingEnable, true},
+		{"shortPollingTimeMills", c.ShortPollingTime, time.Second},
+		{"traceOn", c.TraceOn, true},
+		{"regionId", c.RegionID, "DefaultRegion"},
+		{"flushConsumerOffsetInterval", c.FlushConsumerOffsetInterval, 5 * time.Second},
+		{"sendMessageThreadPoolNums", c.SendMessageThreadPoolNums, 1},
+		{"sendThreadPoolQueueCapacity", c.SendThreadPoolQueueCapacity, 10000},
+		{"pullThreadPoolQueueCapacity", c.PullThreadPoolQueueCapacity, 100000},
+		{"mappedFileSizeCommitLog", c.MappedFileSizeCommitLog, int64(1 << 30)},
+		{"mappedFileSizeConsumeQueue", c.MappedFileSizeConsumeQueue, int64(6000000)},
+		{"flushDiskType", c.FlushDiskType, AsyncFlush},
+		{"brokerRole", c.BrokerRole, AsyncMaster},
+		{"deleteWhen", c.DeleteWhen, "04"},
+		{"fileReservedTime", c.FileReservedTime, 72},
+		{"diskMaxUsedSpaceRatio", c.DiskMaxUsedSpaceRatio, 75},
+		{"maxMessageSize", c.MaxMessageSize, 4194304},
+		{"syncFlushTimeout", c.SyncFlushTimeout, 5 * time.Second},
+		{"flushIntervalCommitLog", c.FlushIntervalCommitLog, 500 * time.Millisecond},
+		{"flushCommitLogLeastPages", c.FlushCommitLogLeastPages, 4},
+		{"flushCommitLogThoroughInterval", c.FlushCommitLogThoroughInterval, 10 * time.Second},
+		{"messageDelayLevel", c.MessageDelayLevel, "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h"},
+		{"HAPort", c.HAPort(), 10912},
+		{"ConsumeQueueUnitsPerFile", c.ConsumeQueueUnitsPerFile(), 300000},
+		{"FileReservedDuration", c.FileReservedDuration(), 72 * time.Hour},
+		{"IsMaster", c.IsMaster(), true},
+	}
+	for _, ch := range checks {
+		if !reflect.DeepEqual(ch.got, ch.want) {
+			t.Errorf("%s = %v, want %v", ch.key, ch.got, ch.want)
+		}
+	}
+	if !strings.HasSuffix(c.StorePathRootDir, "store") || c.StorePathCommitLog != filepath.Join(c.StorePathRootDir, "commitlog") {
+		t.Errorf("store paths %s %s", c.StorePathRootDir, c.StorePathCommitLog)
+	}
+	levels, err := c.DelayLevels()
+	if err != nil || len(levels) != 18 || levels[0] != time.Second || levels[17] != 2*time.Hour {
+		t.Errorf("delay levels %v %v", levels, err)
+	}
+}
+
+func TestBrokerIPDefault(t *testing.T) {
+	ip := defaultBrokerIP()
+	c := BrokerConfig{}
+	c.EnsureDefaults()
+	if c.BrokerIP1 != ip || c.BrokerIP2 != ip || ip == "" {
+		t.Fatalf("brokerIP1 %q brokerIP2 %q, default %q", c.BrokerIP1, c.BrokerIP2, ip)
+	}
+	if strings.HasPrefix(ip, "127.") && ip != "127.0.0.1" {
+		t.Fatalf("unexpected loopback %s", ip)
+	}
+	if c.BrokerAddr() != ip+":10911" || c.HAServerAddr() != ip+":10912" {
+		t.Fatalf("%s %s", c.BrokerAddr(), c.HAServerAddr())
+	}
+}
+
+func TestLoadBrokerFile(t *testing.T) {
+	conf := `# a Java broker.conf
+brokerClusterName = ProdCluster
+brokerName = broker-b
+brokerId = 1
+namesrvAddr = 10.0.0.1:9876;10.0.0.2:9876
+deleteWhen = 04;16
+fileReservedTime = 48
+brokerRole = SLAVE
+flushDiskType = sync_flush
+listenPort = 20911
+brokerIP1 = 10.0.0.5
+storePathRootDir = /data/rocketmq/store
+mapedFileSizeCommitLog = 536870912
+mapedFileSizeConsumeQueue = 100
+autoCreateTopicEnable = false
+defaultTopicQueueNums = 4
+syncFlushTimeout = 2000
+messageDelayLevel = 1s 1m 1h 1d
+registerNameServerPeriod = 5000
+rocketmqHome = /opt/rocketmq
+aclEnable = false
+`
+	path := filepath.Join(t.TempDir(), "broker.conf")
+	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, unknown, err := LoadBrokerFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(unknown, []string{"aclEnable", "rocketmqHome"}) {
+		t.Errorf("unknown %v", unknown)
+	}
+	if c.BrokerClusterName != "ProdCluster" || c.BrokerName != "broker-b" || c.BrokerID != 1 || c.BrokerRole != Slave ||
+		c.FlushDiskType != SyncFlush || c.ListenPort != 20911 || c.BrokerIP1 != "10.0.0.5" || c.BrokerIP2 != "10.0.0.5" ||
+		c.AutoCreateTopicEnable || !c.AutoCreateSubscriptionGroup || c.DefaultTopicQueueNums != 4 ||
+		c.SyncFlushTimeout != 2*time.Second || c.FileReservedTime != 48 || c.DeleteWhen != "04;16" {
+		t.Fatalf("loaded %+v", c)
+	}
+	if c.StorePathCommitLog != "/data/rocketmq/store/commitlog" {
+		t.Errorf("commitlog path %s follows the root", c.StorePathCommitLog)
+	}
+	if c.MappedFileSizeCommitLog != 512<<20 || c.MappedFileSizeConsumeQueue != 100 || c.ConsumeQueueUnitsPerFile() != 5 {
+		t.Errorf("old spellings: %d %d", c.MappedFileSizeCommitLog, c.MappedFileSizeConsumeQueue)
+	}
+	if got := c.NamesrvAddrs(); !reflect.DeepEqual(got, []string{"10.0.0.1:9876", "10.0.0.2:9876"}) {
+		t.Errorf("namesrv %v", got)
+	}
+	if c.BrokerAddr() != "10.0.0.5:20911" || c.HAServerAddr() != "10.0.0.5:20912" || c.IsMaster() {
+		t.Errorf("addrs %s %s", c.BrokerAddr(), c.HAServerAddr())
+	}
+	if c.RegisterPeriod() != 10*time.Second {
+		t.Errorf("register period %v not clamped", c.RegisterPeriod())
+	}
+	levels, _ := c.DelayLevels()
+	if !reflect.DeepEqual(levels, []time.Duration{time.Second, time.Minute, time.Hour, 24 * time.Hour}) {
+		t.Errorf("levels %v", levels)
+	}
+	if _, _, err := LoadBrokerFile(filepath.Join(t.TempDir(), "missing.conf")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("missing file: %v", err)
+	}
+}
+
+func TestBrokerConfigAliasPrecedence(t *testing.T) {
+	c, unknown, err := BrokerConfigFromProperties(Properties{
+		"mapedFileSizeCommitLog": "1000", "mappedFileSizeCommitLog": "2000", "brokerIP1": "10.1.1.1", "brokerIP2": "10.2.2.2", "haListenPort": "30000",
+	})
+	if err != nil || len(unknown) != 0 {
+		t.Fatal(err, unknown)
+	}
+	if c.MappedFileSizeCommitLog != 2000 || c.BrokerIP2 != "10.2.2.2" || c.HAServerAddr() != "10.2.2.2:30000" {
+		t.Fatalf("%+v", c)
+	}
+	if c.RegisterPeriod() != 30*time.Second {
+		t.Fatal(c.RegisterPeriod())
+	}
+	c.RegisterNameServerPeriod = 10 * time.Minute
+	if c.RegisterPeriod() != time.Minute {
+		t.Fatal(c.RegisterPeriod())
+	}
+}
+
+func TestBrokerConfigErrorsNameTheKey(t *testing.T) {
+	cases := map[string]Properties{
+		"listenPort":                 {"listenPort": "abc"},
+		"brokerId":                   {"brokerId": "x"},
+		"autoCreateTopicEnable":      {"autoCreateTopicEnable": "maybe"},
+		"syncFlushTimeout":           {"syncFlushTimeout": "soon"},
+		"brokerRole":                 {"brokerRole": "LEADER"},
+		"flushDiskType":              {"flushDiskType": "SOMETIMES"},
+		"messageDelayLevel":          {"messageDelayLevel": "1s 5x"},
+		"deleteWhen":                 {"deleteWhen": "25"},
+		"a slave must have brokerId": {"brokerRole": "SLAVE"},
+		"must have brokerId 0":       {"brokerId": "2"},
+		"brokerIP1":                  {"brokerIP1": "not-an-ip"},
+		"namesrvAddr":                {"namesrvAddr": "10.0.0.1"},
+		"maxMessageSize":             {"maxMessageSize": "-1"},
+		"mappedFileSizeCommitLog":    {"mappedFileSizeCommitLog": "4294967296"},
+		"diskMaxUsedSpaceRatio":      {"diskMaxUsedSpaceRatio": "101"},
+		"fileReservedTime":           {"fileReservedTime": "-3"},
+		"defaultTopicQueueNums":      {"defaultTopicQueueNums": "-8"},
+		"registerNameServerPeriod":   {"registerNameServerPeriod": "-1"},
+		"brokerPermission":           {"brokerPermission": "99"},
+	}
+	for want, props := range cases {
+		_, _, err := BrokerConfigFromProperties(props)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%v: error %v, want mention of %q", props, err, want)
+		}
+	}
+}
+
+func TestParseDelayLevels(t *testing.T) {
+	got, err := ParseDelayLevels("  1s   5s\t2m 3h 1d ")
+	if err != nil || !reflect.DeepEqual(got, []time.Duration{time.Second, 5 * time.Second, 2 * time.Minute, 3 * time.Hour, 24 * time.Hour}) {
+		t.Fatal(got, err)
+	}
+	for _, bad := range []string{"", "  ", "s", "1", "0s", "-1s", "1.5s", "1ms", "99999999999999999999h", "1w"} {
+		if _, err := ParseDelayLevels(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestParseDeleteWhen(t *testing.T) {
+	if got, err := ParseDeleteWhen("04;16"); err != nil || !reflect.DeepEqual(got, []int{4, 16}) {
+		t.Fatal(got, err)
+	}
+	for _, bad := range []string{"", ";", "24", "a", "-1"} {
+		if _, err := ParseDeleteWhen(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
