@@ -31,48 +31,92 @@ func appendBinaryHeader(dst []byte, c *Command) ([]byte, error) {
 
 	lenAt := len(dst)
 	dst = append(dst, 0, 0, 0, 0)
+	var err error
 	if len(c.ExtFields) > 0 {
-		var stack [32]field
-		for _, f := range sortedFields(stack[:0], c.ExtFields) {
-			k, v := f.k, f.v
-			if len(k) > math.MaxInt16 {
-				return dst[:lenAt], fmt.Errorf("%w: ext field key of %d bytes", ErrNotEncodable, len(k))
+		if len(c.ExtFields) > maxOrderedFields {
+			for _, f := range sortedFields(c.ExtFields) {
+				if dst, err = appendBinaryField(dst, f.k, f.v); err != nil {
+					return dst[:lenAt], err
+				}
 			}
-			dst = binary.BigEndian.AppendUint16(dst, uint16(len(k)))
-			dst = append(dst, k...)
-			dst = binary.BigEndian.AppendUint32(dst, uint32(len(v)))
-			dst = append(dst, v...)
+		} else {
+			var fo fieldOrder
+			for k, v := range c.ExtFields {
+				if fo.n == maxOrderedFields {
+					break // only if the map grew under us: a data race
+				}
+				fo.keys[fo.n], fo.vals[fo.n] = k, v
+				fo.n++
+			}
+			fo.sort()
+			for _, x := range fo.order[:fo.n] {
+				if dst, err = appendBinaryField(dst, fo.keys[x], fo.vals[x]); err != nil {
+					return dst[:lenAt], err
+				}
+			}
 		}
 	}
 	binary.BigEndian.PutUint32(dst[lenAt:], uint32(len(dst)-lenAt-4))
 	return dst, nil
 }
 
+// appendBinaryField appends one ext-field entry: keyLen int16, key,
+// valLen int32, value.
+func appendBinaryField(dst []byte, k, v string) ([]byte, error) {
+	if len(k) > math.MaxInt16 {
+		return dst, fmt.Errorf("%w: ext field key of %d bytes", ErrNotEncodable, len(k))
+	}
+	dst = binary.BigEndian.AppendUint16(dst, uint16(len(k)))
+	dst = append(dst, k...)
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(v)))
+	return append(dst, v...), nil
+}
+
 // field is one ext-field entry.
 type field struct{ k, v string }
 
-// sortedFields appends m's entries to dst in ascending key order. With a
-// stack-backed dst of sufficient capacity this does not allocate, and the
-// values come with the keys, so the encoders need no map lookups.
-func sortedFields(dst []field, m map[string]string) []field {
-	for k, v := range m {
-		dst = append(dst, field{k, v})
+// maxOrderedFields is how many ext fields the encoders sort on the stack;
+// bigger maps (never seen in practice) take the allocating path.
+const maxOrderedFields = 32
+
+// fieldOrder puts a command's ext fields in key order for the encoders,
+// without allocating and without pointer writes through pointers: the
+// encoder fills keys and vals itself (stores into its own stack variable
+// need no GC write barrier, which otherwise costs more than the sorting
+// during the frequent GC cycles of a busy server), and sort only permutes
+// byte indices.
+type fieldOrder struct {
+	keys, vals [maxOrderedFields]string
+	order      [maxOrderedFields]uint8
+	n          int
+}
+
+// sort fills order with the indices of keys[:n] in ascending key order:
+// insertion sort, which beats pdqsort's set-up for a handful of keys, with
+// a first-byte test that settles most letter keys at once.
+func (o *fieldOrder) sort() {
+	for i := range o.n {
+		o.order[i] = uint8(i)
 	}
-	if len(dst) > 32 {
-		slices.SortFunc(dst, func(a, b field) int { return strings.Compare(a.k, b.k) })
-		return dst
-	}
-	// Headers have a handful of keys: insertion sort beats pdqsort's set-up
-	// here, and the first-byte test settles most letter keys at once.
-	for i := 1; i < len(dst); i++ {
-		f := dst[i]
+	for i := 1; i < o.n; i++ {
+		x := o.order[i]
 		j := i
-		for ; j > 0 && keyLess(f.k, dst[j-1].k); j-- {
-			dst[j] = dst[j-1]
+		for ; j > 0 && keyLess(o.keys[x], o.keys[o.order[j-1]]); j-- {
+			o.order[j] = o.order[j-1]
 		}
-		dst[j] = f
+		o.order[j] = x
 	}
-	return dst
+}
+
+// sortedFields returns m's entries in ascending key order; for maps too big
+// for fieldOrder.
+func sortedFields(m map[string]string) []field {
+	fs := make([]field, 0, len(m))
+	for k, v := range m {
+		fs = append(fs, field{k, v})
+	}
+	slices.SortFunc(fs, func(a, b field) int { return strings.Compare(a.k, b.k) })
+	return fs
 }
 
 func keyLess(a, b string) bool {

@@ -17,14 +17,25 @@ func appendJSONHeader(dst []byte, c *Command) []byte {
 	dst = strconv.AppendInt(dst, int64(c.Code), 10)
 	if c.ExtFields != nil {
 		dst = append(dst, `,"extFields":{`...)
-		var stack [32]field
-		for i, f := range sortedFields(stack[:0], c.ExtFields) {
-			if i > 0 {
-				dst = append(dst, ',')
+		if len(c.ExtFields) > maxOrderedFields {
+			for i, f := range sortedFields(c.ExtFields) {
+				dst = appendJSONField(dst, i, f.k, f.v)
 			}
-			dst = appendJSONString(dst, f.k)
-			dst = append(dst, ':')
-			dst = appendJSONString(dst, f.v)
+		} else {
+			// See fieldOrder: filled here, in this function's own stack
+			// variable, so the stores need no write barrier.
+			var fo fieldOrder
+			for k, v := range c.ExtFields {
+				if fo.n == maxOrderedFields {
+					break // only if the map grew under us: a data race
+				}
+				fo.keys[fo.n], fo.vals[fo.n] = k, v
+				fo.n++
+			}
+			fo.sort()
+			for i, x := range fo.order[:fo.n] {
+				dst = appendJSONField(dst, i, fo.keys[x], fo.vals[x])
+			}
 		}
 		dst = append(dst, '}')
 	}
@@ -41,6 +52,16 @@ func appendJSONHeader(dst []byte, c *Command) []byte {
 	dst = append(dst, `,"serializeTypeCurrentRPC":"JSON","version":`...)
 	dst = strconv.AppendInt(dst, int64(c.Version), 10)
 	return append(dst, '}')
+}
+
+// appendJSONField appends the i-th extFields entry, "k":"v".
+func appendJSONField(dst []byte, i int, k, v string) []byte {
+	if i > 0 {
+		dst = append(dst, ',')
+	}
+	dst = appendJSONString(dst, k)
+	dst = append(dst, ':')
+	return appendJSONString(dst, v)
 }
 
 const hexDigits = "0123456789abcdef"
