@@ -526,3 +526,37 @@ func TestGetMessageSurvivesDamagedUnits(t *testing.T) {
 		buf.Release()
 	}
 }
+
+// TestOffsetFoundNull: a queue file missing in the middle of a queue (lost
+// by an operator, say) answers OFFSET_FOUND_NULL with the next file's first
+// offset, and the rest of the queue stays readable.
+func TestOffsetFoundNull(t *testing.T) {
+	mem := vfs.NewMem()
+	cfg := testConfig(mem)
+	cfg.CQUnitsPerFile = 10
+	s, err := Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 25; i++ {
+		put(t, s, newRecord("N", 0, bodyFor(i, 50), nil))
+	}
+	waitDispatched(t, s)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := mem.Remove(testDir + "/consumequeue/N/0/00000000000000000200"); err != nil {
+		t.Fatal(err)
+	}
+	s2 := openStore(t, cfg)
+	r, _ := s2.GetMessage("g", "N", 0, 13, 32, nil)
+	if r.Status != OffsetFoundNull || r.NextBeginOffset != 20 {
+		t.Fatalf("missing file: %s next %d", r.Status, r.NextBeginOffset)
+	}
+	r.Release()
+	r, _ = s2.GetMessage("g", "N", 0, 20, 32, nil)
+	if r.Status != Found || len(r.Messages) != 5 {
+		t.Fatalf("after the gap: %s %d", r.Status, len(r.Messages))
+	}
+	r.Release()
+}

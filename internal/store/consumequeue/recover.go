@@ -1,7 +1,6 @@
 package consumequeue
 
 import (
-	"errors"
 	"fmt"
 	"io"
 )
@@ -251,40 +250,63 @@ func (q *Queue) DeleteBelow(phyMin int64) (int, error) {
 }
 
 // CorrectMinOffset sets MinOffset to the first unit whose record is at or
-// after phyMin (binary search: units are in CommitLog order). A queue with no
+// after phyMin: the first file whose last unit reaches phyMin, then a
+// binary search inside it (units are in CommitLog order). A queue with no
 // such unit gets MinOffset == MaxOffset.
 func (q *Queue) CorrectMinOffset(phyMin int64) error {
 	q.mu.RLock()
-	var first int64 = -1
-	if len(q.mu.files) > 0 {
-		first = q.mu.files[0].start
+	files := append([]*file(nil), q.mu.files...)
+	for _, f := range files {
+		f.refs.Add(1)
 	}
 	q.mu.RUnlock()
+	defer func() {
+		for _, f := range files {
+			f.release()
+		}
+	}()
 	end := q.written.Load()
-	if first < 0 {
-		q.minLogic.Store(end)
-		return nil
-	}
-	lo, hi := max(first, q.minLogic.Load())/UnitSize, end/UnitSize
-	lo = min(lo, hi)
-	for lo < hi {
-		mid := lo + (hi-lo)/2
-		u, err := q.UnitAt(mid)
+	from := q.minLogic.Load()
+	below := func(u Unit) bool { return u.IsFiller() || !u.Valid() || u.Offset < phyMin }
+	for _, f := range files {
+		lo := max(f.start, from) / UnitSize
+		hi := min(f.start+q.fileSize, end) / UnitSize // exclusive
+		if lo >= hi {
+			continue
+		}
+		last, err := q.unitIn(f, hi-1)
 		if err != nil {
-			if errors.Is(err, ErrFileMissing) {
-				lo = mid + 1 // deleted concurrently: it is below anyway
-				continue
-			}
 			return err
 		}
-		if !u.IsFiller() && u.Offset >= phyMin {
-			hi = mid
-		} else {
-			lo = mid + 1
+		if below(last) {
+			continue
 		}
+		for lo < hi {
+			mid := lo + (hi-lo)/2
+			u, err := q.unitIn(f, mid)
+			if err != nil {
+				return err
+			}
+			if below(u) {
+				lo = mid + 1
+			} else {
+				hi = mid
+			}
+		}
+		q.minLogic.Store(lo * UnitSize)
+		return nil
 	}
-	q.minLogic.Store(lo * UnitSize)
+	q.minLogic.Store(end)
 	return nil
+}
+
+// unitIn reads the unit at queue offset off from f (held by the caller).
+func (q *Queue) unitIn(f *file, off int64) (Unit, error) {
+	var b [UnitSize]byte
+	if err := readFull(f, b[:], off*UnitSize-f.start); err != nil {
+		return Unit{}, err
+	}
+	return unitAt(b[:], 0), nil
 }
 
 // Destroy closes and deletes every file of the queue and its directory.
