@@ -173,7 +173,8 @@ func (h *Holder) Start() error {
 // woken one no worker has started yet, is dropped without an answer (the
 // broker is shutting down and closes the connections; a client whose
 // connection stays up times out the pull and retries). Wake calls already
-// running are waited for. Idempotent.
+// running are waited for: a Wake blocked writing to a peer that does not
+// read ends when the remoting server closes that connection. Idempotent.
 func (h *Holder) Close() error {
 	h.mu.Lock()
 	if h.mu.closed {
@@ -234,9 +235,9 @@ func (h *Holder) Hold(r Request) Status {
 		return st
 	}
 	h.linkLocked(x)
+	h.nHeld.Add(1)
 	earliest := x.hidx == 0
 	h.mu.Unlock()
-	h.nHeld.Add(1)
 	if earliest {
 		select {
 		case h.kick <- struct{}{}:
@@ -249,12 +250,13 @@ func (h *Holder) Hold(r Request) Status {
 	// before it announces, so if that happened it shows here.
 	if h.cfg.MaxOffset != nil && !h.cfg.ShortPolling && h.cfg.MaxOffset(r.Topic, r.QueueID) > r.Offset {
 		h.mu.Lock()
-		if x.qidx >= 0 {
+		linked := x.qidx >= 0 // else an arrival or the deadline took it already
+		if linked {
 			h.unlinkLocked(x)
 			h.readyLocked(x)
+			h.nArrived.Add(1)
 		}
 		h.mu.Unlock()
-		h.nArrived.Add(1)
 	}
 	return Held
 }
@@ -308,8 +310,10 @@ func (h *Holder) wakeQueue(key queueKey, maxOffset, tagsCode int64, useMatch boo
 		h.readyLocked(x)
 		woken++
 	}
-	h.mu.Unlock()
+	// Counted before the unlock: a worker cannot run Wake before the
+	// counters say it was woken.
 	h.nArrived.Add(int64(woken))
+	h.mu.Unlock()
 }
 
 // DropConn forgets every request held for c, without waking them: wire it
@@ -321,8 +325,8 @@ func (h *Holder) DropConn(c Conn) {
 	for x := range set {
 		h.unlinkLocked(x) // deletes from set: allowed while ranging
 	}
-	h.mu.Unlock()
 	h.nDropped.Add(int64(n))
+	h.mu.Unlock()
 }
 
 // Len returns the number of requests held now.
@@ -474,8 +478,8 @@ func (h *Holder) expire() {
 		h.readyLocked(x)
 		n++
 	}
-	h.mu.Unlock()
 	h.nExpired.Add(int64(n))
+	h.mu.Unlock()
 }
 
 // recheck compares every queue's held requests with its current max

@@ -451,3 +451,13 @@ func TestConcurrentHoldNotifyDrop(t *testing.T) {
 		t.Fatalf("woken %d + dropped %d != held %d (%+v)", woken.Load(), s.Dropped, s.Held, s)
 	}
 }
+
+func TestNotifyAllocatesNothing(t *testing.T) {
+	h := newHolder(t, Config{})
+	for range 10 {
+		h.Hold(Request{Topic: "T", Timeout: time.Hour, Match: func(tc int64) bool { return tc == 1 }, Wake: func() {}})
+	}
+	if n := testing.AllocsPerRun(100, func() { h.Notify("T", 0, 1, 2) }); n != 0 {
+		t.Fatalf("Notify allocates %v times", n)
+	}
+}
