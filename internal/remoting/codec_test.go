@@ -7,6 +7,8 @@ import (
 	"errors"
 	"maps"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -91,6 +93,8 @@ func TestRoundTripBothSerializations(t *testing.T) {
 		{Code: 310, Remark: "quote \" back \\ nl \n tab \t ctl \x01 utf8 é 中", Language: NODE_JS,
 			ExtFields: map[string]string{"a": "PG", "b": "T", "weird \"key\"": "v\x00\x1f"}, Body: []byte{0, 1, 2}},
 		{Code: -1, Version: -2, Opaque: 1 << 30, Flag: 3, ExtFields: map[string]string{}},
+		{Code: 26, ExtFields: manyFields(maxOrderedFields + 8)}, // the allocating path
+		{Code: 26, ExtFields: manyFields(maxOrderedFields)},
 	}
 	for _, st := range []SerializeType{JSON, RocketMQ} {
 		for _, c := range cmds {
@@ -113,6 +117,30 @@ func TestRoundTripBothSerializations(t *testing.T) {
 			if !reflect.DeepEqual(got, &want) {
 				t.Fatalf("%v round trip\n got %+v\nwant %+v", st, got, &want)
 			}
+		}
+	}
+}
+
+func manyFields(n int) map[string]string {
+	m := make(map[string]string, n)
+	for i := range n {
+		m["key"+strconv.Itoa(n-i)] = strconv.Itoa(i)
+	}
+	return m
+}
+
+// TestExtFieldsSortedWhateverTheCount checks both ordering paths write keys
+// in ascending order.
+func TestExtFieldsSortedWhateverTheCount(t *testing.T) {
+	for _, n := range []int{1, 2, 13, maxOrderedFields, maxOrderedFields + 1, 100} {
+		c := &Command{ExtFields: manyFields(n)}
+		h := string(appendJSONHeader(nil, c))
+		var keys []string
+		for _, part := range strings.Split(h, `"key`)[1:] {
+			keys = append(keys, "key"+part[:strings.IndexByte(part, '"')])
+		}
+		if len(keys) != n || !slices.IsSorted(keys) {
+			t.Fatalf("%d fields: keys in order %v", n, keys)
 		}
 	}
 }
