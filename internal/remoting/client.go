@@ -247,7 +247,9 @@ func (c *Client) dial(ctx context.Context, addr string, d *dialing) {
 }
 
 // Invoke sends req to addr and waits for the response or ctx (give ctx a
-// deadline: it is the call's timeout). req.Opaque is assigned here.
+// deadline: it is the call's timeout). Invoke sets req.Opaque and clears
+// its response and oneway bits, so one req must not be in two calls at
+// once; it may be reused after Invoke returns.
 func (c *Client) Invoke(ctx context.Context, addr string, req *Command) (*Command, error) {
 	conn, err := c.conn(ctx, addr)
 	if err != nil {
