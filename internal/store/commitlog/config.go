@@ -96,7 +96,8 @@ type ReplicaWaiter interface {
 	Wait(ctx context.Context, endOffset int64) PutStatus
 }
 
-func (c *Config) ensureDefaults() {
+// EnsureDefaults fills in the default of every zero field.
+func (c *Config) EnsureDefaults() {
 	if c.FS == nil {
 		c.FS = vfs.Default
 	}

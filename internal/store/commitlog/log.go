@@ -119,7 +119,7 @@ func (s *service) wake() {
 // Open loads the segment files of cfg.Dir. Call Recover before Start and
 // before any write or read.
 func Open(cfg Config) (*Log, error) {
-	cfg.ensureDefaults()
+	cfg.EnsureDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
