@@ -70,6 +70,8 @@ func (f *fakeChan) Close() error {
 	return nil
 }
 
+func (f *fakeChan) Closed() <-chan struct{} { return f.closeCh }
+
 func (f *fakeChan) isClosed() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()

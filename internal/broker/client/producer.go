@@ -73,16 +73,48 @@ func (r *Registry) PickProducerChannel(group string) (ChannelInfo, bool) {
 	if len(chans) == 0 {
 		return ChannelInfo{}, false
 	}
-	// Map order is random per iteration, so walk to the n-th entry of a
-	// turn counter: each channel gets its share over many calls.
+	// Map order is random per iteration, so start at the n-th entry of a
+	// turn counter: each channel gets its share over many calls. A
+	// channel whose connection has closed (its removal may still be on
+	// the way) is passed over, unless nothing else is left.
 	n := int(t.next.Add(1) % uint32(len(chans)))
-	for ch, st := range chans {
-		if n == 0 {
-			return st.snapshot(ch), true
+	var first, fallback ChannelInfo
+	found := false
+	for pass := 0; pass < 2; pass++ {
+		for ch, st := range chans {
+			if pass == 0 && n > 0 {
+				n--
+				continue
+			}
+			if isClosed(ch) {
+				if fallback.Channel == nil {
+					fallback = st.snapshot(ch)
+				}
+				continue
+			}
+			first, found = st.snapshot(ch), true
+			break
 		}
-		n--
+		if found {
+			return first, true
+		}
 	}
-	return ChannelInfo{}, false // unreachable: n < len(chans)
+	return fallback, true
+}
+
+// isClosed reports whether ch says its connection is closed; a Channel
+// that cannot tell counts as open.
+func isClosed(ch Channel) bool {
+	c, ok := ch.(interface{ Closed() <-chan struct{} })
+	if !ok {
+		return false
+	}
+	select {
+	case <-c.Closed():
+		return true
+	default:
+		return false
+	}
 }
 
 // ProducerChannels lists group's channels (GET_PRODUCER_CONNECTION_LIST),

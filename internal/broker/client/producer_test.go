@@ -106,3 +106,20 @@ func TestProducerExpiry(t *testing.T) {
 		t.Fatal("the expired channel must be closed, only it")
 	}
 }
+
+func TestPickProducerChannelSkipsClosed(t *testing.T) {
+	r := newRegistry(t, Config{})
+	open, closed := newFakeChan(), newFakeChan()
+	r.RegisterProducer("pg", open, info("open"))
+	r.RegisterProducer("pg", closed, info("closed"))
+	_ = closed.Close() // its removal has not happened yet
+	for range 50 {
+		if ci, ok := r.PickProducerChannel("pg"); !ok || ci.Channel != open {
+			t.Fatalf("picked %+v %v", ci, ok)
+		}
+	}
+	_ = open.Close()
+	if ci, ok := r.PickProducerChannel("pg"); !ok || ci.Channel == nil {
+		t.Fatalf("all closed: picked %+v %v, want some channel", ci, ok)
+	}
+}
