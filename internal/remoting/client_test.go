@@ -1,6 +1,7 @@
 package remoting
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strconv"
@@ -398,5 +399,32 @@ func TestClientHandlersAreBounded(t *testing.T) {
 	resp, err := sc.Invoke(ctxTimeout(t, 5*time.Second), NewRequest(protocol.ConsumeMessageDirectly, nil, nil))
 	if err != nil || resp.Code != protocol.SystemBusy {
 		t.Fatalf("resp %+v err %v, want SYSTEM_BUSY", resp, err)
+	}
+}
+
+// TestLargeBodies moves bodies on both sides of directEncodeBody, up to
+// near the frame limit, in both directions.
+func TestLargeBodies(t *testing.T) {
+	s := NewServer(ServerConfig{Addr: "127.0.0.1:0"})
+	s.Handle(protocol.PullMessage, s.NewFamily("pull", 2, 8), echoHandler)
+	addr := startServer(t, s)
+	c := newClient(t, ClientConfig{})
+	for _, n := range []int{directEncodeBody - 1, directEncodeBody, 1 << 20, DefaultMaxFrameSize - 4096} {
+		body := make([]byte, n)
+		for i := range body {
+			body[i] = byte(i * 7)
+		}
+		resp, err := c.Invoke(ctxTimeout(t, 10*time.Second), addr, NewRequest(protocol.PullMessage, nil, body))
+		if err != nil {
+			t.Fatalf("%d bytes: %v", n, err)
+		}
+		if !bytes.Equal(resp.Body, body) {
+			t.Fatalf("%d bytes: body changed in transit", n)
+		}
+	}
+	// One byte over the server's limit closes the connection instead.
+	_, err := c.Invoke(ctxTimeout(t, 10*time.Second), addr, NewRequest(protocol.PullMessage, nil, make([]byte, DefaultMaxFrameSize)))
+	if !errors.Is(err, ErrConnClosed) {
+		t.Fatalf("oversized frame: %v, want ErrConnClosed", err)
 	}
 }

@@ -192,6 +192,9 @@ func (c *Conn) WriteResponse(resp *Command) error {
 // a family's workers) and should wait for a short copy, not for each
 // other's encoding.
 func (c *Conn) send(cmd *Command) error {
+	if len(cmd.Body) >= directEncodeBody {
+		return c.sendDirect(cmd)
+	}
 	bp := encodeBuffers.Get().(*[]byte)
 	frame, err := cmd.AppendFrame((*bp)[:0])
 	defer func() {
@@ -218,12 +221,47 @@ func (c *Conn) send(cmd *Command) error {
 	// find it non-empty and know a wake-up is pending or the writer has not
 	// swapped the buffer yet.
 	if wasEmpty {
-		select {
-		case c.wkick <- struct{}{}:
-		default:
-		}
+		c.kickWriter()
 	}
 	return nil
+}
+
+// directEncodeBody is the body size from which send encodes straight into
+// the write buffer, under its lock: the frame is then mostly a copy of the
+// body, which has to be made once anyway, and a scratch copy of a large
+// pull response would double it.
+const directEncodeBody = 32 << 10
+
+// sendDirect is send for frames with a large body.
+func (c *Conn) sendDirect(cmd *Command) error {
+	c.wmu.Lock()
+	for len(c.wmu.buf) >= maxPendingWrite && c.wmu.err == nil {
+		c.wmu.cond.Wait()
+	}
+	if err := c.wmu.err; err != nil {
+		c.wmu.Unlock()
+		return err
+	}
+	wasEmpty := len(c.wmu.buf) == 0
+	var err error
+	c.wmu.buf, err = cmd.AppendFrame(c.wmu.buf)
+	c.wmu.Unlock()
+	if err != nil {
+		return fmt.Errorf("remoting: send code %d to %s: %w", cmd.Code, c.RemoteAddr(), err)
+	}
+	if wasEmpty {
+		c.kickWriter()
+	}
+	return nil
+}
+
+// kickWriter wakes the writer goroutine; a wake-up already pending covers
+// this one too.
+func (c *Conn) kickWriter() {
+	select {
+	case c.wkick <- struct{}{}:
+	default:
+	}
 }
 
 // encodeBuffers holds *[]byte scratch buffers for send.
