@@ -85,7 +85,8 @@
 // Write coalescing. Senders (handlers, callers) encode their frame into a
 // pooled scratch buffer without any lock, then copy it into the
 // connection's pending buffer under a mutex and wake the writer if the
-// buffer was empty. The writer yields (runtime.Gosched) so that the
+// buffer was empty (a frame with a body of 32 KiB or more is encoded
+// straight into the pending buffer instead: one copy of the body, not two). The writer yields (runtime.Gosched) so that the
 // goroutines about to send can add their frames, and keeps yielding while
 // that makes the buffer grow (up to 3 times, 256 KiB); then it swaps the
 // pending buffer for its spare and writes it with one syscall. Whatever
