@@ -66,7 +66,10 @@
 // per connection; the response echoes the opaque and is matched only by
 // it, so responses may come back in any order. Unmatched responses are
 // dropped. A oneway request is never answered, not even with an error. A
-// response travels in the serialization of its request.
+// response travels in the serialization of its request; so do the replies
+// the transport makes itself (SYSTEM_BUSY, REQUEST_CODE_NOT_SUPPORTED,
+// SYSTEM_ERROR), where Java would use JSON: both are valid for every
+// client, which decodes each frame by its T byte.
 //
 // # Design
 //
