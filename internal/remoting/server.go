@@ -220,8 +220,19 @@ func (s *Server) connClosed(c *Conn) {
 	s.mu.Unlock()
 	s.log.Debug("remoting: connection closed", "remote", c.RemoteAddr(), "reason", c.closeErr)
 	for _, fn := range callbacks {
-		fn(c)
+		s.runCloseCallback(fn, c)
 	}
+}
+
+// runCloseCallback runs one close callback; a panic in it is logged, not
+// allowed to take the server down.
+func (s *Server) runCloseCallback(fn func(*Conn), c *Conn) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("remoting: connection close callback panicked", "remote", c.RemoteAddr(), "panic", p)
+		}
+	}()
+	fn(c)
 }
 
 // reply sends a framework-made response to req unless req is oneway.

@@ -103,6 +103,7 @@ func TestBadFramesCloseOnlyThatConnection(t *testing.T) {
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	s := NewServer(ServerConfig{Addr: "127.0.0.1:0", MaxFrameSize: 1 << 20, Logger: logger})
 	s.Handle(protocol.HeartBeat, nil, echoHandler)
+	s.OnConnClose(func(*Conn) { panic("a buggy callback must not take the server down") })
 	closedConns := make(chan string, 16)
 	s.OnConnClose(func(c *Conn) { closedConns <- c.RemoteAddr() })
 	addr := startServer(t, s)
