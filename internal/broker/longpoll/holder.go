@@ -109,6 +109,9 @@ type Holder struct {
 	cfg  Config
 	log  *slog.Logger
 	base time.Time // deadlines are durations since base (monotonic)
+	// elapsed returns the time since base; a test may swap in a fake
+	// clock before Start.
+	elapsed func() time.Duration
 
 	mu struct {
 		sync.Mutex
@@ -138,6 +141,7 @@ func New(cfg Config) (*Holder, error) {
 		return nil, err
 	}
 	h := &Holder{cfg: cfg, log: cfg.Logger, base: time.Now(), kick: make(chan struct{}, 1), quit: make(chan struct{})}
+	h.elapsed = func() time.Duration { return time.Since(h.base) }
 	h.mu.queues = make(map[queueKey]*queueHold)
 	h.mu.byConn = make(map[Conn]map[*held]struct{})
 	h.work.L = &h.mu.Mutex
@@ -225,7 +229,7 @@ func (h *Holder) Hold(r Request) Status {
 		}
 	}
 	x := &held{Request: r, key: queueKey{r.Topic, r.QueueID}}
-	x.deadline = time.Since(h.base) + h.HoldTime(r.Timeout)
+	x.deadline = h.elapsed() + h.HoldTime(r.Timeout)
 
 	h.mu.Lock()
 	st := h.admitLocked(x.key)
@@ -450,7 +454,7 @@ func (h *Holder) timerLoop() {
 		}
 		h.mu.Unlock()
 		if ok {
-			timer.Reset(max(0, next-time.Since(h.base)))
+			timer.Reset(max(0, next-h.elapsed()))
 		} else {
 			timer.Stop()
 		}
@@ -469,7 +473,7 @@ func (h *Holder) timerLoop() {
 // expire wakes every request whose deadline has passed; its re-run answers
 // with whatever the store says now (PULL_NOT_FOUND usually).
 func (h *Holder) expire() {
-	now := time.Since(h.base)
+	now := h.elapsed()
 	n := 0
 	h.mu.Lock()
 	for len(h.mu.timers) > 0 && h.mu.timers[0].deadline <= now {
