@@ -61,12 +61,14 @@ type dispatcher struct {
 	nSamples int
 
 	// owned by the goroutine
-	touched  []*consumequeue.Queue
-	arrivals []arrival
+	touched    []*consumequeue.Queue // queues with units staged in this chunk
+	touchedSet map[*consumequeue.Queue]bool
+	arrivals   []arrival
 }
 
 func newDispatcher(s *Store) *dispatcher {
-	return &dispatcher{s: s, kick: make(chan struct{}, 1), progress: make(chan struct{})}
+	return &dispatcher{s: s, kick: make(chan struct{}, 1), progress: make(chan struct{}),
+		touchedSet: map[*consumequeue.Queue]bool{}}
 }
 
 // kickFn is the CommitLog's OnCommit hook: a coalescing, non-blocking wake-up.
@@ -299,7 +301,9 @@ func (d *dispatcher) dispatchChunk(from, end int64) (bool, error) {
 			return false, err
 		}
 	}
+	clear(d.touched)
 	d.touched = d.touched[:0]
+	clear(d.touchedSet)
 	d.advance(next, ts)
 	if len(d.arrivals) > 0 {
 		listeners := *d.s.listeners.Load()
@@ -322,14 +326,8 @@ func (d *dispatcher) appendUnit(rec *message.Record, offset int64, size int32) {
 		return // already there (re-dispatch after recovery)
 	}
 	if len(d.touched) == 0 || d.touched[len(d.touched)-1] != q {
-		found := false
-		for _, t := range d.touched {
-			if t == q {
-				found = true
-				break
-			}
-		}
-		if !found {
+		if !d.touchedSet[q] {
+			d.touchedSet[q] = true
 			d.touched = append(d.touched, q)
 		}
 	}
