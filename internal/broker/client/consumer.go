@@ -263,6 +263,22 @@ func (r *Registry) FindSubscription(group, topic string) (*protocol.Subscription
 	return sub, sub != nil
 }
 
+// MessageModel returns group's message model (CLUSTERING, BROADCASTING)
+// from its latest heartbeat; false when the group has no channel. The pull
+// path needs it (a broadcasting group may be refused by its subscription
+// group config) and, with FindSubscription, tells "group not online" from
+// "topic not subscribed" (Java's two SUBSCRIPTION_NOT_EXIST remarks).
+func (r *Registry) MessageModel(group string) (protocol.MessageModel, bool) {
+	t := &r.consumers
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	g := t.groups[group]
+	if g == nil {
+		return "", false
+	}
+	return g.messageModel, true
+}
+
 // FindConsumerChannel returns a channel of group announced by clientID
 // (GET_CONSUMER_RUNNING_INFO, CONSUME_MESSAGE_DIRECTLY).
 func (r *Registry) FindConsumerChannel(group, clientID string) (ChannelInfo, bool) {

@@ -200,3 +200,37 @@ func TestFindSubscriptionAllocatesNothing(t *testing.T) {
 		t.Fatalf("FindSubscription allocates %v times", allocs)
 	}
 }
+
+func TestMessageModel(t *testing.T) {
+	r := newRegistry(t, Config{})
+	if _, ok := r.MessageModel("cg"); ok {
+		t.Fatal("unknown group online")
+	}
+	d := consumerData("cg")
+	d.MessageModel = protocol.Broadcasting
+	r.RegisterConsumer(newFakeChan(), info("c1"), d, false)
+	if m, ok := r.MessageModel("cg"); !ok || m != protocol.Broadcasting {
+		t.Fatalf("model = %q %v", m, ok)
+	}
+}
+
+// TestScanLoopRuns checks the scan goroutine itself (the other expiry tests
+// call scan directly).
+func TestScanLoopRuns(t *testing.T) {
+	clock := newFakeClock()
+	r := newRegistry(t, Config{Now: clock.Now, ScanInterval: 5 * time.Millisecond, ChannelExpiry: time.Minute})
+	ch := newFakeChan()
+	r.RegisterConsumer(ch, info("c1"), consumerData("cg"), false)
+	r.RegisterProducer("pg", ch, info("c1"))
+	r.Locks().TryLockBatch("cg", "c1", mqs(0))
+	clock.Advance(time.Minute + time.Second)
+	waitFor(t, "the idle channel closed by the scan loop", ch.isClosed)
+	waitFor(t, "groups emptied", func() bool {
+		return len(r.ConsumerGroups()) == 0 && len(r.ProducerGroups()) == 0
+	})
+	waitFor(t, "the expired lock forgotten", func() bool {
+		r.Locks().mu.Lock()
+		defer r.Locks().mu.Unlock()
+		return len(r.Locks().groups) == 0
+	})
+}
