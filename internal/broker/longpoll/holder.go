@@ -189,6 +189,9 @@ func (h *Holder) Close() error {
 	wasRunning := h.mu.running
 	h.mu.running = false
 	dropped := h.mu.total + len(h.mu.ready) - h.mu.head
+	for _, x := range h.mu.timers {
+		x.qidx, x.q = -1, nil // out of the tables: nobody may unlink it again
+	}
 	clear(h.mu.queues)
 	clear(h.mu.byConn)
 	clear(h.mu.timers)

@@ -461,3 +461,24 @@ func TestNotifyAllocatesNothing(t *testing.T) {
 		t.Fatalf("Notify allocates %v times", n)
 	}
 }
+
+// TestCloseDuringHold: Close runs between Hold's link and its max-offset
+// look (here from inside MaxOffset itself); Hold must not touch the
+// cleared tables.
+func TestCloseDuringHold(t *testing.T) {
+	var h *Holder
+	h = newHolder(t, Config{MaxOffset: func(string, int32) int64 {
+		_ = h.Close()
+		return 100
+	}})
+	w := newWakes()
+	if st := h.Hold(req(w, "r", 0)); st != Held {
+		t.Fatalf("Hold = %v", st)
+	}
+	if h.Len() != 0 || w.total() != 0 {
+		t.Fatalf("Len %d, %d wakes after Close", h.Len(), w.total())
+	}
+	if s := h.Stats(); s.Dropped != 1 || s.Arrived != 0 {
+		t.Fatalf("stats = %+v", s)
+	}
+}
