@@ -576,10 +576,10 @@ func BrokerConfigFromProperties(props Properties) (BrokerConfig, []string, error
 	if err != nil {
 		return c, unknown, err
 	}
-	c.FlushDiskType = FlushDiskType(strings.ToUpper(strings.TrimSpace(string(c.FlushDiskType))))
-	c.BrokerRole = BrokerRole(strings.ToUpper(strings.TrimSpace(string(c.BrokerRole))))
-	c.BrokerIP1 = strings.TrimSpace(c.BrokerIP1)
-	c.BrokerIP2 = strings.TrimSpace(c.BrokerIP2)
+	// Java's enum valueOf is case-sensitive; accepting any case costs
+	// nothing and spares an operator a failed start.
+	c.FlushDiskType = FlushDiskType(strings.ToUpper(string(c.FlushDiskType)))
+	c.BrokerRole = BrokerRole(strings.ToUpper(string(c.BrokerRole)))
 	c.EnsureDefaults()
 	if err := c.Validate(); err != nil {
 		return c, unknown, err
@@ -587,12 +587,14 @@ func BrokerConfigFromProperties(props Properties) (BrokerConfig, []string, error
 	return c, unknown, nil
 }
 
-// resolveAliases returns props with old spellings renamed to the current
-// key (the current key wins when both are set).
+// resolveAliases returns a copy of props with old spellings renamed to the
+// current key (the current key wins when both are set) and every value
+// trimmed of surrounding blanks, as Java's properties2Object trims strings
+// ("brokerName = b1  " names b1).
 func resolveAliases(props Properties) Properties {
 	out := make(Properties, len(props))
 	for k, v := range props {
-		out[k] = v
+		out[k] = strings.TrimSpace(v)
 	}
 	for old, cur := range brokerKeyAliases {
 		v, ok := out[old]

@@ -97,7 +97,7 @@ func TestBrokerIPDefault(t *testing.T) {
 func TestLoadBrokerFile(t *testing.T) {
 	conf := `# a Java broker.conf
 brokerClusterName = ProdCluster
-brokerName = broker-b
+brokerName = broker-b   
 brokerId = 1
 namesrvAddr = 10.0.0.1:9876;10.0.0.2:9876
 deleteWhen = 04;16

@@ -198,6 +198,31 @@ func (t *Topics) Snapshot() protocol.TopicConfigSerializeWrapper {
 	return t.snapshotLocked()
 }
 
+// RegisterSnapshot is Snapshot as REGISTER_BROKER sends it: when
+// brokerPermission lacks the read or the write bit, every topic is
+// announced with brokerPermission as its perm (a read-only or write-only
+// broker), as Java's registerBrokerAll does.
+func (t *Topics) RegisterSnapshot(brokerPermission int32) protocol.TopicConfigSerializeWrapper {
+	w := t.Snapshot()
+	if IsReadable(brokerPermission) && IsWriteable(brokerPermission) {
+		return w
+	}
+	for name, tc := range w.TopicConfigTable {
+		tc.Perm = brokerPermission
+		w.TopicConfigTable[name] = tc
+	}
+	return w
+}
+
+// IsOrderTopic reports a topic whose config has the order flag (the send
+// path refuses it with NO_PERMISSION when the broker is not writeable).
+func (t *Topics) IsOrderTopic(topic string) bool {
+	t.mu.RLock()
+	tc, ok := t.mu.table[topic]
+	t.mu.RUnlock()
+	return ok && tc.Order
+}
+
 // REQUIRES: t.mu held (read).
 func (t *Topics) snapshotLocked() protocol.TopicConfigSerializeWrapper {
 	table := make(map[string]protocol.TopicConfig, len(t.mu.table))

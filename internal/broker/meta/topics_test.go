@@ -310,3 +310,24 @@ func TestTopicsConcurrent(t *testing.T) {
 		t.Fatalf("counter %d", dv.Counter)
 	}
 }
+
+func TestRegisterSnapshotAndOrder(t *testing.T) {
+	fs := vfs.NewMem()
+	installFixture(t, fs, "java-topics.json", TopicsFile)
+	tp := openTopics(t, fs, nil)
+	if !tp.IsOrderTopic("OrderTopic") || tp.IsOrderTopic("TopicTest") || tp.IsOrderTopic("missing") {
+		t.Fatal("IsOrderTopic")
+	}
+	if !reflect.DeepEqual(tp.RegisterSnapshot(6), tp.Snapshot()) || !reflect.DeepEqual(tp.RegisterSnapshot(7), tp.Snapshot()) {
+		t.Fatal("a read-write broker announces topics as they are")
+	}
+	ro := tp.RegisterSnapshot(4)
+	for name, tc := range ro.TopicConfigTable {
+		if tc.Perm != 4 {
+			t.Fatalf("%s announced with perm %d by a read-only broker", name, tc.Perm)
+		}
+	}
+	if tc, _ := tp.Get("TopicTest"); tc.Perm != 6 {
+		t.Fatal("RegisterSnapshot changed the table")
+	}
+}
