@@ -57,7 +57,14 @@ func (c Change) Changed() bool { return c.ChannelAdded || c.SubscriptionsChanged
 //
 // The registry keeps data's subscriptions: the caller must not modify them
 // afterwards.
+//
+// A heartbeat handled after its connection closed registers nothing: the
+// close callback (RemoveChannel) may have run already and would not come
+// again, leaving a dead consumer in the group until the idle scan.
 func (r *Registry) RegisterConsumer(ch Channel, info ClientInfo, data *protocol.ConsumerData, notify bool) Change {
+	if isClosed(ch) {
+		return Change{}
+	}
 	now := r.now()
 	t := &r.consumers
 	t.mu.Lock()
@@ -77,6 +84,12 @@ func (r *Registry) RegisterConsumer(ch Channel, info ClientInfo, data *protocol.
 		notes = []notification{{group: data.GroupName, channels: g.channelList()}}
 	}
 	t.mu.Unlock()
+	if c.ChannelAdded && isClosed(ch) {
+		// Closed while we registered it: the close callback may have
+		// run before the insert. Undo as it would have.
+		r.RemoveChannel(ch)
+		return Change{}
+	}
 	if c.ChannelAdded {
 		r.log.Info("client: consumer registered", "group", data.GroupName, "clientID", info.ClientID,
 			"addr", ch.RemoteAddr(), "subscriptionsChanged", c.SubscriptionsChanged)

@@ -234,3 +234,28 @@ func TestScanLoopRuns(t *testing.T) {
 		return len(r.Locks().groups) == 0
 	})
 }
+
+func TestHeartbeatOnClosedConnectionRegistersNothing(t *testing.T) {
+	r := newRegistry(t, Config{})
+	closed := newFakeChan()
+	_ = closed.Close()
+	if c := r.RegisterConsumer(closed, info("c1"), consumerData("cg", sub("T", "*", 1)), true); c.Changed() {
+		t.Fatalf("change = %+v", c)
+	}
+	r.RegisterProducer("pg", closed, info("c1"))
+
+	// Closing while the heartbeat is registered (after the first look).
+	racing := newFakeChan()
+	racing.closeAfterChecks = 2
+	r.RegisterConsumer(racing, info("c2"), consumerData("cg", sub("T", "*", 1)), true)
+	racingP := newFakeChan()
+	racingP.closeAfterChecks = 2
+	r.RegisterProducer("pg", racingP, info("c2"))
+
+	if g := r.ConsumerGroups(); len(g) != 0 {
+		t.Fatalf("consumer groups = %v", g)
+	}
+	if g := r.ProducerGroups(); len(g) != 0 {
+		t.Fatalf("producer groups = %v", g)
+	}
+}

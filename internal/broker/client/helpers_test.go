@@ -25,6 +25,10 @@ type fakeChan struct {
 	block   bool
 	closeCh chan struct{}
 	sends   atomic.Int32
+	// closeAfterChecks > 0 closes the channel on that call of Closed: a
+	// connection closing while a heartbeat is being registered. Only for
+	// single-goroutine use.
+	closeAfterChecks, checks int
 }
 
 var fakePort atomic.Int32
@@ -70,7 +74,14 @@ func (f *fakeChan) Close() error {
 	return nil
 }
 
-func (f *fakeChan) Closed() <-chan struct{} { return f.closeCh }
+func (f *fakeChan) Closed() <-chan struct{} {
+	if f.closeAfterChecks > 0 {
+		if f.checks++; f.checks == f.closeAfterChecks {
+			_ = f.Close()
+		}
+	}
+	return f.closeCh
+}
 
 func (f *fakeChan) isClosed() bool {
 	f.mu.Lock()

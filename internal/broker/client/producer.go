@@ -22,7 +22,20 @@ type producerTable struct {
 // RegisterProducer records a heartbeat's producer group on ch: a new
 // channel is added, a known one has its client info and heartbeat time
 // refreshed.
+//
+// As with consumers, a heartbeat handled after its connection closed
+// registers nothing.
 func (r *Registry) RegisterProducer(group string, ch Channel, info ClientInfo) {
+	if isClosed(ch) {
+		return
+	}
+	if r.registerProducer(group, ch, info) && isClosed(ch) {
+		r.producers.removeChannel(ch) // raced the close callback: undo
+	}
+}
+
+// registerProducer reports whether ch was new to group.
+func (r *Registry) registerProducer(group string, ch Channel, info ClientInfo) bool {
 	now := r.now()
 	t := &r.producers
 	t.mu.Lock()
@@ -37,12 +50,13 @@ func (r *Registry) RegisterProducer(group string, ch Channel, info ClientInfo) {
 		info.ClientID = strings.Clone(info.ClientID)
 		chans[ch] = &channelState{ClientInfo: info, lastUpdate: now}
 		r.log.Info("client: producer registered", "group", group, "clientID", info.ClientID, "addr", ch.RemoteAddr())
-		return
+		return true
 	}
 	if st.ClientID != info.ClientID {
 		st.ClientID = strings.Clone(info.ClientID)
 	}
 	st.Language, st.Version, st.lastUpdate = info.Language, info.Version, now
+	return false
 }
 
 // UnregisterProducer removes ch from group (UNREGISTER_CLIENT with a
