@@ -293,9 +293,13 @@ var brokerKeyAliases = map[string]string{
 	"mapedFileSizeConsumeQueue": "mappedFileSizeConsumeQueue",
 }
 
-// NewBrokerConfig returns a BrokerConfig holding every default, as Java's
+// NewBrokerConfig returns a BrokerConfig holding the defaults, as Java's
 // config objects do after construction: the starting point to bind a
-// broker.conf onto.
+// broker.conf onto or to set fields on. The settings derived from others
+// (brokerIP2 from brokerIP1, storePathCommitLog from storePathRootDir,
+// endTransactionThreadPoolNums from sendMessageThreadPoolNums) are left
+// empty so that changing their source still moves them: call
+// EnsureDefaults when done.
 func NewBrokerConfig() BrokerConfig {
 	c := BrokerConfig{
 		TraceOn:                        true,
@@ -312,14 +316,29 @@ func NewBrokerConfig() BrokerConfig {
 		CheckCRCOnRecover:              true,
 		MessageIndexEnable:             true,
 	}
-	c.EnsureDefaults()
+	c.ensureBaseDefaults()
 	return c
 }
 
-// EnsureDefaults fills every zero non-boolean field with its default, and
-// derives the dependent ones (brokerIP2 from brokerIP1, the CommitLog path
-// from the root, thread pools from the CPU count).
+// EnsureDefaults fills every zero non-boolean field with its default, then
+// the derived ones (brokerIP2 from brokerIP1, the CommitLog path from the
+// root, the end-transaction pool from the send pool).
 func (c *BrokerConfig) EnsureDefaults() {
+	c.ensureBaseDefaults()
+	if c.BrokerIP2 == "" {
+		c.BrokerIP2 = c.BrokerIP1
+	}
+	if c.StorePathCommitLog == "" {
+		c.StorePathCommitLog = filepath.Join(c.StorePathRootDir, "commitlog")
+	}
+	if c.EndTransactionThreadPoolNums == 0 {
+		c.EndTransactionThreadPoolNums = max(8+runtime.NumCPU()*2, c.SendMessageThreadPoolNums*4)
+	}
+}
+
+// ensureBaseDefaults fills the zero non-boolean fields that do not derive
+// from other fields.
+func (c *BrokerConfig) ensureBaseDefaults() {
 	setString := func(p *string, v string) {
 		if *p == "" {
 			*p = v
@@ -339,7 +358,6 @@ func (c *BrokerConfig) EnsureDefaults() {
 	setString(&c.BrokerName, DefaultBrokerName)
 	setInt(&c.ListenPort, DefaultBrokerListenPort)
 	setString(&c.BrokerIP1, defaultBrokerIP())
-	setString(&c.BrokerIP2, c.BrokerIP1)
 	setString(&c.RegionID, DefaultRegionID)
 	if c.BrokerPermission == 0 {
 		c.BrokerPermission = DefaultBrokerPermission
@@ -366,7 +384,6 @@ func (c *BrokerConfig) EnsureDefaults() {
 	setInt(&c.ClientManageThreadPoolNums, DefaultClientManageThreadPoolNums)
 	setInt(&c.ConsumerManageThreadPoolNums, DefaultConsumerManageThreadPoolNums)
 	setInt(&c.HeartbeatThreadPoolNums, min(32, cpus))
-	setInt(&c.EndTransactionThreadPoolNums, max(8+cpus*2, c.SendMessageThreadPoolNums*4))
 	setInt(&c.SendThreadPoolQueueCapacity, DefaultSendThreadPoolQueueCapacity)
 	setInt(&c.PullThreadPoolQueueCapacity, DefaultPullThreadPoolQueueCapacity)
 	setInt(&c.QueryThreadPoolQueueCapacity, DefaultQueryThreadPoolQueueCapacity)
@@ -378,7 +395,6 @@ func (c *BrokerConfig) EnsureDefaults() {
 	setDur(&c.WaitTimeInPullQueue, 5*time.Second)
 
 	setString(&c.StorePathRootDir, defaultStoreRoot())
-	setString(&c.StorePathCommitLog, filepath.Join(c.StorePathRootDir, "commitlog"))
 	if c.MappedFileSizeCommitLog == 0 {
 		c.MappedFileSizeCommitLog = DefaultMappedFileSizeCommitLog
 	}
@@ -565,12 +581,10 @@ func (c *BrokerConfig) Validate() error {
 // value that does not parse or a setting that cannot work is an error
 // naming the key.
 func BrokerConfigFromProperties(props Properties) (BrokerConfig, []string, error) {
-	c := NewBrokerConfig()
-	// Derived defaults are recomputed after binding: a file that sets only
+	// Derived defaults are filled after binding: a file that sets only
 	// storePathRootDir moves the CommitLog with it, only brokerIP1 moves
-	// brokerIP2, and so on.
-	c.BrokerIP1, c.BrokerIP2, c.StorePathRootDir, c.StorePathCommitLog = "", "", "", ""
-	c.EndTransactionThreadPoolNums = 0
+	// brokerIP2.
+	c := NewBrokerConfig()
 	props = resolveAliases(props)
 	unknown, err := Bind(props, &c)
 	if err != nil {
@@ -629,9 +643,14 @@ func (c *BrokerConfig) BrokerAddr() string {
 	return net.JoinHostPort(c.BrokerIP1, strconv.Itoa(c.ListenPort))
 }
 
-// HAServerAddr is the address slaves replicate from: brokerIP2:haListenPort.
+// HAServerAddr is the address slaves replicate from: brokerIP2 (else
+// brokerIP1):haListenPort.
 func (c *BrokerConfig) HAServerAddr() string {
-	return net.JoinHostPort(c.BrokerIP2, strconv.Itoa(c.HAPort()))
+	ip := c.BrokerIP2
+	if ip == "" {
+		ip = c.BrokerIP1
+	}
+	return net.JoinHostPort(ip, strconv.Itoa(c.HAPort()))
 }
 
 // HAPort is haListenPort, or listenPort+1 when unset.

@@ -12,6 +12,10 @@ import (
 
 func TestBrokerConfigDefaults(t *testing.T) {
 	c := NewBrokerConfig()
+	if c.BrokerIP2 != "" || c.StorePathCommitLog != "" || c.EndTransactionThreadPoolNums != 0 {
+		t.Fatalf("derived settings filled before EnsureDefaults: %q %q %d", c.BrokerIP2, c.StorePathCommitLog, c.EndTransactionThreadPoolNums)
+	}
+	c.EnsureDefaults()
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -76,6 +80,25 @@ func TestBrokerConfigDefaults(t *testing.T) {
 	levels, err := c.DelayLevels()
 	if err != nil || len(levels) != 18 || levels[0] != time.Second || levels[17] != 2*time.Hour {
 		t.Errorf("delay levels %v %v", levels, err)
+	}
+}
+
+func TestDerivedDefaultsFollowTheirSource(t *testing.T) {
+	c := NewBrokerConfig()
+	c.StorePathRootDir = "/data/store"
+	c.BrokerIP1 = "10.9.9.9"
+	c.SendMessageThreadPoolNums = 64
+	c.EnsureDefaults()
+	if c.StorePathCommitLog != "/data/store/commitlog" || c.BrokerIP2 != "10.9.9.9" || c.EndTransactionThreadPoolNums != 256 {
+		t.Fatalf("%q %q %d", c.StorePathCommitLog, c.BrokerIP2, c.EndTransactionThreadPoolNums)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	var bare BrokerConfig
+	bare.BrokerIP1 = "10.1.1.1"
+	if bare.HAServerAddr() != "10.1.1.1:1" {
+		t.Fatalf("HAServerAddr without brokerIP2: %s", bare.HAServerAddr())
 	}
 }
 

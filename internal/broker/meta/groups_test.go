@@ -128,3 +128,26 @@ func TestLoadJavaGroups(t *testing.T) {
 		t.Fatal("round trip changed the table")
 	}
 }
+
+// TestLoadGroups5x reads a 5.x subscriptionGroup.json: the properties 4.9
+// does not know (forbiddenTable, groupRetryPolicy, attributes, ...) are
+// ignored, and absent ones take Java's defaults.
+func TestLoadGroups5x(t *testing.T) {
+	text := "{\n\t\"dataVersion\":{\n\t\t\"counter\":2,\n\t\t\"stateVersion\":0,\n\t\t\"timestamp\":7\n\t},\n\t\"forbiddenTable\":{},\n" +
+		"\t\"subscriptionGroupTable\":{\n\t\t\"g5\":{\n\t\t\t\"attributes\":{},\n\t\t\t\"brokerId\":0,\n\t\t\t\"consumeBroadcastEnable\":true,\n" +
+		"\t\t\t\"consumeEnable\":true,\n\t\t\t\"consumeFromMinEnable\":true,\n\t\t\t\"consumeMessageOrderly\":false,\n" +
+		"\t\t\t\"consumeTimeoutMinute\":15,\n\t\t\t\"groupName\":\"g5\",\n\t\t\t\"groupRetryPolicy\":{\n\t\t\t\t\"type\":\"CUSTOMIZED\"\n\t\t\t},\n" +
+		"\t\t\t\"groupSysFlag\":0,\n\t\t\t\"notifyConsumerIdsChangedEnable\":true,\n\t\t\t\"retryMaxTimes\":5,\n\t\t\t\"retryQueueNums\":1,\n" +
+		"\t\t\t\"subscriptionDataSet\":[],\n\t\t\t\"whichBrokerWhenConsumeSlowly\":1\n\t\t},\n\t\t\"sparse\":{\n\t\t\t\"retryMaxTimes\":2\n\t\t}\n\t}\n}"
+	fs := vfs.NewMem()
+	writeRaw(t, fs, filepath.Join(testDir, SubscriptionGroupFile), []byte(text))
+	g := openGroups(t, fs, nil)
+	if cfg, _ := g.Get("g5"); cfg.RetryMaxTimes != 5 || !cfg.ConsumeEnable {
+		t.Fatalf("g5 %+v", cfg)
+	}
+	want := protocol.NewSubscriptionGroupConfig("sparse")
+	want.RetryMaxTimes = 2
+	if cfg, _ := g.Get("sparse"); !reflect.DeepEqual(cfg, want) {
+		t.Fatalf("sparse %+v", cfg)
+	}
+}

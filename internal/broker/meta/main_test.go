@@ -30,6 +30,7 @@ func testBrokerConfig() *config.BrokerConfig {
 	c := config.NewBrokerConfig()
 	c.BrokerIP1, c.BrokerIP2 = "127.0.0.1", "127.0.0.1"
 	c.StorePathRootDir = "/store"
+	c.EnsureDefaults()
 	return &c
 }
 

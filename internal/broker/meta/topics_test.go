@@ -331,3 +331,30 @@ func TestRegisterSnapshotAndOrder(t *testing.T) {
 		t.Fatal("RegisterSnapshot changed the table")
 	}
 }
+
+// TestLoadTopicsVariants reads what 5.x brokers and hand edits produce:
+// compact text, extra wrapper properties (static-topic mappings), topic
+// attributes, stateVersion, and topic configs with properties left out.
+func TestLoadTopicsVariants(t *testing.T) {
+	text := `{"dataVersion":{"counter":4,"stateVersion":9,"timestamp":5},"mappingDataVersion":{"counter":0,"timestamp":1},` +
+		`"topicConfigTable":{"T5":{"attributes":{"+message.type":"FIFO"},"order":false,"perm":6,"readQueueNums":2,` +
+		`"topicFilterType":"SINGLE_TAG","topicName":"T5","topicSysFlag":0,"writeQueueNums":2},` +
+		`"Partial":{"perm":4},"NoName":{"readQueueNums":3,"writeQueueNums":3}},"topicQueueMappingInfoMap":{}}`
+	fs := vfs.NewMem()
+	writeRaw(t, fs, filepath.Join(testDir, TopicsFile), []byte(text))
+	tp := openTopics(t, fs, nil)
+	if dv := tp.DataVersion(); dv != (protocol.DataVersion{Counter: 4, StateVersion: 9, Timestamp: 5}) {
+		t.Fatalf("version %+v", dv)
+	}
+	if tc, _ := tp.Get("T5"); tc.Attributes["+message.type"] != "FIFO" || tc.WriteQueueNums != 2 {
+		t.Fatalf("T5 %+v", tc)
+	}
+	// Absent properties read as Java's TopicConfig defaults; a missing
+	// topicName is the table key.
+	if tc, _ := tp.Get("Partial"); tc.ReadQueueNums != 16 || tc.WriteQueueNums != 16 || tc.Perm != 4 || tc.TopicName != "Partial" {
+		t.Fatalf("Partial %+v", tc)
+	}
+	if tc, _ := tp.Get("NoName"); tc.TopicName != "NoName" || tc.Perm != 6 {
+		t.Fatalf("NoName %+v", tc)
+	}
+}
