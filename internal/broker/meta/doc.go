@@ -1,9 +1,12 @@
 // Package meta holds the broker's metadata tables and their JSON files:
 // topic configs (Topics), subscription groups (Groups), consumer offsets
-// (Offsets) and delay-level progress (DelayOffsets). Processors and the
-// broker controller share them; every table is safe for concurrent use and
-// readers never wait for file I/O (a persist snapshots under the table lock
-// and writes after releasing it).
+// (Offsets) and delay-level progress (DelayOffsets); Tables bundles them for
+// the broker controller (Open, Start, Close). Processors and the controller
+// share them; every table is safe for concurrent use and readers never wait
+// for file I/O (a persist snapshots under the table lock and writes after
+// releasing it). Names, the PermName bits and the system-topic rules of
+// rocketmq-spec.md §14 are here too (ValidateTopic, SendForbidden,
+// IsReadable, RetryTopic, ...).
 //
 // # Files
 //

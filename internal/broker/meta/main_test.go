@@ -46,7 +46,8 @@ func installFixture(t *testing.T, fs vfs.FS, fixture, name string) {
 
 func writeRaw(t *testing.T, fs vfs.FS, path string, data []byte) {
 	t.Helper()
-	if err := fs.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	// Durable, like a file a broker wrote before a clean stop.
+	if err := vfs.MkdirAllSync(fs, filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	f, err := fs.Create(path)
@@ -60,6 +61,9 @@ func writeRaw(t *testing.T, fs vfs.FS, path string, data []byte) {
 		t.Fatal(err)
 	}
 	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.SyncDir(filepath.Dir(path)); err != nil {
 		t.Fatal(err)
 	}
 }
