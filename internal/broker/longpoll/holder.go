@@ -223,13 +223,9 @@ func (h *Holder) HoldTime(timeout time.Duration) time.Duration {
 // any status but Held the request is not kept and the caller answers it
 // itself, at once (PULL_NOT_FOUND with the offsets it has).
 func (h *Holder) Hold(r Request) Status {
-	if r.Conn != nil {
-		select {
-		case <-r.Conn.Closed():
-			h.nRejected.Add(1)
-			return ConnClosed
-		default:
-		}
+	if r.Conn != nil && isClosed(r.Conn) {
+		h.nRejected.Add(1)
+		return ConnClosed
 	}
 	x := &held{Request: r, key: queueKey{r.Topic, r.QueueID}}
 	x.deadline = h.elapsed() + h.HoldTime(r.Timeout)
@@ -250,6 +246,24 @@ func (h *Holder) Hold(r Request) Status {
 		case h.kick <- struct{}{}:
 		default:
 		}
+	}
+
+	// The connection may have closed, and DropConn run, between the look
+	// above and the link: undo rather than keep a dead request to its
+	// deadline.
+	if r.Conn != nil && isClosed(r.Conn) {
+		h.mu.Lock()
+		linked := x.qidx >= 0 // else woken already: the worker skips it
+		if linked {
+			h.unlinkLocked(x)
+			h.nHeld.Add(-1)
+			h.nRejected.Add(1)
+		}
+		h.mu.Unlock()
+		if linked {
+			return ConnClosed
+		}
+		return Held
 	}
 
 	// An arrival announced after the pull read the queue but before the
@@ -421,13 +435,9 @@ func (h *Holder) worker() {
 }
 
 func (h *Holder) run(x *held) {
-	if x.Conn != nil {
-		select {
-		case <-x.Conn.Closed():
-			h.nDropped.Add(1)
-			return
-		default:
-		}
+	if x.Conn != nil && isClosed(x.Conn) {
+		h.nDropped.Add(1)
+		return
 	}
 	defer func() {
 		if p := recover(); p != nil {
@@ -532,4 +542,13 @@ func (d *deadlineHeap) Pop() any {
 	old[len(old)-1] = nil
 	*d = old[:len(old)-1]
 	return x
+}
+
+func isClosed(c Conn) bool {
+	select {
+	case <-c.Closed():
+		return true
+	default:
+		return false
+	}
 }

@@ -1,6 +1,7 @@
 package longpoll
 
 import (
+	"fmt"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -11,11 +12,18 @@ import (
 type fakeConn struct {
 	once   sync.Once
 	closed chan struct{}
+	// closeAfterChecks > 0 closes the connection on that call of Closed.
+	closeAfterChecks, checks atomic.Int32
 }
 
-func newFakeConn() *fakeConn                { return &fakeConn{closed: make(chan struct{})} }
-func (c *fakeConn) Closed() <-chan struct{} { return c.closed }
-func (c *fakeConn) Close()                  { c.once.Do(func() { close(c.closed) }) }
+func newFakeConn() *fakeConn { return &fakeConn{closed: make(chan struct{})} }
+func (c *fakeConn) Closed() <-chan struct{} {
+	if n := c.closeAfterChecks.Load(); n > 0 && c.checks.Add(1) == n {
+		c.Close()
+	}
+	return c.closed
+}
+func (c *fakeConn) Close() { c.once.Do(func() { close(c.closed) }) }
 
 // wakes records Wake calls by request name.
 type wakes struct {
@@ -153,7 +161,24 @@ func TestTagFilter(t *testing.T) {
 }
 
 func TestTimeoutFiresOnTime(t *testing.T) {
+	// Never early; late by less than ~100 ms plus slack. A loaded machine
+	// running -race can delay one run, so a run may be retried: a coarse
+	// checker (Java's 5 s pass, or a 1 s ticker) would fail every time.
+	const slack = 150 * time.Millisecond
+	var errs []string
+	for attempt := range 3 {
+		errs = timeoutRun(t, slack)
+		if len(errs) == 0 {
+			return
+		}
+		t.Logf("attempt %d: %v", attempt+1, errs)
+	}
+	t.Fatal(errs)
+}
+
+func timeoutRun(t *testing.T, slack time.Duration) []string {
 	h := newHolder(t, Config{MaxSuspend: 300 * time.Millisecond})
+	defer h.Close()
 	w := newWakes()
 	start := time.Now()
 	long := req(w, "long", 0)
@@ -172,17 +197,20 @@ func TestTimeoutFiresOnTime(t *testing.T) {
 	w.mu.Lock()
 	ds, dl := w.at["short"].Sub(start), w.at["long"].Sub(start)
 	w.mu.Unlock()
-	// Never early; late by less than ~100 ms plus slack for a loaded CI
-	// machine running -race.
-	if ds < 150*time.Millisecond || ds > 150*time.Millisecond+250*time.Millisecond {
-		t.Errorf("150 ms hold woke after %v", ds)
-	}
-	if dl < 300*time.Millisecond || dl > 300*time.Millisecond+250*time.Millisecond {
-		t.Errorf("hold capped at 300 ms woke after %v", dl)
+	if ds < 150*time.Millisecond || dl < 300*time.Millisecond {
+		t.Fatalf("woke early: %v for 150 ms, %v for 300 ms", ds, dl)
 	}
 	if s := h.Stats(); s.Expired != 2 || s.Arrived != 0 {
 		t.Fatalf("stats = %+v", s)
 	}
+	var errs []string
+	if ds > 150*time.Millisecond+slack {
+		errs = append(errs, fmt.Sprintf("150 ms hold woke after %v", ds))
+	}
+	if dl > 300*time.Millisecond+slack {
+		errs = append(errs, fmt.Sprintf("hold capped at 300 ms woke after %v", dl))
+	}
+	return errs
 }
 
 func TestHoldTime(t *testing.T) {
@@ -479,6 +507,24 @@ func TestCloseDuringHold(t *testing.T) {
 		t.Fatalf("Len %d, %d wakes after Close", h.Len(), w.total())
 	}
 	if s := h.Stats(); s.Dropped != 1 || s.Arrived != 0 {
+		t.Fatalf("stats = %+v", s)
+	}
+}
+
+func TestConnClosingDuringHold(t *testing.T) {
+	h := newHolder(t, Config{})
+	w := newWakes()
+	c := newFakeConn()
+	c.closeAfterChecks.Store(2) // open at the first look, closed after the link
+	r := req(w, "r", 0)
+	r.Conn = c
+	if st := h.Hold(r); st != ConnClosed {
+		t.Fatalf("Hold = %v", st)
+	}
+	if h.Len() != 0 {
+		t.Fatalf("Len = %d", h.Len())
+	}
+	if s := h.Stats(); s.Held != 0 || s.Rejected != 1 {
 		t.Fatalf("stats = %+v", s)
 	}
 }
