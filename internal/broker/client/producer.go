@@ -145,6 +145,17 @@ func (r *Registry) ProducerChannels(group string) []ChannelInfo {
 	return out
 }
 
+// ProducerConnection returns the GET_PRODUCER_CONNECTION_LIST body of
+// group (an empty connection set when it has no channel).
+func (r *Registry) ProducerConnection(group string) protocol.ProducerConnection {
+	chans := r.ProducerChannels(group)
+	pc := protocol.ProducerConnection{ConnectionSet: make([]protocol.Connection, 0, len(chans))}
+	for _, ci := range chans {
+		pc.ConnectionSet = append(pc.ConnectionSet, ci.Connection())
+	}
+	return pc
+}
+
 // ProducerGroups lists the groups with at least one channel, sorted.
 func (r *Registry) ProducerGroups() []string {
 	t := &r.producers

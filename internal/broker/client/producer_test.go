@@ -25,6 +25,13 @@ func TestProducerRegisterUnregister(t *testing.T) {
 		t.Fatalf("connection = %+v", conn)
 	}
 
+	if pc := r.ProducerConnection("pg"); len(pc.ConnectionSet) != 2 || pc.ConnectionSet[1].ClientAddr != b.addr {
+		t.Fatalf("producer connection body = %+v", pc)
+	}
+	if pc := r.ProducerConnection("none"); pc.ConnectionSet == nil || len(pc.ConnectionSet) != 0 {
+		t.Fatalf("unknown group body = %+v", pc)
+	}
+
 	// A heartbeat refreshes, it does not duplicate.
 	clock.Advance(time.Second)
 	r.RegisterProducer("pg", a, info("c1"))
