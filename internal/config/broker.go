@@ -114,7 +114,9 @@ type BrokerConfig struct {
 	BrokerID int64 `prop:"brokerId"`
 	// NamesrvAddr is the ';'-separated NameServer list (empty: none).
 	NamesrvAddr string `prop:"namesrvAddr"`
-	// ListenPort is the remoting port (10911).
+	// ListenPort is the remoting port (10911). Zero means the default, so
+	// an embedding that wants an ephemeral port listens itself and stores
+	// the bound port here before the broker registers.
 	ListenPort int `prop:"listenPort"`
 	// BrokerIP1 is the address advertised to clients and written into
 	// records as store host (default: the first non-loopback IPv4 address,
@@ -212,10 +214,25 @@ type BrokerConfig struct {
 	// BrokerFastFailureEnable answers requests that waited too long in a
 	// queue with SYSTEM_BUSY (true).
 	BrokerFastFailureEnable bool `prop:"brokerFastFailureEnable"`
-	// WaitTimeMillsInSendQueue (200 ms) and WaitTimeMillsInPullQueue (5 s):
-	// the maximum queue wait before a fast failure.
-	WaitTimeInSendQueue time.Duration `prop:"waitTimeMillsInSendQueue" unit:"ms"`
-	WaitTimeInPullQueue time.Duration `prop:"waitTimeMillsInPullQueue" unit:"ms"`
+	// WaitTimeInSendQueue (200 ms), WaitTimeInPullQueue (5 s),
+	// WaitTimeInHeartbeatQueue (31 s), WaitTimeInTransactionQueue (3 s):
+	// the longest a request may wait in its family's queue before a fast
+	// failure.
+	WaitTimeInSendQueue        time.Duration `prop:"waitTimeMillsInSendQueue" unit:"ms"`
+	WaitTimeInPullQueue        time.Duration `prop:"waitTimeMillsInPullQueue" unit:"ms"`
+	WaitTimeInHeartbeatQueue   time.Duration `prop:"waitTimeMillsInHeartbeatQueue" unit:"ms"`
+	WaitTimeInTransactionQueue time.Duration `prop:"waitTimeMillsInTransactionQueue" unit:"ms"`
+	// StartAcceptSendRequestTimeStamp: sends before this time (ms since the
+	// epoch) are refused with SYSTEM_ERROR (0: none).
+	StartAcceptSendRequestTimeStamp int64 `prop:"startAcceptSendRequestTimeStamp"`
+	// DisableConsumeIfConsumerReadSlowly turns off consumption for a group
+	// more than ConsumerFallbehindThreshold bytes behind (false, 16 GiB).
+	DisableConsumeIfConsumerReadSlowly bool  `prop:"disableConsumeIfConsumerReadSlowly"`
+	ConsumerFallbehindThreshold        int64 `prop:"consumerFallbehindThreshold"`
+	// EnablePropertyFilter allows SQL92 subscriptions (false);
+	// FilterSupportRetry applies filters to retry topics too (false).
+	EnablePropertyFilter bool `prop:"enablePropertyFilter"`
+	FilterSupportRetry   bool `prop:"filterSupportRetry"`
 
 	// Message store.
 
@@ -270,9 +287,27 @@ type BrokerConfig struct {
 	// held longer (1 s).
 	OSPageCacheBusyTimeout time.Duration `prop:"osPageCacheBusyTimeOutMills" unit:"ms"`
 	// MaxTransferBytesOnMessageInMemory (256 KiB) and
-	// MaxTransferCountOnMessageInMemory (32) bound one pull.
+	// MaxTransferCountOnMessageInMemory (32) bound one pull of hot data;
+	// ...InDisk (64 KiB, 8) one pull of data beyond the memory ratio.
 	MaxTransferBytesOnMessageInMemory int `prop:"maxTransferBytesOnMessageInMemory"`
 	MaxTransferCountOnMessageInMemory int `prop:"maxTransferCountOnMessageInMemory"`
+	MaxTransferBytesOnMessageInDisk   int `prop:"maxTransferBytesOnMessageInDisk"`
+	MaxTransferCountOnMessageInDisk   int `prop:"maxTransferCountOnMessageInDisk"`
+	// AccessMessageInMemoryMaxRatio (40): the percent of physical memory
+	// the newest CommitLog bytes are assumed to occupy in the page cache; a
+	// pull further behind is "on disk" (and may be redirected to a slave).
+	AccessMessageInMemoryMaxRatio int `prop:"accessMessageInMemoryMaxRatio"`
+	// CleanResourceInterval is the period of the file cleanup (10 s).
+	CleanResourceInterval time.Duration `prop:"cleanResourceInterval" unit:"ms"`
+	// HASendHeartbeatInterval (5 s): a slave reports its offset at least
+	// this often; HAHousekeepingInterval (20 s): a silent HA connection is
+	// closed; HATransferBatchSize (32 KiB): bytes per HA transfer;
+	// HASlaveFallbehindMax (256 MiB): a SYNC_MASTER answers
+	// SLAVE_NOT_AVAILABLE when the slave is further behind.
+	HASendHeartbeatInterval time.Duration `prop:"haSendHeartbeatInterval" unit:"ms"`
+	HAHousekeepingInterval  time.Duration `prop:"haHousekeepingInterval" unit:"ms"`
+	HATransferBatchSize     int           `prop:"haTransferBatchSize"`
+	HASlaveFallbehindMax    int64         `prop:"haSlaveFallbehindMax"`
 	// CheckCRCOnRecover verifies body CRCs during recovery (true).
 	CheckCRCOnRecover bool `prop:"checkCRCOnRecover"`
 	// MessageIndexEnable builds the key index (true); MessageIndexSafe (false).
@@ -393,6 +428,11 @@ func (c *BrokerConfig) ensureBaseDefaults() {
 	setInt(&c.EndTransactionPoolQueueCapacity, DefaultEndTransactionPoolQueueCapacity)
 	setDur(&c.WaitTimeInSendQueue, 200*time.Millisecond)
 	setDur(&c.WaitTimeInPullQueue, 5*time.Second)
+	setDur(&c.WaitTimeInHeartbeatQueue, 31*time.Second)
+	setDur(&c.WaitTimeInTransactionQueue, 3*time.Second)
+	if c.ConsumerFallbehindThreshold == 0 {
+		c.ConsumerFallbehindThreshold = 16 << 30
+	}
 
 	setString(&c.StorePathRootDir, defaultStoreRoot())
 	if c.MappedFileSizeCommitLog == 0 {
@@ -423,6 +463,16 @@ func (c *BrokerConfig) ensureBaseDefaults() {
 	setDur(&c.OSPageCacheBusyTimeout, DefaultOSPageCacheBusyTimeout)
 	setInt(&c.MaxTransferBytesOnMessageInMemory, DefaultMaxTransferBytesInMemory)
 	setInt(&c.MaxTransferCountOnMessageInMemory, DefaultMaxTransferCountInMemory)
+	setInt(&c.MaxTransferBytesOnMessageInDisk, 64<<10)
+	setInt(&c.MaxTransferCountOnMessageInDisk, 8)
+	setInt(&c.AccessMessageInMemoryMaxRatio, 40)
+	setDur(&c.CleanResourceInterval, 10*time.Second)
+	setDur(&c.HASendHeartbeatInterval, 5*time.Second)
+	setDur(&c.HAHousekeepingInterval, 20*time.Second)
+	setInt(&c.HATransferBatchSize, 32<<10)
+	if c.HASlaveFallbehindMax == 0 {
+		c.HASlaveFallbehindMax = 256 << 20
+	}
 	setInt(&c.MaxHashSlotNum, DefaultMaxHashSlotNum)
 	setInt(&c.MaxIndexNum, DefaultMaxIndexNum)
 	setInt(&c.DefaultQueryMaxNum, DefaultQueryMaxNum)
@@ -469,6 +519,15 @@ func (c *BrokerConfig) Validate() error {
 	}
 	if c.HAListenPort == 0 && c.ListenPort == 65535 {
 		bad("listenPort 65535 leaves no port for HA (listenPort+1): set haListenPort")
+	}
+	if c.HAListenPort != 0 && c.HAListenPort == c.ListenPort {
+		bad("haListenPort %d is listenPort too", c.HAListenPort)
+	}
+	if c.AccessMessageInMemoryMaxRatio <= 0 || c.AccessMessageInMemoryMaxRatio > 100 {
+		bad("accessMessageInMemoryMaxRatio %d out of range 1..100", c.AccessMessageInMemoryMaxRatio)
+	}
+	if c.ConsumerFallbehindThreshold <= 0 || c.HASlaveFallbehindMax <= 0 {
+		bad("consumerFallbehindThreshold %d and haSlaveFallbehindMax %d must be positive", c.ConsumerFallbehindThreshold, c.HASlaveFallbehindMax)
 	}
 	for _, ip := range []struct{ key, v string }{{"brokerIP1", c.BrokerIP1}, {"brokerIP2", c.BrokerIP2}} {
 		if _, err := netip.ParseAddr(ip.v); err != nil {
@@ -534,6 +593,13 @@ func (c *BrokerConfig) Validate() error {
 		{"transactionTimeOut", c.TransactionTimeout},
 		{"transactionCheckInterval", c.TransactionCheckInterval},
 		{"osPageCacheBusyTimeOutMills", c.OSPageCacheBusyTimeout},
+		{"waitTimeMillsInSendQueue", c.WaitTimeInSendQueue},
+		{"waitTimeMillsInPullQueue", c.WaitTimeInPullQueue},
+		{"waitTimeMillsInHeartbeatQueue", c.WaitTimeInHeartbeatQueue},
+		{"waitTimeMillsInTransactionQueue", c.WaitTimeInTransactionQueue},
+		{"cleanResourceInterval", c.CleanResourceInterval},
+		{"haSendHeartbeatInterval", c.HASendHeartbeatInterval},
+		{"haHousekeepingInterval", c.HAHousekeepingInterval},
 	} {
 		if d.v <= 0 {
 			bad("%s %v must be positive", d.key, d.v)
@@ -563,6 +629,9 @@ func (c *BrokerConfig) Validate() error {
 		{"endTransactionPoolQueueCapacity", c.EndTransactionPoolQueueCapacity},
 		{"maxTransferBytesOnMessageInMemory", c.MaxTransferBytesOnMessageInMemory},
 		{"maxTransferCountOnMessageInMemory", c.MaxTransferCountOnMessageInMemory},
+		{"maxTransferBytesOnMessageInDisk", c.MaxTransferBytesOnMessageInDisk},
+		{"maxTransferCountOnMessageInDisk", c.MaxTransferCountOnMessageInDisk},
+		{"haTransferBatchSize", c.HATransferBatchSize},
 		{"maxHashSlotNum", c.MaxHashSlotNum},
 		{"maxIndexNum", c.MaxIndexNum},
 		{"defaultQueryMaxNum", c.DefaultQueryMaxNum},
