@@ -32,10 +32,11 @@ type notifyJob struct {
 // member one notification, not one per heartbeat. When the queue is full a
 // job is dropped: the clients still rebalance on their own timer (20 s).
 type notifier struct {
-	log     *slog.Logger
-	workers int
-	grace   time.Duration
-	jobs    chan notifyJob
+	log      *slog.Logger
+	workers  int
+	grace    time.Duration
+	disabled bool // broker-wide off switch: send drops everything
+	jobs     chan notifyJob
 
 	mu struct {
 		sync.Mutex
@@ -48,8 +49,9 @@ type notifier struct {
 	wg   sync.WaitGroup
 }
 
-func newNotifier(workers, queueLen int, grace time.Duration, log *slog.Logger) *notifier {
-	n := &notifier{log: log, workers: workers, grace: grace, jobs: make(chan notifyJob, queueLen), quit: make(chan struct{})}
+func newNotifier(workers, queueLen int, grace time.Duration, disabled bool, log *slog.Logger) *notifier {
+	n := &notifier{log: log, workers: workers, grace: grace, disabled: disabled,
+		jobs: make(chan notifyJob, queueLen), quit: make(chan struct{})}
 	n.mu.pending = make(map[notifyJob]struct{})
 	n.mu.inflight = make(map[Channel]int)
 	return n
@@ -74,7 +76,7 @@ func (n *notifier) start() {
 // send queues a notification to every channel of each note. It never
 // blocks.
 func (n *notifier) send(notes []notification) {
-	if len(notes) == 0 {
+	if len(notes) == 0 || n.disabled {
 		return
 	}
 	n.mu.Lock()

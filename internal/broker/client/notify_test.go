@@ -3,6 +3,8 @@ package client
 import (
 	"testing"
 	"time"
+
+	"github.com/rocketd/rocketd/internal/config"
 )
 
 func TestNotificationsAreMergedWhileQueued(t *testing.T) {
@@ -115,5 +117,26 @@ func TestConfigValidate(t *testing.T) {
 	}
 	if _, err := New(Config{NotifyWorkers: -1}); err == nil {
 		t.Fatal("negative workers accepted")
+	}
+}
+
+func TestNotifyDisabledAndConfigFromBroker(t *testing.T) {
+	b := config.NewBrokerConfig()
+	if cfg := ConfigFromBroker(&b); cfg.NotifyDisabled {
+		t.Fatal("notifications off by default")
+	}
+	b.NotifyConsumerIdsChangedEnable = false
+	// Not started: whatever is queued stays visible.
+	r, err := New(ConfigFromBroker(&b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	a, b2 := newFakeChan(), newFakeChan()
+	r.RegisterConsumer(a, info("c1"), consumerData("cg", sub("T", "*", 1)), true)
+	r.RegisterConsumer(b2, info("c2"), consumerData("cg", sub("T", "*", 1)), true)
+	r.RemoveChannel(b2)
+	if n := len(r.notifier.jobs); n != 0 {
+		t.Fatalf("%d notifications queued with the broker switch off", n)
 	}
 }

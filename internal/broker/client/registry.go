@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"sync/atomic"
 	"time"
+
+	"github.com/rocketd/rocketd/internal/config"
 )
 
 // Defaults (Java ProducerManager/ConsumerManager/RebalanceLockManager and
@@ -38,6 +40,10 @@ type Config struct {
 	// NotifyGrace is how long Close waits for notifications being written
 	// before it closes the connections they are stuck on.
 	NotifyGrace time.Duration
+	// NotifyDisabled turns NOTIFY_CONSUMER_IDS_CHANGED off for every group
+	// (broker.conf notifyConsumerIdsChangedEnable=false; Java checks the
+	// broker flag and the group's flag both).
+	NotifyDisabled bool
 	// NotifyEnabled tells whether a consumer group wants
 	// NOTIFY_CONSUMER_IDS_CHANGED (its subscription group's
 	// notifyConsumerIdsChangedEnable). It is consulted for changes no
@@ -50,6 +56,12 @@ type Config struct {
 	Now func() time.Time
 	// Logger receives structured logs; default: discard.
 	Logger *slog.Logger
+}
+
+// ConfigFromBroker returns the registry settings broker.conf governs; the
+// rest keep their defaults (Java hard-codes them).
+func ConfigFromBroker(b *config.BrokerConfig) Config {
+	return Config{NotifyDisabled: !b.NotifyConsumerIdsChangedEnable}
 }
 
 // EnsureDefaults fills zero fields with their defaults.
@@ -138,7 +150,7 @@ func New(cfg Config) (*Registry, error) {
 	}
 	r.producers.groups = make(map[string]map[Channel]*channelState)
 	r.consumers.groups = make(map[string]*consumerGroup)
-	r.notifier = newNotifier(cfg.NotifyWorkers, cfg.NotifyQueueLen, cfg.NotifyGrace, cfg.Logger)
+	r.notifier = newNotifier(cfg.NotifyWorkers, cfg.NotifyQueueLen, cfg.NotifyGrace, cfg.NotifyDisabled, cfg.Logger)
 	return r, nil
 }
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/rocketd/rocketd/internal/config"
 )
 
 // Defaults. Java has no caps on held requests; ours keep a misbehaving
@@ -47,6 +49,13 @@ type Config struct {
 	RecheckInterval time.Duration
 	// Logger receives structured logs; default: discard.
 	Logger *slog.Logger
+}
+
+// ConfigFromBroker returns the holder settings broker.conf governs
+// (longPollingEnable, shortPollingTimeMills); the caller adds MaxOffset and
+// Logger.
+func ConfigFromBroker(b *config.BrokerConfig) Config {
+	return Config{ShortPolling: !b.LongPollingEnable, ShortPollingTime: b.ShortPollingTime}
 }
 
 // EnsureDefaults fills zero fields with their defaults.

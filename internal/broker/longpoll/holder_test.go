@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/rocketd/rocketd/internal/config"
 )
 
 type fakeConn struct {
@@ -526,5 +528,16 @@ func TestConnClosingDuringHold(t *testing.T) {
 	}
 	if s := h.Stats(); s.Held != 0 || s.Rejected != 1 {
 		t.Fatalf("stats = %+v", s)
+	}
+}
+
+func TestConfigFromBroker(t *testing.T) {
+	b := config.NewBrokerConfig()
+	if cfg := ConfigFromBroker(&b); cfg.ShortPolling || cfg.ShortPollingTime != time.Second {
+		t.Fatalf("defaults: %+v", cfg)
+	}
+	b.LongPollingEnable, b.ShortPollingTime = false, 300*time.Millisecond
+	if cfg := ConfigFromBroker(&b); !cfg.ShortPolling || cfg.ShortPollingTime != 300*time.Millisecond {
+		t.Fatalf("short polling: %+v", cfg)
 	}
 }
