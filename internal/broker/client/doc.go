@@ -42,9 +42,10 @@
 //	code 40 (NOTIFY_CONSUMER_IDS_CHANGED), flag oneway,
 //	extFields {"consumerGroup": <group>}, no body
 //
-// only if the group's notifyConsumerIdsChangedEnable is true: the
+// only if the group's notifyConsumerIdsChangedEnable is true (the
 // heartbeat and unregister paths pass it in, close and expiry ask
-// Config.NotifyEnabled. Sends happen on the registry's notifier
+// Config.NotifyEnabled) and the broker's is too (Config.NotifyDisabled
+// false; ConfigFromBroker maps broker.conf). Sends happen on the registry's notifier
 // goroutines, never under a table lock and never on the caller's
 // goroutine; queued duplicates (same channel and group) are merged, and a
 // full queue drops the notification (logged).
