@@ -1,0 +1,128 @@
+package meta
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/vfs"
+)
+
+// javaClasspath returns the jars ConfigCheck.java needs from the local
+// Maven repository (RocketMQ 4.9.8 and the fastjson it ships with), or ""
+// when java or a jar is missing.
+func javaClasspath() string {
+	if _, err := exec.LookPath("java"); err != nil {
+		return ""
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ""
+	}
+	repo := filepath.Join(home, ".m2", "repository")
+	jars := []string{
+		"org/apache/rocketmq/rocketmq-common/4.9.8/rocketmq-common-4.9.8.jar",
+		"org/apache/rocketmq/rocketmq-remoting/4.9.8/rocketmq-remoting-4.9.8.jar",
+		"org/apache/rocketmq/rocketmq-logging/4.9.8/rocketmq-logging-4.9.8.jar",
+		"com/alibaba/fastjson/1.2.69_noneautotype/fastjson-1.2.69_noneautotype.jar",
+	}
+	var paths []string
+	for _, j := range jars {
+		p := filepath.Join(repo, filepath.FromSlash(j))
+		if _, err := os.Stat(p); err != nil {
+			return ""
+		}
+		paths = append(paths, p)
+	}
+	if lang3, _ := filepath.Glob(filepath.Join(repo, "org/apache/commons/commons-lang3/*/commons-lang3-*.jar")); len(lang3) > 0 {
+		paths = append(paths, lang3[len(lang3)-1])
+	}
+	return strings.Join(paths, string(os.PathListSeparator))
+}
+
+// TestJavaReadsOurFiles writes the four files with rocketd's tables (on the
+// OS file system), parses them with RocketMQ 4.9.8's own classes and
+// fastjson 1.2.69 (testdata/java/ConfigCheck.java) and compares what Java
+// read with our tables. Skipped without java and the jars in ~/.m2.
+func TestJavaReadsOurFiles(t *testing.T) {
+	cp := javaClasspath()
+	if cp == "" {
+		t.Skip("java or the RocketMQ 4.9.8 jars in ~/.m2 are missing")
+	}
+	dir := t.TempDir()
+	opts := Options{Dir: dir, FS: vfs.Default}
+	tb, err := Open(opts, testBrokerConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := tb.Topics.AutoCreate("TopicTest", AutoCreateTopic, 4, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := tb.Topics.Put(protocol.TopicConfig{TopicName: "Ordered", ReadQueueNums: 8, WriteQueueNums: 4, Perm: 4,
+		TopicFilterType: protocol.MultiTag, TopicSysFlag: 1, Order: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := tb.Topics.EnsureRetryTopic("app_group", 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := tb.Groups.FindOrCreate("app_group"); !ok {
+		t.Fatal("group")
+	}
+	slow := protocol.NewSubscriptionGroupConfig("slow")
+	slow.ConsumeEnable, slow.RetryMaxTimes, slow.BrokerID = false, 3, 1
+	if err := tb.Groups.Put(slow); err != nil {
+		t.Fatal(err)
+	}
+	tb.Offsets.Commit("app_group", "TopicTest", 0, 250)
+	tb.Offsets.Commit("app_group", "TopicTest", 3, 1<<40)
+	tb.Offsets.Commit("app_group", "%RETRY%app_group", 0, 0)
+	tb.DelayOffsets.Set(1, 0)
+	tb.DelayOffsets.Set(18, 77)
+	if err := tb.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	var want []string
+	tw := tb.Topics.Snapshot()
+	want = append(want, fmt.Sprintf("topics-version %d,%d", tw.DataVersion.Counter, tw.DataVersion.Timestamp))
+	for name, tc := range tw.TopicConfigTable {
+		want = append(want, fmt.Sprintf("topic %s %s %d %d %d %s %d %v", name, tc.TopicName, tc.ReadQueueNums,
+			tc.WriteQueueNums, tc.Perm, tc.TopicFilterType, tc.TopicSysFlag, tc.Order))
+	}
+	gw := tb.Groups.Snapshot()
+	want = append(want, fmt.Sprintf("groups-version %d,%d", gw.DataVersion.Counter, gw.DataVersion.Timestamp))
+	for name, g := range gw.SubscriptionGroupTable {
+		want = append(want, fmt.Sprintf("group %s %s %v %v %v %d %d %d %d %v", name, g.GroupName, g.ConsumeEnable,
+			g.ConsumeFromMinEnable, g.ConsumeBroadcastEnable, g.RetryQueueNums, g.RetryMaxTimes, g.BrokerID,
+			g.WhichBrokerWhenConsumeSlowly, g.NotifyConsumerIdsChangedEnable))
+	}
+	for key, queues := range tb.Offsets.Snapshot().OffsetTable {
+		for q, off := range queues {
+			want = append(want, fmt.Sprintf("offset %s %d %d", key, q, off))
+		}
+	}
+	for level, off := range tb.DelayOffsets.Snapshot().OffsetTable {
+		want = append(want, fmt.Sprintf("delay %d %d", level, off))
+	}
+	slices.Sort(want)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "java", "-cp", cp, filepath.Join("testdata", "java", "ConfigCheck.java"), dir)
+	outBytes, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("java: %v\n%s", err, outBytes)
+	}
+	got := strings.Split(strings.TrimSpace(string(outBytes)), "\n")
+	t.Logf("Java read %d lines", len(got))
+	if !slices.Equal(got, want) {
+		t.Fatalf("Java read:\n%s\n\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
