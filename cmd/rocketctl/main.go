@@ -1,16 +1,24 @@
-// Command rocketctl is rocketd's operator tool. Each subcommand is one or a
-// few remoting calls to a NameServer (or, later, a broker):
+// Command rocketctl is rocketd's operator tool, in the spirit of RocketMQ's
+// mqadmin. Each subcommand is a few remoting calls: first to the NameServer
+// (-n / --namesrv, or $NAMESRV_ADDR) to find the brokers, then to the brokers:
 //
-//	rocketctl route --topic T        the route of a topic
-//	rocketctl cluster                brokers by cluster
-//	rocketctl topics [--cluster C]   topic names
-//	rocketctl kv get|put|delete|list KV configuration
+//	rocketctl topic create -t T [-c cluster | -b addr] [-r 8 -w 8 -p 6 --order]
+//	rocketctl topic list | route -t T | status -t T
+//	rocketctl send -t T -b body [--tags A] [--keys K] [-p k=v ...] [--count N]
+//	rocketctl consume -t T [-q id] [--offset N | --from-beginning] [-g G] [-c N] [--follow]
+//	rocketctl group progress -g G [-t T]
+//	rocketctl cluster list
+//	rocketctl kv get|put|delete|list   the NameServer's KV configuration
 //
-// Output is human-readable; --json prints the response body as standard JSON.
+// The older spellings `route`, `topics` and a bare `cluster` still work.
+// Output is human-readable; --json prints machine-readable JSON (the response
+// body as standard JSON for the NameServer calls, one object per line for
+// messages).
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -67,10 +75,13 @@ func newRootCommand() (*cobra.Command, func()) {
 		},
 	}
 	pf := root.PersistentFlags()
-	pf.StringVar(&c.namesrv, "namesrv", defaultNamesrv(), "NameServer address host:port, several separated by ';' ($NAMESRV_ADDR when set)")
+	pf.StringVarP(&c.namesrv, "namesrv", "n", defaultNamesrv(), "NameServer address host:port, several separated by ';' ($NAMESRV_ADDR when set)")
 	pf.DurationVar(&c.timeout, "timeout", 5*time.Second, "timeout of each call")
-	pf.BoolVar(&c.json, "json", false, "print the raw response body as JSON")
-	root.AddCommand(newRouteCommand(c), newClusterCommand(c), newTopicsCommand(c), newKVCommand(c))
+	pf.BoolVar(&c.json, "json", false, "print machine-readable JSON")
+	root.AddCommand(newTopicCommand(c), newSendCommand(c), newConsumeCommand(c), newGroupCommand(c),
+		newClusterCommand(c), newKVCommand(c),
+		// The first spellings, kept so scripts written against them go on working.
+		newRouteCommand(c, "route", true), newTopicsCommand(c, "topics", true))
 	return root, func() {
 		if c.client != nil {
 			c.client.Close()
@@ -101,6 +112,46 @@ func (c *ctl) call(code int32, ext map[string]string, body []byte) (*remoting.Co
 		return nil, errors.New("--namesrv: no address given")
 	}
 	return nil, errors.Join(errs...)
+}
+
+// invoke sends one request to a broker and returns its response whatever its
+// code; transport failures are errors naming the address.
+func (c *ctl) invoke(addr string, code int32, ext map[string]string, body []byte) (*remoting.Command, error) {
+	return c.invokeWithin(c.timeout, addr, code, ext, body)
+}
+
+// invokeWithin is invoke with its own deadline (long-polling pulls wait
+// longer than one ordinary call).
+func (c *ctl) invokeWithin(d time.Duration, addr string, code int32, ext map[string]string, body []byte) (*remoting.Command, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	resp, err := c.client.Invoke(ctx, addr, remoting.NewRequest(code, ext, body))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", addr, err)
+	}
+	return resp, nil
+}
+
+// invokeOK is invoke that turns a non-SUCCESS response into an error.
+func (c *ctl) invokeOK(what, addr string, code int32, ext map[string]string, body []byte) (*remoting.Command, error) {
+	resp, err := c.invoke(addr, code, ext, body)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	if resp.Code != protocol.Success {
+		return nil, &responseError{what: what + " at " + addr, code: resp.Code, remark: resp.Remark}
+	}
+	return resp, nil
+}
+
+// writeJSON writes v as one line of standard JSON.
+func (c *ctl) writeJSON(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(c.out, "%s\n", b)
+	return err
 }
 
 // callOK is call that turns a non-SUCCESS response into an error.

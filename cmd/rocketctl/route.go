@@ -12,12 +12,14 @@ import (
 	"github.com/rocketd/rocketd/internal/protocol"
 )
 
-func newRouteCommand(c *ctl) *cobra.Command {
+// newRouteCommand is `topic route` (and the older top-level `route`).
+func newRouteCommand(c *ctl, name string, hidden bool) *cobra.Command {
 	var topic string
 	cmd := &cobra.Command{
-		Use:   "route --topic T",
-		Short: "Print the route of a topic (GET_ROUTEINFO_BY_TOPIC)",
-		Args:  cobra.NoArgs,
+		Use:    name + " -t T",
+		Short:  "Print the route of a topic: queues per broker, broker addresses (GET_ROUTEINFO_BY_TOPIC)",
+		Args:   cobra.NoArgs,
+		Hidden: hidden,
 		RunE: func(*cobra.Command, []string) error {
 			// Ask for standard JSON: the output may be fed to other tools.
 			h := protocol.GetRouteInfoRequestHeader{Topic: topic, AcceptStandardJSONOnly: true}
@@ -35,7 +37,7 @@ func newRouteCommand(c *ctl) *cobra.Command {
 			return printRoute(c, topic, &r)
 		},
 	}
-	cmd.Flags().StringVar(&topic, "topic", "", "topic name")
+	cmd.Flags().StringVarP(&topic, "topic", "t", "", "topic name")
 	_ = cmd.MarkFlagRequired("topic")
 	return cmd
 }
@@ -83,43 +85,132 @@ func writeBrokerRows(tw *tabwriter.Writer, prefix string, addrs map[int64]string
 	}
 }
 
+// newClusterCommand is `cluster list`; a bare `cluster` (the first
+// spelling) does the same.
 func newClusterCommand(c *ctl) *cobra.Command {
-	return &cobra.Command{
+	var runtime bool
+	run := func(*cobra.Command, []string) error { return clusterList(c, runtime) }
+	cluster := &cobra.Command{
 		Use:   "cluster",
-		Short: "Print the brokers of every cluster (GET_BROKER_CLUSTER_INFO)",
+		Short: "Clusters and their brokers",
 		Args:  cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
-			resp, err := c.callOK("cluster info", protocol.GetBrokerClusterInfo, nil)
-			if err != nil {
-				return err
-			}
-			if c.json {
-				return c.printJSON(resp.Body)
-			}
-			var ci protocol.ClusterInfo
-			if err := protocol.UnmarshalFastJSON(resp.Body, &ci); err != nil {
-				return fmt.Errorf("cluster info body: %w", err)
-			}
-			tw := tabwriter.NewWriter(c.out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "CLUSTER\tBROKER\tID\tADDRESS")
-			for _, cluster := range slices.Sorted(maps.Keys(ci.ClusterAddrTable)) {
-				names := slices.Clone(ci.ClusterAddrTable[cluster])
-				slices.Sort(names)
-				for _, name := range names {
-					writeBrokerRows(tw, cluster+"\t"+name, ci.BrokerAddrTable[name].BrokerAddrs)
-				}
-			}
-			return tw.Flush()
-		},
+		RunE:  run,
 	}
+	list := &cobra.Command{
+		Use:   "list [--runtime]",
+		Short: "Print the brokers of every cluster (GET_BROKER_CLUSTER_INFO), with --runtime each broker's GET_BROKER_RUNTIME_INFO",
+		Args:  cobra.NoArgs,
+		RunE:  run,
+	}
+	list.Flags().BoolVar(&runtime, "runtime", false, "also ask every broker for its runtime info (version, offsets, message counts)")
+	cluster.AddCommand(list)
+	return cluster
 }
 
-func newTopicsCommand(c *ctl) *cobra.Command {
+// runtimeColumns are the GET_BROKER_RUNTIME_INFO keys `cluster list
+// --runtime` shows (Java's brokers fill them; "-" when absent).
+var runtimeColumns = []struct{ title, key string }{
+	{"VERSION", "brokerVersionDesc"},
+	{"PUT_TODAY", "msgPutTotalTodayNow"},
+	{"GET_TODAY", "msgGetTotalTodayNow"},
+	{"COMMITLOG_MAX", "commitLogMaxOffset"},
+}
+
+func clusterList(c *ctl, runtime bool) error {
+	resp, err := c.callOK("cluster info", protocol.GetBrokerClusterInfo, nil)
+	if err != nil {
+		return err
+	}
+	var ci protocol.ClusterInfo
+	if err := protocol.UnmarshalFastJSON(resp.Body, &ci); err != nil {
+		return fmt.Errorf("cluster info body: %w", err)
+	}
+	if c.json && !runtime {
+		return c.printJSON(resp.Body)
+	}
+	type brokerRow struct {
+		Cluster string            `json:"cluster"`
+		Broker  string            `json:"brokerName"`
+		ID      int64             `json:"brokerId"`
+		Addr    string            `json:"addr"`
+		Runtime map[string]string `json:"runtime,omitempty"`
+		Error   string            `json:"runtimeError,omitempty"`
+	}
+	var rows []brokerRow
+	for _, cluster := range slices.Sorted(maps.Keys(ci.ClusterAddrTable)) {
+		names := slices.Clone(ci.ClusterAddrTable[cluster])
+		slices.Sort(names)
+		for _, name := range names {
+			addrs := ci.BrokerAddrTable[name].BrokerAddrs
+			for _, id := range slices.Sorted(maps.Keys(addrs)) {
+				rows = append(rows, brokerRow{Cluster: cluster, Broker: name, ID: id, Addr: addrs[id]})
+			}
+		}
+	}
+	if runtime {
+		for i := range rows {
+			rows[i].Runtime, err = brokerRuntime(c, rows[i].Addr)
+			if err != nil {
+				rows[i].Error = err.Error()
+			}
+		}
+	}
+	if c.json {
+		return c.writeJSON(rows)
+	}
+	tw := tabwriter.NewWriter(c.out, 0, 4, 2, ' ', 0)
+	fmt.Fprint(tw, "CLUSTER\tBROKER\tID\tADDRESS")
+	if runtime {
+		for _, col := range runtimeColumns {
+			fmt.Fprint(tw, "\t", col.title)
+		}
+	}
+	fmt.Fprintln(tw)
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s", r.Cluster, r.Broker, r.ID, r.Addr)
+		if runtime {
+			for _, col := range runtimeColumns {
+				v := r.Runtime[col.key]
+				if v == "" {
+					v = "-"
+				}
+				fmt.Fprint(tw, "\t", v)
+			}
+		}
+		fmt.Fprintln(tw)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if r.Error != "" {
+			fmt.Fprintf(c.out, "runtime info of %s: %s\n", r.Addr, r.Error)
+		}
+	}
+	return nil
+}
+
+// brokerRuntime asks one broker for GET_BROKER_RUNTIME_INFO (a KVTable body).
+func brokerRuntime(c *ctl, addr string) (map[string]string, error) {
+	resp, err := c.invokeOK("runtime info", addr, protocol.GetBrokerRuntimeInfo, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	var t protocol.KVTable
+	if err := protocol.UnmarshalFastJSON(resp.Body, &t); err != nil {
+		return nil, fmt.Errorf("runtime info body of %s: %w", addr, err)
+	}
+	return t.Table, nil
+}
+
+// newTopicsCommand is `topic list` (and the older top-level `topics`).
+func newTopicsCommand(c *ctl, name string, hidden bool) *cobra.Command {
 	var cluster string
 	cmd := &cobra.Command{
-		Use:   "topics [--cluster C]",
-		Short: "List topic names (GET_ALL_TOPIC_LIST_FROM_NAMESERVER / GET_TOPICS_BY_CLUSTER)",
-		Args:  cobra.NoArgs,
+		Use:    name + " [-c cluster]",
+		Short:  "List topic names (GET_ALL_TOPIC_LIST_FROM_NAMESERVER / GET_TOPICS_BY_CLUSTER)",
+		Args:   cobra.NoArgs,
+		Hidden: hidden,
 		RunE: func(*cobra.Command, []string) error {
 			code, ext := protocol.GetAllTopicListFromNameserver, map[string]string(nil)
 			if cluster != "" {
@@ -144,6 +235,6 @@ func newTopicsCommand(c *ctl) *cobra.Command {
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&cluster, "cluster", "", "only the topics of this cluster")
+	cmd.Flags().StringVarP(&cluster, "cluster", "c", "", "only the topics of this cluster")
 	return cmd
 }
