@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -113,16 +114,94 @@ func TestJavaReadsOurFiles(t *testing.T) {
 	}
 	slices.Sort(want)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "java", "-cp", cp, filepath.Join("testdata", "java", "ConfigCheck.java"), dir)
-	outBytes, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("java: %v\n%s", err, outBytes)
-	}
-	got := strings.Split(strings.TrimSpace(string(outBytes)), "\n")
+	got := strings.Split(strings.TrimSpace(runConfigCheck(t, cp, "read", dir)), "\n")
 	t.Logf("Java read %d lines", len(got))
 	if !slices.Equal(got, want) {
 		t.Fatalf("Java read:\n%s\n\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// runConfigCheck runs testdata/java/ConfigCheck.java with mode and dir and
+// returns its output.
+func runConfigCheck(t *testing.T, cp, mode, dir string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "java", "-cp", cp, filepath.Join("testdata", "java", "ConfigCheck.java"), mode, dir)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("java ConfigCheck %s: %v\n%s", mode, err, out)
+	}
+	return string(out)
+}
+
+// TestWeReadJavaFiles has RocketMQ 4.9.8 persist the four files (fastjson
+// pretty format, as ConfigManager.persist does), loads them with our
+// tables, and checks that our writer produces the very same bytes for the
+// same content. Skipped without java and the jars in ~/.m2.
+func TestWeReadJavaFiles(t *testing.T) {
+	cp := javaClasspath()
+	if cp == "" {
+		t.Skip("java or the RocketMQ 4.9.8 jars in ~/.m2 are missing")
+	}
+	dir := t.TempDir()
+	runConfigCheck(t, cp, "write", dir)
+	opts := Options{Dir: dir, FS: vfs.Default}
+
+	tp, err := OpenTopics(opts, testBrokerConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ordered := protocol.TopicConfig{TopicName: "Ordered", ReadQueueNums: 8, WriteQueueNums: 4, Perm: 4,
+		TopicFilterType: protocol.MultiTag, TopicSysFlag: 1, Order: true}
+	topicsVersion := protocol.DataVersion{Counter: 5, Timestamp: 1690000000000}
+	if tc, _ := tp.Get("Ordered"); !reflect.DeepEqual(tc, ordered) || tp.DataVersion() != topicsVersion {
+		t.Fatalf("topics: %+v %+v", tc, tp.DataVersion())
+	}
+	g, err := OpenGroups(opts, testBrokerConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow := protocol.NewSubscriptionGroupConfig("slow")
+	slow.ConsumeEnable, slow.RetryMaxTimes, slow.BrokerID = false, 3, 1
+	groupsVersion := protocol.DataVersion{Counter: 2, Timestamp: 1690000000001}
+	if cfg, _ := g.Get("slow"); !reflect.DeepEqual(cfg, slow) || g.DataVersion() != groupsVersion {
+		t.Fatalf("groups: %+v %+v", cfg, g.DataVersion())
+	}
+	o, err := OpenOffsets(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := o.QueryAll("app_group", "TopicTest"); !reflect.DeepEqual(got, map[int32]int64{0: 250, 1: 1 << 40}) {
+		t.Fatalf("offsets: %v", got)
+	}
+	d, err := OpenDelayOffsets(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := d.Snapshot().OffsetTable; !reflect.DeepEqual(got, map[int32]int64{1: 0, 18: 77}) {
+		t.Fatalf("delay offsets: %v", got)
+	}
+
+	// Byte for byte: one entry per map, so map order cannot differ.
+	for name, v := range map[string]any{
+		TopicsFile: protocol.TopicConfigSerializeWrapper{
+			TopicConfigTable: map[string]protocol.TopicConfig{"Ordered": ordered}, DataVersion: topicsVersion},
+		SubscriptionGroupFile: protocol.SubscriptionGroupTable{
+			SubscriptionGroupTable: map[string]protocol.SubscriptionGroupConfig{"slow": slow}, DataVersion: groupsVersion},
+		ConsumerOffsetFile: o.Snapshot(),
+		DelayOffsetFile:    d.Snapshot(),
+	} {
+		ours, err := protocol.MarshalFastJSONPretty(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		java, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(ours) != string(java) {
+			t.Errorf("%s differs from Java's:\nours:\n%s\njava:\n%s", name, ours, java)
+		}
 	}
 }

@@ -1,8 +1,12 @@
-// ConfigCheck reads the four broker config files of a directory with the
-// classes and the fastjson version of Apache RocketMQ 4.9.8 and prints their
-// content as sorted canonical lines. The Go test TestJavaReadsOurFiles runs
-// it (java source-file mode) on files rocketd wrote and compares the lines
-// with its own tables: proof that a Java broker reads what rocketd writes.
+// ConfigCheck exercises the four broker config files with the classes and
+// the fastjson version of Apache RocketMQ 4.9.8 (java source-file mode):
+//
+//   ConfigCheck read DIR   parses the files in DIR as a Java broker does and
+//                          prints their content as sorted canonical lines;
+//   ConfigCheck write DIR  writes files with known content the way a Java
+//                          broker persists them (pretty fastjson).
+//
+// The Go tests TestJavaReadsOurFiles and TestWeReadJavaFiles run it.
 import com.alibaba.fastjson.JSON;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -44,7 +48,61 @@ public class ConfigCheck {
     }
 
     public static void main(String[] args) throws Exception {
-        Path dir = Paths.get(args[0]);
+        Path dir = Paths.get(args[1]);
+        if (args[0].equals("write")) {
+            write(dir);
+        } else {
+            read(dir);
+        }
+    }
+
+    static void put(Path dir, String name, Object obj) throws Exception {
+        // What ConfigManager.persist writes: encode(true), pretty format.
+        Files.write(dir.resolve(name), RemotingSerializable.toJson(obj, true).getBytes(StandardCharsets.UTF_8));
+    }
+
+    static DataVersion dataVersion(long counter, long timestamp) {
+        DataVersion v = new DataVersion();
+        v.setCounter(new java.util.concurrent.atomic.AtomicLong(counter));
+        v.setTimestamp(timestamp);
+        return v;
+    }
+
+    static void write(Path dir) throws Exception {
+        TopicConfigSerializeWrapper topics = new TopicConfigSerializeWrapper();
+        topics.setDataVersion(dataVersion(5, 1690000000000L));
+        TopicConfig ordered = new TopicConfig("Ordered", 8, 4, 4);
+        ordered.setOrder(true);
+        ordered.setTopicFilterType(org.apache.rocketmq.common.TopicFilterType.MULTI_TAG);
+        ordered.setTopicSysFlag(1);
+        topics.getTopicConfigTable().put("Ordered", ordered);
+        put(dir, "topics.json", topics);
+
+        SubscriptionGroupWrapper groups = new SubscriptionGroupWrapper();
+        groups.setDataVersion(dataVersion(2, 1690000000001L));
+        SubscriptionGroupConfig slow = new SubscriptionGroupConfig();
+        slow.setGroupName("slow");
+        slow.setConsumeEnable(false);
+        slow.setRetryMaxTimes(3);
+        slow.setBrokerId(1);
+        groups.getSubscriptionGroupTable().put("slow", slow);
+        put(dir, "subscriptionGroup.json", groups);
+
+        ConsumerOffsetSerializeWrapper offsets = new ConsumerOffsetSerializeWrapper();
+        ConcurrentMap<Integer, Long> queues = new java.util.concurrent.ConcurrentHashMap<>();
+        queues.put(0, 250L);
+        queues.put(1, 1L << 40);
+        offsets.getOffsetTable().put("TopicTest@app_group", queues);
+        put(dir, "consumerOffset.json", offsets);
+
+        DelayOffsets delay = new DelayOffsets();
+        delay.setOffsetTable(new java.util.concurrent.ConcurrentHashMap<>());
+        delay.getOffsetTable().put(1, 0L);
+        delay.getOffsetTable().put(18, 77L);
+        put(dir, "delayOffset.json", delay);
+    }
+
+    static void read(Path dir) throws Exception {
         List<String> out = new ArrayList<>();
 
         TopicConfigSerializeWrapper topics =
