@@ -67,7 +67,11 @@ func OpenGroups(opts Options, bc *config.BrokerConfig) (*Groups, error) {
 			}
 			g.mu.table[name] = cfg
 		}
-		g.mu.version = w.DataVersion
+		// A file without a dataVersion keeps the fresh one, as in Java
+		// (its wrapper object starts with a new DataVersion).
+		if w.DataVersion != (protocol.DataVersion{}) {
+			g.mu.version = w.DataVersion
+		}
 		return nil
 	})
 	if err != nil {

@@ -74,7 +74,11 @@ func OpenTopics(opts Options, bc *config.BrokerConfig) (*Topics, error) {
 			}
 			t.mu.table[name] = tc
 		}
-		t.mu.version = w.DataVersion
+		// A file without a dataVersion keeps the fresh one, as in Java
+		// (its wrapper object starts with a new DataVersion).
+		if w.DataVersion != (protocol.DataVersion{}) {
+			t.mu.version = w.DataVersion
+		}
 		return nil
 	})
 	if err != nil {

@@ -358,3 +358,12 @@ func TestLoadTopicsVariants(t *testing.T) {
 		t.Fatalf("NoName %+v", tc)
 	}
 }
+
+func TestTopicsFileWithoutDataVersion(t *testing.T) {
+	fs := vfs.NewMem()
+	writeRaw(t, fs, filepath.Join(testDir, TopicsFile), []byte(`{"topicConfigTable":{"A":{"perm":6}}}`))
+	tp := openTopics(t, fs, nil)
+	if dv := tp.DataVersion(); dv.Timestamp == 0 || !tp.Contains("A") {
+		t.Fatalf("version %+v", dv)
+	}
+}
