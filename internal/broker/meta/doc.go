@@ -17,9 +17,10 @@
 // properties sorted by name, "key":value without blanks, and integer map
 // keys written unquoted on one line (not valid JSON; protocol's
 // UnmarshalFastJSON reads it, and reads compact and quoted-key forms too).
-// java_test.go checks both directions against RocketMQ 4.9.8's own classes
-// and fastjson 1.2.69: Java reads what we write, we read what Java writes,
-// and for the same content the bytes are identical.
+// java_test.go checks both directions against RocketMQ's own classes
+// (4.9.8 with fastjson 1.2.69; 5.3.1 reads too): Java reads what we write,
+// we read what Java writes, and for the same content the bytes are
+// identical.
 //
 //	topics.json                    written on every change
 //	{

@@ -16,10 +16,31 @@ import (
 	"github.com/rocketd/rocketd/internal/vfs"
 )
 
-// javaClasspath returns the jars ConfigCheck.java needs from the local
-// Maven repository (RocketMQ 4.9.8 and the fastjson it ships with), or ""
-// when java or a jar is missing.
-func javaClasspath() string {
+// javaRelease is one RocketMQ release whose classes the Java checks run.
+type javaRelease struct {
+	name   string // "4.9.8"
+	source string // the checker under testdata/java
+	jars   []string
+}
+
+var javaReleases = []javaRelease{
+	{"4.9.8", "ConfigCheck.java", []string{
+		"org/apache/rocketmq/rocketmq-common/4.9.8/rocketmq-common-4.9.8.jar",
+		"org/apache/rocketmq/rocketmq-remoting/4.9.8/rocketmq-remoting-4.9.8.jar",
+		"org/apache/rocketmq/rocketmq-logging/4.9.8/rocketmq-logging-4.9.8.jar",
+		"com/alibaba/fastjson/1.2.69_noneautotype/fastjson-1.2.69_noneautotype.jar",
+	}},
+	{"5.3.1", "ConfigCheck5.java", []string{
+		"org/apache/rocketmq/rocketmq-common/5.3.1/rocketmq-common-5.3.1.jar",
+		"org/apache/rocketmq/rocketmq-remoting/5.3.1/rocketmq-remoting-5.3.1.jar",
+		"com/alibaba/fastjson/1.2.83/fastjson-1.2.83.jar",
+	}},
+}
+
+// javaClasspath returns the class path of a release from the local Maven
+// repository (plus commons-lang3 and guava when present), or "" when java
+// or one of its jars is missing.
+func javaClasspath(rel javaRelease) string {
 	if _, err := exec.LookPath("java"); err != nil {
 		return ""
 	}
@@ -28,35 +49,28 @@ func javaClasspath() string {
 		return ""
 	}
 	repo := filepath.Join(home, ".m2", "repository")
-	jars := []string{
-		"org/apache/rocketmq/rocketmq-common/4.9.8/rocketmq-common-4.9.8.jar",
-		"org/apache/rocketmq/rocketmq-remoting/4.9.8/rocketmq-remoting-4.9.8.jar",
-		"org/apache/rocketmq/rocketmq-logging/4.9.8/rocketmq-logging-4.9.8.jar",
-		"com/alibaba/fastjson/1.2.69_noneautotype/fastjson-1.2.69_noneautotype.jar",
-	}
 	var paths []string
-	for _, j := range jars {
+	for _, j := range rel.jars {
 		p := filepath.Join(repo, filepath.FromSlash(j))
 		if _, err := os.Stat(p); err != nil {
 			return ""
 		}
 		paths = append(paths, p)
 	}
-	if lang3, _ := filepath.Glob(filepath.Join(repo, "org/apache/commons/commons-lang3/*/commons-lang3-*.jar")); len(lang3) > 0 {
-		paths = append(paths, lang3[len(lang3)-1])
+	for _, glob := range []string{"org/apache/commons/commons-lang3/*/commons-lang3-*.jar", "com/google/guava/guava/*/guava-*.jar"} {
+		if found, _ := filepath.Glob(filepath.Join(repo, filepath.FromSlash(glob))); len(found) > 0 {
+			paths = append(paths, found[len(found)-1])
+		}
 	}
 	return strings.Join(paths, string(os.PathListSeparator))
 }
 
 // TestJavaReadsOurFiles writes the four files with rocketd's tables (on the
-// OS file system), parses them with RocketMQ 4.9.8's own classes and
-// fastjson 1.2.69 (testdata/java/ConfigCheck.java) and compares what Java
-// read with our tables. Skipped without java and the jars in ~/.m2.
+// OS file system), parses them with the own classes and fastjson of
+// RocketMQ 4.9.8 and 5.3.1 (testdata/java/ConfigCheck*.java) and compares
+// what Java read with our tables. A release is skipped without java and its
+// jars in ~/.m2.
 func TestJavaReadsOurFiles(t *testing.T) {
-	cp := javaClasspath()
-	if cp == "" {
-		t.Skip("java or the RocketMQ 4.9.8 jars in ~/.m2 are missing")
-	}
 	dir := t.TempDir()
 	opts := Options{Dir: dir, FS: vfs.Default}
 	tb, err := Open(opts, testBrokerConfig())
@@ -114,20 +128,27 @@ func TestJavaReadsOurFiles(t *testing.T) {
 	}
 	slices.Sort(want)
 
-	got := strings.Split(strings.TrimSpace(runConfigCheck(t, cp, "read", dir)), "\n")
-	t.Logf("Java read %d lines", len(got))
-	if !slices.Equal(got, want) {
-		t.Fatalf("Java read:\n%s\n\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	for _, rel := range javaReleases {
+		t.Run(rel.name, func(t *testing.T) {
+			cp := javaClasspath(rel)
+			if cp == "" {
+				t.Skipf("java or the RocketMQ %s jars in ~/.m2 are missing", rel.name)
+			}
+			got := strings.Split(strings.TrimSpace(runConfigCheck(t, rel.source, cp, "read", dir)), "\n")
+			if !slices.Equal(got, want) {
+				t.Fatalf("Java read:\n%s\n\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+		})
 	}
 }
 
-// runConfigCheck runs testdata/java/ConfigCheck.java with mode and dir and
-// returns its output.
-func runConfigCheck(t *testing.T, cp, mode, dir string) string {
+// runConfigCheck runs testdata/java/<source> with mode and dir and returns
+// its output.
+func runConfigCheck(t *testing.T, source, cp, mode, dir string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "java", "-cp", cp, filepath.Join("testdata", "java", "ConfigCheck.java"), mode, dir)
+	cmd := exec.CommandContext(ctx, "java", "-cp", cp, filepath.Join("testdata", "java", source), mode, dir)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("java ConfigCheck %s: %v\n%s", mode, err, out)
@@ -140,12 +161,13 @@ func runConfigCheck(t *testing.T, cp, mode, dir string) string {
 // tables, and checks that our writer produces the very same bytes for the
 // same content. Skipped without java and the jars in ~/.m2.
 func TestWeReadJavaFiles(t *testing.T) {
-	cp := javaClasspath()
+	rel := javaReleases[0]
+	cp := javaClasspath(rel)
 	if cp == "" {
-		t.Skip("java or the RocketMQ 4.9.8 jars in ~/.m2 are missing")
+		t.Skipf("java or the RocketMQ %s jars in ~/.m2 are missing", rel.name)
 	}
 	dir := t.TempDir()
-	runConfigCheck(t, cp, "write", dir)
+	runConfigCheck(t, rel.source, cp, "write", dir)
 	opts := Options{Dir: dir, FS: vfs.Default}
 
 	tp, err := OpenTopics(opts, testBrokerConfig())
