@@ -23,20 +23,9 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // and slave) serving TopicA (6 read / 8 write queues) and TopicB.
 func startNamesrv(t *testing.T) string {
 	t.Helper()
-	cfg := namesrv.Config{Addr: "127.0.0.1:0"}
-	cfg.Namesrv.KVConfigPath = filepath.Join(t.TempDir(), "kvConfig.json")
-	srv, err := namesrv.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
+	nsAddr := startEmptyNamesrv(t)
 	broker := remoting.NewClient(remoting.ClientConfig{})
-	t.Cleanup(func() {
-		broker.Close()
-		srv.Close()
-	})
+	t.Cleanup(func() { broker.Close() })
 	for id, addr := range []string{"127.0.0.1:10911", "127.0.0.1:10921"} {
 		body := protocol.RegisterBrokerBody{FilterServerList: []string{}}
 		a, b := protocol.NewTopicConfig("TopicA"), protocol.NewTopicConfig("TopicB")
@@ -47,12 +36,28 @@ func startNamesrv(t *testing.T) string {
 		h := protocol.RegisterBrokerRequestHeader{BrokerName: "broker-a", BrokerAddr: addr, ClusterName: "DefaultCluster",
 			BrokerID: int64(id), BodyCrc32: int32(crc32.ChecksumIEEE(raw) & 0x7FFFFFFF)}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		resp, err := broker.Invoke(ctx, srv.Addr(), remoting.NewRequest(protocol.RegisterBroker, protocol.Ext(&h), raw))
+		resp, err := broker.Invoke(ctx, nsAddr, remoting.NewRequest(protocol.RegisterBroker, protocol.Ext(&h), raw))
 		cancel()
 		if err != nil || resp.Code != protocol.Success {
 			t.Fatalf("register: %v %+v", err, resp)
 		}
 	}
+	return nsAddr
+}
+
+// startEmptyNamesrv runs a NameServer with no broker.
+func startEmptyNamesrv(t *testing.T) string {
+	t.Helper()
+	cfg := namesrv.Config{Addr: "127.0.0.1:0"}
+	cfg.Namesrv.KVConfigPath = filepath.Join(t.TempDir(), "kvConfig.json")
+	srv, err := namesrv.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
 	return srv.Addr()
 }
 

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Java interop check: builds rocketd and rocketctl, starts `rocketd serve` on
+# free ports with a temporary data dir, and runs InteropCheck (official Java
+# client: sync/async/oneway/batch send, push consumers, tag filter) once per
+# client version (Maven profiles rmq4 = 4.9.x, rmq5 = 5.x). Exits non-zero
+# when a check fails or rocketd does not come up.
+#
+#   interop/java/run.sh              both client versions
+#   interop/java/run.sh rmq4         one profile
+#
+# Needs Go, Java 17 and Maven (dependencies from Maven Central, cached in
+# ~/.m2 after the first run). KEEP=1 keeps the temporary dir for inspection.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+profiles=("$@")
+[ ${#profiles[@]} -gt 0 ] || profiles=(rmq4 rmq5)
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/rocketd-java-interop.XXXXXX")
+rocketd_pid=""
+cleanup() {
+	if [ -n "$rocketd_pid" ] && kill -0 "$rocketd_pid" 2>/dev/null; then
+		kill -TERM "$rocketd_pid" 2>/dev/null || true
+		for _ in $(seq 1 100); do kill -0 "$rocketd_pid" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$rocketd_pid" 2>/dev/null || true
+	fi
+	if [ "${KEEP:-}" = 1 ]; then echo "kept $tmp"; else rm -rf "$tmp"; fi
+}
+trap cleanup EXIT
+
+now_ms() { date +%s%3N; }
+t0=$(now_ms)
+
+# free_port prints a TCP port nobody listens on (and whose neighbours are
+# free too: brokers may use listenPort+1 for HA and listenPort-2 as VIP).
+free_port() {
+	local p
+	for _ in $(seq 1 100); do
+		p=$((20000 + RANDOM % 40000))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null &&
+			! (exec 3<>"/dev/tcp/127.0.0.1/$((p + 1))") 2>/dev/null &&
+			! (exec 3<>"/dev/tcp/127.0.0.1/$((p - 2))") 2>/dev/null; then
+			echo "$p"
+			return 0
+		fi
+	done
+	echo "no free port found" >&2
+	return 1
+}
+
+echo "== building rocketd and rocketctl"
+(cd "$root" && go build -o "$tmp/bin/rocketd" ./cmd/rocketd && go build -o "$tmp/bin/rocketctl" ./cmd/rocketctl)
+
+ns_port=$(free_port)
+broker_port=$(free_port)
+while [ "$broker_port" = "$ns_port" ]; do broker_port=$(free_port); done
+export NAMESRV_ADDR="127.0.0.1:$ns_port"
+ctl="$tmp/bin/rocketctl"
+
+echo "== starting rocketd serve (namesrv $ns_port, broker $broker_port, data $tmp/data)"
+"$tmp/bin/rocketd" serve --data "$tmp/data" --namesrv-port "$ns_port" --listen-port "$broker_port" \
+	>"$tmp/rocketd.log" 2>&1 &
+rocketd_pid=$!
+
+# Up means: the broker has registered with the NameServer.
+up=""
+for _ in $(seq 1 300); do
+	if ! kill -0 "$rocketd_pid" 2>/dev/null; then break; fi
+	if "$ctl" --timeout 1s cluster list 2>/dev/null | grep -q ":$broker_port"; then up=1; break; fi
+	sleep 0.1
+done
+if [ -z "$up" ]; then
+	echo "rocketd did not come up; its log:" >&2
+	tail -50 "$tmp/rocketd.log" >&2
+	exit 1
+fi
+echo "rocketd up after $(( $(now_ms) - t0 )) ms (including the Go build)"
+
+status=0
+for profile in "${profiles[@]}"; do
+	t1=$(now_ms)
+	topic="JavaInterop_${profile}_$$"
+	echo "== $profile: creating $topic"
+	"$ctl" topic create -t "$topic" -r 4 -w 4
+	echo "== $profile: building the check"
+	(cd "$here" && mvn -B -q -P "$profile" compile dependency:build-classpath \
+		-Dmdep.outputFile="$tmp/cp-$profile.txt" -Dmdep.includeScope=runtime)
+	client=$(tr ':' '\n' <"$tmp/cp-$profile.txt" | grep -o 'rocketmq-client-[0-9][^/]*\.jar' | head -1)
+	echo "== $profile: running InteropCheck with $client"
+	if java -Drocketmq.client.logRoot="$tmp/client-logs-$profile" -Drocketmq.client.logLevel=WARN \
+		-cp "$here/target/$profile/classes:$(cat "$tmp/cp-$profile.txt")" \
+		io.rocketd.interop.InteropCheck "$NAMESRV_ADDR" "$topic"; then
+		echo "== $profile: PASS in $(( $(now_ms) - t1 )) ms"
+	else
+		echo "== $profile: FAIL in $(( $(now_ms) - t1 )) ms" >&2
+		status=1
+	fi
+done
+
+if [ "$status" != 0 ]; then
+	echo "rocketd log (last 50 lines):" >&2
+	tail -50 "$tmp/rocketd.log" >&2
+fi
+echo "java interop: total $(( $(now_ms) - t0 )) ms, exit $status"
+exit "$status"
