@@ -239,8 +239,8 @@ type BrokerConfig struct {
 	// StorePathRootDir is the store root ($HOME/store).
 	StorePathRootDir string `prop:"storePathRootDir"`
 	// StorePathCommitLog is the CommitLog directory (default
-	// <storePathRootDir>/commitlog; Java defaults to $HOME/store/commitlog
-	// whatever the root, a trap rocketd does not copy).
+	// <storePathRootDir>/commitlog, as in 4.9.8; some older releases
+	// defaulted to $HOME/store/commitlog whatever the root).
 	StorePathCommitLog string `prop:"storePathCommitLog"`
 	// MappedFileSizeCommitLog is the CommitLog segment size (1 GiB). The
 	// old spelling mapedFileSizeCommitLog is accepted too.
@@ -412,7 +412,7 @@ func (c *BrokerConfig) ensureBaseDefaults() {
 
 	// Pool sizes as 4.9.8 derives them from the processor count.
 	cpus := runtime.NumCPU()
-	setInt(&c.SendMessageThreadPoolNums, 1)
+	setInt(&c.SendMessageThreadPoolNums, min(cpus, 4))
 	setInt(&c.PullMessageThreadPoolNums, 16+cpus*2)
 	setInt(&c.QueryMessageThreadPoolNums, 8+cpus)
 	setInt(&c.AdminBrokerThreadPoolNums, DefaultAdminBrokerThreadPoolNums)
@@ -494,6 +494,8 @@ func (c *BrokerConfig) Validate() error {
 	}
 	switch c.BrokerRole {
 	case AsyncMaster, SyncMaster:
+		// Java's BrokerStartup silently resets a master's brokerId to 0;
+		// saying so is kinder than registering something else than asked.
 		if c.BrokerID != 0 {
 			bad("brokerId %d: a master (brokerRole %s) must have brokerId 0", c.BrokerID, c.BrokerRole)
 		}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -48,7 +49,7 @@ func TestBrokerConfigDefaults(t *testing.T) {
 		{"traceOn", c.TraceOn, true},
 		{"regionId", c.RegionID, "DefaultRegion"},
 		{"flushConsumerOffsetInterval", c.FlushConsumerOffsetInterval, 5 * time.Second},
-		{"sendMessageThreadPoolNums", c.SendMessageThreadPoolNums, 1},
+		{"sendMessageThreadPoolNums", c.SendMessageThreadPoolNums, min(runtime.NumCPU(), 4)},
 		{"sendThreadPoolQueueCapacity", c.SendThreadPoolQueueCapacity, 10000},
 		{"pullThreadPoolQueueCapacity", c.PullThreadPoolQueueCapacity, 100000},
 		{"mappedFileSizeCommitLog", c.MappedFileSizeCommitLog, int64(1 << 30)},

@@ -90,9 +90,9 @@ func (g *Groups) Get(group string) (protocol.SubscriptionGroupConfig, bool) {
 
 // FindOrCreate returns a group's config, creating it with the defaults when
 // absent and autoCreateSubscriptionGroup is on or the name starts with
-// CID_RMQ_SYS_ (findSubscriptionGroupConfig). Like Java it does not create
-// a group whose name breaks the topic character rules or is longer than
-// 255. ok=false means the group does not exist (the caller answers
+// CID_RMQ_SYS_ (findSubscriptionGroupConfig). Like Java 5.x (4.9.8 creates
+// any name) it does not create a group whose name breaks the topic
+// character rules or is longer than 255. ok=false means the group does not exist (the caller answers
 // SUBSCRIPTION_GROUP_NOT_EXIST). A failed persist after a creation is
 // logged, not returned.
 func (g *Groups) FindOrCreate(group string) (cfg protocol.SubscriptionGroupConfig, ok bool) {

@@ -2,7 +2,6 @@ package meta
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 )
 
@@ -65,8 +64,7 @@ func ValidateTopic(topic string) error {
 		return &NameError{Name: topic, Remark: "The specified topic is blank."}
 	}
 	if !legalName(topic) {
-		return &NameError{Name: topic, Remark: fmt.Sprintf(
-			"The specified topic[%s] contains illegal characters, allowing only ^[%%|a-zA-Z0-9_-]+$", topic)}
+		return &NameError{Name: topic, Remark: "The specified topic contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$"}
 	}
 	if len(topic) > MaxTopicLength {
 		return &NameError{Name: topic, Remark: "The specified topic is longer than topic max length."}
@@ -143,8 +141,9 @@ func IsDLQTopic(topic string) bool { return strings.HasPrefix(topic, DLQGroupTop
 // IsSysConsumerGroup reports a group named CID_RMQ_SYS_*.
 func IsSysConsumerGroup(group string) bool { return strings.HasPrefix(group, SysConsumerGroupPrefix) }
 
-// validAutoCreateGroup is the check Java applies before auto-creating a
-// subscription group: the topic character set, at most 255 characters.
+// validAutoCreateGroup is the check Java 5.x applies before auto-creating a
+// subscription group (4.9.8 creates any name): the topic character set, at
+// most 255 characters.
 func validAutoCreateGroup(group string) bool {
 	return legalName(group) && len(group) <= MaxGroupLength
 }

@@ -16,10 +16,10 @@ func TestValidateTopic(t *testing.T) {
 	bad := map[string]string{
 		"":                       "The specified topic is blank.",
 		"   ":                    "The specified topic is blank.",
-		"a.b":                    "The specified topic[a.b] contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$",
-		"a b":                    "The specified topic[a b] contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$",
-		"é":                      "The specified topic[é] contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$",
-		"a@b":                    "The specified topic[a@b] contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$",
+		"a.b":                    "The specified topic contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$",
+		"a b":                    "The specified topic contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$",
+		"é":                      "The specified topic contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$",
+		"a@b":                    "The specified topic contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$",
 		strings.Repeat("x", 128): "The specified topic is longer than topic max length.",
 	}
 	for name, remark := range bad {
