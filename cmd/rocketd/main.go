@@ -2,6 +2,7 @@
 //
 //	rocketd serve                  NameServer + broker in one process (the embedded default)
 //	rocketd namesrv --port 9876    the NameServer alone
+//	rocketd broker -c broker.conf  a broker alone
 //	rocketd version
 //
 // Logs go to stderr through log/slog. The process runs until SIGINT or
@@ -40,7 +41,7 @@ func newRootCommand() *cobra.Command {
 	}
 	root.PersistentFlags().StringVar(&opts.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	root.PersistentFlags().StringVar(&opts.logFormat, "log-format", "text", "log format: text or json")
-	root.AddCommand(newNamesrvCommand(opts), newServeCommand(opts), newVersionCommand())
+	root.AddCommand(newNamesrvCommand(opts), newServeCommand(opts), newBrokerCommand(opts), newVersionCommand())
 	return root
 }
 

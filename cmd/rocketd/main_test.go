@@ -16,6 +16,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
 )
@@ -87,6 +88,23 @@ func waitListening(t *testing.T, addr string, exited <-chan error, stderr *syncB
 	}
 }
 
+// waitLog polls the process's log until it contains text.
+func waitLog(t *testing.T, text string, exited <-chan error, stderr *syncBuffer) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !strings.Contains(stderr.String(), text) {
+		select {
+		case err := <-exited:
+			t.Fatalf("rocketd exited early: %v\n%s", err, stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q in the log\n%s", text, stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // stopGracefully sends SIGTERM and expects a clean exit.
 func stopGracefully(t *testing.T, cmd *exec.Cmd, exited <-chan error, stderr *syncBuffer) {
 	t.Helper()
@@ -146,23 +164,107 @@ func TestNamesrvProcess(t *testing.T) {
 
 func TestServeProcess(t *testing.T) {
 	bin := buildRocketd(t)
-	port := freePort(t)
-	addr := "127.0.0.1:" + strconv.Itoa(port)
+	nsPort, brokerPort := freePort(t), freePort(t)
+	nsAddr := "127.0.0.1:" + strconv.Itoa(nsPort)
+	brokerAddr := "127.0.0.1:" + strconv.Itoa(brokerPort)
 	data := filepath.Join(t.TempDir(), "data")
-	cmd, stderr, exited := startProcess(t, bin, "serve", "--data", data, "--namesrv-port", strconv.Itoa(port))
-	waitListening(t, addr, exited, stderr)
-	if !strings.Contains(stderr.String(), "broker is not built yet") {
-		t.Fatalf("serve does not say the broker is missing:\n%s", stderr.String())
+	conf := filepath.Join(t.TempDir(), "broker.conf")
+	// Small files: the test should not write a 1 GiB segment.
+	if err := os.WriteFile(conf, []byte("mapedFileSizeCommitLog=16777216\nmappedFileSizeConsumeQueue=60000\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
+	args := []string{"serve", "--data", data, "--namesrv-port", strconv.Itoa(nsPort),
+		"--listen-port", strconv.Itoa(brokerPort), "-c", conf}
+	abort := filepath.Join(data, "store", "abort")
+
 	c := remoting.NewClient(remoting.ClientConfig{})
 	defer c.Close()
-	if r := invoke(t, c, addr, protocol.PutKVConfig, map[string]string{"namespace": "ns", "key": "k", "value": "v"}); r.Code != protocol.Success {
-		t.Fatalf("put kv: %d %q", r.Code, r.Remark)
+	const topic = "ServeTopic"
+
+	// First run: send three messages through the broker, pull them back.
+	cmd, stderr, exited := startProcess(t, bin, args...)
+	waitLog(t, "broker ready", exited, stderr)
+	if _, err := os.Stat(abort); err != nil {
+		t.Fatalf("no abort file while running: %v", err)
 	}
-	c.CloseConn(addr)
+	for i := range 3 {
+		h := protocol.SendMessageRequestHeader{ProducerGroup: "pg", Topic: topic, DefaultTopic: "TBW102",
+			DefaultTopicQueueNums: 4, QueueID: 0, BornTimestamp: time.Now().UnixMilli(),
+			Properties: "TAGS\x01a"}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		resp, err := c.Invoke(ctx, brokerAddr, remoting.NewRequest(protocol.SendMessage, protocol.Ext(&h), []byte("body-"+strconv.Itoa(i))))
+		cancel()
+		if err != nil || resp.Code != protocol.Success {
+			t.Fatalf("send %d: %v %+v\n%s", i, err, resp, stderr.String())
+		}
+	}
+	pullAll(t, c, brokerAddr, topic, 3)
+	// The NameServer knows the auto-created topic.
+	waitRoute(t, c, nsAddr, topic)
+	c.CloseConn(brokerAddr)
+	c.CloseConn(nsAddr)
 	stopGracefully(t, cmd, exited, stderr)
-	if _, err := os.Stat(filepath.Join(data, "namesrv", "kvConfig.json")); err != nil {
-		t.Fatalf("kv config not under the data dir: %v", err)
+	if _, err := os.Stat(abort); !os.IsNotExist(err) {
+		t.Fatalf("abort file left after a clean stop: %v", err)
+	}
+
+	// Second run: normal recovery, the messages are still there.
+	cmd, stderr, exited = startProcess(t, bin, args...)
+	waitLog(t, "broker ready", exited, stderr)
+	if !strings.Contains(stderr.String(), "cleanLastExit=true") {
+		t.Fatalf("second start did not see a clean exit:\n%s", stderr.String())
+	}
+	pullAll(t, c, brokerAddr, topic, 3)
+	c.CloseConn(brokerAddr)
+	stopGracefully(t, cmd, exited, stderr)
+	if _, err := os.Stat(filepath.Join(data, "namesrv", "kvConfig.json")); err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+}
+
+// pullAll pulls queue 0 of topic from offset 0 (retrying while dispatch
+// has not caught up) and counts the records, checking their bodies.
+func pullAll(t *testing.T, c *remoting.Client, addr, topic string, want int) {
+	t.Helper()
+	h := protocol.PullMessageRequestHeader{ConsumerGroup: "cg", Topic: topic, QueueID: 0, QueueOffset: 0,
+		MaxMsgNums: 32, SysFlag: protocol.PullFlagSubscription, Subscription: "*"}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp := invoke(t, c, addr, protocol.PullMessage, protocol.Ext(&h))
+		n := 0
+		if resp.Code == protocol.Success {
+			var sc message.Scanner
+			sc.Reset(resp.Body)
+			for sc.Next() {
+				if w := "body-" + strconv.Itoa(n); string(sc.Record().Body) != w {
+					t.Fatalf("record %d body %q, want %q", n, sc.Record().Body, w)
+				}
+				n++
+			}
+		}
+		if n == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pull: %d %s, %d records, want %d", resp.Code, resp.Remark, n, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitRoute polls the NameServer until it routes topic.
+func waitRoute(t *testing.T, c *remoting.Client, addr, topic string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp := invoke(t, c, addr, protocol.GetRouteinfoByTopic, map[string]string{"topic": topic})
+		if resp.Code == protocol.Success {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no route for %s: %d %s", topic, resp.Code, resp.Remark)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 

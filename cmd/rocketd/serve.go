@@ -1,13 +1,20 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/rocketd/rocketd/internal/broker"
 	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/namesrv"
 )
@@ -16,6 +23,8 @@ func newServeCommand(root *rootOptions) *cobra.Command {
 	var (
 		dataDir     string
 		namesrvPort int
+		listenPort  int
+		confPath    string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -23,7 +32,13 @@ func newServeCommand(root *rootOptions) *cobra.Command {
 		Long: `Run the NameServer and one master broker in one process, data under --data,
 until SIGINT or SIGTERM. Point any RocketMQ client at 127.0.0.1:9876.
 
-The broker is not built yet: for now only the NameServer runs.`,
+The broker registers with the embedded NameServer and advertises brokerIP1
+(127.0.0.1 unless broker.conf says otherwise: set brokerIP1 for clients on
+other hosts). -c broker.conf may set any broker key; --data, --listen-port and
+--namesrv-port win over the file when given.
+
+Layout of --data: namesrv/kvConfig.json, store/ (commitlog, consumequeue,
+config/*.json, checkpoint, abort while running).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log, err := root.logger()
@@ -34,21 +49,98 @@ The broker is not built yet: for now only the NameServer runs.`,
 			if err != nil {
 				return err
 			}
+			props := config.Properties{}
+			if confPath != "" {
+				if props, err = config.LoadPropertiesFile(confPath); err != nil {
+					return err
+				}
+			}
+			f := cmd.Flags()
+			// The embedded defaults, unless the file or a flag says otherwise.
+			setProp(props, "storePathRootDir", filepath.Join(abs, "store"), f.Changed("data"))
+			setProp(props, "listenPort", strconv.Itoa(listenPort), f.Changed("listen-port"))
+			setProp(props, "namesrvAddr", "127.0.0.1:"+strconv.Itoa(namesrvPort), f.Changed("namesrv-port"))
+			setProp(props, "brokerIP1", "127.0.0.1", false)
+			bc, unknown, err := config.BrokerConfigFromProperties(props)
+			if err != nil {
+				return err
+			}
+			if len(unknown) > 0 {
+				log.Warn("rocketd: unknown keys in config file ignored", "file", confPath, "keys", unknown)
+			}
 			if err := os.MkdirAll(abs, 0o755); err != nil {
 				return err
 			}
-			cfg := config.NamesrvConfig{
+			nscfg := config.NamesrvConfig{
 				ListenPort:   namesrvPort,
 				KVConfigPath: filepath.Join(abs, "namesrv", "kvConfig.json"),
 			}
-			log.Warn("rocketd: the broker is not built yet; serving the NameServer only", "data", abs)
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			return runNamesrv(ctx, namesrv.Config{Namesrv: cfg, Logger: log}, log)
+			return runServe(ctx, namesrv.Config{Namesrv: nscfg, Logger: log}, broker.Config{Broker: bc, Logger: log}, log)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&dataDir, "data", "./rocketd-data", "data directory (store, configs, namesrv KV config)")
 	f.IntVar(&namesrvPort, "namesrv-port", config.DefaultNamesrvPort, "NameServer TCP port")
+	f.IntVar(&listenPort, "listen-port", 10911, "broker TCP port (listenPort)")
+	f.StringVarP(&confPath, "config", "c", "", "broker.conf properties file")
 	return cmd
+}
+
+// setProp sets key in props when force is true or the file did not set it.
+func setProp(props config.Properties, key, value string, force bool) {
+	if _, set := props[key]; force || !set {
+		props[key] = value
+	}
+}
+
+// runServe starts the NameServer, then the broker (which registers with
+// it), and on ctx's end stops them in the reverse order, so the broker's
+// UNREGISTER_BROKER still reaches the NameServer.
+func runServe(ctx context.Context, nscfg namesrv.Config, bcfg broker.Config, log *slog.Logger) error {
+	ns, err := namesrv.New(nscfg)
+	if err != nil {
+		return err
+	}
+	if err := ns.Start(); err != nil {
+		return err
+	}
+	log.Info("rocketd: NameServer ready", "addr", ns.Addr())
+	b, err := broker.Start(bcfg)
+	if err != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+		defer cancel()
+		return errors.Join(err, ns.Shutdown(sctx))
+	}
+	log.Info("rocketd: broker ready", "addr", b.Addr(), "store", bcfg.Broker.StorePathRootDir)
+	<-ctx.Done()
+	log.Info("rocketd: shutting down", "grace", shutdownGrace)
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	berr := b.Shutdown(sctx)
+	nerr := ns.Shutdown(sctx)
+	if err := errors.Join(berr, nerr); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	log.Info("rocketd: stopped")
+	return nil
+}
+
+// runBroker serves a broker alone until ctx's end.
+func runBroker(ctx context.Context, bcfg broker.Config, log *slog.Logger) error {
+	b, err := broker.Start(bcfg)
+	if err != nil {
+		return err
+	}
+	log.Info("rocketd: broker ready", "addr", b.Addr(), "store", bcfg.Broker.StorePathRootDir)
+	<-ctx.Done()
+	log.Info("rocketd: shutting down", "grace", shutdownGrace)
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace+5*time.Second)
+	defer cancel()
+	if err := b.Shutdown(sctx); err != nil {
+		return fmt.Errorf("broker shutdown: %w", err)
+	}
+	log.Info("rocketd: stopped")
+	return nil
 }

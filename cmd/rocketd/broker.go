@@ -1,0 +1,51 @@
+package main
+
+import (
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rocketd/rocketd/internal/broker"
+	"github.com/rocketd/rocketd/internal/config"
+)
+
+func newBrokerCommand(root *rootOptions) *cobra.Command {
+	var confPath string
+	cmd := &cobra.Command{
+		Use:   "broker",
+		Short: "Run a master broker alone",
+		Long: `Run one master broker until SIGINT or SIGTERM, configured by the broker.conf
+given with -c (Java properties, RocketMQ's keys and defaults: brokerClusterName,
+brokerName, brokerId, namesrvAddr, listenPort, brokerIP1, storePathRootDir,
+mapedFileSizeCommitLog, flushDiskType, brokerRole, deleteWhen, fileReservedTime,
+autoCreateTopicEnable, defaultTopicQueueNums, maxMessageSize, ...).
+
+Unknown keys are warned about; a value that does not parse or cannot work
+stops the start with an error naming the key. Without -c every default
+applies (store in $HOME/store, no NameServer).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log, err := root.logger()
+			if err != nil {
+				return err
+			}
+			bc := config.NewBrokerConfig()
+			if confPath != "" {
+				c, unknown, err := config.LoadBrokerFile(confPath)
+				if err != nil {
+					return err
+				}
+				if len(unknown) > 0 {
+					log.Warn("rocketd: unknown keys in config file ignored", "file", confPath, "keys", unknown)
+				}
+				bc = c
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			return runBroker(ctx, broker.Config{Broker: bc, Logger: log}, log)
+		},
+	}
+	cmd.Flags().StringVarP(&confPath, "config", "c", "", "broker.conf properties file")
+	return cmd
+}

@@ -1,0 +1,298 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rocketd/rocketd/internal/broker/client"
+	"github.com/rocketd/rocketd/internal/broker/longpoll"
+	"github.com/rocketd/rocketd/internal/broker/meta"
+	"github.com/rocketd/rocketd/internal/broker/processor"
+	"github.com/rocketd/rocketd/internal/config"
+	"github.com/rocketd/rocketd/internal/remoting"
+	"github.com/rocketd/rocketd/internal/store"
+	"github.com/rocketd/rocketd/internal/vfs"
+)
+
+// Config describes a Broker.
+type Config struct {
+	// Broker is the broker.conf configuration. Start from
+	// config.NewBrokerConfig; EnsureDefaults and Validate are applied.
+	Broker config.BrokerConfig
+	// ListenAddr, when set, overrides the listen address built from
+	// listenPort (all interfaces). "127.0.0.1:0" in tests: the broker then
+	// advertises brokerIP1 with the port actually bound.
+	ListenAddr string
+	// FS holds the store and config files. Default vfs.Default.
+	FS vfs.FS
+	// Logger receives structured logs. Default: discard.
+	Logger *slog.Logger
+	// Tune, when set, adjusts the store configuration derived from Broker
+	// before the store opens (tests: small ConsumeQueue files, a clock).
+	Tune func(*store.Config)
+	// MaxSuspend caps a held pull (default longpoll.DefaultMaxSuspend,
+	// 20 s: below the clients' 30 s request timeout).
+	MaxSuspend time.Duration
+	// ClientScanInterval is the idle-client scan period (default 10 s).
+	ClientScanInterval time.Duration
+}
+
+// Broker is a RocketMQ master broker: the remoting server with its
+// processors, the message store, the metadata tables, the client registry,
+// long polling and the NameServer registration loop.
+type Broker struct {
+	cfg  config.BrokerConfig
+	log  *slog.Logger
+	addr string // advertised brokerIP1:port
+
+	srv      *remoting.Server
+	nsClient *remoting.Client
+	store    *store.Store
+	topics   *meta.Topics
+	groups   *meta.Groups
+	offsets  *meta.Offsets
+	clients  *client.Registry
+	holder   *longpoll.Holder
+	reg      *registrar
+
+	closeOnce sync.Once
+	closeErr  error
+	started   atomic.Bool
+}
+
+// Start opens the store and the metadata, starts serving on the listen
+// address and registers with every configured NameServer. On error
+// everything already started is stopped again.
+func Start(cfg Config) (b *Broker, err error) {
+	bc := cfg.Broker
+	bc.EnsureDefaults()
+	if err := bc.Validate(); err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
+	}
+	if !bc.IsMaster() || bc.BrokerRole == config.Slave {
+		return nil, errors.New("broker: only a master broker (brokerId=0, brokerRole ASYNC_MASTER or SYNC_MASTER) is supported yet")
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	fs := cfg.FS
+	if fs == nil {
+		fs = vfs.Default
+	}
+	b = &Broker{cfg: bc, log: log}
+	var closers []func() error
+	defer func() {
+		if err != nil {
+			for i := len(closers) - 1; i >= 0; i-- {
+				_ = closers[i]()
+			}
+		}
+	}()
+
+	// Listen first: the advertised address (and the store host written
+	// into every record) needs the port actually bound.
+	listen := cfg.ListenAddr
+	if listen == "" {
+		listen = net.JoinHostPort("", strconv.Itoa(bc.ListenPort))
+	}
+	b.srv = remoting.NewServer(remoting.ServerConfig{Addr: listen, Logger: log})
+	fams := processor.Families{
+		Send:   b.srv.NewFamily("send", bc.SendMessageThreadPoolNums, bc.SendThreadPoolQueueCapacity),
+		Pull:   b.srv.NewFamily("pull", bc.PullMessageThreadPoolNums, bc.PullThreadPoolQueueCapacity),
+		Offset: b.srv.NewFamily("consumerManage", bc.ConsumerManageThreadPoolNums, bc.ConsumerManagerThreadPoolQueue),
+		Client: b.srv.NewFamily("heartbeat", bc.HeartbeatThreadPoolNums, bc.HeartbeatThreadPoolQueueCap),
+		Admin:  b.srv.NewFamily("admin", bc.AdminBrokerThreadPoolNums, bc.ClientManagerThreadPoolQueueCap),
+	}
+	if bc.BrokerFastFailureEnable {
+		fams.Send.SetMaxQueueWait(bc.WaitTimeInSendQueue)
+		fams.Pull.SetMaxQueueWait(bc.WaitTimeInPullQueue)
+	}
+	if err := b.srv.Start(); err != nil {
+		return nil, fmt.Errorf("broker: listen %s: %w", listen, err)
+	}
+	closers = append(closers, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		return b.srv.Shutdown(ctx)
+	})
+	port := b.srv.Addr().(*net.TCPAddr).Port
+	b.addr = net.JoinHostPort(bc.BrokerIP1, strconv.Itoa(port))
+	storeHost, err := netip.ParseAddrPort(b.addr)
+	if err != nil {
+		return nil, fmt.Errorf("broker: brokerIP1 %q is not an IP address: %w", bc.BrokerIP1, err)
+	}
+
+	// The store.
+	scfg, err := storeConfig(&bc, fs, log, storeHost)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Tune != nil {
+		cfg.Tune(&scfg)
+	}
+	if b.store, err = store.Open(scfg); err != nil {
+		return nil, fmt.Errorf("broker: open store: %w", err)
+	}
+	closers = append(closers, b.store.Close)
+	log.Info("broker: store open", "dir", scfg.Dir, "cleanLastExit", b.store.LastExitOK())
+
+	// Metadata: topics, groups, offsets.
+	mopts := meta.Options{Dir: meta.ConfigDir(scfg.Dir), FS: fs, Logger: log}
+	if b.topics, err = meta.OpenTopics(mopts, &b.cfg); err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
+	}
+	if b.groups, err = meta.OpenGroups(mopts, &b.cfg); err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
+	}
+	if b.offsets, err = meta.OpenOffsets(mopts); err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
+	}
+	if err := b.offsets.StartAutoPersist(bc.FlushConsumerOffsetInterval); err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
+	}
+	closers = append(closers, b.offsets.Close)
+
+	// Clients and long polling.
+	b.clients, err = client.New(client.Config{
+		ScanInterval: cfg.ClientScanInterval,
+		NotifyEnabled: func(group string) bool {
+			gc, found := b.groups.Get(group)
+			return !found || gc.NotifyConsumerIdsChangedEnable
+		},
+		Logger: log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
+	}
+	if err := b.clients.Start(); err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
+	}
+	closers = append(closers, b.clients.Close)
+	b.holder, err = longpoll.New(longpoll.Config{
+		ShortPolling:     !bc.LongPollingEnable,
+		ShortPollingTime: bc.ShortPollingTime,
+		MaxSuspend:       cfg.MaxSuspend,
+		MaxOffset:        b.store.MaxOffset,
+		Logger:           log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
+	}
+	if err := b.holder.Start(); err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
+	}
+	closers = append(closers, b.holder.Close)
+	b.store.AddArrivalListener(func(topic string, queueID int32, queueOffset, tagsCode, _ int64) {
+		b.holder.Notify(topic, queueID, queueOffset+1, tagsCode)
+	})
+	b.srv.OnConnClose(func(c *remoting.Conn) {
+		b.clients.RemoveChannel(c)
+		b.holder.DropConn(c)
+	})
+
+	proc, err := processor.New(processor.Deps{
+		Config: &b.cfg, Store: b.store, Topics: b.topics, Groups: b.groups, Offsets: b.offsets,
+		Clients: b.clients, Holder: b.holder, StoreHost: storeHost, InMemoryBytes: scfg.InMemoryBytes, Logger: log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	proc.Register(b.srv, fams)
+
+	// NameServer registration: now, every period, and after topic changes.
+	b.nsClient = remoting.NewClient(remoting.ClientConfig{Logger: log})
+	closers = append(closers, b.nsClient.Close)
+	b.reg = newRegistrar(b, bc.NamesrvAddrs())
+	b.topics.OnChange(b.reg.kick)
+	b.reg.start()
+	closers = append(closers, func() error { b.reg.close(); return nil })
+
+	b.started.Store(true)
+	log.Info("broker: started", "name", bc.BrokerName, "cluster", bc.BrokerClusterName, "addr", b.addr,
+		"namesrv", bc.NamesrvAddr)
+	return b, nil
+}
+
+// storeConfig maps broker.conf onto the store's configuration.
+func storeConfig(bc *config.BrokerConfig, fs vfs.FS, log *slog.Logger, host netip.AddrPort) (store.Config, error) {
+	levels, err := bc.DelayLevels()
+	if err != nil {
+		return store.Config{}, fmt.Errorf("broker: messageDelayLevel: %w", err)
+	}
+	return store.Config{
+		Dir:                     bc.StorePathRootDir,
+		FS:                      fs,
+		SegmentSize:             bc.MappedFileSizeCommitLog,
+		CQUnitsPerFile:          bc.ConsumeQueueUnitsPerFile(),
+		FlushSync:               bc.FlushDiskType == config.SyncFlush,
+		SyncFlushTimeout:        bc.SyncFlushTimeout,
+		FlushInterval:           bc.FlushIntervalCommitLog,
+		FlushThoroughInterval:   bc.FlushCommitLogThoroughInterval,
+		FlushLeastPages:         bc.FlushCommitLogLeastPages,
+		CQFlushInterval:         bc.FlushIntervalConsumeQueue,
+		CQFlushLeastPages:       bc.FlushConsumeQueueLeastPages,
+		CQFlushThoroughInterval: bc.FlushConsumeQueueThoroughInterval,
+		MaxMessageSize:          bc.MaxMessageSize,
+		DelayLevels:             levels,
+		StoreHost:               host,
+		OSPageCacheBusyTimeout:  bc.OSPageCacheBusyTimeout,
+		FileReservedTime:        bc.FileReservedDuration(),
+		DeleteWhen:              bc.DeleteWhen,
+		DiskMaxUsedSpaceRatio:   bc.DiskMaxUsedSpaceRatio,
+		MaxTransferBytes:        bc.MaxTransferBytesOnMessageInMemory,
+		MaxTransferCount:        bc.MaxTransferCountOnMessageInMemory,
+		Logger:                  log,
+	}, nil
+}
+
+// Addr is the address the broker advertises: brokerIP1 and the bound port.
+func (b *Broker) Addr() string { return b.addr }
+
+// Store exposes the message store (tests, tools in the same process).
+func (b *Broker) Store() *store.Store { return b.store }
+
+// Shutdown stops the broker in the order of architecture.md, each step for
+// a reason:
+//
+//  1. Stop the registration loop and unregister from every NameServer:
+//     clients stop routing new work here while it is still served.
+//  2. Shut the remoting server: stop accepting, answer late requests
+//     SYSTEM_BUSY, let accepted ones finish (bounded by ctx), close the
+//     connections. Held pulls are not waited for (their connections close).
+//  3. Stop long polling and the client registry: nothing may call into the
+//     store or write to a connection any more.
+//  4. Persist consumer offsets, subscription groups and topics.
+//  5. Close the store: dispatch catches up, final commit and flush,
+//     checkpoint, and only then the abort file is removed — the last step,
+//     so that a failure anywhere above leaves it and the next start
+//     recovers abnormally (always safe).
+//
+// Shutdown is idempotent; it returns the first error met (the later steps
+// still run).
+func (b *Broker) Shutdown(ctx context.Context) error {
+	b.closeOnce.Do(func() {
+		var errs []error
+		b.reg.close()
+		b.reg.unregisterAll(ctx)
+		if err := b.srv.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("broker: drain requests: %w", err))
+		}
+		errs = append(errs, b.holder.Close(), b.clients.Close(), b.nsClient.Close())
+		errs = append(errs, b.offsets.Close(), b.groups.Persist(), b.topics.Persist())
+		if err := b.store.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("broker: close store: %w", err))
+		}
+		b.closeErr = errors.Join(errs...)
+		b.log.Info("broker: stopped", "addr", b.addr, "err", b.closeErr)
+	})
+	return b.closeErr
+}

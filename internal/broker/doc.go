@@ -1,0 +1,40 @@
+// Package broker wires a RocketMQ master broker together: the remoting
+// server with the processors (internal/broker/processor), the message store,
+// the metadata tables (internal/broker/meta), the client registry
+// (internal/broker/client), long polling (internal/broker/longpoll) and the
+// registration with the NameServers.
+//
+// # Wiring
+//
+//	remoting.Server ── families (bounded worker pools; SYSTEM_BUSY when full)
+//	  send            SEND_MESSAGE(_V2), SEND_BATCH_MESSAGE
+//	  pull            PULL_MESSAGE
+//	  consumerManage  QUERY/UPDATE_CONSUMER_OFFSET, GET_CONSUMER_LIST_BY_GROUP
+//	  heartbeat       HEART_BEAT, UNREGISTER_CLIENT
+//	  admin           topics, offsets by queue, locks, stats, everything else
+//	store arrival listener ──> longpoll.Holder.Notify (held pulls wake)
+//	connection closed      ──> client.Registry.RemoveChannel, Holder.DropConn
+//	meta.Topics.OnChange   ──> registration round (kick)
+//	meta.Offsets           ──> consumerOffset.json every flushConsumerOffsetInterval (5 s)
+//
+// # NameServer registration
+//
+// One goroutine (registrar) sends REGISTER_BROKER to every address of
+// namesrvAddr in parallel: at start, every registerNameServerPeriod (30 s,
+// clamped to [10 s, 60 s] as Java does) and after every topic change. The
+// body is the fastjson RegisterBrokerBody (topic table + data version) and
+// the header carries its masked CRC32 (bodyCrc32). Shutdown sends
+// UNREGISTER_BROKER.
+//
+// # Addresses
+//
+// The broker listens on listenPort (or Config.ListenAddr) and advertises
+// brokerIP1 with the port actually bound: that address goes to the
+// NameServers and into every stored record as the store host, so offset
+// message ids point back at this broker.
+//
+// # Lifecycle
+//
+// Start opens everything in dependency order and undoes what it did on
+// error; Shutdown stops in the order of architecture.md (see its comment).
+package broker

@@ -1,0 +1,157 @@
+package broker_test
+
+import (
+	"context"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/rocketd/rocketd/internal/broker"
+	"github.com/rocketd/rocketd/internal/config"
+	"github.com/rocketd/rocketd/internal/namesrv"
+	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/remoting"
+)
+
+// cluster is a NameServer and a master broker in this process, on
+// ephemeral loopback ports, with the store in a test directory.
+type cluster struct {
+	t      *testing.T
+	dir    string
+	ns     *namesrv.Server
+	b      *broker.Broker
+	nsAddr string
+	tune   func(*config.BrokerConfig)
+	rc     *remoting.Client // rocketd's own client, for admin calls
+}
+
+// startCluster starts a NameServer and a broker; both stop at cleanup.
+func startCluster(t *testing.T, tune func(*config.BrokerConfig)) *cluster {
+	t.Helper()
+	c := &cluster{t: t, dir: t.TempDir(), tune: tune}
+	ns, err := namesrv.New(namesrv.Config{
+		Addr:    "127.0.0.1:0",
+		Namesrv: config.NamesrvConfig{KVConfigPath: filepath.Join(c.dir, "kvConfig.json")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ns.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c.ns, c.nsAddr = ns, ns.Addr()
+	c.rc = remoting.NewClient(remoting.ClientConfig{})
+	t.Cleanup(func() {
+		c.stopBroker()
+		_ = c.rc.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = ns.Shutdown(ctx)
+	})
+	c.startBroker()
+	return c
+}
+
+// brokerConfig is the configuration of the test broker.
+func (c *cluster) brokerConfig() config.BrokerConfig {
+	bc := config.NewBrokerConfig()
+	bc.BrokerIP1 = "127.0.0.1"
+	bc.NamesrvAddr = c.nsAddr
+	bc.StorePathRootDir = filepath.Join(c.dir, "store")
+	bc.MappedFileSizeCommitLog = 32 << 20
+	bc.MappedFileSizeConsumeQueue = 30000 * 20
+	if c.tune != nil {
+		c.tune(&bc)
+	}
+	return bc
+}
+
+func (c *cluster) startBroker() {
+	c.t.Helper()
+	b, err := broker.Start(broker.Config{Broker: c.brokerConfig(), ListenAddr: "127.0.0.1:0"})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.b = b
+}
+
+// stopBroker shuts the broker down cleanly (idempotent).
+func (c *cluster) stopBroker() {
+	if c.b == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.b.Shutdown(ctx); err != nil {
+		c.t.Errorf("broker shutdown: %v", err)
+	}
+	c.rc.CloseConn(c.b.Addr())
+	c.b = nil
+}
+
+// invoke sends a request through rocketd's own remoting client.
+func (c *cluster) invoke(addr string, code int32, h protocol.ExtHeader, body []byte) *remoting.Command {
+	c.t.Helper()
+	var ext map[string]string
+	if h != nil {
+		ext = protocol.Ext(h)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := c.rc.Invoke(ctx, addr, remoting.NewRequest(code, ext, body))
+	if err != nil {
+		c.t.Fatalf("invoke %d: %v", code, err)
+	}
+	return resp
+}
+
+// createTopic creates a topic on the broker and waits until the NameServer
+// routes it (clients' consumers refuse to start without a route).
+func (c *cluster) createTopic(topic string, queues int32) {
+	c.t.Helper()
+	h := protocol.CreateTopicRequestHeader{
+		Topic: topic, DefaultTopic: "TBW102", ReadQueueNums: queues, WriteQueueNums: queues,
+		Perm: 6, TopicFilterType: protocol.SingleTag,
+	}
+	if r := c.invoke(c.b.Addr(), protocol.UpdateAndCreateTopic, &h, nil); r.Code != protocol.Success {
+		c.t.Fatalf("create topic %s: %d %s", topic, r.Code, r.Remark)
+	}
+	c.waitRoute(topic, queues)
+}
+
+// waitRoute polls the NameServer until topic has a route with queues
+// write queues.
+func (c *cluster) waitRoute(topic string, queues int32) {
+	c.t.Helper()
+	waitFor(c.t, 10*time.Second, "route of "+topic, func() bool {
+		r := c.invoke(c.nsAddr, protocol.GetRouteinfoByTopic, &protocol.GetRouteInfoRequestHeader{Topic: topic}, nil)
+		if r.Code != protocol.Success {
+			return false
+		}
+		var route protocol.TopicRouteData
+		if err := protocol.UnmarshalFastJSON(r.Body, &route); err != nil {
+			return false
+		}
+		return len(route.QueueDatas) == 1 && route.QueueDatas[0].WriteQueueNums == queues
+	})
+}
+
+// waitFor polls cond every 10 ms until it holds or the deadline passes.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// uniq returns a name unique in this test process (topics, groups,
+// client instance names).
+func uniq(t *testing.T, prefix string) string {
+	t.Helper()
+	return prefix + "_" + strconv.FormatInt(time.Now().UnixNano()%1e12, 36)
+}

@@ -1,0 +1,23 @@
+package broker_test
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// The official Go client (interop tests) leaves goroutines behind by
+// design; each is named here, everything else must stop.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m,
+		// go-cache's janitor, started by a package-level cache of the client.
+		goleak.IgnoreAnyFunction("github.com/patrickmn/go-cache.(*janitor).Run"),
+		// The client's timers (heartbeat, route refresh, rebalance, offset
+		// persistence, stats) all run under primitive.WithRecover and are
+		// not stopped by Shutdown.
+		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/primitive.WithRecover"),
+		// Push-consumer pull loops still waiting for a held pull when the
+		// consumer shut down: they end at the client's 30 s RPC timeout.
+		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/consumer.(*pushConsumer).Start.func1.1.1"),
+	)
+}

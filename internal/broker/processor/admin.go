@@ -1,0 +1,130 @@
+package processor
+
+import (
+	"strconv"
+
+	"github.com/rocketd/rocketd/internal/broker/meta"
+	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/remoting"
+)
+
+// handleConsumeStats serves GET_CONSUME_STATS: per queue of the group's
+// topics (or the one named), broker max offset and committed offset.
+func (p *Processor) handleConsumeStats(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	var h protocol.GetConsumeStatsRequestHeader
+	if err := h.Decode(req.ExtFields); err != nil {
+		return headerError(err)
+	}
+	topics := p.offsets.TopicsOfGroup(h.ConsumerGroup)
+	if h.Topic != "" {
+		topics = []string{h.Topic}
+	}
+	stats := protocol.ConsumeStats{OffsetTable: map[protocol.MessageQueue]protocol.OffsetWrapper{}}
+	for _, topic := range topics {
+		tc, found := p.topics.Get(topic)
+		if !found {
+			continue
+		}
+		for q := int32(0); q < tc.ReadQueueNums; q++ {
+			w := protocol.OffsetWrapper{BrokerOffset: p.store.MaxOffset(topic, q)}
+			if off, ok := p.offsets.Query(h.ConsumerGroup, topic, q); ok {
+				w.ConsumerOffset = off
+			}
+			if w.ConsumerOffset > 0 {
+				w.LastTimestamp = p.store.MessageStoreTimestamp(topic, q, w.ConsumerOffset-1)
+			}
+			stats.OffsetTable[protocol.MessageQueue{Topic: topic, BrokerName: p.cfg.BrokerName, QueueID: q}] = w
+		}
+	}
+	return bodyResponse(&stats)
+}
+
+// handleRuntimeInfo serves GET_BROKER_RUNTIME_INFO with the KVTable keys
+// tools read most (mqadmin brokerStatus, the dashboard).
+func (p *Processor) handleRuntimeInfo(_ *remoting.Conn, _ *remoting.Command) *remoting.Command {
+	itoa := func(v int64) string { return strconv.FormatInt(v, 10) }
+	disk := p.store.DiskStatus()
+	t := protocol.KVTable{Table: map[string]string{
+		"brokerVersionDesc":                    "V4_9_8",
+		"brokerVersion":                        strconv.Itoa(int(remoting.DefaultVersion)),
+		"msgPutTotalTodayNow":                  "0",
+		"commitLogMinOffset":                   itoa(p.store.CommitLogMinOffset()),
+		"commitLogMaxOffset":                   itoa(p.store.CommitLogMaxOffset()),
+		"dispatchBehindBytes":                  itoa(p.store.CommitLogMaxOffset() - p.store.DispatchedOffset()),
+		"earliestMessageTimeStamp":             itoa(p.store.EarliestStoreTime()),
+		"commitLogDiskRatio":                   strconv.FormatFloat(disk.UsedRatio/100, 'f', -1, 64),
+		"brokerRole":                           string(p.cfg.BrokerRole),
+		"pullThreadPoolQueueHeadWaitTimeMills": "0",
+		"sendThreadPoolQueueHeadWaitTimeMills": "0",
+		"pageCacheLockTimeMills":               "0",
+	}}
+	return bodyResponse(&t)
+}
+
+// handleAllConsumerOffset serves GET_ALL_CONSUMER_OFFSET.
+func (p *Processor) handleAllConsumerOffset(_ *remoting.Conn, _ *remoting.Command) *remoting.Command {
+	snap := p.offsets.Snapshot()
+	return bodyResponse(&snap)
+}
+
+// handleAllGroups serves GET_ALL_SUBSCRIPTIONGROUP_CONFIG.
+func (p *Processor) handleAllGroups(_ *remoting.Conn, _ *remoting.Command) *remoting.Command {
+	snap := p.groups.Snapshot()
+	return bodyResponse(&snap)
+}
+
+// handleCreateGroup serves UPDATE_AND_CREATE_SUBSCRIPTIONGROUP.
+func (p *Processor) handleCreateGroup(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	var gc protocol.SubscriptionGroupConfig
+	if err := protocol.UnmarshalFastJSON(req.Body, &gc); err != nil {
+		return remoting.ErrorResponse(err)
+	}
+	if err := meta.ValidateTopic(gc.GroupName); err != nil {
+		return remoting.NewResponse(protocol.SystemError, err.Error())
+	}
+	if err := p.groups.Put(gc); err != nil {
+		return remoting.ErrorResponse(err)
+	}
+	return ok(nil)
+}
+
+// handleConsumerConnections serves GET_CONSUMER_CONNECTION_LIST.
+func (p *Processor) handleConsumerConnections(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	var h protocol.ConsumerGroupRequestHeader
+	if err := h.Decode(req.ExtFields); err != nil {
+		return headerError(err)
+	}
+	g, found := p.clients.ConsumerGroup(h.ConsumerGroup)
+	if !found {
+		return remoting.NewResponse(protocol.ConsumerNotOnline, "the consumer group not online")
+	}
+	cc := g.ConsumerConnection()
+	return bodyResponse(&cc)
+}
+
+// handleViewMessage serves VIEW_MESSAGE_BY_ID: the stored record at a
+// CommitLog offset (decoded by the caller from an offset message id).
+func (p *Processor) handleViewMessage(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	var h protocol.ViewMessageRequestHeader
+	if err := h.Decode(req.ExtFields); err != nil {
+		return headerError(err)
+	}
+	size, err := p.store.ReadMessage(h.Offset, 4)
+	if err != nil || len(size.Bytes) < 4 {
+		size.Release()
+		return remoting.NewResponse(protocol.SystemError, "can not find message by the offset, "+strconv.FormatInt(h.Offset, 10))
+	}
+	total := int32(uint32(size.Bytes[0])<<24 | uint32(size.Bytes[1])<<16 | uint32(size.Bytes[2])<<8 | uint32(size.Bytes[3]))
+	size.Release()
+	if total <= 0 || total > int32(p.cfg.MaxMessageSize)+64<<10 {
+		return remoting.NewResponse(protocol.SystemError, "can not find message by the offset, "+strconv.FormatInt(h.Offset, 10))
+	}
+	buf, err := p.store.ReadMessage(h.Offset, total)
+	if err != nil {
+		return remoting.NewResponse(protocol.SystemError, "can not find message by the offset, "+strconv.FormatInt(h.Offset, 10))
+	}
+	resp := remoting.NewResponse(protocol.Success, "")
+	resp.Body = append([]byte(nil), buf.Bytes...)
+	buf.Release()
+	return resp
+}

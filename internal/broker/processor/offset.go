@@ -1,0 +1,96 @@
+package processor
+
+import (
+	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/remoting"
+)
+
+// queryNotFoundRemark is Java's remark for an unknown consumer offset.
+const queryNotFoundRemark = "Not found, V3_0_6_SNAPSHOT maybe this group consumer boot first"
+
+// handleQueryConsumerOffset serves QUERY_CONSUMER_OFFSET (rocketmq-spec.md
+// §13.3). A group without a stored offset gets 0 when the queue still starts
+// at offset 0 and that message is in memory (or the queue is empty), as Java
+// answers; otherwise QUERY_NOT_FOUND (22), which the Go client needs in order
+// to fall back to its consume-from-where (go-client-wire.md §6.5).
+func (p *Processor) handleQueryConsumerOffset(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	var h protocol.QueryConsumerOffsetRequestHeader
+	if err := h.Decode(req.ExtFields); err != nil {
+		return headerError(err)
+	}
+	if off, found := p.offsets.Query(h.ConsumerGroup, h.Topic, h.QueueID); found && off >= 0 {
+		return ok(&protocol.OffsetResponseHeader{Offset: off})
+	}
+	if h.SetZeroIfNotFound.Set && !h.SetZeroIfNotFound.Value {
+		return remoting.NewResponse(protocol.QueryNotFound, queryNotFoundRemark)
+	}
+	if p.store.MinOffset(h.Topic, h.QueueID) <= 0 && !p.firstMessageOnDisk(h.Topic, h.QueueID) {
+		return ok(&protocol.OffsetResponseHeader{Offset: 0})
+	}
+	return remoting.NewResponse(protocol.QueryNotFound, queryNotFoundRemark)
+}
+
+// firstMessageOnDisk is Java's checkInDiskByConsumeOffset(topic, queueId, 0):
+// true only when the queue's first message exists and lies further behind
+// the CommitLog end than the in-memory window.
+func (p *Processor) firstMessageOnDisk(topic string, queueID int32) bool {
+	if p.inMemory <= 0 {
+		return false
+	}
+	res, err := p.store.GetMessage("", topic, queueID, 0, 1, nil)
+	if err != nil {
+		return false
+	}
+	defer res.Release()
+	if len(res.Messages) == 0 {
+		return false
+	}
+	return p.store.CommitLogMaxOffset()-res.Messages[0].PhysicalOffset > p.inMemory
+}
+
+// handleUpdateConsumerOffset serves UPDATE_CONSUMER_OFFSET: any value is
+// stored (a lower one is a reset); persisted by the broker every 5 s.
+func (p *Processor) handleUpdateConsumerOffset(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	var h protocol.UpdateConsumerOffsetRequestHeader
+	if err := h.Decode(req.ExtFields); err != nil {
+		return headerError(err)
+	}
+	p.offsets.Commit(h.ConsumerGroup, h.Topic, h.QueueID, h.CommitOffset)
+	return ok(nil)
+}
+
+// handleGetMaxOffset serves GET_MAX_OFFSET.
+func (p *Processor) handleGetMaxOffset(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	var h protocol.QueueRequestHeader
+	if err := h.Decode(req.ExtFields); err != nil {
+		return headerError(err)
+	}
+	return ok(&protocol.OffsetResponseHeader{Offset: p.store.MaxOffset(h.Topic, h.QueueID)})
+}
+
+// handleGetMinOffset serves GET_MIN_OFFSET.
+func (p *Processor) handleGetMinOffset(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	var h protocol.QueueRequestHeader
+	if err := h.Decode(req.ExtFields); err != nil {
+		return headerError(err)
+	}
+	return ok(&protocol.OffsetResponseHeader{Offset: p.store.MinOffset(h.Topic, h.QueueID)})
+}
+
+// handleSearchOffset serves SEARCH_OFFSET_BY_TIMESTAMP.
+func (p *Processor) handleSearchOffset(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	var h protocol.SearchOffsetRequestHeader
+	if err := h.Decode(req.ExtFields); err != nil {
+		return headerError(err)
+	}
+	return ok(&protocol.OffsetResponseHeader{Offset: p.store.OffsetByTimestamp(h.Topic, h.QueueID, h.Timestamp)})
+}
+
+// handleEarliestStoreTime serves GET_EARLIEST_MSG_STORETIME.
+func (p *Processor) handleEarliestStoreTime(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	var h protocol.QueueRequestHeader
+	if err := h.Decode(req.ExtFields); err != nil {
+		return headerError(err)
+	}
+	return ok(&protocol.GetEarliestMsgStoretimeResponseHeader{Timestamp: p.store.EarliestMessageTime(h.Topic, h.QueueID)})
+}

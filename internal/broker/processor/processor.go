@@ -1,0 +1,160 @@
+package processor
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/netip"
+	"strconv"
+
+	"github.com/rocketd/rocketd/internal/broker/client"
+	"github.com/rocketd/rocketd/internal/broker/longpoll"
+	"github.com/rocketd/rocketd/internal/broker/meta"
+	"github.com/rocketd/rocketd/internal/config"
+	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/remoting"
+	"github.com/rocketd/rocketd/internal/store"
+)
+
+// Deps are the broker services the processors work on. The broker owns
+// them (starts and closes them); the processors only call into them.
+type Deps struct {
+	Config  *config.BrokerConfig // read only
+	Store   *store.Store
+	Topics  *meta.Topics
+	Groups  *meta.Groups
+	Offsets *meta.Offsets
+	Clients *client.Registry
+	// Holder keeps pulls that found nothing (long polling). Nil disables
+	// holding: such pulls are answered PULL_NOT_FOUND at once.
+	Holder *longpoll.Holder
+	// StoreHost is brokerIP1:listenPort, the host of offset message ids.
+	StoreHost netip.AddrPort
+	// InMemoryBytes mirrors store.Config.InMemoryBytes (0: every message
+	// counts as in memory); QUERY_CONSUMER_OFFSET's rule for a new group
+	// depends on it (rocketmq-spec.md §13.3).
+	InMemoryBytes int64
+	Logger        *slog.Logger // default: discard
+}
+
+// Families are the worker pools the request codes run on (Java's
+// per-processor executors). A nil family runs its handlers on the
+// connection's reader goroutine: only for tests.
+type Families struct {
+	Send, Pull, Offset, Client, Admin *remoting.Family
+}
+
+// Processor serves the broker's request codes.
+type Processor struct {
+	cfg       *config.BrokerConfig
+	store     *store.Store
+	topics    *meta.Topics
+	groups    *meta.Groups
+	offsets   *meta.Offsets
+	clients   *client.Registry
+	holder    *longpoll.Holder
+	storeHost netip.AddrPort
+	inMemory  int64
+	log       *slog.Logger
+
+	// Strings echoed in every send response (ext fields MSG_REGION,
+	// TRACE_ON), computed once.
+	region, traceOn string
+}
+
+// New returns a Processor over d. Config, Store, Topics, Groups, Offsets and
+// Clients are required.
+func New(d Deps) (*Processor, error) {
+	if d.Config == nil || d.Store == nil || d.Topics == nil || d.Groups == nil || d.Offsets == nil || d.Clients == nil {
+		return nil, errors.New("processor: Config, Store, Topics, Groups, Offsets and Clients are required")
+	}
+	log := d.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Processor{
+		cfg: d.Config, store: d.Store, topics: d.Topics, groups: d.Groups, offsets: d.Offsets,
+		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, inMemory: d.InMemoryBytes, log: log,
+		region: d.Config.RegionID, traceOn: strconv.FormatBool(d.Config.TraceOn),
+	}, nil
+}
+
+// Register routes every request code this package serves on srv.
+func (p *Processor) Register(srv *remoting.Server, f Families) {
+	srv.Handle(protocol.SendMessage, f.Send, p.handleSend)
+	srv.Handle(protocol.SendMessageV2, f.Send, p.handleSend)
+	srv.Handle(protocol.SendBatchMessage, f.Send, p.handleSend)
+
+	srv.Handle(protocol.PullMessage, f.Pull, p.handlePull)
+
+	srv.Handle(protocol.QueryConsumerOffset, f.Offset, p.handleQueryConsumerOffset)
+	srv.Handle(protocol.UpdateConsumerOffset, f.Offset, p.handleUpdateConsumerOffset)
+	srv.Handle(protocol.GetMaxOffset, f.Admin, p.handleGetMaxOffset)
+	srv.Handle(protocol.GetMinOffset, f.Admin, p.handleGetMinOffset)
+	srv.Handle(protocol.SearchOffsetByTimestamp, f.Admin, p.handleSearchOffset)
+	srv.Handle(protocol.GetEarliestMsgStoretime, f.Admin, p.handleEarliestStoreTime)
+
+	srv.Handle(protocol.HeartBeat, f.Client, p.handleHeartbeat)
+	srv.Handle(protocol.UnregisterClient, f.Client, p.handleUnregisterClient)
+	srv.Handle(protocol.GetConsumerListByGroup, f.Offset, p.handleConsumerList)
+	srv.Handle(protocol.LockBatchMQ, f.Admin, p.handleLockBatch)
+	srv.Handle(protocol.UnlockBatchMQ, f.Admin, p.handleUnlockBatch)
+
+	srv.Handle(protocol.UpdateAndCreateTopic, f.Admin, p.handleCreateTopic)
+	srv.Handle(protocol.DeleteTopicInBroker, f.Admin, p.handleDeleteTopic)
+	srv.Handle(protocol.GetAllTopicConfig, f.Admin, p.handleAllTopicConfig)
+	srv.Handle(protocol.GetTopicStatsInfo, f.Admin, p.handleTopicStats)
+	srv.Handle(protocol.GetConsumeStats, f.Admin, p.handleConsumeStats)
+	srv.Handle(protocol.GetBrokerRuntimeInfo, f.Admin, p.handleRuntimeInfo)
+	srv.Handle(protocol.GetAllConsumerOffset, f.Admin, p.handleAllConsumerOffset)
+	srv.Handle(protocol.GetAllSubscriptionGroupConfig, f.Admin, p.handleAllGroups)
+	srv.Handle(protocol.UpdateAndCreateSubscriptionGroup, f.Admin, p.handleCreateGroup)
+	srv.Handle(protocol.GetConsumerConnectionList, f.Admin, p.handleConsumerConnections)
+	srv.Handle(protocol.ViewMessageByID, f.Admin, p.handleViewMessage)
+	srv.HandleDefault(f.Admin, notSupported)
+}
+
+// notSupported is the admin processor's answer to a code nobody serves
+// (rocketmq-spec.md §1.7: the remark has a leading space).
+func notSupported(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	return remoting.NewResponse(protocol.RequestCodeNotSupported, fmt.Sprintf(" request type %d not supported", req.Code))
+}
+
+// headerError answers a request whose header does not decode: Java's
+// processors throw, which the transport turns into SYSTEM_ERROR.
+func headerError(err error) *remoting.Command {
+	return remoting.NewResponse(protocol.SystemError, err.Error())
+}
+
+// ok returns a SUCCESS response carrying h.
+func ok(h protocol.ExtHeader) *remoting.Command {
+	resp := remoting.NewResponse(protocol.Success, "")
+	if h != nil {
+		resp.ExtFields = protocol.Ext(h)
+	}
+	return resp
+}
+
+// bodyResponse returns a SUCCESS response with a fastjson body.
+func bodyResponse(v any) *remoting.Command {
+	body, err := protocol.MarshalFastJSON(v)
+	if err != nil {
+		return remoting.ErrorResponse(fmt.Errorf("processor: encode body: %w", err))
+	}
+	resp := remoting.NewResponse(protocol.Success, "")
+	resp.Body = body
+	return resp
+}
+
+// brokerReadable and brokerWriteable apply brokerPermission.
+func (p *Processor) brokerReadable() bool  { return meta.IsReadable(p.cfg.BrokerPermission) }
+func (p *Processor) brokerWriteable() bool { return meta.IsWriteable(p.cfg.BrokerPermission) }
+
+// randomQueue picks a queue id in [0, n) for a request that named none.
+func randomQueue(n int32) int32 {
+	if n <= 1 {
+		return 0
+	}
+	return rand.Int32N(n)
+}

@@ -1,0 +1,159 @@
+package processor
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/rocketd/rocketd/internal/broker/longpoll"
+	"github.com/rocketd/rocketd/internal/broker/meta"
+	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/remoting"
+	"github.com/rocketd/rocketd/internal/store"
+)
+
+// handlePull serves PULL_MESSAGE from the network: it may commit the
+// consumer offset and hold the request (long polling).
+func (p *Processor) handlePull(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+	return p.pull(conn, req, true)
+}
+
+// pull follows PullMessageProcessor.processRequest (rocketmq-spec.md §13.1).
+// allowSuspend is false when a held request is re-run: it then neither
+// holds again nor commits the offset a second time.
+func (p *Processor) pull(conn *remoting.Conn, req *remoting.Command, allowSuspend bool) *remoting.Command {
+	var h protocol.PullMessageRequestHeader
+	if err := h.Decode(req.ExtFields); err != nil {
+		return headerError(err)
+	}
+	// nextBeginOffset and the other three keys are always present: the Go
+	// client parses a missing nextBeginOffset as 0 and rewinds the queue
+	// (go-client-wire.md §0 item 8).
+	rh := protocol.PullMessageResponseHeader{NextBeginOffset: h.QueueOffset}
+	reply := func(code int32, remark string) *remoting.Command {
+		resp := remoting.NewResponse(code, remark)
+		resp.ExtFields = protocol.Ext(&rh)
+		return resp
+	}
+	if !p.brokerReadable() {
+		return reply(protocol.NoPermission, fmt.Sprintf("the broker[%s] pulling message is forbidden", p.cfg.BrokerIP1))
+	}
+	gc, found := p.groups.FindOrCreate(h.ConsumerGroup)
+	if !found {
+		return reply(protocol.SubscriptionGroupNotExist, fmt.Sprintf("subscription group [%s] does not exist", h.ConsumerGroup))
+	}
+	if !gc.ConsumeEnable {
+		return reply(protocol.NoPermission, "subscription group no permission, "+h.ConsumerGroup)
+	}
+	tc, found := p.topics.Get(h.Topic)
+	if !found {
+		return reply(protocol.TopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please!", h.Topic))
+	}
+	if !meta.IsReadable(tc.Perm) {
+		return reply(protocol.NoPermission, fmt.Sprintf("the topic[%s] pulling message is forbidden", h.Topic))
+	}
+	if h.QueueID < 0 || h.QueueID >= tc.ReadQueueNums {
+		return reply(protocol.SystemError, fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d] consumer:[%s]",
+			h.QueueID, h.Topic, tc.ReadQueueNums, conn.RemoteAddr()))
+	}
+
+	var sub *protocol.SubscriptionData
+	if h.SysFlag&protocol.PullFlagSubscription != 0 {
+		sub = subscriptionFromExpr(h.Topic, h.Subscription, h.ExpressionType)
+	} else {
+		model, online := p.clients.MessageModel(h.ConsumerGroup)
+		if !online {
+			return reply(protocol.SubscriptionNotExist, fmt.Sprintf("the consumer's group info not exist, group: %s", h.ConsumerGroup))
+		}
+		if model == protocol.Broadcasting && !gc.ConsumeBroadcastEnable {
+			return reply(protocol.NoPermission, fmt.Sprintf("the consumer group[%s] can not consume by broadcast way", h.ConsumerGroup))
+		}
+		s, ok := p.clients.FindSubscription(h.ConsumerGroup, h.Topic)
+		if !ok {
+			return reply(protocol.SubscriptionNotExist, "the consumer's subscription not exist, topic: "+h.Topic)
+		}
+		if s.SubVersion < h.SubVersion {
+			return reply(protocol.SubscriptionNotLatest, "the consumer's subscription not latest")
+		}
+		sub = s
+	}
+	if sub.ExpressionType != "" && sub.ExpressionType != protocol.ExpressionTag {
+		return reply(protocol.SystemError, "The broker does not support consumer to filter message by "+sub.ExpressionType)
+	}
+	filter := newTagFilter(sub)
+
+	res, err := p.store.GetMessage(h.ConsumerGroup, h.Topic, h.QueueID, h.QueueOffset, int(h.MaxMsgNums), filter)
+	if err != nil {
+		return reply(protocol.SystemError, "store getMessage return null: "+err.Error())
+	}
+	rh.NextBeginOffset, rh.MinOffset, rh.MaxOffset = res.NextBeginOffset, res.MinOffset, res.MaxOffset
+	if res.SuggestPullingFromSlave && p.cfg.SlaveReadEnable {
+		rh.SuggestWhichBrokerID = gc.WhichBrokerWhenConsumeSlowly
+	} else if p.cfg.SlaveReadEnable {
+		rh.SuggestWhichBrokerID = gc.BrokerID
+	}
+	code := pullCode(res.Status, h.QueueOffset)
+	var body []byte
+	if code == protocol.Success {
+		body = make([]byte, 0, res.TotalSize)
+		for _, m := range res.Messages {
+			body = append(body, m.Bytes...)
+		}
+	}
+	status := res.Status
+	res.Release()
+
+	// Java commits after reading: a network request (not a re-run) with
+	// the flag, on a master.
+	if allowSuspend && h.SysFlag&protocol.PullFlagCommitOffset != 0 && p.cfg.IsMaster() {
+		p.offsets.Commit(h.ConsumerGroup, h.Topic, h.QueueID, h.CommitOffset)
+	}
+
+	if code == protocol.PullNotFound && allowSuspend && h.SysFlag&protocol.PullFlagSuspend != 0 && p.holder != nil && conn != nil {
+		st := p.holder.Hold(longpoll.Request{
+			Topic:   h.Topic,
+			QueueID: h.QueueID,
+			Offset:  h.QueueOffset,
+			Timeout: time.Duration(h.SuspendTimeoutMillis) * time.Millisecond,
+			Match:   filter.MatchTagsCode,
+			Conn:    conn,
+			Wake:    func() { p.wake(conn, req) },
+		})
+		if st == longpoll.Held {
+			return nil
+		}
+	}
+	resp := reply(code, status.String())
+	resp.Body = body
+	return resp
+}
+
+// wake re-runs a held pull and writes its answer with the request's opaque.
+func (p *Processor) wake(conn *remoting.Conn, req *remoting.Command) {
+	resp := p.pull(conn, req, false)
+	resp.Opaque, resp.SerializeType = req.Opaque, req.SerializeType
+	if err := conn.WriteResponse(resp); err != nil {
+		p.log.Debug("pull: deferred response not written", "remote", conn.RemoteAddr(), "err", err)
+	}
+}
+
+// pullCode maps a store status to the pull response code (spec §13.1, a
+// master's mapping).
+func pullCode(st store.GetStatus, offset int64) int32 {
+	switch st {
+	case store.Found:
+		return protocol.Success
+	case store.NoMatchedMessage, store.MessageWasRemoving:
+		return protocol.PullRetryImmediately
+	case store.NoMatchedLogicQueue, store.NoMessageInQueue:
+		if offset != 0 {
+			return protocol.PullOffsetMoved
+		}
+		return protocol.PullNotFound
+	case store.OffsetFoundNull, store.OffsetOverflowOne:
+		return protocol.PullNotFound
+	case store.OffsetOverflowBadly, store.OffsetTooSmall:
+		return protocol.PullOffsetMoved
+	default:
+		return protocol.SystemError
+	}
+}

@@ -1,0 +1,247 @@
+package processor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"strings"
+
+	"github.com/rocketd/rocketd/internal/broker/meta"
+	"github.com/rocketd/rocketd/internal/message"
+	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/remoting"
+	"github.com/rocketd/rocketd/internal/store"
+)
+
+// versionV3_4_9 is the request version from which the header's
+// maxReconsumeTimes is honoured (MQVersion V3_4_9 ordinal).
+const versionV3_4_9 = 121
+
+// bornHostKey caches a connection's parsed remote address (the BORNHOST of
+// every message it sends) in the Conn's attributes.
+type bornHostKey struct{}
+
+// handleSend serves SEND_MESSAGE, SEND_MESSAGE_V2 and SEND_BATCH_MESSAGE
+// following SendMessageProcessor (rocketmq-spec.md §14.6).
+func (p *Processor) handleSend(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+	var h protocol.SendMessageRequestHeader
+	if err := h.DecodeFor(req.Code, req.ExtFields); err != nil {
+		return headerError(err)
+	}
+	// Java adds these two before any check: the client reads the
+	// response's extFields unconditionally (spec §3.2).
+	resp := remoting.NewResponse(protocol.Success, "")
+	resp.ExtFields = map[string]string{
+		message.PropertyMsgRegion:   p.region,
+		message.PropertyTraceSwitch: p.traceOn,
+	}
+	tc, code, remark := p.msgCheck(&h, conn)
+	if code != protocol.Success {
+		return fail(resp, code, remark)
+	}
+	queueID := h.QueueID
+	if queueID < 0 {
+		queueID = randomQueue(tc.WriteQueueNums)
+	}
+	sysFlag := h.SysFlag
+	if tc.TopicFilterType == protocol.MultiTag {
+		sysFlag |= message.SysFlagMultiTags
+	}
+	rec := message.Record{
+		Topic:          h.Topic,
+		QueueID:        queueID,
+		Flag:           h.Flag,
+		SysFlag:        sysFlag,
+		BornTimestamp:  h.BornTimestamp,
+		BornHost:       bornHost(conn),
+		ReconsumeTimes: h.ReconsumeTimes.Or(0),
+		Body:           req.Body,
+	}
+	if req.Code == protocol.SendBatchMessage {
+		return p.sendBatch(resp, &h, req, &rec)
+	}
+	return p.sendOne(resp, &h, req, &rec)
+}
+
+// msgCheck runs Java's AbstractSendMessageProcessor.msgCheck: broker
+// permission for order topics, the topic name, forbidden system topics,
+// lookup with auto-creation, and the queue id range.
+func (p *Processor) msgCheck(h *protocol.SendMessageRequestHeader, conn *remoting.Conn) (protocol.TopicConfig, int32, string) {
+	if !p.brokerWriteable() && p.topics.IsOrderTopic(h.Topic) {
+		return protocol.TopicConfig{}, protocol.NoPermission,
+			fmt.Sprintf("the broker[%s] sending message is forbidden", p.cfg.BrokerIP1)
+	}
+	if err := meta.ValidateTopic(h.Topic); err != nil {
+		return protocol.TopicConfig{}, protocol.SystemError, err.Error()
+	}
+	if meta.SendForbidden(h.Topic) {
+		return protocol.TopicConfig{}, protocol.NoPermission, meta.SendForbiddenRemark(h.Topic)
+	}
+	tc, found := p.topics.Get(h.Topic)
+	if !found {
+		var err error
+		tc, _, err = p.topics.AutoCreate(h.Topic, h.DefaultTopic, h.DefaultTopicQueueNums, 0)
+		if errors.Is(err, meta.ErrNoTemplate) && meta.IsRetryTopic(h.Topic) {
+			tc, _, err = p.topics.EnsureTopic(h.Topic, 1, meta.PermReadWrite, 0)
+		}
+		if err != nil {
+			p.log.Debug("send: topic not created", "topic", h.Topic, "from", conn.RemoteAddr(), "err", err)
+			return protocol.TopicConfig{}, protocol.TopicNotExist,
+				fmt.Sprintf("topic[%s] not exist, apply first please!", h.Topic)
+		}
+	}
+	if h.QueueID >= max(tc.ReadQueueNums, tc.WriteQueueNums) {
+		return protocol.TopicConfig{}, protocol.SystemError,
+			fmt.Sprintf("request queueId[%d] is illegal, %s Producer: %s", h.QueueID, h.Topic, conn.RemoteAddr())
+	}
+	return tc, protocol.Success, ""
+}
+
+// sendOne stores a single message.
+func (p *Processor) sendOne(resp *remoting.Command, h *protocol.SendMessageRequestHeader, req *remoting.Command, rec *message.Record) *remoting.Command {
+	if code, remark := p.retryOrDLQ(h, req, rec); code != protocol.Success {
+		return fail(resp, code, remark)
+	}
+	if len(rec.Body) > p.cfg.MaxMessageSize {
+		return fail(resp, protocol.MessageIllegal, fmt.Sprintf(
+			"the message body size %d bytes exceeds maxMessageSize %d bytes", len(rec.Body), p.cfg.MaxMessageSize))
+	}
+	// spec §5.3: CLUSTER added, WAIT used for this put but not stored.
+	props := h.Properties
+	wait, _ := message.Property(props, message.PropertyWaitStoreMsgOK)
+	props = message.DeleteProperty(props, message.PropertyWaitStoreMsgOK)
+	rec.Properties = message.SetProperty(props, message.PropertyCluster, p.cfg.BrokerClusterName)
+
+	if tran, _ := message.Property(rec.Properties, message.PropertyTransactionPrepared); tran == "true" {
+		// Half messages need the transaction service (commit, rollback,
+		// check-back), which rocketd does not have yet: refuse them the way
+		// a broker with rejectTransactionMessage=true does, rather than
+		// store messages nobody could ever commit.
+		return fail(resp, protocol.NoPermission, fmt.Sprintf(
+			"the broker[%s] sending transaction message is forbidden", p.cfg.BrokerIP1))
+	}
+	res := p.store.PutMessage(context.Background(), rec, store.PutOptions{NoWait: wait == "false"})
+	return p.putResponse(resp, res, rec.QueueID)
+}
+
+// sendBatch stores the items of a SEND_BATCH_MESSAGE body (spec §5.5).
+func (p *Processor) sendBatch(resp *remoting.Command, h *protocol.SendMessageRequestHeader, req *remoting.Command, proto *message.Record) *remoting.Command {
+	if len(h.Topic) > meta.MaxTopicLength {
+		return fail(resp, protocol.MessageIllegal, fmt.Sprintf("message topic length too long %d", len(h.Topic)))
+	}
+	if meta.IsRetryTopic(h.Topic) {
+		return fail(resp, protocol.MessageIllegal, "batch request does not support retry group "+h.Topic)
+	}
+	if len(req.Body) > p.cfg.MaxMessageSize {
+		return fail(resp, protocol.MessageIllegal, fmt.Sprintf(
+			"the batch body size %d bytes exceeds maxMessageSize %d bytes", len(req.Body), p.cfg.MaxMessageSize))
+	}
+	items, err := message.DecodeBatch(req.Body)
+	if err != nil {
+		return fail(resp, protocol.MessageIllegal, "malformed batch body: "+err.Error())
+	}
+	batchProps := message.SetProperty(h.Properties, message.PropertyCluster, p.cfg.BrokerClusterName)
+	wait, _ := message.Property(h.Properties, message.PropertyWaitStoreMsgOK)
+	recs := make([]message.Record, len(items))
+	for i, it := range items {
+		r := *proto
+		r.Flag = it.Flag
+		r.Body = it.Body
+		r.Properties = message.BatchRecordProperties(it.Properties, batchProps)
+		recs[i] = r
+	}
+	res := p.store.PutMessages(context.Background(), recs, store.PutOptions{NoWait: wait == "false"})
+	return p.putResponse(resp, res, proto.QueueID)
+}
+
+// retryOrDLQ applies the %RETRY% rules of the send path (spec §10): the
+// group must exist, and a message past its max reconsume times goes to the
+// group's dead-letter topic.
+func (p *Processor) retryOrDLQ(h *protocol.SendMessageRequestHeader, req *remoting.Command, rec *message.Record) (int32, string) {
+	if !meta.IsRetryTopic(rec.Topic) {
+		return protocol.Success, ""
+	}
+	group := strings.TrimPrefix(rec.Topic, meta.RetryGroupTopicPrefix)
+	gc, found := p.groups.FindOrCreate(group)
+	if !found {
+		return protocol.SubscriptionGroupNotExist, "subscription group not exist, " + group
+	}
+	maxTimes := gc.RetryMaxTimes
+	if req.Version >= versionV3_4_9 && h.MaxReconsumeTimes.Set {
+		maxTimes = h.MaxReconsumeTimes.Value
+	}
+	if h.ReconsumeTimes.Or(0) < maxTimes {
+		return protocol.Success, ""
+	}
+	dlq, _, err := p.topics.EnsureDLQTopic(group)
+	if err != nil {
+		return protocol.SystemError, fmt.Sprintf("topic[%s] not exist", meta.DLQTopic(group))
+	}
+	rec.Topic = dlq.TopicName
+	rec.QueueID = randomQueue(meta.DLQQueueNums)
+	// The delay level is cleared: a dead letter is not redelivered.
+	h.Properties = message.DeleteProperty(h.Properties, message.PropertyDelayTimeLevel)
+	return protocol.Success, ""
+}
+
+// putResponse maps a put status to the response code and remark Java's
+// broker answers with (SendMessageProcessor.handlePutMessageResult).
+func (p *Processor) putResponse(resp *remoting.Command, res store.PutResult, queueID int32) *remoting.Command {
+	switch res.Status {
+	case store.PutOK:
+		resp.Code = protocol.Success
+	case store.FlushDiskTimeout:
+		resp.Code = protocol.FlushDiskTimeout
+	case store.FlushSlaveTimeout:
+		resp.Code = protocol.FlushSlaveTimeout
+	case store.SlaveNotAvailable:
+		resp.Code = protocol.SlaveNotAvailable
+	case store.CreateMappedFileFailed:
+		return fail(resp, protocol.SystemError, "create mapped file failed, server is busy or broken.")
+	case store.MessageIllegal, store.PropertiesSizeExceeded:
+		return fail(resp, protocol.MessageIllegal,
+			"the message is illegal, maybe msg body or properties length not matched. msg body length limit "+
+				fmt.Sprint(p.cfg.MaxMessageSize)+" bytes, msg properties length limit 32k.")
+	case store.ServiceNotAvailable:
+		remark := "service not available now. It may be caused by one of the following reasons: " +
+			"the broker's disk is full, messages are put to the slave, message store has been shut down, etc."
+		if why := p.store.RefusalReason(); why != "" {
+			remark += " (" + why + ")"
+		}
+		return fail(resp, protocol.ServiceNotAvailable, remark)
+	case store.OSPageCacheBusy:
+		return fail(resp, protocol.SystemError, "[PC_SYNCHRONIZED]broker busy, start flow control for a while")
+	default:
+		return fail(resp, protocol.SystemError, "UNKNOWN_ERROR")
+	}
+	// Stored (possibly not yet durable/replicated): the header is filled
+	// for every one of these codes.
+	sh := protocol.SendMessageResponseHeader{MsgID: res.MsgID, QueueID: queueID, QueueOffset: res.QueueOffset}
+	sh.AppendExt(resp.ExtFields)
+	return resp
+}
+
+// fail sets code and remark on a send response (its ext fields stay).
+func fail(resp *remoting.Command, code int32, remark string) *remoting.Command {
+	resp.Code, resp.Remark = code, remark
+	return resp
+}
+
+// bornHost returns the connection's peer address, parsed once per
+// connection.
+func bornHost(conn *remoting.Conn) netip.AddrPort {
+	if conn == nil {
+		return netip.AddrPort{}
+	}
+	if v, ok := conn.Value(bornHostKey{}).(netip.AddrPort); ok {
+		return v
+	}
+	ap, err := netip.ParseAddrPort(conn.RemoteAddr())
+	if err != nil {
+		return netip.AddrPort{}
+	}
+	ap = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	conn.SetValue(bornHostKey{}, ap)
+	return ap
+}

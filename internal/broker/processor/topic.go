@@ -1,0 +1,75 @@
+package processor
+
+import (
+	"github.com/rocketd/rocketd/internal/broker/meta"
+	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/remoting"
+)
+
+// handleCreateTopic serves UPDATE_AND_CREATE_TOPIC. The topic table's
+// change listener re-registers the broker with the NameServers.
+func (p *Processor) handleCreateTopic(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	var h protocol.CreateTopicRequestHeader
+	if err := h.Decode(req.ExtFields); err != nil {
+		return headerError(err)
+	}
+	if err := meta.ValidateTopic(h.Topic); err != nil {
+		return remoting.NewResponse(protocol.SystemError, err.Error())
+	}
+	if p.topics.IsSystemTopic(h.Topic) {
+		return remoting.NewResponse(protocol.SystemError, meta.SystemTopicConflictRemark(h.Topic))
+	}
+	if err := p.topics.Put(h.TopicConfig()); err != nil {
+		return remoting.ErrorResponse(err)
+	}
+	return ok(nil)
+}
+
+// handleDeleteTopic serves DELETE_TOPIC_IN_BROKER: the config, every
+// group's offsets on it and its ConsumeQueues go (its records stay in the
+// CommitLog until retention removes them, as in Java).
+func (p *Processor) handleDeleteTopic(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	var h protocol.TopicRequestHeader
+	if err := h.Decode(req.ExtFields); err != nil {
+		return headerError(err)
+	}
+	if p.topics.IsSystemTopic(h.Topic) {
+		return remoting.NewResponse(protocol.SystemError, meta.SystemTopicConflictRemark(h.Topic))
+	}
+	if _, err := p.topics.Delete(h.Topic); err != nil {
+		return remoting.ErrorResponse(err)
+	}
+	p.offsets.DeleteTopic(h.Topic)
+	if err := p.store.DeleteTopic(h.Topic); err != nil {
+		return remoting.ErrorResponse(err)
+	}
+	return ok(nil)
+}
+
+// handleAllTopicConfig serves GET_ALL_TOPIC_CONFIG.
+func (p *Processor) handleAllTopicConfig(_ *remoting.Conn, _ *remoting.Command) *remoting.Command {
+	snap := p.topics.Snapshot()
+	return bodyResponse(&snap)
+}
+
+// handleTopicStats serves GET_TOPIC_STATS_INFO: min/max offset and last
+// store time of each write queue.
+func (p *Processor) handleTopicStats(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	var h protocol.TopicRequestHeader
+	if err := h.Decode(req.ExtFields); err != nil {
+		return headerError(err)
+	}
+	tc, found := p.topics.Get(h.Topic)
+	if !found {
+		return remoting.NewResponse(protocol.TopicNotExist, "topic["+h.Topic+"] not exist")
+	}
+	stats := protocol.TopicStatsTable{OffsetTable: map[protocol.MessageQueue]protocol.TopicOffset{}}
+	for q := int32(0); q < tc.WriteQueueNums; q++ {
+		to := protocol.TopicOffset{MinOffset: p.store.MinOffset(h.Topic, q), MaxOffset: p.store.MaxOffset(h.Topic, q)}
+		if to.MaxOffset > 0 {
+			to.LastUpdateTimestamp = p.store.MessageStoreTimestamp(h.Topic, q, to.MaxOffset-1)
+		}
+		stats.OffsetTable[protocol.MessageQueue{Topic: h.Topic, BrokerName: p.cfg.BrokerName, QueueID: q}] = to
+	}
+	return bodyResponse(&stats)
+}

@@ -1,0 +1,145 @@
+package broker
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/remoting"
+)
+
+// registrar keeps the broker registered with its NameServers: at start,
+// every registerNameServerPeriod (30 s) and soon after each topic change
+// (a kick; kicks while a round runs coalesce into one more round). One
+// goroutine owns the loop; close stops it.
+type registrar struct {
+	b       *Broker
+	addrs   []string
+	period  time.Duration
+	timeout time.Duration
+
+	kickc chan struct{}
+	quit  chan struct{}
+	done  chan struct{}
+	once  sync.Once
+}
+
+func newRegistrar(b *Broker, addrs []string) *registrar {
+	return &registrar{
+		b: b, addrs: addrs,
+		period:  b.cfg.RegisterPeriod(),
+		timeout: b.cfg.RegisterBrokerTimeout,
+		kickc:   make(chan struct{}, 1),
+		quit:    make(chan struct{}),
+		done:    make(chan struct{}),
+	}
+}
+
+// kick asks for a registration round soon; it never blocks (Topics.OnChange
+// calls it on the goroutine that changed the table).
+func (r *registrar) kick() {
+	select {
+	case r.kickc <- struct{}{}:
+	default:
+	}
+}
+
+func (r *registrar) start() {
+	r.kick() // the first round runs at once
+	go r.loop()
+}
+
+func (r *registrar) loop() {
+	defer close(r.done)
+	t := time.NewTicker(r.period)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.quit:
+			return
+		case <-t.C:
+		case <-r.kickc:
+		}
+		r.registerAll()
+	}
+}
+
+// close stops the loop and waits for a round in progress. Idempotent.
+func (r *registrar) close() {
+	r.once.Do(func() {
+		close(r.quit)
+		// A loop that never started (Start failed before it) has nothing
+		// to wait for.
+		select {
+		case <-r.done:
+		case <-time.After(r.timeout + time.Second):
+		}
+	})
+}
+
+// registerAll sends REGISTER_BROKER with the topic table to every
+// NameServer in parallel and waits for them all (each bounded by
+// registerBrokerTimeoutMills).
+func (r *registrar) registerAll() {
+	if len(r.addrs) == 0 {
+		return
+	}
+	b := r.b
+	body := (&protocol.RegisterBrokerBody{
+		TopicConfigSerializeWrapper: b.topics.RegisterSnapshot(b.cfg.BrokerPermission),
+		FilterServerList:            []string{},
+	}).MarshalFastJSON()
+	h := protocol.RegisterBrokerRequestHeader{
+		BrokerName:   b.cfg.BrokerName,
+		BrokerAddr:   b.addr,
+		ClusterName:  b.cfg.BrokerClusterName,
+		HAServerAddr: b.cfg.HAServerAddr(),
+		BrokerID:     b.cfg.BrokerID,
+		BodyCrc32:    protocol.BodyCRC32(body),
+	}
+	r.each(func(ctx context.Context, addr string) {
+		req := remoting.NewRequest(protocol.RegisterBroker, protocol.Ext(&h), body)
+		resp, err := b.nsClient.Invoke(ctx, addr, req)
+		switch {
+		case err != nil:
+			b.log.Warn("broker: register with NameServer failed", "namesrv", addr, "err", err)
+		case resp.Code != protocol.Success:
+			b.log.Warn("broker: NameServer refused registration", "namesrv", addr, "code", resp.Code, "remark", resp.Remark)
+		default:
+			b.log.Debug("broker: registered", "namesrv", addr, "topics", b.topics.Len())
+		}
+	}, context.Background())
+}
+
+// unregisterAll sends UNREGISTER_BROKER to every NameServer (shutdown).
+func (r *registrar) unregisterAll(parent context.Context) {
+	b := r.b
+	h := protocol.BrokerIdentityHeader{
+		BrokerName: b.cfg.BrokerName, BrokerAddr: b.addr, ClusterName: b.cfg.BrokerClusterName, BrokerID: b.cfg.BrokerID,
+	}
+	r.each(func(ctx context.Context, addr string) {
+		resp, err := b.nsClient.Invoke(ctx, addr, remoting.NewRequest(protocol.UnregisterBroker, protocol.Ext(&h), nil))
+		if err != nil {
+			b.log.Warn("broker: unregister from NameServer failed", "namesrv", addr, "err", err)
+		} else if resp.Code != protocol.Success {
+			b.log.Warn("broker: NameServer refused unregistration", "namesrv", addr, "code", resp.Code, "remark", resp.Remark)
+		}
+	}, parent)
+}
+
+// each runs fn for every NameServer address in parallel, each call with its
+// own timeout, and waits for all.
+func (r *registrar) each(fn func(ctx context.Context, addr string), parent context.Context) {
+	var wg sync.WaitGroup
+	for _, addr := range r.addrs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(parent, r.timeout)
+			defer cancel()
+			fn(ctx, addr)
+		}()
+	}
+	wg.Wait()
+}
