@@ -192,6 +192,65 @@ func (o *Offsets) collect(pick func(topicGroup) (string, bool)) []string {
 	return slices.Sorted(maps.Keys(set))
 }
 
+// MinOffsets returns, per queue of topic, the lowest committed offset over
+// all groups except those in exclude, ignoring offsets below the queue's
+// minimum in the store (minInStore; they point at deleted data). It answers
+// QUERY_CORRECTION_OFFSET (Java's queryMinOffsetInAllGroup, without its
+// side effect of dropping the excluded groups' offsets).
+func (o *Offsets) MinOffsets(topic string, exclude []string, minInStore func(queueID int32) int64) map[int32]int64 {
+	out := map[int32]int64{}
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	for k, queues := range o.mu.table {
+		if k.topic != topic || slices.Contains(exclude, k.group) {
+			continue
+		}
+		for q, off := range queues {
+			if off < minInStore(q) {
+				continue
+			}
+			if cur, ok := out[q]; !ok || off < cur {
+				out[q] = off
+			}
+		}
+	}
+	return out
+}
+
+// DropUnsubscribed removes the offsets of every topic@group that no online
+// consumer subscribes to (subscribed reports false) and whose committed
+// offsets all lie at or below the queue's minimum in the store (minInStore):
+// progress that no longer means anything. The broker runs it hourly (Java's
+// scanUnsubscribedTopic). The callbacks run under the table's lock and must
+// not call back into o. It returns the removed "topic@group" keys.
+func (o *Offsets) DropUnsubscribed(subscribed func(group, topic string) bool, minInStore func(topic string, queueID int32) int64) []string {
+	var dropped []string
+	o.mu.Lock()
+	for k, queues := range o.mu.table {
+		if len(queues) == 0 || subscribed(k.group, k.topic) {
+			continue
+		}
+		stale := true
+		for q, off := range queues {
+			if off > minInStore(k.topic, q) {
+				stale = false
+				break
+			}
+		}
+		if stale {
+			delete(o.mu.table, k)
+			dropped = append(dropped, k.String())
+		}
+	}
+	o.mu.Unlock()
+	if len(dropped) > 0 {
+		o.changes.Add(1)
+		slices.Sort(dropped)
+		o.log.Warn("meta: dropped offsets of unsubscribed groups behind the store", "keys", dropped)
+	}
+	return dropped
+}
+
 // Snapshot returns a copy of the table in its file form (the body of
 // GET_ALL_CONSUMER_OFFSET).
 func (o *Offsets) Snapshot() protocol.ConsumerOffsetTable {

@@ -277,3 +277,34 @@ func TestDelayOffsets(t *testing.T) {
 		t.Fatal("fresh delay offsets", err)
 	}
 }
+
+func TestMinOffsetsAndDropUnsubscribed(t *testing.T) {
+	o := openOffsets(t, vfs.NewMem())
+	o.Commit("g1", "T", 0, 10)
+	o.Commit("g1", "T", 1, 50)
+	o.Commit("g2", "T", 0, 5)
+	o.Commit("g2", "T", 1, 2) // below the store minimum of queue 1: ignored
+	o.Commit("g3", "T", 0, 7)
+	o.Commit("g1", "U", 0, 0)
+	minInStore := func(q int32) int64 { return map[int32]int64{0: 0, 1: 3}[q] }
+	if got := o.MinOffsets("T", []string{"g3"}, minInStore); !reflect.DeepEqual(got, map[int32]int64{0: 5, 1: 50}) {
+		t.Fatalf("MinOffsets %v", got)
+	}
+	if _, ok := o.Query("g3", "T", 0); !ok {
+		t.Fatal("MinOffsets removed an excluded group's offsets")
+	}
+
+	// g2 on T is not subscribed and all its offsets are at or below the
+	// store minimum of 5; g3 is not subscribed but ahead; g1 is subscribed.
+	subscribed := func(group, topic string) bool { return group == "g1" }
+	dropped := o.DropUnsubscribed(subscribed, func(topic string, q int32) int64 { return 5 })
+	if !reflect.DeepEqual(dropped, []string{"T@g2"}) {
+		t.Fatalf("dropped %v", dropped)
+	}
+	if _, ok := o.Query("g2", "T", 0); ok {
+		t.Fatal("g2 still has offsets")
+	}
+	if got := o.Groups(); !reflect.DeepEqual(got, []string{"g1", "g3"}) {
+		t.Fatalf("groups left %v", got)
+	}
+}
