@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -35,10 +36,12 @@ func exerciseCLI(t *testing.T, ns string) {
 	if !strings.Contains(out, "created CtlTopic on ") {
 		t.Fatalf("topic create: %q", out)
 	}
-	// The broker registers the topic with the NameServer.
-	if out := mustRun(t, "-n", ns, "topic", "list"); !strings.Contains(out, topic+"\n") {
-		t.Fatalf("topic list lacks %s:\n%s", topic, out)
-	}
+	// The broker registers the topic with the NameServer (a real broker
+	// does it in the background right after the change).
+	waitFor(t, 10*time.Second, "topic list to show "+topic, func() (bool, string) {
+		out := mustRun(t, "-n", ns, "topic", "list")
+		return strings.Contains(out, topic+"\n"), out
+	})
 	if out := mustRun(t, "-n", ns, "topic", "route", "-t", topic); !strings.Contains(out, "2     2      RW-") {
 		t.Errorf("topic route:\n%s", out)
 	}
