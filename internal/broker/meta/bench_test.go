@@ -2,6 +2,7 @@ package meta
 
 import (
 	"strconv"
+	"sync/atomic"
 	"testing"
 
 	"github.com/rocketd/rocketd/internal/vfs"
@@ -96,4 +97,24 @@ func BenchmarkOffsetsPersist(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(size), "keys")
+}
+
+// BenchmarkTopicsAutoCreateParallel creates topics from TBW102 from
+// parallel senders: each creation persists the table, and persists that
+// queue up behind a write share the next one.
+func BenchmarkTopicsAutoCreateParallel(b *testing.B) {
+	tp, err := OpenTopics(memOptions(vfs.NewMem()), testBrokerConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	var n atomic.Int64
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			name := "Topic_" + strconv.FormatInt(n.Add(1), 10)
+			if _, _, err := tp.AutoCreate(name, AutoCreateTopic, 4, 0); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/rocketd/rocketd/internal/vfs"
 )
@@ -29,22 +30,42 @@ type configFile struct {
 	fs   vfs.FS
 	path string
 	log  *slog.Logger
-	// mu serializes persists: each takes its snapshot while holding it, so
-	// a later snapshot is never overwritten by an earlier one.
+
+	// requested counts persist calls. A caller changes the table, then
+	// takes a number here, so any snapshot taken after the number was
+	// handed out holds that caller's change.
+	requested atomic.Uint64
+	// mu serializes writes: each takes its snapshot while holding it, so a
+	// later snapshot is never overwritten by an earlier one.
 	mu sync.Mutex
+	// written is the highest request number a finished write covered, and
+	// writeErr that write's result. REQUIRES: mu held.
+	written  uint64
+	writeErr error
 }
 
-// persist takes a snapshot (the caller's table lock is taken and released
-// inside snapshot, so readers are never blocked by the file I/O) and
-// writes it.
+// persist makes the caller's change durable: it takes a snapshot (the
+// caller's table lock is taken and released inside snapshot, so readers
+// are never blocked by the file I/O) and writes it. Callers that queue up
+// behind a write share the next one (group commit): a burst of topic
+// creations costs a few file writes, not one full-table rewrite each.
 func (f *configFile) persist(snapshot func() ([]byte, error)) error {
+	ticket := f.requested.Add(1)
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.written >= ticket {
+		// A write that started after our change was applied covered it.
+		return f.writeErr
+	}
+	covered := f.requested.Load()
 	data, err := snapshot()
 	if err != nil {
-		return fmt.Errorf("meta: encode %s: %w", f.path, err)
+		err = fmt.Errorf("meta: encode %s: %w", f.path, err)
+	} else {
+		err = writeConfigFile(f.fs, f.path, data)
 	}
-	return writeConfigFile(f.fs, f.path, data)
+	f.written, f.writeErr = covered, err
+	return err
 }
 
 // errCorrupt marks a config file whose content does not decode.

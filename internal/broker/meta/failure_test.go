@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/vfs"
@@ -138,5 +139,73 @@ func TestOnChangeSeesTheChange(t *testing.T) {
 	}
 	if strings.Join(seen, " ") != "true/true false/false" {
 		t.Fatalf("listener saw %v", seen)
+	}
+}
+
+// gateInjector holds the first sync until release is closed and counts
+// renames (one per finished write).
+type gateInjector struct {
+	release chan struct{}
+	mu      sync.Mutex
+	held    bool
+	renames int
+}
+
+func (g *gateInjector) MaybeError(op vfs.Op) error {
+	g.mu.Lock()
+	hold := op.Kind == vfs.OpSync && !g.held
+	if hold {
+		g.held = true
+	}
+	if op.Kind == vfs.OpRename {
+		g.renames++
+	}
+	g.mu.Unlock()
+	if hold {
+		<-g.release
+	}
+	return nil
+}
+
+// TestPersistGroupCommit: changes that queue up behind a write in progress
+// are written together by the next one.
+func TestPersistGroupCommit(t *testing.T) {
+	mem := vfs.NewMem()
+	tp := openTopics(t, mem, nil)
+	gate := &gateInjector{release: make(chan struct{})}
+	tp.file.fs = vfs.NewErrorFS(mem, gate)
+
+	const n = 8
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, _, err := tp.AutoCreate(fmt.Sprintf("G%d", i), AutoCreateTopic, 4, 0); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	// Wait until every creation asked for a persist: one write is held at
+	// its first sync, the other seven wait behind it.
+	deadline := time.Now().Add(10 * time.Second)
+	for tp.file.requested.Load() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d persists requested", tp.file.requested.Load())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(gate.release)
+	wg.Wait()
+	// The held write covers the changes made before its snapshot (at least
+	// its own); one more write covers all the others.
+	if gate.renames < 1 || gate.renames > 2 {
+		t.Fatalf("%d writes for %d creations, want at most 2", gate.renames, n)
+	}
+	reopened := openTopics(t, mem.CrashClone(), nil)
+	for i := range n {
+		if !reopened.Contains(fmt.Sprintf("G%d", i)) {
+			t.Fatalf("G%d not durable", i)
+		}
 	}
 }
