@@ -87,6 +87,18 @@
 // empty or does not decode. Unlike Java, a file that does not decode with no
 // usable backup is an error, not an empty table.
 //
+// # Concurrency
+//
+// Each table has one RWMutex over its map (and DataVersion): readers take
+// it shared for a map lookup; writers hold it only to change the map. Each
+// file has a mutex that serializes its writes and is held across the file
+// I/O; a write takes the table lock (shared) inside it, only to copy the
+// snapshot. Lock order: file mutex, then table lock; nothing takes them the
+// other way round, and no table lock is held across I/O or while change
+// listeners run. A change made by Put, Delete, AutoCreate, EnsureTopic or
+// FindOrCreate is durable when the call returns; changes that queue up
+// behind a write in progress share the next write.
+//
 // # Startup content
 //
 // Topics starts with the system topics of §14.5 (SELF_TEST_TOPIC, TBW102
