@@ -96,8 +96,10 @@
 // snapshot. Lock order: file mutex, then table lock; nothing takes them the
 // other way round, and no table lock is held across I/O or while change
 // listeners run. A change made by Put, Delete, AutoCreate, EnsureTopic or
-// FindOrCreate is durable when the call returns; changes that queue up
-// behind a write in progress share the next write.
+// FindOrCreate is durable when the call returns (the last three log a
+// failed write instead of returning it, since the change is usable in
+// memory); changes that queue up behind a write in progress share the next
+// write.
 //
 // # Startup content
 //
