@@ -3,6 +3,9 @@ package broker_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"os/exec"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +14,9 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
 	"github.com/apache/rocketmq-client-go/v2/rlog"
+
+	"github.com/rocketd/rocketd/internal/config"
+	"github.com/rocketd/rocketd/internal/protocol"
 )
 
 func init() { rlog.SetLogLevel("error") }
@@ -146,5 +152,362 @@ func TestGoClientSendAndConsume(t *testing.T) {
 		if m.GetTags() != "TagA" || m.GetKeys() != fmt.Sprintf("key-%d", i) || m.GetProperty("color") != "blue" {
 			t.Fatalf("message %d: tags %q keys %q color %q", i, m.GetTags(), m.GetKeys(), m.GetProperty("color"))
 		}
+	}
+}
+
+// sendN sends n messages "prefix-i" with tag and returns the bodies.
+func sendN(t *testing.T, p interface {
+	SendSync(context.Context, ...*primitive.Message) (*primitive.SendResult, error)
+}, topic, prefix, tag string, n int) []string {
+	t.Helper()
+	bodies := make([]string, n)
+	for i := range n {
+		bodies[i] = fmt.Sprintf("%s-%d", prefix, i)
+		m := primitive.NewMessage(topic, []byte(bodies[i]))
+		if tag != "" {
+			m.WithTag(tag)
+		}
+		if _, err := p.SendSync(context.Background(), m); err != nil {
+			t.Fatalf("send %s: %v", bodies[i], err)
+		}
+	}
+	return bodies
+}
+
+func TestGoClientAsyncOnewayAndBatch(t *testing.T) {
+	c := startCluster(t, nil)
+	topic := uniq(t, "T")
+	c.createTopic(topic, 4)
+	p := c.newProducer()
+	var want []string
+
+	// Async: every callback reports success.
+	const n = 10
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		body := fmt.Sprintf("async-%d", i)
+		want = append(want, body)
+		wg.Add(1)
+		err := p.SendAsync(context.Background(), func(_ context.Context, r *primitive.SendResult, err error) {
+			defer wg.Done()
+			if err == nil && r.Status != primitive.SendOK {
+				err = fmt.Errorf("status %v", r.Status)
+			}
+			errs <- err
+		}, primitive.NewMessage(topic, []byte(body)))
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("async send: %v", err)
+		}
+	}
+	// Oneway.
+	for i := range n {
+		body := fmt.Sprintf("oneway-%d", i)
+		want = append(want, body)
+		if err := p.SendOneWay(context.Background(), primitive.NewMessage(topic, []byte(body))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Batch: one SEND_BATCH_MESSAGE.
+	var batch []*primitive.Message
+	for i := range n {
+		body := fmt.Sprintf("batch-%d", i)
+		want = append(want, body)
+		m := primitive.NewMessage(topic, []byte(body)).WithTag("B")
+		m.WithProperty("idx", fmt.Sprint(i))
+		batch = append(batch, m)
+	}
+	res, err := p.SendSync(context.Background(), batch...)
+	if err != nil || res.Status != primitive.SendOK {
+		t.Fatalf("batch: %v %+v", err, res)
+	}
+
+	rec := newReceived()
+	c.newPushConsumer(uniq(t, "cg"), topic, "*", rec)
+	waitFor(t, 30*time.Second, "all messages", func() bool { return rec.len() == len(want) })
+	for _, body := range want {
+		m, ok := rec.get(body)
+		if !ok {
+			t.Fatalf("%s missing", body)
+		}
+		if idx := m.GetProperty("idx"); strings.HasPrefix(body, "batch-") && (m.GetTags() != "B" || "batch-"+idx != body) {
+			t.Fatalf("%s: tag %q idx %q", body, m.GetTags(), idx)
+		}
+	}
+	if rec.dups != 0 {
+		t.Fatalf("%d duplicates", rec.dups)
+	}
+}
+
+func TestGoClientTagFilter(t *testing.T) {
+	c := startCluster(t, nil)
+	topic := uniq(t, "T")
+	c.createTopic(topic, 2)
+	p := c.newProducer()
+	a := sendN(t, p, topic, "a", "A", 5)
+	b := sendN(t, p, topic, "b", "B", 5)
+	sendN(t, p, topic, "c", "C", 5)
+	sendN(t, p, topic, "none", "", 5)
+	rec := newReceived()
+	c.newPushConsumer(uniq(t, "cg"), topic, "A || B", rec)
+	waitFor(t, 30*time.Second, "A and B messages", func() bool { return rec.len() >= 10 })
+	for _, body := range append(a, b...) {
+		if _, ok := rec.get(body); !ok {
+			t.Fatalf("%s missing", body)
+		}
+	}
+	// The C and untagged messages were sent before the A/B ones finished
+	// arriving; give a wrong delivery a moment to show up.
+	time.Sleep(200 * time.Millisecond)
+	if n := rec.len(); n != 10 {
+		t.Fatalf("received %d messages, want 10 (A and B only)", n)
+	}
+}
+
+func TestGoClientTwoGroupsEachGetEverything(t *testing.T) {
+	c := startCluster(t, nil)
+	topic := uniq(t, "T")
+	c.createTopic(topic, 4)
+	p := c.newProducer()
+	bodies := sendN(t, p, topic, "m", "", 20)
+	r1, r2 := newReceived(), newReceived()
+	c.newPushConsumer(uniq(t, "g1"), topic, "*", r1)
+	c.newPushConsumer(uniq(t, "g2"), topic, "*", r2)
+	waitFor(t, 30*time.Second, "both groups", func() bool { return r1.len() == len(bodies) && r2.len() == len(bodies) })
+}
+
+func TestGoClientTwoConsumersSplitQueues(t *testing.T) {
+	c := startCluster(t, nil)
+	topic := uniq(t, "T")
+	const queues = 4
+	c.createTopic(topic, queues)
+	p := c.newProducer(producer.WithQueueSelector(producer.NewManualQueueSelector()))
+	group := uniq(t, "cg")
+	r1, r2 := newReceived(), newReceived()
+	c.newPushConsumer(group, topic, "*", r1)
+	c.newPushConsumer(group, topic, "*", r2)
+
+	// sendRound sends one message to each queue and returns the bodies.
+	round := 0
+	sendRound := func() []string {
+		var bodies []string
+		for q := range queues {
+			body := fmt.Sprintf("r%d-q%d", round, q)
+			m := primitive.NewMessage(topic, []byte(body))
+			m.Queue = &primitive.MessageQueue{Topic: topic, BrokerName: "broker-a", QueueId: q}
+			if _, err := p.SendSync(context.Background(), m); err != nil {
+				t.Fatal(err)
+			}
+			bodies = append(bodies, body)
+		}
+		round++
+		return bodies
+	}
+	// owner reports which consumer got body (0 none, 1, 2, 3 both).
+	owner := func(body string) int {
+		o := 0
+		if _, ok := r1.get(body); ok {
+			o |= 1
+		}
+		if _, ok := r2.get(body); ok {
+			o |= 2
+		}
+		return o
+	}
+	// Rebalancing settles when a round is split two queues each, each
+	// message delivered once.
+	deadline := time.Now().Add(40 * time.Second)
+	for {
+		bodies := sendRound()
+		var got [4]int
+		waitFor(t, 10*time.Second, "a round", func() bool {
+			for _, b := range bodies {
+				if owner(b) == 0 {
+					return false
+				}
+			}
+			return true
+		})
+		for _, b := range bodies {
+			got[owner(b)]++
+		}
+		if got[1] == queues/2 && got[2] == queues/2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("consumers never split the queues: last round %v", got)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// Now every message goes to exactly one consumer, each of them half.
+	var all []string
+	for range 5 {
+		all = append(all, sendRound()...)
+	}
+	waitFor(t, 20*time.Second, "the messages", func() bool {
+		for _, b := range all {
+			if owner(b) == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	var n1, n2 int
+	for _, b := range all {
+		switch owner(b) {
+		case 1:
+			n1++
+		case 2:
+			n2++
+		default:
+			t.Fatalf("%s delivered to both consumers", b)
+		}
+	}
+	if n1 != len(all)/2 || n2 != len(all)/2 {
+		t.Fatalf("split %d/%d, want %d each", n1, n2, len(all)/2)
+	}
+}
+
+func TestGoClientOffsetsSurviveRestart(t *testing.T) {
+	c := startCluster(t, nil)
+	topic := uniq(t, "T")
+	const queues = 2
+	c.createTopic(topic, queues)
+	group := uniq(t, "cg")
+	p := c.newProducer()
+	first := sendN(t, p, topic, "before", "", 10)
+	rec := newReceived()
+	cons := c.newPushConsumer(group, topic, "*", rec)
+	waitFor(t, 30*time.Second, "first messages", func() bool { return rec.len() == len(first) })
+	if err := cons.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	// The consumer persisted its offsets at shutdown (or at its 5 s timer).
+	waitFor(t, 20*time.Second, "committed offsets", func() bool {
+		var sum int64
+		for q := range int32(queues) {
+			r := c.invoke(c.b.Addr(), protocol.QueryConsumerOffset,
+				&protocol.QueryConsumerOffsetRequestHeader{ConsumerGroup: group, Topic: topic, QueueID: q}, nil)
+			if r.Code != protocol.Success {
+				return false
+			}
+			var h protocol.OffsetResponseHeader
+			if err := h.Decode(r.ExtFields); err != nil {
+				t.Fatal(err)
+			}
+			sum += h.Offset
+		}
+		return sum == int64(len(first))
+	})
+
+	c.stopBroker()
+	c.startBroker() // a new port: clients learn it from the NameServer
+	c.waitRoute(topic, queues)
+
+	p2 := c.newProducer()
+	second := sendN(t, p2, topic, "after", "", 10)
+	rec2 := newReceived()
+	c.newPushConsumer(group, topic, "*", rec2)
+	waitFor(t, 30*time.Second, "second messages", func() bool { return rec2.len() >= len(second) })
+	time.Sleep(200 * time.Millisecond) // a replay would show up by now
+	if n := rec2.len(); n != len(second) {
+		t.Fatalf("after restart received %d messages, want only the %d new ones", n, len(second))
+	}
+	for _, b := range second {
+		if _, ok := rec2.get(b); !ok {
+			t.Fatalf("%s missing", b)
+		}
+	}
+}
+
+func TestGoClientOrderly(t *testing.T) {
+	if raceEnabled {
+		// rocketmq-client-go's processQueue is written by the pull
+		// goroutine and read by the orderly consume goroutine without a
+		// lock, which -race reports. Run this test in a build without the
+		// race detector instead of skipping it.
+		out, err := exec.Command("go", "test", "-count=1", "-run", "^TestGoClientOrderly$", ".").CombinedOutput()
+		if err != nil {
+			t.Fatalf("orderly test without -race: %v\n%s", err, out)
+		}
+		return
+	}
+	c := startCluster(t, nil)
+	topic := uniq(t, "T")
+	c.createTopic(topic, 4)
+	p := c.newProducer(producer.WithQueueSelector(producer.NewHashQueueSelector()))
+	const n = 50
+	for i := range n {
+		m := primitive.NewMessage(topic, []byte(fmt.Sprintf("order-%03d", i)))
+		m.WithShardingKey("order-key-1")
+		if _, err := p.SendSync(context.Background(), m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec := newReceived()
+	// Shorter lockAll period: the client starts consuming a newly assigned
+	// queue only after its next lock round (go-client-wire.md §0 item 15).
+	c.newPushConsumer(uniq(t, "cg"), topic, "*", rec,
+		consumer.WithConsumerOrder(true), consumer.WithRebalanceLockInterval(200*time.Millisecond))
+	waitFor(t, 40*time.Second, "ordered messages", func() bool { return rec.len() == n })
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	for i, m := range rec.seq[:n] {
+		if want := fmt.Sprintf("order-%03d", i); string(m.Body) != want {
+			t.Fatalf("message %d is %q, want %q", i, m.Body, want)
+		}
+	}
+}
+
+func TestGoClientLargeMessages(t *testing.T) {
+	const maxSize = 2 << 20
+	c := startCluster(t, func(bc *config.BrokerConfig) { bc.MaxMessageSize = maxSize })
+	topic := uniq(t, "T")
+	c.createTopic(topic, 1)
+	p := c.newProducer()
+
+	// 1 MiB of incompressible bytes (the client zlib-compresses bodies
+	// over 4 KiB; the broker stores and returns them as sent).
+	big := make([]byte, 1<<20)
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for i := range big {
+		big[i] = byte(rnd.Uint32())
+	}
+	if _, err := p.SendSync(context.Background(), primitive.NewMessage(topic, big)); err != nil {
+		t.Fatalf("1 MiB: %v", err)
+	}
+	// Over maxMessageSize: refused by the broker (the Go client has no
+	// local size check).
+	huge := make([]byte, maxSize+1024)
+	for i := range huge {
+		huge[i] = byte(rnd.Uint32())
+	}
+	_, err := p.SendSync(context.Background(), primitive.NewMessage(topic, huge))
+	if err == nil || !strings.Contains(err.Error(), "CODE: 13") || !strings.Contains(err.Error(), "maxMessageSize") {
+		t.Fatalf("oversized message: %v", err)
+	}
+	// The same through rocketd's own client, header and all.
+	h := protocol.SendMessageRequestHeader{ProducerGroup: "pg", Topic: topic, DefaultTopic: "TBW102",
+		DefaultTopicQueueNums: 4, BornTimestamp: time.Now().UnixMilli()}
+	r := c.invoke(c.b.Addr(), protocol.SendMessage, &h, make([]byte, maxSize+1))
+	if r.Code != protocol.MessageIllegal || !strings.Contains(r.Remark, "exceeds maxMessageSize") {
+		t.Fatalf("oversized via remoting: %d %q", r.Code, r.Remark)
+	}
+	if r.ExtFields["MSG_REGION"] == "" || r.ExtFields["TRACE_ON"] == "" {
+		t.Fatalf("refusal without MSG_REGION/TRACE_ON: %v", r.ExtFields)
+	}
+
+	rec := newReceived()
+	c.newPushConsumer(uniq(t, "cg"), topic, "*", rec)
+	waitFor(t, 30*time.Second, "the 1 MiB message", func() bool { return rec.len() == 1 })
+	if _, ok := rec.get(string(big)); !ok {
+		t.Fatal("1 MiB message body changed")
 	}
 }
