@@ -321,7 +321,7 @@ type BrokerConfig struct {
 	MaxMsgsNumBatch    int `prop:"maxMsgsNumBatch"`
 }
 
-// Aliases maps old property spellings that Java releases accepted to the
+// brokerKeyAliases maps old property spellings that Java releases accepted to the
 // current key. When both appear, the current key wins.
 var brokerKeyAliases = map[string]string{
 	"mapedFileSizeCommitLog":    "mappedFileSizeCommitLog",

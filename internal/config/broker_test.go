@@ -263,3 +263,42 @@ func TestParseDeleteWhen(t *testing.T) {
 		}
 	}
 }
+
+// FuzzBrokerConfig feeds broker.conf text through the whole loader: it must
+// never panic, and a configuration it accepts must validate and keep its
+// delay levels parseable.
+func FuzzBrokerConfig(f *testing.F) {
+	for _, s := range []string{
+		"", "brokerName=b\nbrokerId=0\n", "brokerRole=SLAVE\nbrokerId=1\nbrokerIP1=10.0.0.1",
+		"messageDelayLevel=1s 2d\n", "deleteWhen=04;16", "listenPort=65535\nhaListenPort=1",
+		"mapedFileSizeCommitLog=1024\nmappedFileSizeConsumeQueue=21", "namesrvAddr=a:1;b:2;",
+		"syncFlushTimeout=2s", "brokerIP1=::1", "flushDiskType = sync_flush  ",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		props, err := ParseProperties(strings.NewReader(text))
+		if err != nil {
+			return
+		}
+		c, _, err := BrokerConfigFromProperties(props)
+		if err != nil {
+			return
+		}
+		if err := c.Validate(); err != nil {
+			t.Fatalf("accepted config does not validate: %v", err)
+		}
+		levels, err := c.DelayLevels()
+		if err != nil || len(levels) == 0 {
+			t.Fatalf("accepted delay levels %q: %v", c.MessageDelayLevel, err)
+		}
+		for _, d := range levels {
+			if d <= 0 {
+				t.Fatalf("non-positive delay level in %q", c.MessageDelayLevel)
+			}
+		}
+		if c.ConsumeQueueUnitsPerFile() <= 0 || c.HAPort() <= 0 || c.HAPort() > 65535 {
+			t.Fatalf("derived values: units %d ha %d", c.ConsumeQueueUnitsPerFile(), c.HAPort())
+		}
+	})
+}
