@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -56,19 +57,10 @@ func brokerAddr(b protocol.BrokerData) string {
 	if a := b.MasterAddr(); a != "" {
 		return a
 	}
-	for _, id := range slicesSortedKeys(b.BrokerAddrs) {
+	for _, id := range slices.Sorted(maps.Keys(b.BrokerAddrs)) {
 		return b.BrokerAddrs[id]
 	}
 	return ""
-}
-
-func slicesSortedKeys(m map[int64]string) []int64 {
-	keys := make([]int64, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // queuesOf lists a route's queues in broker-name then id order. write

@@ -84,11 +84,18 @@ for profile in "${profiles[@]}"; do
 	echo "== $profile: creating $topic"
 	"$ctl" topic create -t "$topic" -r 4 -w 4
 	echo "== $profile: building the check"
-	(cd "$here" && mvn -B -q -P "$profile" compile dependency:build-classpath \
-		-Dmdep.outputFile="$tmp/cp-$profile.txt" -Dmdep.includeScope=runtime)
+	if ! (cd "$here" && mvn -B -q -P "$profile" compile dependency:build-classpath \
+		-Dmdep.outputFile="$tmp/cp-$profile.txt" -Dmdep.includeScope=runtime) >"$tmp/mvn-$profile.log" 2>&1; then
+		cat "$tmp/mvn-$profile.log" >&2
+		echo "== $profile: Maven build failed" >&2
+		status=1
+		continue
+	fi
 	client=$(tr ':' '\n' <"$tmp/cp-$profile.txt" | grep -o 'rocketmq-client-[0-9][^/]*\.jar' | head -1)
 	echo "== $profile: running InteropCheck with $client"
-	if java -Drocketmq.client.logRoot="$tmp/client-logs-$profile" -Drocketmq.client.logLevel=WARN \
+	# Client logs go to the temp dir: logRoot is 4.9.x's key, rocketmq.log.root 5.x's.
+	if java -Drocketmq.client.logRoot="$tmp/client-logs-$profile" -Drocketmq.log.root="$tmp/client-logs-$profile" \
+		-Drocketmq.client.logLevel=WARN \
 		-cp "$here/target/$profile/classes:$(cat "$tmp/cp-$profile.txt")" \
 		io.rocketd.interop.InteropCheck "$NAMESRV_ADDR" "$topic"; then
 		echo "== $profile: PASS in $(( $(now_ms) - t1 )) ms"
