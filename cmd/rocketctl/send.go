@@ -45,7 +45,8 @@ func newSendCommand(c *ctl) *cobra.Command {
 		Short: "Send messages (SEND_MESSAGE_V2) and print msgId, queue, offset and round-trip time",
 		Long: `Send one message (or --count copies) to the masters of the topic's route,
 queues taken round-robin, and print for each its msgId (the client id consumers
-see), offset msgId, queue, queue offset and round-trip time.
+see), offset msgId, queue, queue offset and round-trip time (the first one
+includes connecting to the broker).
 
 A topic the NameServer does not know is sent through the route of TBW102, as
 the official producers do: a broker with autoCreateTopicEnable creates it.`,
