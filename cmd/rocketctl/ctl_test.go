@@ -67,6 +67,12 @@ func exerciseCLI(t *testing.T, ns string) {
 		t.Errorf("send (text): %q", out)
 	}
 
+	// The broker answers a send once the CommitLog has the message; the
+	// consume queues are filled just after (as in Java): wait for them.
+	waitFor(t, 10*time.Second, "4 messages in the consume queues", func() (bool, string) {
+		out := mustRun(t, "-n", ns, "topic", "status", "-t", topic)
+		return strings.Contains(out, "messages held: 4"), out
+	})
 	// Everything, in queue order.
 	got := parseJSONLines[consumed](t, mustRun(t, "-n", ns, "--json", "consume", "-t", topic))
 	if len(got) != 4 {
