@@ -388,3 +388,33 @@ func TestCheckpointAdvancesUnderLoad(t *testing.T) {
 		return st.PhysicMsgTimestamp > first.PhysicMsgTimestamp && st.LogicsMsgTimestamp > first.LogicsMsgTimestamp
 	})
 }
+
+// TestDispatchRetriesReadFailures: a few failed CommitLog reads delay
+// dispatch; they neither lose units nor stop the store. Persistent
+// failures stop dispatch and make the store refuse puts.
+func TestDispatchRetriesReadFailures(t *testing.T) {
+	var failReads atomic.Int64
+	efs := vfs.NewErrorFS(vfs.NewMem(), vfs.InjectorFunc(func(op vfs.Op) error {
+		if op.Kind == vfs.OpRead && strings.Contains(op.Path, "/commitlog/") && failReads.Add(-1) >= 0 {
+			return vfs.ErrInjected
+		}
+		return nil
+	}))
+	cfg := testConfig(efs)
+	s := openStore(t, cfg)
+	failReads.Store(3)
+	for i := 0; i < 10; i++ {
+		put(t, s, newRecord("R", 0, bodyFor(i, 100), nil))
+	}
+	waitDispatched(t, s)
+	if s.MaxOffset("R", 0) != 10 || s.RefusalReason() != "" {
+		t.Fatalf("after transient failures: max %d, refusal %q", s.MaxOffset("R", 0), s.RefusalReason())
+	}
+	failReads.Store(1 << 40)
+	put(t, s, newRecord("R", 0, []byte("stuck"), nil))
+	waitFor(t, "dispatch to give up", func() bool { return s.RefusalReason() != "" })
+	if res := s.PutMessage(context.Background(), newRecord("R", 0, []byte("x"), nil), PutOptions{}); res.Status != ServiceNotAvailable {
+		t.Fatalf("put after dispatch failure: %s", res.Status)
+	}
+	failReads.Store(0)
+}

@@ -13,6 +13,16 @@ import (
 	"github.com/rocketd/rocketd/internal/store/consumequeue"
 )
 
+// errDispatchFatal marks what stops dispatch for good (and makes the store
+// refuse puts): committed CommitLog data that cannot be decoded — skipping
+// records silently is worse — and ConsumeQueue write failures. Read
+// failures are not fatal: they are retried.
+var errDispatchFatal = errors.New("store: dispatch cannot continue")
+
+// maxReadFailures is how many consecutive failed reads (about 100 ms
+// apart) the dispatcher tolerates before it gives up.
+const maxReadFailures = 20
+
 // dispatchChunk is how much CommitLog the dispatcher reads at a time.
 const dispatchChunk = 1 << 20
 
@@ -61,9 +71,10 @@ type dispatcher struct {
 	nSamples int
 
 	// owned by the goroutine
-	touched    []*consumequeue.Queue // queues with units staged in this chunk
-	touchedSet map[*consumequeue.Queue]bool
-	arrivals   []arrival
+	touched      []*consumequeue.Queue // queues with units staged in this chunk
+	touchedSet   map[*consumequeue.Queue]bool
+	arrivals     []arrival
+	readFailures int // consecutive failed CommitLog reads
 }
 
 func newDispatcher(s *Store) *dispatcher {
@@ -233,6 +244,17 @@ func (d *dispatcher) catchUp(quit <-chan struct{}) {
 			continue
 		}
 		progressed, err := d.dispatchChunk(from, end)
+		if err != nil && !errors.Is(err, errDispatchFatal) {
+			// A read failure (a segment removed under us, an I/O error):
+			// retried on the next kick or tick, a limited number of times.
+			d.readFailures++
+			if d.readFailures <= maxReadFailures {
+				d.s.cfg.Logger.Warn("store: dispatch read failed; will retry", "offset", from, "err", err)
+				return
+			}
+			err = fmt.Errorf("%w: %d reads failed: %w", errDispatchFatal, d.readFailures, err)
+		}
+		d.readFailures = 0
 		if err != nil {
 			d.s.cfg.Logger.Error("store: dispatch stopped", "offset", from, "err", err)
 			d.setErr(err)
@@ -279,10 +301,13 @@ func (d *dispatcher) dispatchChunk(from, end int64) (bool, error) {
 			pos = len(data)
 			continue
 		case errors.Is(err, message.ErrTruncated):
+			if pos == 0 && len(data) >= 4 && int64(message.RecordTotalSize(data)) > segEnd-from {
+				return false, fmt.Errorf("%w: record at %d: size %d does not fit its segment", errDispatchFatal, from, message.RecordTotalSize(data))
+			}
 			pos = len(data) // the rest is not committed yet
 			continue
 		case err != nil:
-			return false, fmt.Errorf("store: dispatch record at %d: %w", from+int64(pos), err)
+			return false, fmt.Errorf("%w: record at %d: %w", errDispatchFatal, from+int64(pos), err)
 		}
 		offset := from + int64(pos)
 		if message.Dispatched(rec.SysFlag) {
@@ -297,8 +322,7 @@ func (d *dispatcher) dispatchChunk(from, end int64) (bool, error) {
 	}
 	for _, q := range d.touched {
 		if err := q.Commit(); err != nil {
-			d.s.setLogicsErr(err)
-			return false, err
+			return false, fmt.Errorf("%w: %w", errDispatchFatal, err)
 		}
 	}
 	clear(d.touched)
