@@ -244,6 +244,10 @@ func (r *consumeRun) pullQueue(ctx context.Context, q queue, offset int64) error
 			if err != nil {
 				return fmt.Errorf("pull %s at %d: %w", q, offset, err)
 			}
+			if next <= offset && !r.done() {
+				// FOUND without progress would make this loop spin.
+				return fmt.Errorf("pull %s at %d: broker answered FOUND but next offset %d does not advance", q, offset, next)
+			}
 			offset = next
 			if err := commit(offset); err != nil {
 				return err

@@ -181,6 +181,31 @@ func TestSendErrors(t *testing.T) {
 	}
 }
 
+// TestConsumeBadBroker: a pull answer that is not records, or FOUND without
+// progress, is an error naming the queue, never a panic or an endless loop.
+func TestConsumeBadBroker(t *testing.T) {
+	ns := startEmptyNamesrv(t)
+	b := startFakeBroker(t, ns)
+	mustRun(t, "-n", ns, "topic", "create", "-t", "Bad", "-b", b.addr(), "-w", "1", "-r", "1")
+	waitFor(t, 5*time.Second, "the route", func() (bool, string) {
+		out, err := rocketctl(t, "-n", ns, "topic", "route", "-t", "Bad")
+		return err == nil, out
+	})
+	for name, body := range map[string][]byte{
+		"garbage":   []byte("not a record at all, just text"),
+		"truncated": {0, 0, 0, 200, 0xda, 0xa3, 0x20, 0xa7, 1, 2},
+		"empty":     {},
+	} {
+		b.mu.Lock()
+		b.badPull = body
+		b.mu.Unlock()
+		_, err := rocketctl(t, "-n", ns, "consume", "-t", "Bad")
+		if err == nil || !strings.Contains(err.Error(), "pull fake-a:0 at 0") {
+			t.Errorf("%s pull body: %v", name, err)
+		}
+	}
+}
+
 func TestHelpForEveryCommand(t *testing.T) {
 	root, closeClient := newRootCommand()
 	defer closeClient()

@@ -28,6 +28,9 @@ type fakeBroker struct {
 	queues  map[string][][]byte // "topic@id" -> encoded records
 	offsets map[string]int64    // "group@topic@id" -> committed offset
 	phys    int64
+	// badPull, when set, answers every pull with FOUND, this body and a
+	// next offset that does not advance (a broken or hostile broker).
+	badPull []byte
 }
 
 func startFakeBroker(t *testing.T, ns string) *fakeBroker {
@@ -143,6 +146,12 @@ func (b *fakeBroker) pull(_ *remoting.Conn, req *remoting.Command) *remoting.Com
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.badPull != nil {
+		resp := remoting.NewResponse(protocol.Success, "")
+		resp.ExtFields = protocol.Ext(&protocol.PullMessageResponseHeader{NextBeginOffset: h.QueueOffset})
+		resp.Body = b.badPull
+		return resp
+	}
 	q := b.queues[h.Topic+"@"+strconv.Itoa(int(h.QueueID))]
 	max := int64(len(q))
 	code, next := protocol.PullNotFound, h.QueueOffset
