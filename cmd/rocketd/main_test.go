@@ -222,6 +222,36 @@ func TestServeProcess(t *testing.T) {
 	}
 }
 
+func TestBrokerProcess(t *testing.T) {
+	bin := buildRocketd(t)
+	port := freePort(t)
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "broker.conf")
+	text := "brokerClusterName=C1\nbrokerName=b1\nbrokerIP1=127.0.0.1\nlistenPort=" + strconv.Itoa(port) +
+		"\nstorePathRootDir=" + filepath.Join(dir, "store") + "\nmapedFileSizeCommitLog=16777216\nnoSuchKey=1\n"
+	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd, stderr, exited := startProcess(t, bin, "broker", "-c", conf)
+	waitLog(t, "broker ready", exited, stderr)
+	if !strings.Contains(stderr.String(), "unknown keys") || !strings.Contains(stderr.String(), "noSuchKey") {
+		t.Fatalf("unknown key not warned about:\n%s", stderr.String())
+	}
+	c := remoting.NewClient(remoting.ClientConfig{})
+	defer c.Close()
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	h := protocol.SendMessageRequestHeader{ProducerGroup: "pg", Topic: "T", DefaultTopic: "TBW102",
+		DefaultTopicQueueNums: 1, BornTimestamp: time.Now().UnixMilli()}
+	if r := invoke(t, c, addr, protocol.SendMessage, protocol.Ext(&h)); r.Code != protocol.Success {
+		t.Fatalf("send: %d %s", r.Code, r.Remark)
+	}
+	c.CloseConn(addr)
+	stopGracefully(t, cmd, exited, stderr)
+	if _, err := os.Stat(filepath.Join(dir, "store", "abort")); !os.IsNotExist(err) {
+		t.Fatalf("abort file after a clean stop: %v", err)
+	}
+}
+
 // pullAll pulls queue 0 of topic from offset 0 (retrying while dispatch
 // has not caught up) and counts the records, checking their bodies.
 func pullAll(t *testing.T, c *remoting.Client, addr, topic string, want int) {
@@ -301,6 +331,16 @@ func TestCommandLine(t *testing.T) {
 	}
 	if _, err := run("namesrv", "-c", conf, "--log-level", "error"); err == nil || !strings.Contains(err.Error(), "scanNotActiveBrokerInterval") {
 		t.Fatalf("invalid config file: %v", err)
+	}
+	// broker and serve: an invalid value is a start-up error naming the key.
+	bconf := filepath.Join(t.TempDir(), "broker.conf")
+	if err := os.WriteFile(bconf, []byte("listenPort=abc\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"broker", "-c", bconf}, {"serve", "--data", t.TempDir(), "-c", bconf}} {
+		if _, err := run(append(args, "--log-level", "error")...); err == nil || !strings.Contains(err.Error(), "listenPort") {
+			t.Fatalf("%v with an invalid listenPort: %v", args, err)
+		}
 	}
 }
 

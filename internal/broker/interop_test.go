@@ -511,3 +511,17 @@ func TestGoClientLargeMessages(t *testing.T) {
 		t.Fatal("1 MiB message body changed")
 	}
 }
+
+// TestGoClientAutoCreateTopic is the newcomer's path: a producer sends to a
+// topic nobody created (the client falls back to TBW102's route, the broker
+// creates the topic and re-registers), then a consumer finds its route.
+func TestGoClientAutoCreateTopic(t *testing.T) {
+	c := startCluster(t, nil)
+	topic := uniq(t, "Auto")
+	p := c.newProducer()
+	bodies := sendN(t, p, topic, "auto", "", 8)
+	c.waitRoute(topic, 4) // the Go client asks for 4 queues
+	rec := newReceived()
+	c.newPushConsumer(uniq(t, "cg"), topic, "*", rec)
+	waitFor(t, 30*time.Second, "auto-created topic's messages", func() bool { return rec.len() == len(bodies) })
+}
