@@ -4,6 +4,7 @@
 // needs):
 //
 //	send.go    SEND_MESSAGE (10), SEND_MESSAGE_V2 (310), SEND_BATCH_MESSAGE (320)
+//	sendback.go CONSUMER_SEND_MSG_BACK (36): to %RETRY%group with a delay level, or %DLQ%group
 //	pull.go    PULL_MESSAGE (11) with long polling
 //	offset.go  QUERY_CONSUMER_OFFSET, UPDATE_CONSUMER_OFFSET, GET_MAX_OFFSET,
 //	           GET_MIN_OFFSET, SEARCH_OFFSET_BY_TIMESTAMP, GET_EARLIEST_MSG_STORETIME

@@ -86,6 +86,8 @@ func (p *Processor) Register(srv *remoting.Server, f Families) {
 	srv.Handle(protocol.SendMessageV2, f.Send, p.handleSend)
 	srv.Handle(protocol.SendBatchMessage, f.Send, p.handleSend)
 
+	srv.Handle(protocol.ConsumerSendMsgBack, f.Send, p.handleSendBack)
+
 	srv.Handle(protocol.PullMessage, f.Pull, p.handlePull)
 
 	srv.Handle(protocol.QueryConsumerOffset, f.Offset, p.handleQueryConsumerOffset)
