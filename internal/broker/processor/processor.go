@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/netip"
 	"strconv"
+	"time"
 
 	"github.com/rocketd/rocketd/internal/broker/client"
 	"github.com/rocketd/rocketd/internal/broker/longpoll"
@@ -61,6 +62,9 @@ type Processor struct {
 	// Strings echoed in every send response (ext fields MSG_REGION,
 	// TRACE_ON), computed once.
 	region, traceOn string
+	// configVersion is the DataVersion JSON GET_BROKER_CONFIG answers: the
+	// configuration cannot change at run time, so it is fixed at New.
+	configVersion string
 }
 
 // New returns a Processor over d. Config, Store, Topics, Groups, Offsets and
@@ -77,6 +81,7 @@ func New(d Deps) (*Processor, error) {
 		cfg: d.Config, store: d.Store, topics: d.Topics, groups: d.Groups, offsets: d.Offsets,
 		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, inMemory: d.InMemoryBytes, log: log,
 		region: d.Config.RegionID, traceOn: strconv.FormatBool(d.Config.TraceOn),
+		configVersion: fmt.Sprintf(`{"counter":1,"timestamp":%d}`, time.Now().UnixMilli()),
 	}, nil
 }
 
@@ -114,6 +119,7 @@ func (p *Processor) Register(srv *remoting.Server, f Families) {
 	srv.Handle(protocol.UpdateAndCreateSubscriptionGroup, f.Admin, p.handleCreateGroup)
 	srv.Handle(protocol.GetConsumerConnectionList, f.Admin, p.handleConsumerConnections)
 	srv.Handle(protocol.ViewMessageByID, f.Admin, p.handleViewMessage)
+	srv.Handle(protocol.GetBrokerConfig, f.Admin, p.handleBrokerConfig)
 	srv.HandleDefault(f.Admin, notSupported)
 }
 

@@ -1,8 +1,10 @@
 package processor_test
 
 import (
+	"bytes"
 	"testing"
 
+	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/protocol"
 )
 
@@ -39,5 +41,24 @@ func TestTopicAdmin(t *testing.T) {
 	}
 	if _, ok := e.offsets.Query("g", "T", 2); ok {
 		t.Fatal("offsets of the deleted topic kept")
+	}
+}
+
+func TestBrokerConfigAndRuntimeInfo(t *testing.T) {
+	e := newEnv(t, nil)
+	r := e.call(protocol.GetBrokerConfig, nil, nil)
+	if r.Code != protocol.Success || r.ExtFields["version"] == "" {
+		t.Fatalf("broker config: %d %v", r.Code, r.ExtFields)
+	}
+	props, err := config.ParseProperties(bytes.NewReader(r.Body))
+	must(t, err)
+	if props["brokerClusterName"] != "DefaultCluster" || props["flushConsumerOffsetInterval"] != "5000" || props["autoCreateTopicEnable"] != "true" {
+		t.Fatalf("config body: %v", props)
+	}
+	r = e.call(protocol.GetBrokerRuntimeInfo, nil, nil)
+	var kv protocol.KVTable
+	must(t, protocol.UnmarshalFastJSON(r.Body, &kv))
+	if kv.Table["commitLogMaxOffset"] != "0" || kv.Table["brokerVersionDesc"] == "" {
+		t.Fatalf("runtime info: %v", kv.Table)
 	}
 }
