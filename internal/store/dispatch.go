@@ -62,6 +62,8 @@ type dispatcher struct {
 	next   atomic.Int64 // CommitLog offset up to which everything is dispatched
 	lastTs atomic.Int64 // store time of the last dispatched record
 	failed atomic.Pointer[error]
+	// stalled: the last CommitLog read failed and is being retried.
+	stalled atomic.Bool
 
 	progressMu sync.Mutex
 	progress   chan struct{} // closed and replaced whenever next advances
@@ -160,8 +162,8 @@ func (d *dispatcher) drain(l interface {
 		if d.next.Load() >= l.MaxOffset() {
 			return true
 		}
-		if l.Err() != nil || d.err() != nil {
-			return false
+		if l.Err() != nil || d.err() != nil || d.stalled.Load() {
+			return false // shutting down: no time for retries
 		}
 		select {
 		case <-ch:
@@ -248,6 +250,7 @@ func (d *dispatcher) catchUp(quit <-chan struct{}) {
 			// A read failure (a segment removed under us, an I/O error):
 			// retried on the next kick or tick, a limited number of times.
 			d.readFailures++
+			d.stalled.Store(true)
 			if d.readFailures <= maxReadFailures {
 				d.s.cfg.Logger.Warn("store: dispatch read failed; will retry", "offset", from, "err", err)
 				return
@@ -255,6 +258,7 @@ func (d *dispatcher) catchUp(quit <-chan struct{}) {
 			err = fmt.Errorf("%w: %d reads failed: %w", errDispatchFatal, d.readFailures, err)
 		}
 		d.readFailures = 0
+		d.stalled.Store(false)
 		if err != nil {
 			d.s.cfg.Logger.Error("store: dispatch stopped", "offset", from, "err", err)
 			d.setErr(err)
