@@ -386,6 +386,10 @@ func (s *Store) CommitLogMaxOffset() int64 { return s.log.MaxOffset() }
 // DispatchedOffset is the CommitLog offset up to which ConsumeQueues are built.
 func (s *Store) DispatchedOffset() int64 { return s.disp.dispatched() }
 
+// DispatchBehindBytes is how much committed CommitLog data awaits dispatch
+// (RocketMQ's dispatchBehindBytes runtime figure).
+func (s *Store) DispatchBehindBytes() int64 { return max(0, s.log.Committed()-s.disp.dispatched()) }
+
 // storeTimestampAt reads the store time of the record at a CommitLog offset.
 func (s *Store) storeTimestampAt(offset int64, size int32) (int64, error) {
 	n := min(size, 96) // enough for the header of either host form

@@ -27,6 +27,9 @@ func TestPutGetRoundTrip(t *testing.T) {
 		results = append(results, res)
 	}
 	waitDispatched(t, s)
+	if s.DispatchBehindBytes() != 0 {
+		t.Fatalf("dispatch behind %d", s.DispatchBehindBytes())
+	}
 	for qid := int32(0); qid < 2; qid++ {
 		if s.MaxOffset("TopicA", qid) != 25 || s.MinOffset("TopicA", qid) != 0 {
 			t.Fatalf("queue %d: min %d max %d", qid, s.MinOffset("TopicA", qid), s.MaxOffset("TopicA", qid))
