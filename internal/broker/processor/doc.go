@@ -15,7 +15,8 @@
 //	admin.go   GET_CONSUME_STATS, GET_BROKER_RUNTIME_INFO, GET_ALL_CONSUMER_OFFSET,
 //	           GET_ALL_SUBSCRIPTIONGROUP_CONFIG, UPDATE_AND_CREATE_SUBSCRIPTIONGROUP,
 //	           GET_CONSUMER_CONNECTION_LIST, VIEW_MESSAGE_BY_ID
-//	filter.go  the TAG subscription filter
+//	brokerconfig.go GET_BROKER_CONFIG
+//	filter.go  the TAG subscription filter (FuzzTagFilter, corpus in testdata/fuzz)
 //
 // Protocol statuses are response codes, never Go errors: a header that does
 // not decode is answered SYSTEM_ERROR with the decoder's text (Java's
