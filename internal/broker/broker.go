@@ -71,7 +71,7 @@ type Broker struct {
 // Start opens the store and the metadata, starts serving on the listen
 // address and registers with every configured NameServer. On error
 // everything already started is stopped again.
-func Start(cfg Config) (b *Broker, err error) {
+func Start(cfg Config) (_ *Broker, err error) {
 	bc := cfg.Broker
 	bc.EnsureDefaults()
 	if err := bc.Validate(); err != nil {
@@ -88,7 +88,9 @@ func Start(cfg Config) (b *Broker, err error) {
 	if fs == nil {
 		fs = vfs.Default
 	}
-	b = &Broker{cfg: bc, log: log}
+	// b is captured by the undo functions below: it must stay set when an
+	// error return clears the named result.
+	b := &Broker{cfg: bc, log: log}
 	var closers []func() error
 	defer func() {
 		if err != nil {

@@ -155,3 +155,15 @@ func uniq(t *testing.T, prefix string) string {
 	t.Helper()
 	return prefix + "_" + strconv.FormatInt(time.Now().UnixNano()%1e12, 36)
 }
+
+// startWith starts a broker with bc on an ephemeral port; a broker that
+// did start is shut down again by the caller's cleanup.
+func startWith(bc config.BrokerConfig) (*broker.Broker, error) {
+	b, err := broker.Start(broker.Config{Broker: bc, ListenAddr: "127.0.0.1:0"})
+	if err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = b.Shutdown(ctx)
+	}
+	return b, err
+}
