@@ -68,6 +68,16 @@ func (l *Log) Recover(from int64, fn RecordFunc) (int64, error) {
 	if err := l.segs.Truncate(end); err != nil {
 		return 0, fmt.Errorf("commitlog: recover: %w", err)
 	}
+	// The scanned data may have come from the page cache of a process that
+	// died before syncing it; sync it now so that Flushed() = end is true.
+	for _, f := range l.segs.Files() {
+		if f.End() <= from {
+			continue
+		}
+		if err := f.Sync(); err != nil {
+			return 0, fmt.Errorf("commitlog: recover: %w", err)
+		}
+	}
 	l.setPositionsLocked(end)
 	l.lastPutTime.Store(lastTS)
 	l.flushedTime.Store(lastTS)
