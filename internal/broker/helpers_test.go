@@ -17,7 +17,7 @@ import (
 // cluster is a NameServer and a master broker in this process, on
 // ephemeral loopback ports, with the store in a test directory.
 type cluster struct {
-	t      *testing.T
+	t      testing.TB
 	dir    string
 	ns     *namesrv.Server
 	b      *broker.Broker
@@ -27,7 +27,7 @@ type cluster struct {
 }
 
 // startCluster starts a NameServer and a broker; both stop at cleanup.
-func startCluster(t *testing.T, tune func(*config.BrokerConfig)) *cluster {
+func startCluster(t testing.TB, tune func(*config.BrokerConfig)) *cluster {
 	t.Helper()
 	c := &cluster{t: t, dir: t.TempDir(), tune: tune}
 	ns, err := namesrv.New(namesrv.Config{
@@ -138,7 +138,7 @@ func (c *cluster) waitRoute(topic string, queues int32) {
 }
 
 // waitFor polls cond every 10 ms until it holds or the deadline passes.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for !cond() {
@@ -151,7 +151,7 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 
 // uniq returns a name unique in this test process (topics, groups,
 // client instance names).
-func uniq(t *testing.T, prefix string) string {
+func uniq(t testing.TB, prefix string) string {
 	t.Helper()
 	return prefix + "_" + strconv.FormatInt(time.Now().UnixNano()%1e12, 36)
 }
