@@ -43,6 +43,8 @@ type Config struct {
 	MaxSuspend time.Duration
 	// ClientScanInterval is the idle-client scan period (default 10 s).
 	ClientScanInterval time.Duration
+	// SendHooks observe every send request (tracing, metrics).
+	SendHooks []processor.SendHook
 }
 
 // Broker is a RocketMQ master broker: the remoting server with its
@@ -203,7 +205,7 @@ func Start(cfg Config) (_ *Broker, err error) {
 
 	proc, err := processor.New(processor.Deps{
 		Config: &b.cfg, Store: b.store, Topics: b.topics, Groups: b.groups, Offsets: b.offsets,
-		Clients: b.clients, Holder: b.holder, StoreHost: storeHost, InMemoryBytes: scfg.InMemoryBytes, Logger: log,
+		Clients: b.clients, Holder: b.holder, StoreHost: storeHost, InMemoryBytes: scfg.InMemoryBytes, SendHooks: cfg.SendHooks, Logger: log,
 	})
 	if err != nil {
 		return nil, err

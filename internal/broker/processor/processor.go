@@ -36,7 +36,20 @@ type Deps struct {
 	// counts as in memory); QUERY_CONSUMER_OFFSET's rule for a new group
 	// depends on it (rocketmq-spec.md §13.3).
 	InMemoryBytes int64
-	Logger        *slog.Logger // default: discard
+	// SendHooks observe every send request (Java's SendMessageHook:
+	// tracing, metrics, auditing), in order.
+	SendHooks []SendHook
+	Logger    *slog.Logger // default: discard
+}
+
+// SendHook observes send requests (SEND_MESSAGE, SEND_MESSAGE_V2,
+// SEND_BATCH_MESSAGE). Both methods run on the send worker and must be
+// quick; neither may keep h or resp after returning.
+type SendHook interface {
+	// BeforeSend runs once the header decoded, before any check.
+	BeforeSend(conn *remoting.Conn, h *protocol.SendMessageRequestHeader)
+	// AfterSend runs with the response about to be written (any code).
+	AfterSend(conn *remoting.Conn, h *protocol.SendMessageRequestHeader, resp *remoting.Command)
 }
 
 // Families are the worker pools the request codes run on (Java's
@@ -57,6 +70,7 @@ type Processor struct {
 	holder    *longpoll.Holder
 	storeHost netip.AddrPort
 	inMemory  int64
+	sendHooks []SendHook
 	log       *slog.Logger
 
 	// Strings echoed in every send response (ext fields MSG_REGION,
@@ -79,7 +93,7 @@ func New(d Deps) (*Processor, error) {
 	}
 	return &Processor{
 		cfg: d.Config, store: d.Store, topics: d.Topics, groups: d.Groups, offsets: d.Offsets,
-		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, inMemory: d.InMemoryBytes, log: log,
+		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, inMemory: d.InMemoryBytes, sendHooks: d.SendHooks, log: log,
 		region: d.Config.RegionID, traceOn: strconv.FormatBool(d.Config.TraceOn),
 		configVersion: fmt.Sprintf(`{"counter":1,"timestamp":%d}`, time.Now().UnixMilli()),
 	}, nil

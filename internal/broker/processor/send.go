@@ -23,12 +23,25 @@ const versionV3_4_9 = 121
 type bornHostKey struct{}
 
 // handleSend serves SEND_MESSAGE, SEND_MESSAGE_V2 and SEND_BATCH_MESSAGE
-// following SendMessageProcessor (rocketmq-spec.md §14.6).
+// following SendMessageProcessor (rocketmq-spec.md §14.6), with the send
+// hooks around it.
 func (p *Processor) handleSend(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
 	var h protocol.SendMessageRequestHeader
 	if err := h.DecodeFor(req.Code, req.ExtFields); err != nil {
 		return headerError(err)
 	}
+	for _, hook := range p.sendHooks {
+		hook.BeforeSend(conn, &h)
+	}
+	resp := p.send(conn, req, &h)
+	for _, hook := range p.sendHooks {
+		hook.AfterSend(conn, &h, resp)
+	}
+	return resp
+}
+
+// send checks and stores the message(s) of a decoded send request.
+func (p *Processor) send(conn *remoting.Conn, req *remoting.Command, h *protocol.SendMessageRequestHeader) *remoting.Command {
 	// Java adds these two before any check: the client reads the
 	// response's extFields unconditionally (spec §3.2).
 	resp := remoting.NewResponse(protocol.Success, "")
@@ -36,7 +49,7 @@ func (p *Processor) handleSend(conn *remoting.Conn, req *remoting.Command) *remo
 		message.PropertyMsgRegion:   p.region,
 		message.PropertyTraceSwitch: p.traceOn,
 	}
-	tc, code, remark := p.msgCheck(&h, conn)
+	tc, code, remark := p.msgCheck(h, conn)
 	if code != protocol.Success {
 		return fail(resp, code, remark)
 	}
@@ -59,9 +72,9 @@ func (p *Processor) handleSend(conn *remoting.Conn, req *remoting.Command) *remo
 		Body:           req.Body,
 	}
 	if req.Code == protocol.SendBatchMessage {
-		return p.sendBatch(resp, &h, req, &rec)
+		return p.sendBatch(resp, h, req, &rec)
 	}
-	return p.sendOne(resp, &h, req, &rec)
+	return p.sendOne(resp, h, req, &rec)
 }
 
 // msgCheck runs Java's AbstractSendMessageProcessor.msgCheck: broker

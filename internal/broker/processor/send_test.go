@@ -9,6 +9,7 @@ import (
 	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/remoting"
 )
 
 func TestSendStored(t *testing.T) {
@@ -192,5 +193,36 @@ func TestBadHeaders(t *testing.T) {
 	e.createTopic("T", 1)
 	if r := e.send(sendHeader("T", 0, ""), "x"); r.Code != protocol.Success {
 		t.Fatalf("send after bad requests: %d %s", r.Code, r.Remark)
+	}
+}
+
+// countingHook records what the send hooks saw.
+type countingHook struct {
+	before, after []string
+	codes         []int32
+}
+
+func (c *countingHook) BeforeSend(_ *remoting.Conn, h *protocol.SendMessageRequestHeader) {
+	c.before = append(c.before, h.Topic)
+}
+
+func (c *countingHook) AfterSend(_ *remoting.Conn, h *protocol.SendMessageRequestHeader, resp *remoting.Command) {
+	c.after = append(c.after, h.Topic)
+	c.codes = append(c.codes, resp.Code)
+}
+
+func TestSendHooks(t *testing.T) {
+	hook := &countingHook{}
+	e := newEnv(t, func(_ *config.BrokerConfig, d *processor.Deps) { d.SendHooks = []processor.SendHook{hook} })
+	e.createTopic("T", 1)
+	e.send(sendHeader("T", 0, ""), "ok")
+	e.send(sendHeader("bad name", 0, ""), "refused")
+	// The send family has two workers but one connection's requests are
+	// answered before the next is sent: no race on the hook's slices.
+	if strings.Join(hook.before, ",") != "T,bad name" || strings.Join(hook.after, ",") != "T,bad name" {
+		t.Fatalf("hooks saw %v / %v", hook.before, hook.after)
+	}
+	if hook.codes[0] != protocol.Success || hook.codes[1] != protocol.SystemError {
+		t.Fatalf("after-hook codes %v", hook.codes)
 	}
 }
