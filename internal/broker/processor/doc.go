@@ -52,6 +52,9 @@
 //	OFFSET_OVERFLOW_ONE, OFFSET_FOUND_NULL   PULL_NOT_FOUND
 //	OFFSET_TOO_SMALL, OFFSET_OVERFLOW_BADLY  PULL_OFFSET_MOVED
 //
+// A master that answers PULL_OFFSET_MOVED also stores an OffsetMovedEvent
+// (JSON, tag and key = group) in OFFSET_MOVED_EVENT, as Java does.
+//
 // A PULL_NOT_FOUND with the suspend flag is held by the longpoll.Holder
 // (capped at its MaxSuspend, 20 s, below the clients' 30 s timeout) and
 // re-run when dispatch announces a matching message or the hold ends; the

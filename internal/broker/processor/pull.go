@@ -1,11 +1,13 @@
 package processor
 
 import (
+	"context"
 	"fmt"
 	"time"
 
 	"github.com/rocketd/rocketd/internal/broker/longpoll"
 	"github.com/rocketd/rocketd/internal/broker/meta"
+	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
 	"github.com/rocketd/rocketd/internal/store"
@@ -101,6 +103,9 @@ func (p *Processor) pull(conn *remoting.Conn, req *remoting.Command, allowSuspen
 	}
 	status := res.Status
 	res.Release()
+	if code == protocol.PullOffsetMoved && p.cfg.IsMaster() {
+		p.offsetMovedEvent(&h, rh.NextBeginOffset)
+	}
 
 	// Java commits after reading: a network request (not a re-run) with
 	// the flag, on a master.
@@ -155,5 +160,26 @@ func pullCode(st store.GetStatus, offset int64) int32 {
 		return protocol.PullOffsetMoved
 	default:
 		return protocol.SystemError
+	}
+}
+
+// offsetMovedEvent stores the OffsetMovedEvent Java's master publishes when
+// it corrects a consumer's offset: a JSON body in topic OFFSET_MOVED_EVENT,
+// tag and key the group (monitoring tools subscribe to it).
+func (p *Processor) offsetMovedEvent(h *protocol.PullMessageRequestHeader, offsetNew int64) {
+	if !p.topics.Contains(meta.OffsetMovedTopic) {
+		return
+	}
+	body := fmt.Sprintf(`{"consumerGroup":%q,"messageQueue":{"brokerName":%q,"queueId":%d,"topic":%q},"offsetNew":%d,"offsetRequest":%d}`,
+		h.ConsumerGroup, p.cfg.BrokerName, h.QueueID, h.Topic, offsetNew, h.QueueOffset)
+	props := message.AppendProperty(nil, message.PropertyTags, h.ConsumerGroup)
+	props = message.AppendProperty(props, message.PropertyKeys, h.ConsumerGroup)
+	props = message.AppendProperty(props, message.PropertyCluster, p.cfg.BrokerClusterName)
+	rec := message.Record{
+		Topic: meta.OffsetMovedTopic, Body: []byte(body), Properties: string(props),
+		BornTimestamp: time.Now().UnixMilli(), BornHost: p.storeHost,
+	}
+	if res := p.store.PutMessage(context.Background(), &rec, store.PutOptions{NoWait: true}); !res.Status.Stored() {
+		p.log.Warn("pull: offset moved event not stored", "group", h.ConsumerGroup, "topic", h.Topic, "status", res.Status)
 	}
 }

@@ -73,6 +73,9 @@ func TestPullStatuses(t *testing.T) {
 			}
 		})
 	}
+	// Each PULL_OFFSET_MOVED above published an OffsetMovedEvent.
+	e.waitMaxOffset("OFFSET_MOVED_EVENT", 0, 2)
+
 	// A pull with the commit flag stores the group's offset.
 	h := pullHeader("g2", "T", 0, 0, "*")
 	h.SysFlag |= protocol.PullFlagCommitOffset
