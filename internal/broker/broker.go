@@ -17,6 +17,7 @@ import (
 	"github.com/rocketd/rocketd/internal/broker/meta"
 	"github.com/rocketd/rocketd/internal/broker/processor"
 	"github.com/rocketd/rocketd/internal/config"
+	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
 	"github.com/rocketd/rocketd/internal/store"
 	"github.com/rocketd/rocketd/internal/vfs"
@@ -120,6 +121,10 @@ func Start(cfg Config) (_ *Broker, err error) {
 		fams.Send.SetMaxQueueWait(bc.WaitTimeInSendQueue)
 		fams.Pull.SetMaxQueueWait(bc.WaitTimeInPullQueue)
 	}
+	// Until the processors are registered (the store may take a while to
+	// recover), every request is answered SERVICE_NOT_AVAILABLE, a code
+	// both official clients retry on another broker or later.
+	b.srv.HandleDefault(nil, starting)
 	if err := b.srv.Start(); err != nil {
 		return nil, fmt.Errorf("broker: listen %s: %w", listen, err)
 	}
@@ -224,6 +229,11 @@ func Start(cfg Config) (_ *Broker, err error) {
 	log.Info("broker: started", "name", bc.BrokerName, "cluster", bc.BrokerClusterName, "addr", b.addr,
 		"namesrv", bc.NamesrvAddr)
 	return b, nil
+}
+
+// starting answers requests that arrive while the broker starts.
+func starting(_ *remoting.Conn, _ *remoting.Command) *remoting.Command {
+	return remoting.NewResponse(protocol.ServiceNotAvailable, "the broker is starting, try again later")
 }
 
 // storeConfig maps broker.conf onto the store's configuration.
