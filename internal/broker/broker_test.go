@@ -1,9 +1,11 @@
 package broker_test
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -88,5 +90,48 @@ func TestStartErrors(t *testing.T) {
 	// The store is locked by the running broker.
 	if _, err := startWith(c.brokerConfig()); err == nil {
 		t.Fatal("second broker on the same store started")
+	}
+}
+
+// TestShutdownWithSilentNameServer: a NameServer that accepts connections
+// but never answers delays neither start nor shutdown beyond the
+// registration timeout.
+func TestShutdownWithSilentNameServer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	var mu sync.Mutex
+	acceptDone := make(chan struct{})
+	go func() {
+		defer close(acceptDone)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	defer func() {
+		ln.Close()
+		<-acceptDone
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+	}()
+	c := startCluster(t, func(bc *config.BrokerConfig) {
+		bc.NamesrvAddr = ln.Addr().String()
+		bc.RegisterBrokerTimeout = 300 * time.Millisecond
+	})
+	start := time.Now()
+	c.stopBroker()
+	if el := time.Since(start); el > 3*time.Second {
+		t.Fatalf("shutdown took %v with a silent NameServer", el)
 	}
 }

@@ -19,19 +19,25 @@ type registrar struct {
 	period  time.Duration
 	timeout time.Duration
 
-	kickc chan struct{}
-	quit  chan struct{}
-	done  chan struct{}
-	once  sync.Once
+	// ctx is cancelled by close: it stops the loop and cuts a
+	// registration round short (a dead NameServer must not delay shutdown).
+	ctx     context.Context
+	cancel  context.CancelFunc
+	kickc   chan struct{}
+	done    chan struct{}
+	started bool // set by start, before the loop runs
+	once    sync.Once
 }
 
 func newRegistrar(b *Broker, addrs []string) *registrar {
+	ctx, cancel := context.WithCancel(context.Background())
 	return &registrar{
 		b: b, addrs: addrs,
 		period:  b.cfg.RegisterPeriod(),
 		timeout: b.cfg.RegisterBrokerTimeout,
+		ctx:     ctx,
+		cancel:  cancel,
 		kickc:   make(chan struct{}, 1),
-		quit:    make(chan struct{}),
 		done:    make(chan struct{}),
 	}
 }
@@ -46,6 +52,7 @@ func (r *registrar) kick() {
 }
 
 func (r *registrar) start() {
+	r.started = true
 	r.kick() // the first round runs at once
 	go r.loop()
 }
@@ -56,7 +63,7 @@ func (r *registrar) loop() {
 	defer t.Stop()
 	for {
 		select {
-		case <-r.quit:
+		case <-r.ctx.Done():
 			return
 		case <-t.C:
 		case <-r.kickc:
@@ -65,15 +72,13 @@ func (r *registrar) loop() {
 	}
 }
 
-// close stops the loop and waits for a round in progress. Idempotent.
+// close stops the loop, cutting a round in progress short, and waits for
+// it. Idempotent; not to be called concurrently with start.
 func (r *registrar) close() {
 	r.once.Do(func() {
-		close(r.quit)
-		// A loop that never started (Start failed before it) has nothing
-		// to wait for.
-		select {
-		case <-r.done:
-		case <-time.After(r.timeout + time.Second):
+		r.cancel()
+		if r.started {
+			<-r.done
 		}
 	})
 }
@@ -109,7 +114,7 @@ func (r *registrar) registerAll() {
 		default:
 			b.log.Debug("broker: registered", "namesrv", addr, "topics", b.topics.Len())
 		}
-	}, context.Background())
+	}, r.ctx)
 }
 
 // unregisterAll sends UNREGISTER_BROKER to every NameServer (shutdown).
