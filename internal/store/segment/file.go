@@ -1,16 +1,11 @@
 package segment
 
 import (
-	"errors"
 	"fmt"
 	"sync/atomic"
 
 	"github.com/rocketd/rocketd/internal/vfs"
 )
-
-// ErrClosed is returned by Hold-less operations on a file whose last
-// reference has been released.
-var ErrClosed = errors.New("segment: file closed")
 
 // File is one fixed-size segment: a vfs.File covering the global byte range
 // [Start, Start+Size) of its log, with the positions described in the package
