@@ -128,3 +128,38 @@ func (p *Processor) handleViewMessage(_ *remoting.Conn, req *remoting.Command) *
 	buf.Release()
 	return resp
 }
+
+// handleProducerConnections serves GET_PRODUCER_CONNECTION_LIST.
+func (p *Processor) handleProducerConnections(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	var h protocol.GetProducerConnectionListRequestHeader
+	if err := h.Decode(req.ExtFields); err != nil {
+		return headerError(err)
+	}
+	chans := p.clients.ProducerChannels(h.ProducerGroup)
+	if len(chans) == 0 {
+		return remoting.NewResponse(protocol.SystemError, "the producer group["+h.ProducerGroup+"] not exist")
+	}
+	pc := protocol.ProducerConnection{ConnectionSet: make([]protocol.Connection, len(chans))}
+	for i, ch := range chans {
+		pc.ConnectionSet[i] = ch.Connection()
+	}
+	return bodyResponse(&pc)
+}
+
+// handleConsumeByWho serves QUERY_TOPIC_CONSUME_BY_WHO: the groups online
+// on the topic and those with offsets on it.
+func (p *Processor) handleConsumeByWho(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	var h protocol.TopicRequestHeader
+	if err := h.Decode(req.ExtFields); err != nil {
+		return headerError(err)
+	}
+	seen := map[string]bool{}
+	list := protocol.GroupList{GroupList: []string{}}
+	for _, g := range append(p.clients.GroupsSubscribing(h.Topic), p.offsets.GroupsOfTopic(h.Topic)...) {
+		if !seen[g] {
+			seen[g] = true
+			list.GroupList = append(list.GroupList, g)
+		}
+	}
+	return bodyResponse(&list)
+}

@@ -99,6 +99,27 @@ func TestHeartbeatMembership(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	// Admin views of the same tables.
+	r = e.call(protocol.GetProducerConnectionList, protocol.Ext(&protocol.GetProducerConnectionListRequestHeader{ProducerGroup: "pg"}), nil)
+	var pc protocol.ProducerConnection
+	must(t, protocol.UnmarshalFastJSON(r.Body, &pc))
+	if r.Code != protocol.Success || len(pc.ConnectionSet) != 1 || pc.ConnectionSet[0].ClientID != "c1" {
+		t.Fatalf("producer connections: %d %+v", r.Code, pc)
+	}
+	e.offsets.Commit("offline-group", "T", 0, 1)
+	r = e.call(protocol.QueryTopicConsumeByWho, protocol.Ext(&protocol.TopicRequestHeader{Topic: "T"}), nil)
+	var gl protocol.GroupList
+	must(t, protocol.UnmarshalFastJSON(r.Body, &gl))
+	if len(gl.GroupList) != 2 || gl.GroupList[0] != "cg" || gl.GroupList[1] != "offline-group" {
+		t.Fatalf("consume by who: %v", gl.GroupList)
+	}
+	r = e.call(protocol.GetConsumerConnectionList, protocol.Ext(&protocol.ConsumerGroupRequestHeader{ConsumerGroup: "cg"}), nil)
+	var cc protocol.ConsumerConnection
+	must(t, protocol.UnmarshalFastJSON(r.Body, &cc))
+	if len(cc.ConnectionSet) != 1 || cc.SubscriptionTable["T"].SubString != "*" {
+		t.Fatalf("consumer connections: %+v", cc)
+	}
+
 	// UNREGISTER_CLIENT (Java clients) empties the group.
 	u := &protocol.UnregisterClientRequestHeader{ClientID: "c1", ConsumerGroup: "cg", ProducerGroup: "pg"}
 	if r := e.call(protocol.UnregisterClient, protocol.Ext(u), nil); r.Code != protocol.Success {
