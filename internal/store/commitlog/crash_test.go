@@ -229,3 +229,48 @@ func TestHalfTruncatedLastSegment(t *testing.T) {
 		t.Fatalf("last segment not restored to full size: %v", err)
 	}
 }
+
+// TestStaleRecordNotResurrected: records after a torn one are cut by
+// recovery; an append of exactly the torn record's length must not make
+// the next cut record valid again.
+func TestStaleRecordNotResurrected(t *testing.T) {
+	mem := vfs.NewMem()
+	cfg := testConfig(mem, true)
+	l := openLog(t, cfg)
+	a := putBody(t, l, 500, 1)
+	b := putBody(t, l, 500, 2)
+	putBody(t, l, 500, 3)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Tear b: flip a body byte.
+	f, err := mem.OpenReadWrite(filepath.Join(cfg.Dir, segment.Name(0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte{0xEE}, b.WroteOffset+200); err != nil {
+		t.Fatal(err)
+	}
+	_ = f.Sync()
+	_ = f.Close()
+
+	l2, err := Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if end, err := l2.Recover(NormalRecovery, nil); err != nil || end != b.WroteOffset {
+		t.Fatalf("recover: end %d, want %d: %v", end, b.WroteOffset, err)
+	}
+	if err := l2.Start(); err != nil {
+		t.Fatal(err)
+	}
+	d := putBody(t, l2, 500, 4) // same length as b, at b's offset
+	if d.WroteOffset != b.WroteOffset || d.WroteBytes != b.WroteBytes {
+		t.Fatalf("d at %d size %d", d.WroteOffset, d.WroteBytes)
+	}
+	if err := l2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want := []PutResult{a, d}
+	checkRecovered(t, mem, cfg, want, d.WroteOffset+int64(d.WroteBytes))
+}

@@ -84,5 +84,8 @@
 // length, body CRC and PHYSICALOFFSET, and truncates at the first invalid
 // record: a torn tail, zeros, garbage. Unacknowledged data may be lost;
 // data acknowledged under SYNC_FLUSH was synced before the answer, so it is
-// valid and kept.
+// valid and kept. The bytes after the end in the last segment are zeroed up
+// to the last non-zero byte (records cut off behind a torn one must not
+// come back after a later append of the same length), and the scanned
+// segments are synced, so Flushed() = end holds after Recover.
 package commitlog

@@ -68,6 +68,9 @@ func (l *Log) Recover(from int64, fn RecordFunc) (int64, error) {
 	if err := l.segs.Truncate(end); err != nil {
 		return 0, fmt.Errorf("commitlog: recover: %w", err)
 	}
+	if err := l.zeroStaleTail(end); err != nil {
+		return 0, err
+	}
 	// The scanned data may have come from the page cache of a process that
 	// died before syncing it; sync it now so that Flushed() = end is true.
 	for _, f := range l.segs.Files() {
@@ -178,4 +181,60 @@ func (l *Log) scanSegment(f *segment.File, offset int64, bufp *[]byte, fn Record
 		lastTS = rec.StoreTimestamp
 		pos += size
 	}
+}
+
+// staleProbe is the read size of zeroStaleTail; a probe of only zeros ends
+// the stale region.
+const staleProbe = 1 << 20
+
+// zeroStaleTail overwrites with zeros what lies after end in its segment up
+// to the last non-zero byte: records cut off by the truncation (written
+// after a torn one, never acknowledged). Left in place, a later append of
+// exactly the torn record's length would make the next of them look valid
+// again at the next recovery, with a queue offset already reused. The
+// stale region ends at the first all-zero probe, so the cost is bounded by
+// what the crash left behind, not by the segment size.
+func (l *Log) zeroStaleTail(end int64) error {
+	f := l.segs.FindHeld(end)
+	if f == nil {
+		return nil
+	}
+	defer f.Release()
+	var buf []byte
+	staleEnd := end - f.Start() // relative; grows to just past the last non-zero byte
+	for pos := staleEnd; pos < f.Size(); {
+		n := min(int64(staleProbe), f.Size()-pos)
+		if buf == nil {
+			buf = make([]byte, staleProbe)
+		}
+		if _, err := f.ReadAt(buf[:n], pos); err != nil {
+			return fmt.Errorf("commitlog: recover: %w", err)
+		}
+		last := -1
+		for i := int(n) - 1; i >= 0; i-- {
+			if buf[i] != 0 {
+				last = i
+				break
+			}
+		}
+		if last < 0 {
+			break
+		}
+		staleEnd = pos + int64(last) + 1
+		pos += n
+	}
+	from := end - f.Start()
+	if staleEnd <= from {
+		return nil
+	}
+	l.cfg.Logger.Warn("commitlog: zeroing data after the recovered end", "from", end, "bytes", staleEnd-from)
+	clear(buf)
+	for pos := from; pos < staleEnd; {
+		n := min(int64(len(buf)), staleEnd-pos)
+		if err := f.WriteAt(buf[:n], pos); err != nil {
+			return fmt.Errorf("commitlog: recover: %w", err)
+		}
+		pos += n
+	}
+	return nil // synced with the rest of the scanned segments by Recover
 }
