@@ -345,6 +345,10 @@ func (l *Log) Truncate(end int64) error {
 		return fmt.Errorf("commitlog: truncate at %d: %w", end, err)
 	}
 	l.setPositionsLocked(end)
+	// As in Recover: cut records must not come back behind a later append.
+	if err := l.zeroStaleTail(end); err != nil {
+		return fmt.Errorf("commitlog: truncate at %d: %w", end, l.fail(err))
+	}
 	return nil
 }
 
