@@ -87,6 +87,13 @@ func NewTagFilter(exact bool, tags ...string) *TagFilter {
 	return f
 }
 
+// AddCode makes units carrying code match too: callers add the hashes other
+// clients compute for the same tags (the Go client hashes UTF-8 bytes) or the
+// codes a subscription carries. The exact check, when on, still decides.
+func (f *TagFilter) AddCode(code int32) {
+	f.codes[code] = struct{}{}
+}
+
 // MatchTagsCode implements MessageFilter.
 func (f *TagFilter) MatchTagsCode(tagsCode int64) bool {
 	if f.all {

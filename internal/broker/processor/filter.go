@@ -5,9 +5,11 @@ import (
 
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/store"
 )
 
-// tagFilter is the TAG-type subscription filter of a pull (store.MessageFilter).
+// newTagFilter builds the TAG-type filter of a pull's subscription. A nil
+// subscription, "*" or no tags match everything.
 //
 // The ConsumeQueue holds Java's String.hashCode of each message's TAGS
 // (computed by our dispatcher, whoever sent the message). Subscriptions
@@ -17,66 +19,22 @@ import (
 // the Java hash or the Go hash of a subscribed tag, or one of the codes the
 // client sent; the exact TAGS comparison on the record then removes every
 // false positive (hash collisions included).
-type tagFilter struct {
-	all   bool
-	codes map[int32]struct{}
-	tags  map[string]struct{}
-}
-
-// newTagFilter builds the filter of a subscription. A nil subscription, "*"
-// or no tags match everything.
-func newTagFilter(sub *protocol.SubscriptionData) *tagFilter {
-	f := &tagFilter{}
+func newTagFilter(sub *protocol.SubscriptionData) *store.TagFilter {
 	if sub == nil || sub.ClassFilterMode {
-		f.all = true
-		return f
+		return store.NewTagFilter(false)
 	}
 	tags := sub.TagsSet
 	if len(tags) == 0 {
 		tags = splitTags(sub.SubString)
 	}
-	if len(tags) == 0 {
-		f.all = true
-		return f
-	}
-	f.codes = make(map[int32]struct{}, 2*len(tags)+len(sub.CodeSet))
-	f.tags = make(map[string]struct{}, len(tags))
+	f := store.NewTagFilter(true, tags...)
 	for _, t := range tags {
-		if t == "*" {
-			f.all = true
-			return f
-		}
-		f.tags[t] = struct{}{}
-		f.codes[message.JavaHash(t)] = struct{}{}
-		f.codes[goClientHash(t)] = struct{}{}
+		f.AddCode(goClientHash(t))
 	}
 	for _, c := range sub.CodeSet {
-		f.codes[c] = struct{}{}
+		f.AddCode(c)
 	}
 	return f
-}
-
-// MatchTagsCode implements store.MessageFilter on the ConsumeQueue unit.
-func (f *tagFilter) MatchTagsCode(tagsCode int64) bool {
-	if f.all {
-		return true
-	}
-	_, ok := f.codes[int32(tagsCode)]
-	return ok
-}
-
-// MatchRecord implements store.MessageFilter: the exact tag check.
-func (f *tagFilter) MatchRecord(record []byte) bool {
-	if f.all {
-		return true
-	}
-	rec, _, err := message.DecodeRecordNoCopy(record, false)
-	if err != nil {
-		return false
-	}
-	tag, _ := message.Property(rec.Properties, message.PropertyTags)
-	_, ok := f.tags[tag]
-	return ok
 }
 
 // splitTags parses a tag expression: tags separated by "||", trimmed,
