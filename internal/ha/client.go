@@ -1,0 +1,347 @@
+package ha
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Sink is the slave's CommitLog as the HA client writes it (*store.Store).
+type Sink interface {
+	// CommitLogMaxOffset is the end of everything appended.
+	CommitLogMaxOffset() int64
+	// AppendRaw appends master bytes at offset, which must be the end.
+	AppendRaw(offset int64, data []byte) error
+}
+
+// State is what a slave's HA client is doing.
+type State int32
+
+const (
+	// NoMaster: the master's HA address is not known yet.
+	NoMaster State = iota
+	// Connecting: dialing, or waiting to dial again after a failure.
+	Connecting
+	// Replicating: connected, appending what the master streams.
+	Replicating
+	// Diverged: the slave's CommitLog holds data the master does not have;
+	// it refuses to replicate until an operator repairs it.
+	Diverged
+)
+
+func (s State) String() string {
+	switch s {
+	case NoMaster:
+		return "NO_MASTER"
+	case Connecting:
+		return "CONNECTING"
+	case Replicating:
+		return "REPLICATING"
+	case Diverged:
+		return "DIVERGED"
+	}
+	return fmt.Sprintf("State(%d)", int32(s))
+}
+
+// ErrDiverged: the slave's CommitLog is ahead of the master's.
+var ErrDiverged = errors.New("ha: slave diverged: its CommitLog is ahead of the master's")
+
+// DefaultMaxTransfer bounds one transfer a slave accepts (Java's slave
+// read buffer is 4 MiB).
+const DefaultMaxTransfer = 4 << 20
+
+// ClientConfig configures the slave side.
+type ClientConfig struct {
+	// MasterAddr returns the master's HA address ("" while unknown): the
+	// configured haMasterAddress, or the one learnt from the NameServer's
+	// registration answer. Asked before every connection attempt.
+	MasterAddr func() string
+	// HeartbeatInterval: the slave reports its offset at least this often
+	// (haSendHeartbeatInterval, 5 s).
+	HeartbeatInterval time.Duration
+	// HousekeepingInterval: a master silent this long is dropped (20 s).
+	HousekeepingInterval time.Duration
+	// RetryInterval is the pause between connection attempts (1 s; ten
+	// times that once diverged).
+	RetryInterval time.Duration
+	// MaxTransfer bounds one transfer's size (4 MiB).
+	MaxTransfer int
+	// Logger receives events. Default: discard.
+	Logger *slog.Logger
+}
+
+// EnsureDefaults fills in the default of every zero field.
+func (c *ClientConfig) EnsureDefaults() {
+	if c.MasterAddr == nil {
+		c.MasterAddr = func() string { return "" }
+	}
+	if c.HeartbeatInterval <= 0 {
+		c.HeartbeatInterval = DefaultHeartbeatInterval
+	}
+	if c.HousekeepingInterval <= 0 {
+		c.HousekeepingInterval = DefaultHousekeepingInterval
+	}
+	if c.RetryInterval <= 0 {
+		c.RetryInterval = time.Second
+	}
+	if c.MaxTransfer <= 0 {
+		c.MaxTransfer = DefaultMaxTransfer
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Client is the slave side: one goroutine keeps a connection to the master,
+// appends every transfer to the local CommitLog (whose dispatcher builds
+// the ConsumeQueues from it) and reports the new end after each batch.
+type Client struct {
+	cfg  ClientConfig
+	log  *slog.Logger
+	sink Sink
+
+	quit    chan struct{}
+	done    chan struct{}
+	kick    chan struct{} // retry now (the master address changed)
+	started atomic.Bool
+	closed  atomic.Bool
+
+	state   atomic.Int32
+	mu      sync.Mutex
+	nc      net.Conn // current connection, closed by Close
+	lastErr error
+	master  string
+}
+
+// NewClient returns a Client that is not running yet.
+func NewClient(cfg ClientConfig) *Client {
+	cfg.EnsureDefaults()
+	return &Client{cfg: cfg, log: cfg.Logger, quit: make(chan struct{}), done: make(chan struct{}),
+		kick: make(chan struct{}, 1)}
+}
+
+// Start begins replicating into sink.
+func (c *Client) Start(sink Sink) error {
+	if c.closed.Load() {
+		return errors.New("ha: client closed")
+	}
+	if c.started.Swap(true) {
+		return errors.New("ha: client already started")
+	}
+	c.sink = sink
+	go c.loop()
+	return nil
+}
+
+// Close stops replicating and waits for the goroutines. Idempotent.
+func (c *Client) Close() error {
+	if c.closed.Swap(true) {
+		return nil
+	}
+	close(c.quit)
+	c.mu.Lock()
+	if c.nc != nil {
+		_ = c.nc.Close()
+	}
+	c.mu.Unlock()
+	if c.started.Load() {
+		<-c.done
+	}
+	return nil
+}
+
+// Kick makes a waiting client try to connect now (the master address may
+// have changed).
+func (c *Client) Kick() {
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Status is a snapshot of the client.
+type Status struct {
+	State State
+	// Master is the HA address of the last connection attempt.
+	Master string
+	// Offset is the local CommitLog end.
+	Offset int64
+	// Err is why the last connection ended (nil while none has).
+	Err error
+}
+
+// Status reports what the client is doing and, when it is not
+// replicating, why.
+func (c *Client) Status() Status {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := Status{State: State(c.state.Load()), Master: c.master, Err: c.lastErr}
+	if c.sink != nil {
+		st.Offset = c.sink.CommitLogMaxOffset()
+	}
+	return st
+}
+
+func (c *Client) loop() {
+	defer close(c.done)
+	for {
+		addr := c.cfg.MasterAddr()
+		wait := c.cfg.RetryInterval
+		if addr == "" {
+			c.state.Store(int32(NoMaster))
+		} else {
+			err := c.session(addr)
+			c.mu.Lock()
+			c.lastErr = err
+			c.mu.Unlock()
+			select {
+			case <-c.quit:
+				return
+			default:
+			}
+			if errors.Is(err, ErrDiverged) {
+				c.state.Store(int32(Diverged))
+				c.log.Error("ha: not replicating", "master", addr, "err", err)
+				wait *= 10
+			} else {
+				c.state.Store(int32(Connecting))
+				c.log.Warn("ha: connection to master ended; will reconnect", "master", addr, "err", err)
+			}
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-c.quit:
+			t.Stop()
+			return
+		case <-c.kick:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+// session runs one connection to the master until it fails.
+func (c *Client) session(addr string) error {
+	c.mu.Lock()
+	c.master = addr
+	c.mu.Unlock()
+	if State(c.state.Load()) != Diverged {
+		c.state.Store(int32(Connecting))
+	}
+	d := net.Dialer{Timeout: 3 * time.Second}
+	nc, err := d.Dial("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("ha: dial master %s: %w", addr, err)
+	}
+	c.mu.Lock()
+	if c.closed.Load() {
+		c.mu.Unlock()
+		_ = nc.Close()
+		return nil
+	}
+	c.nc = nc
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.nc = nil
+		c.mu.Unlock()
+		_ = nc.Close()
+	}()
+
+	report := make(chan struct{}, 1)
+	stop := make(chan struct{})
+	repDone := make(chan struct{})
+	go func() {
+		defer close(repDone)
+		c.reportLoop(nc, report, stop)
+	}()
+	defer func() {
+		close(stop)
+		_ = nc.Close()
+		<-repDone
+	}()
+	report <- struct{}{} // report at once: the master waits for it
+
+	br := bufio.NewReaderSize(nc, 1<<20)
+	var hb [HeaderSize]byte
+	var data []byte
+	for {
+		if err := nc.SetReadDeadline(time.Now().Add(c.cfg.HousekeepingInterval)); err != nil {
+			return err
+		}
+		if _, err := io.ReadFull(br, hb[:]); err != nil {
+			return fmt.Errorf("ha: read from master %s: %w", addr, err)
+		}
+		h, err := DecodeHeader(hb[:], c.cfg.MaxTransfer)
+		if err != nil {
+			return fmt.Errorf("ha: from master %s: %w", addr, err)
+		}
+		own := c.sink.CommitLogMaxOffset()
+		switch {
+		case own != 0 && h.Offset < own:
+			return fmt.Errorf("%w: local end %d, master %s sends from %d", ErrDiverged, own, addr, h.Offset)
+		case own != 0 && h.Offset > own:
+			return fmt.Errorf("ha: master %s sent offset %d, local end is %d", addr, h.Offset, own)
+		}
+		if h.Size == 0 {
+			continue // heartbeat
+		}
+		if cap(data) < int(h.Size) {
+			data = make([]byte, h.Size)
+		}
+		data = data[:h.Size]
+		if _, err := io.ReadFull(br, data); err != nil {
+			return fmt.Errorf("ha: read %d bytes at %d from master %s: %w", h.Size, h.Offset, addr, err)
+		}
+		if err := c.sink.AppendRaw(h.Offset, data); err != nil {
+			return fmt.Errorf("ha: append %d bytes at %d: %w", h.Size, h.Offset, err)
+		}
+		if State(c.state.Swap(int32(Replicating))) != Replicating {
+			c.log.Info("ha: replicating from master", "master", addr, "from", h.Offset)
+		}
+		// Ack once the bytes already received are appended: one report
+		// per batch, not per transfer, keeps the stream flowing.
+		if br.Buffered() < HeaderSize {
+			select {
+			case report <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// reportLoop writes offset reports: when asked and every heartbeat interval.
+func (c *Client) reportLoop(nc net.Conn, report <-chan struct{}, stop <-chan struct{}) {
+	t := time.NewTicker(c.cfg.HeartbeatInterval)
+	defer t.Stop()
+	last := int64(-1)
+	var b []byte
+	for {
+		select {
+		case <-stop:
+			return
+		case <-report:
+		case <-t.C:
+			last = -1 // a heartbeat even without progress
+		}
+		off := c.sink.CommitLogMaxOffset()
+		if off == last {
+			continue
+		}
+		if err := nc.SetWriteDeadline(time.Now().Add(c.cfg.HousekeepingInterval)); err != nil {
+			return
+		}
+		b = appendReport(b[:0], off)
+		if _, err := nc.Write(b); err != nil {
+			_ = nc.Close() // ends the session's read
+			return
+		}
+		last = off
+	}
+}

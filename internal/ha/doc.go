@@ -1,0 +1,52 @@
+// Package ha replicates a master broker's CommitLog to its slaves with
+// RocketMQ's classic HA protocol (rocketmq-spec.md §12): a plain TCP
+// connection on haListenPort (listenPort+1), no remoting framing.
+//
+// Slave -> master: offset reports, each 8 bytes.
+//
+//	+---------------------------+
+//	| int64 big-endian: the     |  the slave's CommitLog max offset; sent
+//	| slave's CommitLog end     |  at connect, after each batch it appended
+//	+---------------------------+  and at least every haSendHeartbeatInterval
+//
+// The master reads whole 8-byte units and keeps the last one: it is the
+// slave's ack (everything below it is on the slave).
+//
+// Master -> slave: transfers, each a 12-byte header and data.
+//
+//	 0               8       12                  12+size
+//	+---------------+-------+---------------------+
+//	| int64 offset  | int32 | size bytes copied   |
+//	| (big-endian)  | size  | from the CommitLog  |
+//	+---------------+-------+---------------------+
+//
+//   - offset: where the data starts in the CommitLog; equal to the slave's
+//     end (when it is not 0), otherwise the slave drops the connection.
+//   - data: a contiguous byte range of the master's CommitLog at most
+//     haTransferBatchSize (32 KiB) long, never crossing a segment end; it
+//     may cut a record (the slave's dispatcher waits for the rest) and may
+//     hold a BLANK filler and the zeros after it.
+//   - size 0 is a heartbeat, sent after haSendHeartbeatInterval (5 s)
+//     without data.
+//
+// The master sends nothing before the slave's first report. That report
+// fixes where streaming starts: a slave at 0 (empty) starts at the first
+// byte of the master's last segment (maxOffset - maxOffset%segmentSize);
+// otherwise at the reported offset, so a slave that fell behind catches up
+// from its own end. A slave that reports an offset beyond the master's end
+// holds data the master never wrote (it diverged): the master logs why,
+// sends one heartbeat header carrying its own end (so the slave can log the
+// two ends too) and closes the connection; the slave refuses to append
+// anything before its end and keeps reporting the state as Diverged until
+// an operator fixes its CommitLog. Either side closes a connection silent
+// for haHousekeepingInterval (20 s).
+//
+// SYNC_MASTER: Server implements the CommitLog's ReplicaWaiter. A put that
+// waits is answered PUT_OK once some slave's ack covers its end,
+// FLUSH_SLAVE_TIMEOUT when none does within syncFlushTimeout, and
+// SLAVE_NOT_AVAILABLE at once when no slave is connected within
+// haSlaveFallbehindMax bytes of the master's end (spec §12.3). Waits do not
+// round-trip per message: the master streams whatever is committed, the
+// slave acks after each batch it appended, and one ack completes every
+// waiter it covers.
+package ha

@@ -1,0 +1,200 @@
+package ha
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// masterConn is one slave's connection on the master: readLoop takes its
+// offset reports, writeLoop streams the CommitLog to it. Either loop ending
+// closes the socket, which ends the other; the second to finish removes the
+// connection from the server.
+type masterConn struct {
+	s    *Server
+	nc   net.Conn
+	addr string
+
+	acked     atomic.Int64  // last report; -1 before the first
+	first     chan struct{} // closed at the first report
+	firstOnce sync.Once
+	// diverged: the slave reported an offset beyond the master's end.
+	diverged atomic.Bool
+	kick     chan struct{}
+	quit     chan struct{} // closed when either loop ends
+	quitOnce sync.Once
+	live     atomic.Int32 // loops still running
+}
+
+func newMasterConn(s *Server, nc net.Conn) *masterConn {
+	c := &masterConn{s: s, nc: nc, addr: nc.RemoteAddr().String(),
+		first: make(chan struct{}), kick: make(chan struct{}, 1), quit: make(chan struct{})}
+	c.acked.Store(-1)
+	c.live.Store(2)
+	return c
+}
+
+func (c *masterConn) kickWriter() {
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+}
+
+// end closes the connection once, with the reason; the last loop to end
+// unregisters it.
+func (c *masterConn) end(err error) {
+	c.quitOnce.Do(func() {
+		close(c.quit)
+		_ = c.nc.Close()
+		if err != nil && !errors.Is(err, net.ErrClosed) && !errors.Is(err, io.EOF) {
+			c.s.log.Warn("ha: slave connection closed", "slave", c.addr, "acked", c.acked.Load(), "err", err)
+		} else {
+			c.s.log.Info("ha: slave disconnected", "slave", c.addr, "acked", c.acked.Load())
+		}
+	})
+	if c.live.Add(-1) == 0 {
+		c.s.drop(c)
+	}
+	c.s.wg.Done()
+}
+
+// readLoop reads 8-byte offset reports until the connection fails or stays
+// silent for HousekeepingInterval.
+func (c *masterConn) readLoop() {
+	var err error
+	defer func() { c.end(err) }()
+	br := bufio.NewReaderSize(c.nc, 1<<10)
+	var b [ReportSize]byte
+	for {
+		if err = c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.HousekeepingInterval)); err != nil {
+			return
+		}
+		if _, err = io.ReadFull(br, b[:]); err != nil {
+			return
+		}
+		off, derr := decodeReport(b[:])
+		if derr != nil {
+			err = derr
+			return
+		}
+		// Only the last complete report counts (Java reads in units of 8).
+		for br.Buffered() >= ReportSize {
+			if _, err = io.ReadFull(br, b[:]); err != nil {
+				return
+			}
+			if off, err = decodeReport(b[:]); err != nil {
+				return
+			}
+		}
+		if end := c.s.src.CommitLogMaxOffset(); off > end {
+			c.s.log.Error("ha: slave's CommitLog is ahead of the master's: it holds data the master never wrote (diverged); refusing to replicate to it",
+				"slave", c.addr, "slaveEnd", off, "masterEnd", end)
+			c.diverged.Store(true)
+			c.firstOnce.Do(func() { close(c.first) })
+			c.kickWriter()
+			// The writer tells the slave and closes; keep reading until then.
+			continue
+		}
+		c.acked.Store(off)
+		c.firstOnce.Do(func() { close(c.first) })
+		c.s.onAck(off)
+	}
+}
+
+// writeLoop streams the CommitLog from the slave's first report on.
+func (c *masterConn) writeLoop() {
+	err := c.stream()
+	c.end(err)
+}
+
+func (c *masterConn) stream() error {
+	cfg := &c.s.cfg
+	select {
+	case <-c.first:
+	case <-c.quit:
+		return nil
+	}
+	bw := bufio.NewWriterSize(c.nc, 2*cfg.TransferBatchSize+2*HeaderSize)
+	hdr := make([]byte, 0, HeaderSize)
+	write := func(h Header, data []byte) error {
+		if err := c.nc.SetWriteDeadline(time.Now().Add(cfg.HousekeepingInterval)); err != nil {
+			return err
+		}
+		hdr = h.AppendTo(hdr[:0])
+		if _, err := bw.Write(hdr); err != nil {
+			return err
+		}
+		_, err := bw.Write(data)
+		return err
+	}
+	if c.diverged.Load() {
+		// One heartbeat at the master's end lets the slave log both ends.
+		if err := write(Header{Offset: c.s.src.CommitLogMaxOffset()}, nil); err != nil {
+			return err
+		}
+		if err := bw.Flush(); err != nil {
+			return err
+		}
+		return errors.New("ha: slave diverged (its CommitLog is ahead of the master's)")
+	}
+	next := c.acked.Load()
+	if next == 0 {
+		end := c.s.src.CommitLogMaxOffset()
+		next = end - end%cfg.SegmentSize
+	}
+	c.s.log.Info("ha: streaming to slave", "slave", c.addr, "from", next)
+	lastWrite := time.Now()
+	timer := time.NewTimer(pollInterval)
+	defer timer.Stop()
+	for {
+		buf, err := c.s.src.ReadRaw(next, cfg.TransferBatchSize)
+		if err != nil {
+			return fmt.Errorf("ha: read commitlog at %d for slave: %w", next, err)
+		}
+		if n := len(buf.Bytes); n > 0 {
+			err = write(Header{Offset: next, Size: int32(n)}, buf.Bytes)
+			buf.Release()
+			if err != nil {
+				return err
+			}
+			next += int64(n)
+			lastWrite = time.Now()
+			continue // stream on; bufio writes out whenever it fills
+		}
+		if bw.Buffered() > 0 {
+			if err := bw.Flush(); err != nil {
+				return err
+			}
+		}
+		if time.Since(lastWrite) >= cfg.HeartbeatInterval {
+			if err := write(Header{Offset: next}, nil); err != nil {
+				return err
+			}
+			if err := bw.Flush(); err != nil {
+				return err
+			}
+			lastWrite = time.Now()
+		}
+		// Appended but not yet committed: look again very soon. Otherwise
+		// sleep until a put kicks (or the poll, for puts that do not wait).
+		d := pollInterval
+		if c.s.src.CommitLogMaxOffset() > next {
+			d = committedPoll
+		}
+		timer.Reset(d)
+		select {
+		case <-c.quit:
+			return nil
+		case <-c.s.quit:
+			return nil
+		case <-c.kick:
+		case <-timer.C:
+		}
+	}
+}

@@ -1,0 +1,307 @@
+package ha
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rocketd/rocketd/internal/store/commitlog"
+)
+
+// Defaults (rocketmq-spec.md §12, 4.9.8 MessageStoreConfig).
+const (
+	DefaultTransferBatchSize    = 32 << 10
+	DefaultHeartbeatInterval    = 5 * time.Second
+	DefaultHousekeepingInterval = 20 * time.Second
+	DefaultMaxGap               = 256 << 20
+	DefaultWaitTimeout          = 5 * time.Second
+	// pollInterval bounds how late a writer notices data appended by a put
+	// that did not wait (no kick); committedPoll is the short sleep while
+	// data is appended but not yet committed (readable).
+	pollInterval  = 5 * time.Millisecond
+	committedPoll = 200 * time.Microsecond
+)
+
+// Source is the master's CommitLog as the HA server reads it (*store.Store).
+type Source interface {
+	// CommitLogMaxOffset is the end of everything appended.
+	CommitLogMaxOffset() int64
+	// ReadRaw returns up to maxBytes committed bytes from offset, never
+	// crossing a segment end; empty at the committed end.
+	ReadRaw(offset int64, maxBytes int) (commitlog.Buffer, error)
+}
+
+// ServerConfig configures the master side.
+type ServerConfig struct {
+	// Addr is the HA listen address (":10912"; "127.0.0.1:0" in tests).
+	Addr string
+	// SegmentSize is the CommitLog segment size: an empty slave starts at
+	// the master's last segment.
+	SegmentSize int64
+	// Sync makes Wait wait for a slave's ack (SYNC_MASTER); otherwise Wait
+	// only wakes the transfer loops (ASYNC_MASTER).
+	Sync bool
+	// TransferBatchSize bounds one transfer (haTransferBatchSize, 32 KiB).
+	TransferBatchSize int
+	// HeartbeatInterval: an idle connection gets a heartbeat this often
+	// (haSendHeartbeatInterval, 5 s).
+	HeartbeatInterval time.Duration
+	// HousekeepingInterval: a slave silent this long is dropped
+	// (haHousekeepingInterval, 20 s).
+	HousekeepingInterval time.Duration
+	// MaxGap: a SYNC_MASTER answers SLAVE_NOT_AVAILABLE when no connected
+	// slave's ack is within this many bytes of its end
+	// (haSlaveFallbehindMax / haMaxGapNotInSync, 256 MiB).
+	MaxGap int64
+	// WaitTimeout bounds a SYNC_MASTER put's wait for the slave
+	// (syncFlushTimeout, 5 s) before FLUSH_SLAVE_TIMEOUT.
+	WaitTimeout time.Duration
+	// Logger receives events. Default: discard.
+	Logger *slog.Logger
+}
+
+// EnsureDefaults fills in the default of every zero field.
+func (c *ServerConfig) EnsureDefaults() {
+	if c.TransferBatchSize <= 0 {
+		c.TransferBatchSize = DefaultTransferBatchSize
+	}
+	if c.HeartbeatInterval <= 0 {
+		c.HeartbeatInterval = DefaultHeartbeatInterval
+	}
+	if c.HousekeepingInterval <= 0 {
+		c.HousekeepingInterval = DefaultHousekeepingInterval
+	}
+	if c.MaxGap <= 0 {
+		c.MaxGap = DefaultMaxGap
+	}
+	if c.WaitTimeout <= 0 {
+		c.WaitTimeout = DefaultWaitTimeout
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Server is the master side: it accepts slaves on the HA port, streams the
+// CommitLog to each from the offset it reports, and tracks their acks. It
+// implements commitlog.ReplicaWaiter. Create it with NewServer (before the
+// store opens: the store needs it as its Replica), then Start it with the
+// store.
+type Server struct {
+	cfg ServerConfig
+	log *slog.Logger
+	src Source
+	ln  net.Listener
+
+	quit    chan struct{}
+	wg      sync.WaitGroup // the accept loop and every connection's goroutines
+	started atomic.Bool
+	closed  atomic.Bool
+
+	mu    sync.Mutex
+	conns map[*masterConn]struct{}
+
+	// acked is the highest offset any slave has reported: everything below
+	// it is on some slave. It only grows.
+	acked   atomic.Int64
+	waiters waiterList
+}
+
+// NewServer returns a Server that is not listening yet.
+func NewServer(cfg ServerConfig) *Server {
+	cfg.EnsureDefaults()
+	s := &Server{cfg: cfg, log: cfg.Logger, quit: make(chan struct{}), conns: map[*masterConn]struct{}{}}
+	s.acked.Store(-1)
+	return s
+}
+
+// Start listens on cfg.Addr and serves slaves from src.
+func (s *Server) Start(src Source) error {
+	if s.closed.Load() {
+		return errors.New("ha: server closed")
+	}
+	if s.started.Swap(true) {
+		return errors.New("ha: server already started")
+	}
+	if s.cfg.SegmentSize <= 0 {
+		return fmt.Errorf("ha: segment size %d", s.cfg.SegmentSize)
+	}
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("ha: listen %s: %w", s.cfg.Addr, err)
+	}
+	s.src, s.ln = src, ln
+	s.wg.Add(1)
+	go s.acceptLoop()
+	s.log.Info("ha: master listening", "addr", ln.Addr().String(), "sync", s.cfg.Sync)
+	return nil
+}
+
+// Addr is the bound listen address (nil before Start).
+func (s *Server) Addr() net.Addr {
+	if s.ln == nil {
+		return nil
+	}
+	return s.ln.Addr()
+}
+
+// Close stops accepting, closes every slave connection, fails waiting puts
+// with FLUSH_SLAVE_TIMEOUT and waits for every goroutine. Idempotent.
+func (s *Server) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	close(s.quit)
+	if s.ln != nil {
+		_ = s.ln.Close()
+	}
+	s.mu.Lock()
+	for c := range s.conns {
+		_ = c.nc.Close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	s.waiters.failAll(commitlog.FlushSlaveTimeout)
+	return nil
+}
+
+func (s *Server) acceptLoop() {
+	defer s.wg.Done()
+	for {
+		nc, err := s.ln.Accept()
+		if err != nil {
+			select {
+			case <-s.quit:
+				return
+			default:
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			s.log.Error("ha: accept failed; not accepting slaves any more", "err", err)
+			return
+		}
+		c := newMasterConn(s, nc)
+		s.mu.Lock()
+		if s.closed.Load() {
+			s.mu.Unlock()
+			_ = nc.Close()
+			return
+		}
+		s.conns[c] = struct{}{}
+		s.mu.Unlock()
+		s.log.Info("ha: slave connected", "slave", c.addr)
+		s.wg.Add(2)
+		go c.readLoop()
+		go c.writeLoop()
+	}
+}
+
+// drop forgets a connection once both its goroutines are done with it.
+func (s *Server) drop(c *masterConn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+}
+
+// kickWriters wakes every transfer loop (new data was appended).
+func (s *Server) kickWriters() {
+	s.mu.Lock()
+	for c := range s.conns {
+		c.kickWriter()
+	}
+	s.mu.Unlock()
+}
+
+// onAck records a slave's report and completes the puts it covers.
+func (s *Server) onAck(offset int64) {
+	for {
+		cur := s.acked.Load()
+		if offset <= cur {
+			break
+		}
+		if s.acked.CompareAndSwap(cur, offset) {
+			s.waiters.complete(offset)
+			break
+		}
+	}
+}
+
+// SlaveStatus describes one connected slave.
+type SlaveStatus struct {
+	Addr string
+	// Acked is the slave's last reported CommitLog end (-1: no report yet).
+	Acked int64
+}
+
+// Slaves lists the connected slaves.
+func (s *Server) Slaves() []SlaveStatus {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]SlaveStatus, 0, len(s.conns))
+	for c := range s.conns {
+		out = append(out, SlaveStatus{Addr: c.addr, Acked: c.acked.Load()})
+	}
+	return out
+}
+
+// Acked is the highest CommitLog offset any slave has acknowledged (-1:
+// none yet).
+func (s *Server) Acked() int64 { return s.acked.Load() }
+
+// slaveInSync reports whether a connected slave's ack is within MaxGap of
+// the master's end (spec §12.3 "slave OK").
+func (s *Server) slaveInSync() bool {
+	if s.src == nil {
+		return false
+	}
+	end := s.src.CommitLogMaxOffset()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.conns {
+		if a := c.acked.Load(); a >= 0 && end-a < s.cfg.MaxGap {
+			return true
+		}
+	}
+	return false
+}
+
+// Wait implements commitlog.ReplicaWaiter; the CommitLog calls it after a
+// put that waits, outside the put lock. It wakes the transfer loops; on a
+// SYNC_MASTER it then waits until a slave's ack reaches endOffset:
+// PutOK, SlaveNotAvailable (no slave in sync, at once) or
+// FlushSlaveTimeout (WaitTimeout passed, ctx ended or the server closed).
+func (s *Server) Wait(ctx context.Context, endOffset int64) commitlog.PutStatus {
+	s.kickWriters()
+	if !s.cfg.Sync || s.acked.Load() >= endOffset {
+		return commitlog.PutOK
+	}
+	if !s.slaveInSync() {
+		return commitlog.SlaveNotAvailable
+	}
+	w := s.waiters.add(endOffset, &s.acked)
+	if w == nil {
+		return commitlog.PutOK // acked between the check and the add
+	}
+	timer := time.NewTimer(s.cfg.WaitTimeout)
+	defer timer.Stop()
+	select {
+	case st := <-w.done:
+		return st
+	case <-timer.C:
+	case <-ctx.Done():
+	case <-s.quit:
+	}
+	if st, done := s.waiters.remove(w); done {
+		return st
+	}
+	return commitlog.FlushSlaveTimeout
+}
+
+var _ commitlog.ReplicaWaiter = (*Server)(nil)
