@@ -14,20 +14,20 @@
 //
 // Master -> slave: transfers, each a 12-byte header and data.
 //
-//	 0               8       12                  12+size
-//	+---------------+-------+---------------------+
-//	| int64 offset  | int32 | size bytes copied   |
-//	| (big-endian)  | size  | from the CommitLog  |
-//	+---------------+-------+---------------------+
+//		 0               8       12                  12+size
+//		+---------------+-------+---------------------+
+//		| int64 offset  | int32 | size bytes copied   |
+//		| (big-endian)  | size  | from the CommitLog  |
+//		+---------------+-------+---------------------+
 //
-//   - offset: where the data starts in the CommitLog; equal to the slave's
-//     end (when it is not 0), otherwise the slave drops the connection.
-//   - data: a contiguous byte range of the master's CommitLog at most
-//     haTransferBatchSize (32 KiB) long, never crossing a segment end; it
-//     may cut a record (the slave's dispatcher waits for the rest) and may
-//     hold a BLANK filler and the zeros after it.
-//   - size 0 is a heartbeat, sent after haSendHeartbeatInterval (5 s)
-//     without data.
+//	  - offset: where the data starts in the CommitLog; equal to the slave's
+//	    end (when it is not 0), otherwise the slave drops the connection.
+//	  - data: a contiguous byte range of the master's CommitLog at most
+//	    haTransferBatchSize (32 KiB) long, never crossing a segment end; it
+//	    may cut a record (the slave's dispatcher waits for the rest) and may
+//	    hold a BLANK filler and the zeros after it.
+//	  - size 0 is a heartbeat, sent after haSendHeartbeatInterval (5 s)
+//	    without data.
 //
 // The master sends nothing before the slave's first report. That report
 // fixes where streaming starts: a slave at 0 (empty) starts at the first
