@@ -16,6 +16,7 @@ import (
 	"github.com/rocketd/rocketd/internal/broker/longpoll"
 	"github.com/rocketd/rocketd/internal/broker/meta"
 	"github.com/rocketd/rocketd/internal/broker/processor"
+	"github.com/rocketd/rocketd/internal/broker/txn"
 	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
@@ -64,6 +65,7 @@ type Broker struct {
 	offsets  *meta.Offsets
 	clients  *client.Registry
 	holder   *longpoll.Holder
+	txn      *txn.Service
 	reg      *registrar
 
 	closeOnce sync.Once
@@ -208,9 +210,15 @@ func Start(cfg Config) (_ *Broker, err error) {
 		b.holder.DropConn(c)
 	})
 
+	// Transactions: half messages, END_TRANSACTION, the check-back.
+	if b.txn, err = b.newTxn(storeHost, scfg.FileReservedTime); err != nil {
+		return nil, err
+	}
+	closers = append(closers, b.txn.Close)
+
 	proc, err := processor.New(processor.Deps{
 		Config: &b.cfg, Store: b.store, Topics: b.topics, Groups: b.groups, Offsets: b.offsets,
-		Clients: b.clients, Holder: b.holder, StoreHost: storeHost, InMemoryBytes: scfg.InMemoryBytes, SendHooks: cfg.SendHooks, Logger: log,
+		Clients: b.clients, Holder: b.holder, StoreHost: storeHost, InMemoryBytes: scfg.InMemoryBytes, SendHooks: cfg.SendHooks, Txn: b.txn, Logger: log,
 	})
 	if err != nil {
 		return nil, err
@@ -300,6 +308,10 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		if err := b.srv.Shutdown(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("broker: drain requests: %w", err))
 		}
+		// The check-back stops after the connections closed (a check
+		// blocked on a client that does not read ends with its connection)
+		// and before the offsets holding its progress are persisted.
+		errs = append(errs, b.txn.Close())
 		errs = append(errs, b.holder.Close(), b.clients.Close(), b.nsClient.Close())
 		errs = append(errs, b.offsets.Close(), b.groups.Persist(), b.topics.Persist())
 		if err := b.store.Close(); err != nil {

@@ -5,6 +5,7 @@
 //
 //	send.go    SEND_MESSAGE (10), SEND_MESSAGE_V2 (310), SEND_BATCH_MESSAGE (320)
 //	sendback.go CONSUMER_SEND_MSG_BACK (36): to %RETRY%group with a delay level, or %DLQ%group
+//	txn.go     the half-message branch of the send path, END_TRANSACTION (37)
 //	pull.go    PULL_MESSAGE (11) with long polling
 //	offset.go  QUERY_CONSUMER_OFFSET, UPDATE_CONSUMER_OFFSET, GET_MAX_OFFSET,
 //	           GET_MIN_OFFSET, SEARCH_OFFSET_BY_TIMESTAMP, GET_EARLIEST_MSG_STORETIME
@@ -34,10 +35,12 @@
 // stored properties are the producer's with CLUSTER added and WAIT removed
 // (WAIT=false still makes the put answer before the flush).
 //
-// Half messages (TRAN_MSG=true) are refused with NO_PERMISSION, as a broker
-// with rejectTransactionMessage=true does: the transaction service (commit,
-// rollback, check-back) is not built yet, and a stored half message nobody
-// can commit would be worse than a clear refusal.
+// Half messages (TRAN_MSG=true) go to the transaction service (txn.go,
+// internal/broker/txn): stored in RMQ_SYS_TRANS_HALF_TOPIC queue 0, the
+// response carrying the half record's msgId and half-queue offset and the
+// queue id the producer asked for. With rejectTransactionMessage=true, or
+// without a transaction service (Deps.Txn nil), they are refused with
+// NO_PERMISSION.
 //
 // # Pull responses
 //

@@ -12,6 +12,7 @@ import (
 	"github.com/rocketd/rocketd/internal/broker/client"
 	"github.com/rocketd/rocketd/internal/broker/longpoll"
 	"github.com/rocketd/rocketd/internal/broker/meta"
+	"github.com/rocketd/rocketd/internal/broker/txn"
 	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
@@ -39,7 +40,10 @@ type Deps struct {
 	// SendHooks observe every send request (Java's SendMessageHook:
 	// tracing, metrics, auditing), in order.
 	SendHooks []SendHook
-	Logger    *slog.Logger // default: discard
+	// Txn serves half messages and END_TRANSACTION. Nil: transactional
+	// sends are refused with NO_PERMISSION.
+	Txn    *txn.Service
+	Logger *slog.Logger // default: discard
 }
 
 // SendHook observes send requests (SEND_MESSAGE, SEND_MESSAGE_V2,
@@ -71,6 +75,7 @@ type Processor struct {
 	storeHost netip.AddrPort
 	inMemory  int64
 	sendHooks []SendHook
+	txn       *txn.Service
 	log       *slog.Logger
 
 	// Strings echoed in every send response (ext fields MSG_REGION,
@@ -93,7 +98,7 @@ func New(d Deps) (*Processor, error) {
 	}
 	return &Processor{
 		cfg: d.Config, store: d.Store, topics: d.Topics, groups: d.Groups, offsets: d.Offsets,
-		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, inMemory: d.InMemoryBytes, sendHooks: d.SendHooks, log: log,
+		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, inMemory: d.InMemoryBytes, sendHooks: d.SendHooks, txn: d.Txn, log: log,
 		region: d.Config.RegionID, traceOn: strconv.FormatBool(d.Config.TraceOn),
 		configVersion: fmt.Sprintf(`{"counter":1,"timestamp":%d}`, time.Now().UnixMilli()),
 	}, nil
@@ -106,6 +111,7 @@ func (p *Processor) Register(srv *remoting.Server, f Families) {
 	srv.Handle(protocol.SendBatchMessage, f.Send, p.handleSend)
 
 	srv.Handle(protocol.ConsumerSendMsgBack, f.Send, p.handleSendBack)
+	srv.Handle(protocol.EndTransaction, f.Send, p.handleEndTransaction)
 
 	srv.Handle(protocol.PullMessage, f.Pull, p.handlePull)
 

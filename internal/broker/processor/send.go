@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/rocketd/rocketd/internal/broker/meta"
+	"github.com/rocketd/rocketd/internal/broker/txn"
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
@@ -126,13 +127,8 @@ func (p *Processor) sendOne(resp *remoting.Command, h *protocol.SendMessageReque
 	props = message.DeleteProperty(props, message.PropertyWaitStoreMsgOK)
 	rec.Properties = message.SetProperty(props, message.PropertyCluster, p.cfg.BrokerClusterName)
 
-	if tran, _ := message.Property(rec.Properties, message.PropertyTransactionPrepared); tran == "true" {
-		// Half messages need the transaction service (commit, rollback,
-		// check-back), which rocketd does not have yet: refuse them the way
-		// a broker with rejectTransactionMessage=true does, rather than
-		// store messages nobody could ever commit.
-		return fail(resp, protocol.NoPermission, fmt.Sprintf(
-			"the broker[%s] sending transaction message is forbidden", p.cfg.BrokerIP1))
+	if txn.IsHalf(rec.Properties) {
+		return p.sendHalf(resp, rec, store.PutOptions{NoWait: wait == "false"})
 	}
 	res := p.store.PutMessage(context.Background(), rec, store.PutOptions{NoWait: wait == "false"})
 	return p.putResponse(resp, res, rec.QueueID)

@@ -1,0 +1,54 @@
+package processor
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/rocketd/rocketd/internal/message"
+	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/remoting"
+	"github.com/rocketd/rocketd/internal/store"
+)
+
+// sendHalf stores a prepared send (TRAN_MSG=true) as a half message
+// (rocketmq-spec.md §11.2 step 1): refused with NO_PERMISSION when
+// rejectTransactionMessage is set or the broker has no transaction
+// service. The response carries the half record's msgId and half-queue
+// offset with the queue id the producer asked for.
+func (p *Processor) sendHalf(resp *remoting.Command, rec *message.Record, opts store.PutOptions) *remoting.Command {
+	if p.cfg.RejectTransactionMessage || p.txn == nil {
+		return fail(resp, protocol.NoPermission, fmt.Sprintf(
+			"the broker[%s] sending transaction message is forbidden", p.cfg.BrokerIP1))
+	}
+	queueID := rec.QueueID
+	res := p.txn.PutHalf(context.Background(), rec, opts)
+	return p.putResponse(resp, res, queueID)
+}
+
+// handleEndTransaction serves END_TRANSACTION (37): commit or rollback of a
+// half message, from the producer after its local transaction or as the
+// answer to a check (§11.2 step 2). Unknown (0) is not acted on and not
+// answered; clients send the request one-way anyway.
+func (p *Processor) handleEndTransaction(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	var h protocol.EndTransactionRequestHeader
+	if err := h.Decode(req.ExtFields); err != nil {
+		return headerError(err)
+	}
+	if p.txn == nil {
+		return remoting.NewResponse(protocol.NoPermission, "the broker has no transaction service")
+	}
+	switch h.CommitOrRollback {
+	case protocol.TransactionCommitType, protocol.TransactionRollbackType:
+	default:
+		if h.CommitOrRollback != protocol.TransactionNotType {
+			p.log.Debug("end transaction: unknown commitOrRollback", "value", h.CommitOrRollback)
+		}
+		return nil
+	}
+	code, remark := p.txn.End(context.Background(), &h)
+	if code != protocol.Success {
+		p.log.Warn("end transaction refused", "group", h.ProducerGroup, "commitLogOffset", h.CommitLogOffset,
+			"tranStateTableOffset", h.TranStateTableOffset, "fromCheck", h.FromTransactionCheck, "code", code, "remark", remark)
+	}
+	return remoting.NewResponse(code, remark)
+}

@@ -1,0 +1,313 @@
+package txn
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rocketd/rocketd/internal/broker/meta"
+	"github.com/rocketd/rocketd/internal/message"
+	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/remoting"
+	"github.com/rocketd/rocketd/internal/store"
+)
+
+// readBatch is how many queue entries one read of the half or op queue
+// takes (Java pulls 32 at a time).
+const readBatch = 32
+
+// opState is what the check goroutine knows of the op queue: every op
+// record from the op progress up to next, kept between rounds so a round
+// reads only the new ones.
+type opState struct {
+	next   int64              // next op queue offset to read
+	halves map[int64][]int64  // op queue offset -> half offsets it settles
+	done   map[int64]struct{} // half offsets settled by those op records
+}
+
+func (o *opState) reset(next int64) {
+	o.next = next
+	o.halves = make(map[int64][]int64)
+	o.done = make(map[int64]struct{})
+}
+
+// checkRound runs one round of the check-back (doc.go, "Check-back").
+func (s *Service) checkRound() {
+	now := s.cfg.Now()
+	s.pruneSettled(now)
+	st := s.cfg.Store
+	halfMax := st.MaxOffset(meta.TransHalfTopic, 0)
+	if halfMax <= 0 {
+		return
+	}
+	halfProgress := s.progress(meta.TransHalfTopic)
+	opProgress := s.progress(meta.TransOpHalfTopic)
+	opMax := st.MaxOffset(meta.TransOpHalfTopic, 0)
+	if s.ops.next < opProgress || s.ops.next > opMax {
+		s.ops.reset(opProgress)
+	}
+	s.readOps(opMax, halfProgress, now)
+
+	newHalf := s.walk(now, halfProgress, halfMax)
+	newOp := s.advanceOps(opProgress, newHalf)
+	if newHalf == halfProgress && newOp == opProgress {
+		return
+	}
+	s.cfg.Offsets.Commit(meta.TransCheckGroup, meta.TransHalfTopic, 0, newHalf)
+	s.cfg.Offsets.Commit(meta.TransCheckGroup, meta.TransOpHalfTopic, 0, newOp)
+	// Persist now rather than at the next periodic flush: after a crash a
+	// stale progress makes the next process check (and re-append) the
+	// same half messages again.
+	if err := s.cfg.Offsets.Persist(); err != nil {
+		s.log.Warn("txn: persist check progress", "err", err)
+	}
+	s.log.Debug("txn: check round", "halfProgress", newHalf, "opProgress", newOp)
+}
+
+// progress returns the stored check progress on topic, or the queue's min
+// offset (also when the stored one fell below it).
+func (s *Service) progress(topic string) int64 {
+	minOff := s.cfg.Store.MinOffset(topic, 0)
+	if off, ok := s.cfg.Offsets.Query(meta.TransCheckGroup, topic, 0); ok && off >= minOff {
+		return off
+	}
+	return minOff
+}
+
+// readOps reads the op records from s.ops.next up to opMax. An op record
+// for a half message the walk already passed is a late END: it settled a
+// message a check had re-appended, and the copy must not be checked (and
+// committed) again, so the transaction's UNIQ_KEY joins the settled set.
+func (s *Service) readOps(opMax, halfProgress int64, now time.Time) {
+	for s.ops.next < opMax && !s.stopping() {
+		res, err := s.cfg.Store.GetMessage(meta.TransCheckGroup, meta.TransOpHalfTopic, 0, s.ops.next, readBatch, nil)
+		if err != nil {
+			return
+		}
+		if res.Status != store.Found {
+			next := res.NextBeginOffset
+			res.Release()
+			if next <= s.ops.next {
+				return
+			}
+			// Entries the store skipped (files gone) settle nothing.
+			for o := s.ops.next; o < next; o++ {
+				s.ops.halves[o] = nil
+			}
+			s.ops.next = next
+			continue
+		}
+		for _, m := range res.Messages {
+			r, _, err := message.DecodeRecordNoCopy(m.Bytes, false)
+			var offs []int64
+			if err == nil {
+				offs = parseOp(r.Properties, r.Body)
+			}
+			s.ops.halves[m.QueueOffset] = offs
+			for _, h := range offs {
+				s.ops.done[h] = struct{}{}
+				if h < halfProgress {
+					s.settlePassed(h, now)
+				}
+			}
+			s.ops.next = m.QueueOffset + 1
+		}
+		res.Release()
+	}
+}
+
+// settlePassed marks the transaction of the half message at queue offset
+// h as settled (see readOps).
+func (s *Service) settlePassed(h int64, now time.Time) {
+	res, err := s.cfg.Store.GetMessage(meta.TransCheckGroup, meta.TransHalfTopic, 0, h, 1, nil)
+	if err != nil {
+		return
+	}
+	defer res.Release()
+	if res.Status != store.Found || res.Messages[0].QueueOffset != h {
+		return
+	}
+	r, _, err := message.DecodeRecordNoCopy(res.Messages[0].Bytes, false)
+	if err != nil {
+		return
+	}
+	s.markSettled(strings.Clone(settleKey(&r)), now)
+}
+
+// advanceOps returns the new op progress: past every op record from
+// opProgress whose half offsets are all below halfProgress; those are
+// forgotten.
+func (s *Service) advanceOps(opProgress, halfProgress int64) int64 {
+	o := opProgress
+	for ; o < s.ops.next; o++ {
+		offs := s.ops.halves[o]
+		for _, h := range offs {
+			if h >= halfProgress {
+				return o
+			}
+		}
+		for _, h := range offs {
+			delete(s.ops.done, h)
+		}
+		delete(s.ops.halves, o)
+	}
+	return o
+}
+
+// walk checks the half messages in [from, end) and returns the new half
+// progress: the first offset not dealt with.
+func (s *Service) walk(now time.Time, from, end int64) int64 {
+	i := from
+	for i < end && !s.stopping() {
+		res, err := s.cfg.Store.GetMessage(meta.TransCheckGroup, meta.TransHalfTopic, 0, i, readBatch, nil)
+		if err != nil {
+			return i
+		}
+		if res.Status != store.Found {
+			next := res.NextBeginOffset
+			res.Release()
+			if next <= i {
+				return i
+			}
+			i = min(next, end)
+			continue
+		}
+		stop := false
+		for _, m := range res.Messages {
+			if m.QueueOffset >= end {
+				stop = true
+				break
+			}
+			if !s.visit(now, m) {
+				stop = true
+				break
+			}
+			i = m.QueueOffset + 1
+		}
+		if !stop && len(res.Messages) > 0 {
+			i = max(i, res.NextBeginOffset)
+		}
+		res.Release()
+		if stop {
+			return min(i, end)
+		}
+	}
+	return min(i, end)
+}
+
+// visit deals with the half message m; false stops the walk at m (too
+// young, or a write failed: the next round retries it).
+func (s *Service) visit(now time.Time, m store.Message) bool {
+	if _, done := s.ops.done[m.QueueOffset]; done {
+		return true
+	}
+	r, _, err := message.DecodeRecordNoCopy(m.Bytes, false)
+	if err != nil {
+		s.log.Warn("txn: undecodable half message skipped", "queueOffset", m.QueueOffset, "err", err)
+		return true
+	}
+	if s.isSettled(settleKey(&r)) {
+		return true
+	}
+	times := 0
+	if v, ok := message.Property(r.Properties, message.PropertyTransactionCheckTimes); ok {
+		times, _ = strconv.Atoi(v)
+	}
+	age := now.Sub(time.UnixMilli(r.BornTimestamp))
+	if times >= s.cfg.CheckMax || age > s.cfg.FileReservedTime {
+		return s.discard(&r)
+	}
+	immunity := s.cfg.Timeout
+	if v, ok := message.Property(r.Properties, message.PropertyCheckImmunityTimeInSeconds); ok {
+		if secs, err := strconv.ParseInt(v, 10, 64); err == nil && secs > 0 {
+			immunity = time.Duration(secs) * time.Second
+		}
+	}
+	// A negative age (the producer's clock is ahead) is checked, as Java
+	// does: waiting for it could take forever.
+	if age >= 0 && age < immunity {
+		return false
+	}
+	return s.check(&r, times+1)
+}
+
+// discard moves r to TRANS_CHECK_MAX_TIME_TOPIC: it is never checked again.
+func (s *Service) discard(r *message.Record) bool {
+	if _, _, err := s.cfg.Topics.EnsureTopic(meta.TransCheckMaxTopic, 1, meta.PermReadWrite, 0); err != nil {
+		s.log.Warn("txn: create "+meta.TransCheckMaxTopic, "err", err)
+		return false
+	}
+	d := message.Record{
+		Topic: meta.TransCheckMaxTopic, QueueID: 0, Flag: r.Flag,
+		SysFlag:       message.WithTransactionType(r.SysFlag, message.TransactionNotType),
+		BornTimestamp: r.BornTimestamp, BornHost: r.BornHost, ReconsumeTimes: r.ReconsumeTimes,
+		Body: r.Body, Properties: r.Properties,
+	}
+	res := s.cfg.Store.PutMessage(context.Background(), &d, store.PutOptions{NoWait: true, NoDelayRewrite: true})
+	if res.Status != store.PutOK {
+		s.log.Warn("txn: discard half message", "halfOffset", r.QueueOffset, "status", res.Status)
+		return false
+	}
+	s.log.Info("txn: half message discarded after too many checks", "halfOffset", r.QueueOffset,
+		"uniqKey", settleKey(r), "to", meta.TransCheckMaxTopic)
+	return true
+}
+
+// check re-appends r to the half queue with TRANSACTION_CHECK_TIMES = times
+// and asks a producer of its group about the new copy.
+func (s *Service) check(r *message.Record, times int) bool {
+	props := message.SetProperty(r.Properties, message.PropertyTransactionCheckTimes, strconv.Itoa(times))
+	c := message.Record{
+		Topic: meta.TransHalfTopic, QueueID: 0, Flag: r.Flag, SysFlag: r.SysFlag,
+		BornTimestamp: r.BornTimestamp, BornHost: r.BornHost, ReconsumeTimes: r.ReconsumeTimes,
+		Body: r.Body, Properties: props,
+	}
+	res := s.cfg.Store.PutMessage(context.Background(), &c, store.PutOptions{NoWait: true, NoDelayRewrite: true})
+	if res.Status != store.PutOK {
+		s.log.Warn("txn: re-append half message", "halfOffset", r.QueueOffset, "status", res.Status)
+		return false
+	}
+	group, _ := message.Property(props, message.PropertyProducerGroup)
+	if s.cfg.PickProducer == nil {
+		return true
+	}
+	p, ok := s.cfg.PickProducer(group)
+	if !ok {
+		s.log.Debug("txn: no producer to check with", "group", group, "halfOffset", res.QueueOffset)
+		return true
+	}
+	req := s.checkRequest(r, props, res)
+	if err := p.InvokeOneway(req); err != nil {
+		s.log.Debug("txn: send check", "group", group, "to", p.RemoteAddr(), "err", err)
+	}
+	return true
+}
+
+// checkRequest builds CHECK_TRANSACTION_STATE for the copy res stored: the
+// record with the real topic and queue back (what the client's listener
+// sees), and the copy's offsets (what its END_TRANSACTION echoes).
+func (s *Service) checkRequest(r *message.Record, props string, res store.PutResult) *remoting.Command {
+	topic, _ := message.Property(props, message.PropertyRealTopic)
+	qid, _ := message.Property(props, message.PropertyRealQueueID)
+	q, _ := strconv.ParseInt(qid, 10, 32)
+	body := message.Record{
+		Topic: topic, QueueID: int32(q), Flag: r.Flag, SysFlag: r.SysFlag,
+		QueueOffset: res.QueueOffset, PhysicalOffset: res.WroteOffset,
+		BornTimestamp: r.BornTimestamp, BornHost: r.BornHost,
+		StoreTimestamp: res.StoreTimestamp, StoreHost: r.StoreHost,
+		ReconsumeTimes: r.ReconsumeTimes, Body: r.Body, Properties: props,
+	}
+	if message.CheckLimits(len(body.Topic), len(body.Properties)) != nil {
+		body.Topic = meta.TransHalfTopic // cannot happen for a stored record's REAL_TOPIC
+	}
+	uniq, _ := message.Property(props, message.PropertyUniqClientMessageIDKeyIdx)
+	h := protocol.CheckTransactionStateRequestHeader{
+		TranStateTableOffset: res.QueueOffset,
+		CommitLogOffset:      res.WroteOffset,
+		MsgID:                uniq,
+		TransactionID:        uniq,
+		OffsetMsgID:          res.MsgID,
+	}
+	return remoting.NewRequest(protocol.CheckTransactionState, protocol.Ext(&h), message.AppendRecord(nil, &body))
+}

@@ -1,0 +1,173 @@
+package txn
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rocketd/rocketd/internal/broker/meta"
+	"github.com/rocketd/rocketd/internal/message"
+	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/store"
+)
+
+// Remarks of END_TRANSACTION refusals (Java's EndTransactionProcessor).
+const (
+	remarkNotFound    = "Find prepared transaction message failed"
+	remarkGroupWrong  = "The producer group wrong"
+	remarkQueueWrong  = "The transaction state table offset wrong"
+	remarkOffsetWrong = "The commit log offset wrong"
+)
+
+// End settles the half message h names: commit (TransactionCommitType) or
+// rollback (TransactionRollbackType). Any other CommitOrRollback is a
+// caller error (END_TRANSACTION with 0 is not answered at all, see the
+// processor). The result is the response code and remark.
+func (s *Service) End(ctx context.Context, h *protocol.EndTransactionRequestHeader) (int32, string) {
+	half, code, remark := s.lookHalf(h)
+	if code != protocol.Success {
+		return code, remark
+	}
+	key := settleKey(&half)
+	now := s.cfg.Now()
+	if !s.markSettled(key, now) {
+		// Already committed or rolled back by this process: the answer to
+		// an older copy's check, or a repeated END. Storing again would
+		// deliver twice.
+		s.log.Debug("txn: end of a settled transaction ignored", "key", key,
+			"commitLogOffset", h.CommitLogOffset, "commit", h.CommitOrRollback == protocol.TransactionCommitType)
+		return protocol.Success, ""
+	}
+	if h.CommitOrRollback == protocol.TransactionCommitType {
+		r := committed(&half)
+		res := s.cfg.Store.PutMessage(ctx, &r, store.PutOptions{NoWait: true})
+		if code, remark := finalStatus(res.Status); code != protocol.Success {
+			s.unmarkSettled(key)
+			return code, remark
+		}
+	}
+	op := s.opRecord(half.QueueOffset, now.UnixMilli())
+	if res := s.cfg.Store.PutMessage(ctx, &op, store.PutOptions{NoWait: true}); res.Status != store.PutOK {
+		// The transaction is settled (and, on commit, delivered); without
+		// the op record a check may still ask the producer, whose answer
+		// the settled set absorbs while this process lives.
+		s.log.Warn("txn: op record not stored", "halfOffset", half.QueueOffset, "status", res.Status)
+	}
+	return protocol.Success, ""
+}
+
+// lookHalf reads and validates the half message h names. The record owns
+// its memory.
+func (s *Service) lookHalf(h *protocol.EndTransactionRequestHeader) (message.Record, int32, string) {
+	r, buf, err := s.cfg.Store.LookMessageByOffset(h.CommitLogOffset)
+	if err != nil && s.waitCommitted(h.CommitLogOffset) {
+		r, buf, err = s.cfg.Store.LookMessageByOffset(h.CommitLogOffset)
+	}
+	if err != nil {
+		return message.Record{}, protocol.SystemError, remarkNotFound
+	}
+	defer buf.Release()
+	if r.Topic != meta.TransHalfTopic {
+		return message.Record{}, protocol.SystemError, remarkNotFound
+	}
+	if g, _ := message.Property(r.Properties, message.PropertyProducerGroup); g != h.ProducerGroup {
+		return message.Record{}, protocol.SystemError, remarkGroupWrong
+	}
+	if r.QueueOffset != h.TranStateTableOffset {
+		return message.Record{}, protocol.SystemError, remarkQueueWrong
+	}
+	if r.PhysicalOffset != h.CommitLogOffset {
+		return message.Record{}, protocol.SystemError, remarkOffsetWrong
+	}
+	return ownRecord(r), protocol.Success, ""
+}
+
+// commitWait bounds how long END_TRANSACTION waits for the half record to
+// become readable.
+const commitWait = time.Second
+
+// waitCommitted waits until everything appended so far is readable, when
+// offset lies in that range: with ASYNC_FLUSH the committer writes the
+// ring to the segment just after the put answered, and a fast producer's
+// END_TRANSACTION can arrive before. False when offset was never written
+// or the wait timed out.
+func (s *Service) waitCommitted(offset int64) bool {
+	target := s.cfg.Store.CommitLogMaxOffset()
+	if offset < 0 || offset >= target {
+		return false
+	}
+	cl := s.cfg.Store.CommitLog()
+	deadline := time.Now().Add(commitWait)
+	for cl.Committed() < target {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
+	return true
+}
+
+// ownRecord copies the parts of r that may alias a read buffer.
+func ownRecord(r message.Record) message.Record {
+	r.Topic = strings.Clone(r.Topic)
+	r.Properties = strings.Clone(r.Properties)
+	r.Body = append([]byte(nil), r.Body...)
+	return r
+}
+
+// settleKey identifies a transaction across the copies the checks
+// re-append: its UNIQ_KEY, else (a producer that sets none) the CommitLog
+// offset of this copy.
+func settleKey(r *message.Record) string {
+	if k, ok := message.Property(r.Properties, message.PropertyUniqClientMessageIDKeyIdx); ok && k != "" {
+		return k
+	}
+	return "@" + strconv.FormatInt(r.PhysicalOffset, 10)
+}
+
+// committed builds the message a commit stores (Java's
+// endMessageTransaction): the real topic and queue, the half's body, flag,
+// born info and reconsume times, the COMMIT transaction bits, and the
+// half's property string unchanged.
+func committed(half *message.Record) message.Record {
+	topic, _ := message.Property(half.Properties, message.PropertyRealTopic)
+	qid, _ := message.Property(half.Properties, message.PropertyRealQueueID)
+	q, err := strconv.ParseInt(qid, 10, 32)
+	if err != nil || q < 0 {
+		q = 0
+	}
+	return message.Record{
+		Topic:                     topic,
+		QueueID:                   int32(q),
+		Flag:                      half.Flag,
+		SysFlag:                   message.WithTransactionType(half.SysFlag, message.TransactionCommitType),
+		BornTimestamp:             half.BornTimestamp,
+		BornHost:                  half.BornHost,
+		ReconsumeTimes:            half.ReconsumeTimes,
+		PreparedTransactionOffset: half.PhysicalOffset,
+		Body:                      half.Body,
+		Properties:                half.Properties,
+	}
+}
+
+// finalStatus maps the status of a commit's put to END_TRANSACTION's
+// answer (Java's sendFinalMessage): stored, even if not yet flushed or
+// replicated, is SUCCESS.
+func finalStatus(st store.PutStatus) (int32, string) {
+	switch st {
+	case store.PutOK, store.FlushDiskTimeout, store.FlushSlaveTimeout, store.SlaveNotAvailable:
+		return protocol.Success, ""
+	case store.CreateMappedFileFailed:
+		return protocol.SystemError, "Create mapped file failed."
+	case store.MessageIllegal, store.PropertiesSizeExceeded:
+		return protocol.MessageIllegal, "The message is illegal, maybe msg body or properties length not matched."
+	case store.ServiceNotAvailable:
+		return protocol.ServiceNotAvailable, "Service not available now."
+	case store.OSPageCacheBusy:
+		return protocol.SystemError, "OS page cache busy, please try another machine"
+	default:
+		return protocol.SystemError, fmt.Sprintf("UNKNOWN_ERROR (%v)", st)
+	}
+}

@@ -1,0 +1,220 @@
+package txn
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/netip"
+	"runtime/pprof"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rocketd/rocketd/internal/broker/meta"
+	"github.com/rocketd/rocketd/internal/remoting"
+	"github.com/rocketd/rocketd/internal/store"
+)
+
+// Producer is a live connection of a producer group: where a check-back
+// goes. *remoting.Conn implements it.
+type Producer interface {
+	RemoteAddr() string
+	// InvokeOneway sends CHECK_TRANSACTION_STATE; it may block while the
+	// peer does not read (until its connection closes).
+	InvokeOneway(req *remoting.Command) error
+}
+
+// Config describes a Service.
+type Config struct {
+	Store   *store.Store  // required
+	Topics  *meta.Topics  // required: TRANS_CHECK_MAX_TIME_TOPIC is created on demand
+	Offsets *meta.Offsets // required: the check progress
+	// PickProducer returns a live connection of a producer group (the
+	// broker's client registry). Nil: checks are counted but never sent.
+	PickProducer func(group string) (Producer, bool)
+	// StoreHost is brokerIP1:port (born host of op records).
+	StoreHost netip.AddrPort
+	// Timeout: a half message younger than this is not checked
+	// (transactionTimeOut, default 6 s).
+	Timeout time.Duration
+	// CheckMax is the number of checks before a half message is discarded
+	// (transactionCheckMax, default 15).
+	CheckMax int
+	// CheckInterval is the period of the check rounds
+	// (transactionCheckInterval, default 60 s).
+	CheckInterval time.Duration
+	// FileReservedTime: a half message born longer ago is discarded
+	// unchecked (fileReservedTime, default 72 h).
+	FileReservedTime time.Duration
+	// Now is the clock (default time.Now).
+	Now    func() time.Time
+	Logger *slog.Logger // default: discard
+}
+
+// Defaults of Config (rocketmq-spec.md §11.1).
+const (
+	DefaultTimeout          = 6 * time.Second
+	DefaultCheckMax         = 15
+	DefaultCheckInterval    = 60 * time.Second
+	DefaultFileReservedTime = 72 * time.Hour
+)
+
+// Service handles half messages, END_TRANSACTION and the check-back. End
+// and PutHalf are safe for concurrent use; the check rounds run on one
+// goroutine between Start and Close.
+type Service struct {
+	cfg Config
+	log *slog.Logger
+
+	mu struct {
+		sync.Mutex
+		// settled holds the UNIQ_KEY of every transaction this process
+		// committed or rolled back, with when (pruned after settleMemory).
+		settled map[string]time.Time
+	}
+	settleMemory time.Duration
+
+	// Owned by the check goroutine (or a test calling checkRound).
+	ops opState
+
+	kick    chan struct{}
+	quit    chan struct{}
+	done    chan struct{}
+	started atomic.Bool
+	closed  atomic.Bool
+}
+
+// New returns a Service; Start begins the check rounds.
+func New(cfg Config) (*Service, error) {
+	if cfg.Store == nil || cfg.Topics == nil || cfg.Offsets == nil {
+		return nil, errors.New("txn: Store, Topics and Offsets are required")
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.CheckMax <= 0 {
+		cfg.CheckMax = DefaultCheckMax
+	}
+	if cfg.CheckInterval <= 0 {
+		cfg.CheckInterval = DefaultCheckInterval
+	}
+	if cfg.FileReservedTime <= 0 {
+		cfg.FileReservedTime = DefaultFileReservedTime
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Service{
+		cfg: cfg, log: log,
+		// After CheckMax rounds every copy of a transaction is discarded:
+		// no END can name a live copy later than that.
+		settleMemory: time.Duration(cfg.CheckMax+2)*cfg.CheckInterval + cfg.Timeout,
+		kick:         make(chan struct{}, 1),
+		quit:         make(chan struct{}),
+		done:         make(chan struct{}),
+	}
+	s.mu.settled = make(map[string]time.Time)
+	s.ops.reset(0)
+	return s, nil
+}
+
+// Start begins the check rounds (masters only). It may be called once.
+func (s *Service) Start() error {
+	if s.closed.Load() {
+		return errors.New("txn: closed")
+	}
+	if s.started.Swap(true) {
+		return errors.New("txn: already started")
+	}
+	go pprof.Do(context.Background(), pprof.Labels("rocketd", "txn-check"), func(context.Context) { s.run() })
+	return nil
+}
+
+// Close stops the check rounds, waiting for a running round to end (a
+// check blocked on a connection ends when that connection closes). The
+// progress of the finished rounds is already committed to Offsets.
+// Idempotent.
+func (s *Service) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	close(s.quit)
+	if s.started.Load() {
+		<-s.done
+	}
+	return nil
+}
+
+// Kick runs a check round now (tests, admin); coalesced with a pending one.
+func (s *Service) Kick() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (s *Service) run() {
+	defer close(s.done)
+	t := time.NewTicker(s.cfg.CheckInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.quit:
+			return
+		case <-t.C:
+		case <-s.kick:
+		}
+		s.checkRound()
+	}
+}
+
+// stopping reports whether Close was called (a long round gives up early).
+func (s *Service) stopping() bool {
+	select {
+	case <-s.quit:
+		return true
+	default:
+		return false
+	}
+}
+
+// markSettled records key as settled; false when it already was.
+func (s *Service) markSettled(key string, now time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, dup := s.mu.settled[key]; dup {
+		return false
+	}
+	s.mu.settled[key] = now
+	return true
+}
+
+// unmarkSettled forgets key (the settlement failed to store).
+func (s *Service) unmarkSettled(key string) {
+	s.mu.Lock()
+	delete(s.mu.settled, key)
+	s.mu.Unlock()
+}
+
+// isSettled reports whether this process settled key.
+func (s *Service) isSettled(key string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.mu.settled[key]
+	return ok
+}
+
+// pruneSettled forgets settlements older than settleMemory.
+func (s *Service) pruneSettled(now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, at := range s.mu.settled {
+		if now.Sub(at) > s.settleMemory {
+			delete(s.mu.settled, k)
+		}
+	}
+}

@@ -1,0 +1,359 @@
+package txn
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/rocketd/rocketd/internal/broker/meta"
+	"github.com/rocketd/rocketd/internal/message"
+	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/remoting"
+)
+
+func TestPutHalfRewrites(t *testing.T) {
+	e := newEnv(t, nil)
+	res := e.putHalf("b", "U1")
+	e.waitQueue(meta.TransHalfTopic, 0, 1)
+	e.waitDispatched()
+	if res.QueueOffset != 0 {
+		t.Fatalf("half queue offset %d", res.QueueOffset)
+	}
+	r, buf, err := e.store.LookMessageByOffset(res.WroteOffset)
+	must(t, err)
+	defer buf.Release()
+	if r.Topic != meta.TransHalfTopic || r.QueueID != 0 || message.TransactionType(r.SysFlag) != message.TransactionNotType {
+		t.Fatalf("half record: topic %s queue %d sysflag %#x", r.Topic, r.QueueID, r.SysFlag)
+	}
+	p := message.ParseProperties(r.Properties)
+	if p[message.PropertyRealTopic] != "T" || p[message.PropertyRealQueueID] != "3" || p[message.PropertyTransactionPrepared] != "true" {
+		t.Fatalf("half properties %v", p)
+	}
+	if n := e.store.MaxOffset("T", 3); n != 0 {
+		t.Fatalf("half message visible in the real queue (%d)", n)
+	}
+}
+
+func TestEndCommit(t *testing.T) {
+	e := newEnv(t, nil)
+	res := e.putHalf("b", "U1")
+	e.waitDispatched()
+	half, buf, err := e.store.LookMessageByOffset(res.WroteOffset)
+	must(t, err)
+	halfProps := half.Properties
+	halfProps = string([]byte(halfProps))
+	buf.Release()
+
+	if code, remark := e.end(res.WroteOffset, res.QueueOffset, protocol.TransactionCommitType); code != protocol.Success {
+		t.Fatalf("commit: %d %s", code, remark)
+	}
+	e.waitQueue("T", 3, 1)
+	e.waitQueue(meta.TransOpHalfTopic, 0, 1)
+	got := e.messages("T", 3)
+	if len(got) != 1 || string(got[0].Body) != "b" {
+		t.Fatalf("real queue %v", got)
+	}
+	m := got[0]
+	if message.TransactionType(m.SysFlag) != message.TransactionCommitType || m.PreparedTransactionOffset != res.WroteOffset {
+		t.Fatalf("committed sysflag %#x prepared offset %d", m.SysFlag, m.PreparedTransactionOffset)
+	}
+	if m.Properties != halfProps {
+		t.Fatalf("committed properties %q, want the half's %q", m.Properties, halfProps)
+	}
+	if m.BornHost.String() != "10.0.0.1:5000" {
+		t.Fatalf("born host %v", m.BornHost)
+	}
+	ops := e.messages(meta.TransOpHalfTopic, 0)
+	if len(ops) != 1 || string(ops[0].Body) != "0" {
+		t.Fatalf("op records %v", ops)
+	}
+	if tag, _ := message.Property(ops[0].Properties, message.PropertyTags); tag != "d" {
+		t.Fatalf("op tag %q", tag)
+	}
+
+	// A repeated END (or the answer to a check of an older copy) stores
+	// nothing more.
+	for _, how := range []int32{protocol.TransactionCommitType, protocol.TransactionRollbackType} {
+		if code, _ := e.end(res.WroteOffset, res.QueueOffset, how); code != protocol.Success {
+			t.Fatalf("repeated end: %d", code)
+		}
+	}
+	e.waitDispatched()
+	if n, ops := e.store.MaxOffset("T", 3), e.store.MaxOffset(meta.TransOpHalfTopic, 0); n != 1 || ops != 1 {
+		t.Fatalf("after repeated END: %d messages, %d op records", n, ops)
+	}
+}
+
+func TestEndRollback(t *testing.T) {
+	e := newEnv(t, nil)
+	res := e.putHalf("b", "U1")
+	if code, remark := e.end(res.WroteOffset, res.QueueOffset, protocol.TransactionRollbackType); code != protocol.Success {
+		t.Fatalf("rollback: %d %s", code, remark)
+	}
+	e.waitQueue(meta.TransOpHalfTopic, 0, 1)
+	e.waitDispatched()
+	if n := e.store.MaxOffset("T", 3); n != 0 {
+		t.Fatalf("rolled back message delivered (%d)", n)
+	}
+	// Settled: a check round does not ask about it.
+	e.advance(time.Hour)
+	e.round()
+	if c := e.prod.take(); len(c) != 0 {
+		t.Fatalf("%d checks of a rolled back message", len(c))
+	}
+}
+
+func TestEndRefusals(t *testing.T) {
+	e := newEnv(t, nil)
+	res := e.putHalf("b", "U1")
+	e.waitDispatched()
+	cases := []struct {
+		name   string
+		h      protocol.EndTransactionRequestHeader
+		remark string
+	}{
+		{"group", protocol.EndTransactionRequestHeader{ProducerGroup: "other", CommitLogOffset: res.WroteOffset, TranStateTableOffset: 0}, remarkGroupWrong},
+		{"queue offset", protocol.EndTransactionRequestHeader{ProducerGroup: "pg", CommitLogOffset: res.WroteOffset, TranStateTableOffset: 7}, remarkQueueWrong},
+		{"missing", protocol.EndTransactionRequestHeader{ProducerGroup: "pg", CommitLogOffset: 1 << 40}, remarkNotFound},
+		{"negative", protocol.EndTransactionRequestHeader{ProducerGroup: "pg", CommitLogOffset: -5}, remarkNotFound},
+		{"mid-record", protocol.EndTransactionRequestHeader{ProducerGroup: "pg", CommitLogOffset: res.WroteOffset + 3}, remarkNotFound},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.h.CommitOrRollback = protocol.TransactionCommitType
+			code, remark := e.svc.End(t.Context(), &c.h)
+			if code != protocol.SystemError || remark != c.remark {
+				t.Fatalf("got %d %q, want SYSTEM_ERROR %q", code, remark, c.remark)
+			}
+		})
+	}
+	// A record that is not a half message (the op record of a rollback).
+	r2 := e.putHalf("c", "U2")
+	if code, _ := e.end(r2.WroteOffset, r2.QueueOffset, protocol.TransactionRollbackType); code != protocol.Success {
+		t.Fatal("rollback failed")
+	}
+	e.waitQueue(meta.TransOpHalfTopic, 0, 1)
+	op := e.messages(meta.TransOpHalfTopic, 0)[0]
+	code, remark := e.end(op.PhysicalOffset, op.QueueOffset, protocol.TransactionCommitType)
+	if code != protocol.SystemError || remark != remarkNotFound {
+		t.Fatalf("END on an op record: %d %q", code, remark)
+	}
+	e.waitDispatched()
+	if n := e.store.MaxOffset("T", 3); n != 0 {
+		t.Fatalf("a refused END delivered %d messages", n)
+	}
+}
+
+// checkOf decodes a CHECK_TRANSACTION_STATE request.
+func checkOf(t *testing.T, req *remoting.Command) (protocol.CheckTransactionStateRequestHeader, message.Record) {
+	t.Helper()
+	if req.Code != protocol.CheckTransactionState {
+		t.Fatalf("code %d", req.Code)
+	}
+	var h protocol.CheckTransactionStateRequestHeader
+	must(t, h.Decode(req.ExtFields))
+	r, n, err := message.DecodeRecord(req.Body, true)
+	must(t, err)
+	if n != len(req.Body) {
+		t.Fatalf("check body: %d of %d bytes", n, len(req.Body))
+	}
+	return h, r
+}
+
+func TestCheckThenCommit(t *testing.T) {
+	e := newEnv(t, nil)
+	res := e.putHalf("b", "U1")
+	e.round()
+	if c := e.prod.take(); len(c) != 0 {
+		t.Fatalf("a young half message was checked (%d)", len(c))
+	}
+	e.advance(7 * time.Second)
+	e.round()
+	checks := e.prod.take()
+	if len(checks) != 1 {
+		t.Fatalf("%d checks, want 1", len(checks))
+	}
+	h, r := checkOf(t, checks[0])
+	if h.TranStateTableOffset != 1 || h.CommitLogOffset <= res.WroteOffset || h.MsgID != "U1" || h.TransactionID != "U1" {
+		t.Fatalf("check header %+v", h)
+	}
+	if want := message.OffsetMsgID(storeHost, h.CommitLogOffset); h.OffsetMsgID != want {
+		t.Fatalf("offsetMsgId %s, want %s", h.OffsetMsgID, want)
+	}
+	if r.Topic != "T" || r.QueueID != 3 || string(r.Body) != "b" || r.PhysicalOffset != h.CommitLogOffset || r.QueueOffset != 1 {
+		t.Fatalf("check body: topic %s queue %d body %q offsets %d/%d", r.Topic, r.QueueID, r.Body, r.PhysicalOffset, r.QueueOffset)
+	}
+	if v, _ := message.Property(r.Properties, message.PropertyTransactionCheckTimes); v != "1" {
+		t.Fatalf("check times %q", v)
+	}
+	if g, _ := message.Property(r.Properties, message.PropertyProducerGroup); g != "pg" {
+		t.Fatalf("PGROUP %q", g)
+	}
+	if off, _ := e.offsets.Query(meta.TransCheckGroup, meta.TransHalfTopic, 0); off != 1 {
+		t.Fatalf("half progress %d, want 1", off)
+	}
+
+	// The producer answers about the copy the check named.
+	if code, remark := e.end(h.CommitLogOffset, h.TranStateTableOffset, protocol.TransactionCommitType); code != protocol.Success {
+		t.Fatalf("commit after check: %d %s", code, remark)
+	}
+	e.waitQueue("T", 3, 1)
+	e.advance(time.Minute)
+	e.round()
+	if c := e.prod.take(); len(c) != 0 {
+		t.Fatalf("%d checks after the commit", len(c))
+	}
+	half, _ := e.offsets.Query(meta.TransCheckGroup, meta.TransHalfTopic, 0)
+	op, _ := e.offsets.Query(meta.TransCheckGroup, meta.TransOpHalfTopic, 0)
+	if half != 2 || op != 1 {
+		t.Fatalf("progress half %d op %d, want 2 and 1", half, op)
+	}
+}
+
+func TestCheckMaxDiscards(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.CheckMax = 3 })
+	e.putHalf("never", "U1")
+	e.putHalf("other", "U2")
+	var perRound []int
+	for range 6 {
+		e.advance(time.Minute)
+		e.round()
+		perRound = append(perRound, len(e.prod.take()))
+	}
+	if want := []int{2, 2, 2, 0, 0, 0}; !slices.Equal(perRound, want) {
+		t.Fatalf("checks per round %v, want %v", perRound, want)
+	}
+	got := e.messages(meta.TransCheckMaxTopic, 0)
+	if len(got) != 2 {
+		t.Fatalf("%d discarded messages, want 2", len(got))
+	}
+	for _, r := range got {
+		if v, _ := message.Property(r.Properties, message.PropertyTransactionCheckTimes); v != "3" {
+			t.Fatalf("discarded with check times %q", v)
+		}
+	}
+	if _, ok := e.topics.Get(meta.TransCheckMaxTopic); !ok {
+		t.Fatal(meta.TransCheckMaxTopic + " not created")
+	}
+	if n := e.store.MaxOffset("T", 3); n != 0 {
+		t.Fatalf("discarded messages delivered (%d)", n)
+	}
+}
+
+// A producer's late END for the copy a check replaced, then its answer to
+// the check: one delivery, and no further check.
+func TestLateEndAndCheckAnswerDeliverOnce(t *testing.T) {
+	e := newEnv(t, nil)
+	res := e.putHalf("b", "U1")
+	e.advance(7 * time.Second)
+	e.round()
+	checks := e.prod.take()
+	if len(checks) != 1 {
+		t.Fatalf("%d checks", len(checks))
+	}
+	h, _ := checkOf(t, checks[0])
+	if code, _ := e.end(res.WroteOffset, res.QueueOffset, protocol.TransactionCommitType); code != protocol.Success {
+		t.Fatal("late commit refused")
+	}
+	if code, _ := e.end(h.CommitLogOffset, h.TranStateTableOffset, protocol.TransactionCommitType); code != protocol.Success {
+		t.Fatal("check answer refused")
+	}
+	e.waitQueue("T", 3, 1)
+	e.advance(time.Minute)
+	e.round()
+	if c := e.prod.take(); len(c) != 0 {
+		t.Fatalf("%d checks after the commit", len(c))
+	}
+	e.waitDispatched()
+	if n := e.store.MaxOffset("T", 3); n != 1 {
+		t.Fatalf("%d deliveries, want 1", n)
+	}
+}
+
+// The progress survives a restart of the service (offsets reopened from
+// their file): the next process checks the re-appended copy, not the
+// original again, and a settlement made before the restart is honoured
+// through its op record.
+func TestCheckResumesAfterRestart(t *testing.T) {
+	e := newEnv(t, nil)
+	settled := e.putHalf("settled", "U0")
+	e.putHalf("open", "U1")
+	e.advance(7 * time.Second)
+	e.round()
+	if c := e.prod.take(); len(c) != 2 {
+		t.Fatalf("%d checks, want 2", len(c))
+	}
+	// Commit "settled" by its original offsets (its copy is outstanding).
+	if code, _ := e.end(settled.WroteOffset, settled.QueueOffset, protocol.TransactionCommitType); code != protocol.Success {
+		t.Fatal("commit refused")
+	}
+	e.waitQueue("T", 3, 1)
+	must(t, e.offsets.Close())
+	e.openMeta()
+	e.newService(nil)
+
+	e.advance(time.Minute)
+	e.round()
+	checks := e.prod.take()
+	var bodies []string
+	for _, c := range checks {
+		_, r := checkOf(t, c)
+		times, _ := message.Property(r.Properties, message.PropertyTransactionCheckTimes)
+		bodies = append(bodies, string(r.Body)+"#"+times)
+	}
+	// "settled" was committed through its original's offsets after the
+	// check re-appended it: its copy must not be checked again, not even
+	// by a process that never saw the END. "open" is checked once more
+	// (its copy, check times 2), never its original again.
+	if want := []string{"open#2"}; !slices.Equal(bodies, want) {
+		t.Fatalf("checks after restart %v, want %v", bodies, want)
+	}
+	half, _ := e.offsets.Query(meta.TransCheckGroup, meta.TransHalfTopic, 0)
+	if half != 4 {
+		t.Fatalf("half progress %d, want 4", half)
+	}
+}
+
+func TestParseOp(t *testing.T) {
+	tags := message.SetProperty("", message.PropertyTags, "d")
+	cases := []struct {
+		props, body string
+		want        []int64
+	}{
+		{tags, "17", []int64{17}},
+		{tags, "17,18,21,", []int64{17, 18, 21}},
+		{tags, ",,5", []int64{5}},
+		{tags, "", nil},
+		{tags, "x", nil},
+		{tags, "-1", nil},
+		{tags, "1,x,", nil},
+		{message.SetProperty("", message.PropertyTags, "e"), "17", nil},
+		{"", "17", nil},
+	}
+	for _, c := range cases {
+		if got := parseOp(c.props, []byte(c.body)); !slices.Equal(got, c.want) {
+			t.Errorf("parseOp(%q, %q) = %v, want %v", c.props, c.body, got, c.want)
+		}
+	}
+}
+
+func TestServiceLoop(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.CheckInterval = 20 * time.Millisecond })
+	e.putHalf("b", "U1")
+	e.waitDispatched()
+	e.advance(7 * time.Second)
+	must(t, e.svc.Start())
+	if err := e.svc.Start(); err == nil {
+		t.Fatal("second Start accepted")
+	}
+	e.svc.Kick()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(e.prod.take()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no check from the running service")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	must(t, e.svc.Close())
+	must(t, e.svc.Close())
+}
