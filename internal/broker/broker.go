@@ -47,6 +47,12 @@ type Config struct {
 	ClientScanInterval time.Duration
 	// SendHooks observe every send request (tracing, metrics).
 	SendHooks []processor.SendHook
+	// HAListenAddr, when set, overrides the HA listen address built from
+	// haListenPort ("127.0.0.1:0" in tests: the bound port is advertised).
+	HAListenAddr string
+	// SlaveSyncInterval is how often a slave copies the master's metadata
+	// (default 10 s).
+	SlaveSyncInterval time.Duration
 }
 
 // Broker is a RocketMQ master broker: the remoting server with its
@@ -67,6 +73,7 @@ type Broker struct {
 	holder   *longpoll.Holder
 	txn      *txn.Service
 	reg      *registrar
+	repl     *replication // HA: server on a master, client on a slave
 
 	closeOnce sync.Once
 	closeErr  error
@@ -81,9 +88,6 @@ func Start(cfg Config) (_ *Broker, err error) {
 	bc.EnsureDefaults()
 	if err := bc.Validate(); err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
-	}
-	if !bc.IsMaster() || bc.BrokerRole == config.Slave {
-		return nil, errors.New("broker: only a master broker (brokerId=0, brokerRole ASYNC_MASTER or SYNC_MASTER) is supported yet")
 	}
 	log := cfg.Logger
 	if log == nil {
@@ -147,6 +151,7 @@ func Start(cfg Config) (_ *Broker, err error) {
 	if err != nil {
 		return nil, err
 	}
+	b.repl = newReplication(b, &cfg, &scfg)
 	if cfg.Tune != nil {
 		cfg.Tune(&scfg)
 	}
@@ -154,6 +159,10 @@ func Start(cfg Config) (_ *Broker, err error) {
 		return nil, fmt.Errorf("broker: open store: %w", err)
 	}
 	closers = append(closers, b.store.Close)
+	if err := b.repl.startHA(); err != nil {
+		return nil, err
+	}
+	closers = append(closers, b.repl.close)
 	log.Info("broker: store open", "dir", scfg.Dir, "cleanLastExit", b.store.LastExitOK())
 
 	// Metadata: topics, groups, offsets.
@@ -228,6 +237,7 @@ func Start(cfg Config) (_ *Broker, err error) {
 	// NameServer registration: now, every period, and after topic changes.
 	b.nsClient = remoting.NewClient(remoting.ClientConfig{Logger: log})
 	closers = append(closers, b.nsClient.Close)
+	b.repl.startMetaSync()
 	b.reg = newRegistrar(b, bc.NamesrvAddrs())
 	b.topics.OnChange(b.reg.kick)
 	b.reg.start()
@@ -313,6 +323,10 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		// and before the offsets holding its progress are persisted.
 		errs = append(errs, b.txn.Close())
 		errs = append(errs, b.holder.Close(), b.clients.Close(), b.nsClient.Close())
+		// Replication stops once no request runs: a SYNC_MASTER's puts
+		// are answered; a slave's last appended bytes get dispatched by
+		// the store's close.
+		errs = append(errs, b.repl.close())
 		errs = append(errs, b.offsets.Close(), b.groups.Persist(), b.topics.Persist())
 		if err := b.store.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("broker: close store: %w", err))

@@ -99,7 +99,7 @@ func (r *registrar) registerAll() {
 		BrokerName:   b.cfg.BrokerName,
 		BrokerAddr:   b.addr,
 		ClusterName:  b.cfg.BrokerClusterName,
-		HAServerAddr: b.cfg.HAServerAddr(),
+		HAServerAddr: b.repl.haServerAddr(),
 		BrokerID:     b.cfg.BrokerID,
 		BodyCrc32:    protocol.BodyCRC32(body),
 	}
@@ -113,6 +113,7 @@ func (r *registrar) registerAll() {
 			b.log.Warn("broker: NameServer refused registration", "namesrv", addr, "code", resp.Code, "remark", resp.Remark)
 		default:
 			b.log.Debug("broker: registered", "namesrv", addr, "topics", b.topics.Len())
+			b.repl.learn(resp)
 		}
 	}, r.ctx)
 }

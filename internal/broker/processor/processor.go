@@ -136,6 +136,7 @@ func (p *Processor) Register(srv *remoting.Server, f Families) {
 	srv.Handle(protocol.GetBrokerRuntimeInfo, f.Admin, p.handleRuntimeInfo)
 	srv.Handle(protocol.GetAllConsumerOffset, f.Admin, p.handleAllConsumerOffset)
 	srv.Handle(protocol.GetAllSubscriptionGroupConfig, f.Admin, p.handleAllGroups)
+	srv.Handle(protocol.GetAllDelayOffset, f.Admin, p.handleAllDelayOffset)
 	srv.Handle(protocol.UpdateAndCreateSubscriptionGroup, f.Admin, p.handleCreateGroup)
 	srv.Handle(protocol.GetConsumerConnectionList, f.Admin, p.handleConsumerConnections)
 	srv.Handle(protocol.ViewMessageByID, f.Admin, p.handleViewMessage)

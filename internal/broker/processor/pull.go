@@ -94,6 +94,13 @@ func (p *Processor) pull(conn *remoting.Conn, req *remoting.Command, allowSuspen
 		rh.SuggestWhichBrokerID = gc.BrokerID
 	}
 	code := pullCode(res.Status, h.QueueOffset)
+	if code == protocol.PullOffsetMoved && !p.cfg.IsMaster() {
+		// A slave does not correct offsets (offsetCheckInSlave false,
+		// spec §13.1): its queues may lag the master's, so the consumer
+		// retries at the same offset instead of jumping.
+		code = protocol.PullRetryImmediately
+		rh.NextBeginOffset = h.QueueOffset
+	}
 	var body []byte
 	if code == protocol.Success {
 		body = make([]byte, 0, res.TotalSize)
