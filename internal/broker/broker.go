@@ -71,6 +71,7 @@ type Broker struct {
 	offsets  *meta.Offsets
 	clients  *client.Registry
 	holder   *longpoll.Holder
+	delivery *delivery // delay levels and timer messages
 	txn      *txn.Service
 	reg      *registrar
 	repl     *replication // HA: server on a master, client on a slave
@@ -180,6 +181,10 @@ func Start(cfg Config) (_ *Broker, err error) {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
 	closers = append(closers, b.offsets.Close)
+	if b.delivery, err = b.startDelivery(mopts, fs); err != nil {
+		return nil, err
+	}
+	closers = append(closers, b.delivery.close)
 
 	// Clients and long polling.
 	b.clients, err = client.New(client.Config{
@@ -327,6 +332,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		// are answered; a slave's last appended bytes get dispatched by
 		// the store's close.
 		errs = append(errs, b.repl.close())
+		errs = append(errs, b.delivery.close()) // its last puts reach the store
 		errs = append(errs, b.offsets.Close(), b.groups.Persist(), b.topics.Persist())
 		if err := b.store.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("broker: close store: %w", err))

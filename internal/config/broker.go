@@ -68,6 +68,8 @@ const (
 	DefaultRegisterNameServerPeriod    = 30 * time.Second
 	DefaultFlushConsumerOffsetInterval = 5 * time.Second
 	DefaultFlushDelayOffsetInterval    = 10 * time.Second
+	DefaultTimerMaxDelaySec            = 3 * 24 * 3600
+	DefaultTimerPrecisionMs            = 1000
 	DefaultOSPageCacheBusyTimeout      = time.Second
 	DefaultMaxTransferBytesInMemory    = 256 << 10
 	DefaultMaxTransferCountInMemory    = 32
@@ -283,6 +285,15 @@ type BrokerConfig struct {
 	MessageDelayLevel string `prop:"messageDelayLevel"`
 	// FlushDelayOffsetInterval is the delayOffset.json period (10 s).
 	FlushDelayOffsetInterval time.Duration `prop:"flushDelayOffsetInterval" unit:"ms"`
+	// TimerWheelEnable accepts timer messages (TIMER_DELIVER_MS,
+	// TIMER_DELAY_SEC, TIMER_DELAY_MS); refused when false (true).
+	TimerWheelEnable bool `prop:"timerWheelEnable"`
+	// TimerMaxDelaySec bounds a timer message's delay (259200 = 3 days;
+	// a year or more works).
+	TimerMaxDelaySec int64 `prop:"timerMaxDelaySec"`
+	// TimerPrecisionMs is accepted for compatibility (1000): rocketd's
+	// timer delivers at the requested millisecond, never earlier.
+	TimerPrecisionMs int64 `prop:"timerPrecisionMs"`
 	// OSPageCacheBusyTimeout: puts are refused while the put lock has been
 	// held longer (1 s).
 	OSPageCacheBusyTimeout time.Duration `prop:"osPageCacheBusyTimeOutMills" unit:"ms"`
@@ -350,6 +361,7 @@ func NewBrokerConfig() BrokerConfig {
 		CleanFileForciblyEnable:        true,
 		CheckCRCOnRecover:              true,
 		MessageIndexEnable:             true,
+		TimerWheelEnable:               true,
 	}
 	c.ensureBaseDefaults()
 	return c
@@ -460,6 +472,12 @@ func (c *BrokerConfig) ensureBaseDefaults() {
 	setInt(&c.MaxMessageSize, DefaultMaxMessageSize)
 	setString(&c.MessageDelayLevel, DefaultMessageDelayLevel)
 	setDur(&c.FlushDelayOffsetInterval, DefaultFlushDelayOffsetInterval)
+	if c.TimerMaxDelaySec == 0 {
+		c.TimerMaxDelaySec = DefaultTimerMaxDelaySec
+	}
+	if c.TimerPrecisionMs == 0 {
+		c.TimerPrecisionMs = DefaultTimerPrecisionMs
+	}
 	setDur(&c.OSPageCacheBusyTimeout, DefaultOSPageCacheBusyTimeout)
 	setInt(&c.MaxTransferBytesOnMessageInMemory, DefaultMaxTransferBytesInMemory)
 	setInt(&c.MaxTransferCountOnMessageInMemory, DefaultMaxTransferCountInMemory)
@@ -577,6 +595,12 @@ func (c *BrokerConfig) Validate() error {
 	}
 	if _, err := ParseDelayLevels(c.MessageDelayLevel); err != nil {
 		bad("messageDelayLevel: %w", err)
+	}
+	if c.TimerMaxDelaySec <= 0 || c.TimerMaxDelaySec > 100*365*24*3600 {
+		bad("timerMaxDelaySec %d out of range 1..3153600000 (100 years)", c.TimerMaxDelaySec)
+	}
+	if c.TimerPrecisionMs <= 0 {
+		bad("timerPrecisionMs %d must be positive", c.TimerPrecisionMs)
 	}
 	for _, d := range []struct {
 		key string

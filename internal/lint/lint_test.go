@@ -45,11 +45,12 @@ var allowed = map[string][]string{
 	"broker/client":   {"protocol", "remoting", "config", "message"},
 	"broker/longpoll": {"store", "protocol", "remoting", "message", "config"},
 	"broker/schedule": {"store", "message", "config", "vfs", "broker/meta"},
+	"broker/timer":    {"store", "store/commitlog", "message", "config", "vfs"},
 	"broker/txn":      {"store", "message", "config", "vfs", "broker/meta", "protocol", "remoting"},
 	"broker/processor": {"store", "message", "config", "vfs", "protocol", "remoting", "broker/meta",
-		"broker/longpoll", "broker/schedule", "broker/txn", "broker/client", "ha"},
+		"broker/longpoll", "broker/schedule", "broker/timer", "broker/txn", "broker/client", "ha"},
 	"broker": {"store", "message", "config", "vfs", "protocol", "remoting", "broker/meta",
-		"broker/longpoll", "broker/schedule", "broker/txn", "broker/processor", "broker/client", "ha", "namesrv"},
+		"broker/longpoll", "broker/schedule", "broker/timer", "broker/txn", "broker/processor", "broker/client", "ha", "namesrv"},
 }
 
 // forbidden are edges that must never exist whatever the table says; they are

@@ -130,8 +130,12 @@ func (p *Processor) sendOne(resp *remoting.Command, h *protocol.SendMessageReque
 	if txn.IsHalf(rec.Properties) {
 		return p.sendHalf(resp, rec, store.PutOptions{NoWait: wait == "false"})
 	}
+	queueID := rec.QueueID // the answer names the queue asked for, even when held
+	if code, remark := p.holdTimer(rec); code != protocol.Success {
+		return fail(resp, code, remark)
+	}
 	res := p.store.PutMessage(context.Background(), rec, store.PutOptions{NoWait: wait == "false"})
-	return p.putResponse(resp, res, rec.QueueID)
+	return p.putResponse(resp, res, queueID)
 }
 
 // sendBatch stores the items of a SEND_BATCH_MESSAGE body (spec §5.5).

@@ -1,0 +1,72 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/rocketd/rocketd/internal/broker/meta"
+	"github.com/rocketd/rocketd/internal/broker/schedule"
+	"github.com/rocketd/rocketd/internal/broker/timer"
+	"github.com/rocketd/rocketd/internal/config"
+	"github.com/rocketd/rocketd/internal/vfs"
+)
+
+// TimerDirName is the timer's directory under the store root (bucket
+// files and checkpoint; see package timer).
+const TimerDirName = "timerlog"
+
+// delivery runs the services that put parked messages back: delay levels
+// (SCHEDULE_TOPIC_XXXX) and timer messages (rmq_sys_wheel_timer). Masters
+// only: a slave holds copies of the parked messages and receives
+// delayOffset.json from its master; it delivers nothing.
+type delivery struct {
+	schedule *schedule.Service
+	timer    *timer.Service
+}
+
+// startDelivery opens delayOffset.json and the timer directory and starts
+// both services; nil on a slave.
+func (b *Broker) startDelivery(mopts meta.Options, fs vfs.FS) (*delivery, error) {
+	if !b.cfg.IsMaster() || b.cfg.BrokerRole == config.Slave {
+		return nil, nil
+	}
+	levels, err := b.cfg.DelayLevels()
+	if err != nil {
+		return nil, fmt.Errorf("broker: messageDelayLevel: %w", err)
+	}
+	offsets, err := meta.OpenDelayOffsets(mopts)
+	if err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
+	}
+	d := &delivery{}
+	d.schedule, err = schedule.New(schedule.Config{
+		Store: b.store, Offsets: offsets, Levels: levels,
+		PersistInterval: b.cfg.FlushDelayOffsetInterval, Logger: b.log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
+	}
+	d.timer, err = timer.New(timer.Config{
+		Store: b.store, Dir: filepath.Join(b.store.Dir(), TimerDirName), FS: fs, Logger: b.log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
+	}
+	if err := d.schedule.Start(); err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
+	}
+	if err := d.timer.Start(); err != nil {
+		return nil, errors.Join(fmt.Errorf("broker: %w", err), d.schedule.Close())
+	}
+	return d, nil
+}
+
+// close stops both services and saves their progress (before the store
+// closes: their last puts must reach it).
+func (d *delivery) close() error {
+	if d == nil {
+		return nil
+	}
+	return errors.Join(d.schedule.Close(), d.timer.Close())
+}

@@ -1,0 +1,72 @@
+// Package timer delivers messages at an arbitrary time: RocketMQ 5's timer
+// messages (TIMER_DELIVER_MS, TIMER_DELAY_SEC, TIMER_DELAY_MS; spec §9.3),
+// without RocketMQ's 3-day window (timerMaxDelaySec may be a year or more).
+//
+// # Flow
+//
+// The send path calls Hold: the message is stored in the CommitLog under
+// topic rmq_sys_wheel_timer, queue 0, with TIMER_OUT_MS (delivery time,
+// epoch ms), REAL_TOPIC and REAL_QID. The CommitLog record is the message's
+// only copy until delivery. A Service (one goroutine) reads that queue,
+// files a 20-byte entry per message into a time bucket on disk, loads a
+// bucket into an in-memory min-heap shortly (1 s) before the bucket
+// starts, and when an entry is due reads the held record and puts it to its
+// real topic and queue (REAL_TOPIC/REAL_QID removed, everything else
+// kept). It sleeps until the earliest loaded entry is due, at most 100 ms
+// (the poll for newly held messages). Delivery is never early: the
+// delivery time is not rounded down as RocketMQ does.
+//
+// # Cost
+//
+// Insert: one 20-byte append to the bucket of the delivery time (batched
+// per enqueue round, one write per bucket), whatever the delay: there are
+// no rounds, no cascading and no re-insertion. A bucket is read once
+// (sequentially) when its time comes; each entry then costs a heap push and
+// pop (O(log n) of the loaded entries only). Memory: 24 bytes per entry of
+// the loaded buckets (the current bucket width, default 10 min, of
+// messages), plus 8+8 bytes per bucket file in the index; entries of
+// later buckets cost no memory, 20 bytes of disk each. A year of delay is
+// one bucket file name further.
+//
+// # Files (<root>/timerlog/, all integers big-endian)
+//
+// Bucket files, named by the bucket's start time (epoch ms, 20 decimal
+// digits, zero-padded; start = deliverMs - deliverMs mod width), an
+// append-only array of entries in arrival order:
+//
+//	+-----------------+-----------------+-------------+
+//	| deliverMs int64 | phyOffset int64 | size  int32 |   20 bytes per entry
+//	+-----------------+-----------------+-------------+
+//	  delivery time     CommitLog offset  record size
+//	                    of the held record
+//
+// A torn tail (file size not a multiple of 20) is ignored and overwritten
+// by the next append. A bucket is deleted once the saved watermark is past
+// its end.
+//
+// checkpoint (20 bytes, replaced atomically via checkpoint.tmp + rename):
+//
+//	+---------------------+-------------------+--------------+
+//	| enqueueOffset int64 | watermarkMs int64 | CRC32 uint32 |
+//	+---------------------+-------------------+--------------+
+//	  next offset of the    every entry due     IEEE CRC of
+//	  timer queue to read   before it has been  the first 16
+//	                        delivered           bytes
+//
+// The checkpoint is saved every CheckpointInterval (1 s) and on Close,
+// after the bucket files were synced.
+//
+// # Restart and the duplicate bound
+//
+// After a crash the queue is read again from the saved enqueueOffset before
+// any bucket is loaded: entries appended since the save are appended again,
+// and loading a bucket drops entries with an already seen CommitLog offset,
+// so they are delivered once. Entries due before the saved watermark are
+// skipped. What may be delivered twice (at-least-once) is what was
+// delivered after the last save: at most one CheckpointInterval (1 s) of
+// deliveries, plus a past-due message read again after the crash if it had
+// already been delivered. Nothing is lost: the watermark only passes an
+// entry after its put succeeded, and enqueueOffset only passes a message
+// whose entry is synced in its bucket file. Without a checkpoint (lost
+// file) every bucket is replayed from its first entry.
+package timer

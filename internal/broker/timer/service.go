@@ -1,0 +1,409 @@
+package timer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rocketd/rocketd/internal/message"
+	"github.com/rocketd/rocketd/internal/store"
+	"github.com/rocketd/rocketd/internal/store/commitlog"
+	"github.com/rocketd/rocketd/internal/vfs"
+)
+
+// Defaults of Config.
+const (
+	DefaultBucketWidth        = 10 * time.Minute
+	DefaultCheckpointInterval = time.Second
+	// poll is the longest sleep: how soon newly held messages are read
+	// from the timer queue (and so the extra lateness of a message whose
+	// time is less than this away when it is sent).
+	poll = 100 * time.Millisecond
+	// loadAhead loads a bucket this long before it starts, so that its
+	// first entries are in memory when due.
+	loadAhead = time.Second
+	// enqueueBatch bounds the entries read from the timer queue per round.
+	enqueueBatch = 4096
+	retryWait    = 100 * time.Millisecond
+	// maxDeliverPerStep bounds one delivery round (a backlog after a
+	// restart is delivered in rounds, with enqueue and Close in between).
+	maxDeliverPerStep = 8192
+)
+
+// Store is what the service needs of the message store.
+type Store interface {
+	GetMessage(group, topic string, queueID int32, offset int64, maxMsgNums int, filter store.MessageFilter) (*store.GetResult, error)
+	PutMessage(ctx context.Context, r *message.Record, opts store.PutOptions) store.PutResult
+	ReadMessage(offset int64, size int32) (commitlog.Buffer, error)
+}
+
+// Config describes a Service.
+type Config struct {
+	Store Store
+	// Dir holds the bucket files and the checkpoint (<root>/timerlog).
+	Dir string
+	FS  vfs.FS
+	// BucketWidth is the time span of one bucket file (default 10 min).
+	BucketWidth time.Duration
+	// CheckpointInterval is how often the progress is saved (default 1 s):
+	// the re-delivery bound after a crash (doc.go).
+	CheckpointInterval time.Duration
+	// Now is the clock (default time.Now).
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// Stats are counters for tests, benchmarks and monitoring.
+type Stats struct {
+	Enqueued  int64 // entries read from the timer queue since start
+	Delivered int64 // messages re-put to their real topic since start
+	InMemory  int64 // entries in the in-memory heap now
+}
+
+// Service moves held timer messages to their real topic when due. One
+// goroutine does everything (enqueue, load, deliver, checkpoint): the
+// on-disk and in-memory state need no lock.
+type Service struct {
+	cfg  Config
+	log  *slog.Logger
+	b    *buckets
+	quit chan struct{}
+	done chan struct{}
+
+	// goroutine state
+	prog       progress // in memory, ahead of the saved one
+	saved      progress
+	loadedUpTo int64 // every bucket with start < loadedUpTo is in heap
+	heap       minHeap
+	scratch    []entry // bucket load buffer
+	lastSave   time.Time
+	enqueued   atomic.Int64
+	delivered  atomic.Int64
+	inMemory   atomic.Int64
+	startOnce  sync.Once
+	closeOnce  sync.Once
+	closeErr   error
+	started    bool
+}
+
+// New opens the timer directory and its checkpoint. The service is stopped
+// until Start.
+func New(cfg Config) (*Service, error) {
+	if cfg.Store == nil || cfg.Dir == "" {
+		return nil, errors.New("timer: Store and Dir are required")
+	}
+	if cfg.FS == nil {
+		cfg.FS = vfs.Default
+	}
+	if cfg.BucketWidth <= 0 {
+		cfg.BucketWidth = DefaultBucketWidth
+	}
+	if cfg.BucketWidth < time.Second {
+		return nil, fmt.Errorf("timer: bucket width %v below 1s", cfg.BucketWidth)
+	}
+	if cfg.CheckpointInterval <= 0 {
+		cfg.CheckpointInterval = DefaultCheckpointInterval
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	b, err := openBuckets(cfg.FS, cfg.Dir, cfg.BucketWidth.Milliseconds())
+	if err != nil {
+		return nil, err
+	}
+	p, found, err := b.readProgress()
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		p = progress{watermarkMs: cfg.Now().UnixMilli()}
+		if len(b.order) > 0 {
+			p.watermarkMs = b.order[0] // lost checkpoint: replay every bucket
+		}
+	}
+	s := &Service{cfg: cfg, log: log, b: b, quit: make(chan struct{}), done: make(chan struct{}), prog: p, saved: p}
+	s.loadedUpTo = b.start(p.watermarkMs)
+	return s, nil
+}
+
+// Stats returns the counters.
+func (s *Service) Stats() Stats {
+	return Stats{Enqueued: s.enqueued.Load(), Delivered: s.delivered.Load(), InMemory: s.inMemory.Load()}
+}
+
+// Start starts the delivery goroutine. Held messages that were read into
+// buckets before a crash are found again; the timer queue is read from the
+// saved offset first (before any bucket is loaded, so a re-read entry only
+// lands in its bucket file, where loading drops the duplicate).
+func (s *Service) Start() error {
+	s.startOnce.Do(func() {
+		s.started = true
+		go s.run()
+	})
+	return nil
+}
+
+// Close stops the goroutine and saves the progress. Idempotent.
+func (s *Service) Close() error {
+	s.closeOnce.Do(func() {
+		close(s.quit)
+		if s.started {
+			<-s.done
+		}
+		s.closeErr = s.save()
+	})
+	return s.closeErr
+}
+
+func (s *Service) run() {
+	defer close(s.done)
+	for {
+		for {
+			n, err := s.enqueue()
+			if err != nil {
+				s.log.Warn("timer: enqueue failed", "err", err)
+				break
+			}
+			if n < enqueueBatch {
+				break
+			}
+		}
+		wait := s.step()
+		select {
+		case <-s.quit:
+			return
+		default:
+		}
+		if wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-s.quit:
+				t.Stop()
+				return
+			case <-t.C:
+			}
+		}
+	}
+}
+
+// step loads due buckets, delivers due entries, saves the progress when
+// it is time, and returns how long to sleep.
+func (s *Service) step() time.Duration {
+	now := s.cfg.Now()
+	nowMs := now.UnixMilli()
+	if err := s.loadUpTo(nowMs + loadAhead.Milliseconds()); err != nil {
+		s.log.Error("timer: load bucket failed", "err", err)
+		return retryWait
+	}
+	wait := poll
+	for n := 0; len(s.heap) > 0; n++ {
+		e := s.heap[0]
+		if e.deliverMs > nowMs {
+			wait = min(wait, time.Duration(e.deliverMs-nowMs)*time.Millisecond)
+			break
+		}
+		if n == maxDeliverPerStep {
+			// A backlog: come back at once, after the queue was read
+			// and Close had a chance; everything before e is delivered.
+			wait = 0
+			nowMs = e.deliverMs - 1
+			break
+		}
+		if err := s.deliver(e); err != nil {
+			s.log.Warn("timer: delivery failed, retrying", "phyOffset", e.phyOffset, "err", err)
+			s.prog.watermarkMs = max(s.prog.watermarkMs, e.deliverMs)
+			s.inMemory.Store(int64(len(s.heap)))
+			return retryWait
+		}
+		s.heap.pop()
+	}
+	s.inMemory.Store(int64(len(s.heap)))
+	// Every entry due at or before nowMs was delivered: loaded ones above,
+	// unloaded buckets start after now.
+	s.prog.watermarkMs = max(s.prog.watermarkMs, nowMs+1)
+	if now.Sub(s.lastSave) >= s.cfg.CheckpointInterval {
+		if err := s.save(); err != nil {
+			s.log.Error("timer: save progress failed", "err", err)
+		}
+		s.lastSave = now
+	}
+	return wait
+}
+
+// enqueue reads newly held messages from the timer queue into buckets (and
+// the heap when their bucket is loaded). It returns how many it read.
+func (s *Service) enqueue() (int, error) {
+	n := 0
+	for n < enqueueBatch {
+		res, err := s.cfg.Store.GetMessage("", Topic, 0, s.prog.enqueueOffset, 32, nil)
+		if err != nil {
+			return n, fmt.Errorf("timer: read %s: %w", Topic, err)
+		}
+		switch res.Status {
+		case store.Found:
+		case store.OffsetTooSmall, store.OffsetOverflowBadly, store.OffsetFoundNull,
+			store.NoMatchedMessage, store.MessageWasRemoving:
+			next := res.NextBeginOffset
+			res.Release()
+			if next == s.prog.enqueueOffset {
+				return n, s.b.writePending()
+			}
+			s.log.Warn("timer: queue offset corrected", "from", s.prog.enqueueOffset, "to", next)
+			s.prog.enqueueOffset = next
+			continue
+		default:
+			res.Release()
+			return n, s.b.writePending()
+		}
+		for i := range res.Messages {
+			m := &res.Messages[i]
+			s.add(m.Bytes)
+			s.prog.enqueueOffset = m.QueueOffset + 1
+			n++
+		}
+		res.Release()
+	}
+	return n, s.b.writePending()
+}
+
+// add files one held record (a raw timer-queue message).
+func (s *Service) add(raw []byte) {
+	rec, _, err := message.DecodeRecordNoCopy(raw, false)
+	if err != nil {
+		s.log.Error("timer: skipping undecodable held record", "err", err)
+		return
+	}
+	deliverMs := int64(0)
+	if v, ok := message.Property(rec.Properties, message.PropertyTimerOutMS); ok {
+		deliverMs, _ = strconv.ParseInt(v, 10, 64)
+	}
+	// Past due (sent just before now, or read late after a restart):
+	// deliver at the watermark, in a bucket that is not deleted yet.
+	e := entry{deliverMs: max(deliverMs, s.prog.watermarkMs), phyOffset: rec.PhysicalOffset, size: int32(len(raw))}
+	s.b.add(e)
+	if s.b.start(e.deliverMs) < s.loadedUpTo {
+		s.heap.push(e)
+	}
+	s.enqueued.Add(1)
+}
+
+// loadUpTo loads every bucket starting before limitMs into the heap.
+func (s *Service) loadUpTo(limitMs int64) error {
+	next := s.b.start(limitMs) + s.b.width
+	if next <= s.loadedUpTo {
+		return nil
+	}
+	if err := s.b.writePending(); err != nil {
+		return err
+	}
+	for _, start := range s.b.order {
+		if start < s.loadedUpTo {
+			continue
+		}
+		if start >= next {
+			break
+		}
+		var err error
+		s.scratch, err = s.b.load(start, s.prog.watermarkMs, s.scratch[:0])
+		if err != nil {
+			return err
+		}
+		for _, e := range s.scratch {
+			s.heap.push(e)
+		}
+	}
+	s.loadedUpTo = next
+	return nil
+}
+
+// deliver re-puts one held message to its real topic and queue.
+func (s *Service) deliver(e entry) error {
+	buf, err := s.cfg.Store.ReadMessage(e.phyOffset, e.size)
+	if err != nil {
+		return fmt.Errorf("timer: read held record at %d: %w", e.phyOffset, err)
+	}
+	defer buf.Release()
+	rec, err := Restore(buf.Bytes)
+	if err != nil {
+		s.log.Error("timer: dropping unusable held record", "phyOffset", e.phyOffset, "err", err)
+		return nil
+	}
+	res := s.cfg.Store.PutMessage(context.Background(), &rec, store.PutOptions{NoWait: true, NoDelayRewrite: true})
+	if !res.Status.Stored() {
+		return fmt.Errorf("timer: put to %s/%d: %s", rec.Topic, rec.QueueID, res.Status)
+	}
+	s.delivered.Add(1)
+	return nil
+}
+
+// save writes the bucket files, syncs them, saves the progress and then
+// deletes the buckets entirely below the saved watermark.
+func (s *Service) save() error {
+	if err := s.b.writePending(); err != nil {
+		return err
+	}
+	if s.prog == s.saved {
+		return nil
+	}
+	if err := s.b.sync(); err != nil {
+		return err
+	}
+	if err := s.b.writeProgress(s.prog); err != nil {
+		return err
+	}
+	s.saved = s.prog
+	for len(s.b.order) > 0 {
+		start := s.b.order[0]
+		if start+s.b.width > s.saved.watermarkMs || start >= s.loadedUpTo {
+			break
+		}
+		if err := s.b.remove(start); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Restore builds the message to deliver from a record held in Topic:
+// topic and queue from REAL_TOPIC and REAL_QID (both removed), the other
+// fields and properties kept (TIMER_OUT_MS tells the consumer when it was
+// due).
+func Restore(raw []byte) (message.Record, error) {
+	held, _, err := message.DecodeRecordNoCopy(raw, false)
+	if err != nil {
+		return message.Record{}, fmt.Errorf("timer: decode held record: %w", err)
+	}
+	topic, ok := message.Property(held.Properties, message.PropertyRealTopic)
+	if !ok || topic == "" {
+		return message.Record{}, fmt.Errorf("timer: held record without %s", message.PropertyRealTopic)
+	}
+	qid := int64(0)
+	if v, ok := message.Property(held.Properties, message.PropertyRealQueueID); ok {
+		if qid, err = strconv.ParseInt(v, 10, 32); err != nil || qid < 0 {
+			return message.Record{}, fmt.Errorf("timer: held record with bad %s %q", message.PropertyRealQueueID, v)
+		}
+	}
+	props := message.DeleteProperty(held.Properties, message.PropertyRealTopic)
+	props = message.DeleteProperty(props, message.PropertyRealQueueID)
+	return message.Record{
+		Topic:          topic,
+		QueueID:        int32(qid),
+		Flag:           held.Flag,
+		SysFlag:        held.SysFlag,
+		BornTimestamp:  held.BornTimestamp,
+		BornHost:       held.BornHost,
+		StoreHost:      held.StoreHost,
+		ReconsumeTimes: held.ReconsumeTimes,
+		Body:           held.Body,
+		Properties:     props,
+	}, nil
+}
