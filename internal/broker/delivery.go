@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/rocketd/rocketd/internal/broker/meta"
 	"github.com/rocketd/rocketd/internal/broker/schedule"
@@ -49,6 +50,9 @@ func (b *Broker) startDelivery(mopts meta.Options, fs vfs.FS) (*delivery, error)
 	}
 	d.timer, err = timer.New(timer.Config{
 		Store: b.store, Dir: filepath.Join(b.store.Dir(), TimerDirName), FS: fs, Logger: b.log,
+		// Far messages are copied well before CommitLog retention could
+		// delete them.
+		CopyAfter: max(time.Minute, min(timer.DefaultCopyAfter, b.cfg.FileReservedDuration()/4)),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("broker: %w", err)

@@ -1,11 +1,14 @@
 package timer
 
 import (
+	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"io/fs"
+	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -34,6 +37,7 @@ type buckets struct {
 	pending map[int64][]byte   // bucket start -> encoded entries not yet written
 	dirty   map[int64]struct{} // written since the last sync
 	order   []int64            // sorted bucket starts with a file (index)
+	readers map[int64]vfs.File // open bucket files of copied records
 }
 
 func openBuckets(fsys vfs.FS, dir string, width int64) (*buckets, error) {
@@ -41,7 +45,7 @@ func openBuckets(fsys vfs.FS, dir string, width int64) (*buckets, error) {
 		return nil, fmt.Errorf("timer: create %s: %w", dir, err)
 	}
 	b := &buckets{fs: fsys, dir: dir, width: width, sizes: map[int64]int64{},
-		pending: map[int64][]byte{}, dirty: map[int64]struct{}{}}
+		pending: map[int64][]byte{}, dirty: map[int64]struct{}{}, readers: map[int64]vfs.File{}}
 	names, err := fsys.List(dir)
 	if err != nil {
 		return nil, fmt.Errorf("timer: list %s: %w", dir, err)
@@ -55,7 +59,7 @@ func openBuckets(fsys vfs.FS, dir string, width int64) (*buckets, error) {
 		if err != nil {
 			return nil, fmt.Errorf("timer: stat %s: %w", name, err)
 		}
-		b.sizes[start] = st.Size() / entrySize * entrySize // a torn tail entry is overwritten
+		b.sizes[start] = st.Size() // a torn tail is cut by load
 		b.order = append(b.order, start)
 	}
 	slices.Sort(b.order)
@@ -75,13 +79,19 @@ func (b *buckets) path(start int64) string {
 }
 
 // add queues an entry for its bucket's file (written by writePending).
-func (b *buckets) add(e entry) {
+// With record, the record is copied into the file after the entry (the
+// size field is then negative: see doc.go).
+func (b *buckets) add(e entry, record []byte) {
 	s := b.start(e.deliverMs)
-	var rec [entrySize]byte
-	binary.BigEndian.PutUint64(rec[0:], uint64(e.deliverMs))
-	binary.BigEndian.PutUint64(rec[8:], uint64(e.phyOffset))
-	binary.BigEndian.PutUint32(rec[16:], uint32(e.size))
-	b.pending[s] = append(b.pending[s], rec[:]...)
+	size := e.size
+	if record != nil {
+		size = -int32(len(record))
+	}
+	var hdr [entrySize]byte
+	binary.BigEndian.PutUint64(hdr[0:], uint64(e.deliverMs))
+	binary.BigEndian.PutUint64(hdr[8:], uint64(e.phyOffset))
+	binary.BigEndian.PutUint32(hdr[16:], uint32(size))
+	b.pending[s] = append(append(b.pending[s], hdr[:]...), record...)
 }
 
 // writePending appends the queued entries to their files (one write per
@@ -143,7 +153,9 @@ func (b *buckets) sync() error {
 }
 
 // load reads a bucket's entries with a delivery time >= from, without
-// duplicates (the same CommitLog offset appended twice after a crash).
+// duplicates (the same CommitLog offset appended twice after a crash). The
+// file is read sequentially; copied records are skipped (read at delivery).
+// A torn tail (a crash in the middle of an append) is cut off.
 func (b *buckets) load(start, from int64, dst []entry) ([]entry, error) {
 	size, ok := b.sizes[start]
 	if !ok || size == 0 {
@@ -154,21 +166,41 @@ func (b *buckets) load(start, from int64, dst []entry) ([]entry, error) {
 		return dst, fmt.Errorf("timer: open bucket %d: %w", start, err)
 	}
 	defer f.Close()
-	data := make([]byte, size)
-	if _, err := f.ReadAt(data, 0); err != nil {
-		return dst, fmt.Errorf("timer: read bucket %d: %w", start, err)
-	}
+	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, size), 256<<10)
 	first := len(dst)
-	for p := 0; p+entrySize <= len(data); p += entrySize {
-		e := entry{
-			deliverMs: int64(binary.BigEndian.Uint64(data[p:])),
-			phyOffset: int64(binary.BigEndian.Uint64(data[p+8:])),
-			size:      int32(binary.BigEndian.Uint32(data[p+16:])),
+	var hdr [entrySize]byte
+	pos := int64(0)
+	for pos+entrySize <= size {
+		if _, err := io.ReadFull(r, hdr[:]); err != nil {
+			return dst, fmt.Errorf("timer: read bucket %d at %d: %w", start, pos, err)
 		}
-		if e.deliverMs >= from && e.size > 0 {
+		e := entry{
+			deliverMs: int64(binary.BigEndian.Uint64(hdr[0:])),
+			phyOffset: int64(binary.BigEndian.Uint64(hdr[8:])),
+			fileOff:   -1,
+			size:      int32(binary.BigEndian.Uint32(hdr[16:])),
+		}
+		next := pos + entrySize
+		if e.size == math.MinInt32 {
+			break // corrupt: cannot be a record size
+		}
+		if e.size < 0 {
+			e.size = -e.size
+			e.fileOff = next
+			next += int64(e.size)
+			if next > size {
+				break // torn copy
+			}
+			if _, err := r.Discard(int(e.size)); err != nil {
+				return dst, fmt.Errorf("timer: read bucket %d at %d: %w", start, pos, err)
+			}
+		}
+		pos = next
+		if e.deliverMs >= from && e.size > 0 && b.start(e.deliverMs) == start {
 			dst = append(dst, e)
 		}
 	}
+	b.sizes[start] = pos // the next append overwrites a torn tail
 	loaded := dst[first:]
 	slices.SortFunc(loaded, func(x, y entry) int {
 		if x.phyOffset != y.phyOffset {
@@ -183,10 +215,40 @@ func (b *buckets) load(start, from int64, dst []entry) ([]entry, error) {
 	return dst[:first+len(loaded)], nil
 }
 
+// readCopy reads a record copied into a bucket file.
+func (b *buckets) readCopy(e entry, dst []byte) ([]byte, error) {
+	start := b.start(e.deliverMs)
+	f, ok := b.readers[start]
+	if !ok {
+		var err error
+		if f, err = b.fs.Open(b.path(start)); err != nil {
+			return dst, fmt.Errorf("timer: open bucket %d: %w", start, err)
+		}
+		b.readers[start] = f
+	}
+	dst = slices.Grow(dst[:0], int(e.size))[:e.size]
+	if _, err := f.ReadAt(dst, e.fileOff); err != nil {
+		return dst, fmt.Errorf("timer: read copied record in bucket %d at %d: %w", start, e.fileOff, err)
+	}
+	return dst, nil
+}
+
+// closeReaders closes the open bucket files of copied records.
+func (b *buckets) closeReaders() {
+	for s, f := range b.readers {
+		_ = f.Close()
+		delete(b.readers, s)
+	}
+}
+
 // remove deletes a bucket's file.
 func (b *buckets) remove(start int64) error {
 	if _, ok := b.sizes[start]; !ok {
 		return nil
+	}
+	if f, ok := b.readers[start]; ok {
+		_ = f.Close()
+		delete(b.readers, start)
 	}
 	if err := b.fs.Remove(b.path(start)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("timer: remove bucket %d: %w", start, err)

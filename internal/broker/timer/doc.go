@@ -18,11 +18,12 @@
 //
 // # Cost
 //
-// Insert: one 20-byte append to the bucket of the delivery time (batched
-// per enqueue round, one write per bucket), whatever the delay: there are
-// no rounds, no cascading and no re-insertion. A bucket is read once
+// Insert: one 20-byte append to the bucket of the delivery time (plus the
+// record for a far message; batched per enqueue round, one write per
+// bucket), whatever the delay: there are no rounds, no cascading and no
+// re-insertion. A bucket is read once
 // (sequentially) when its time comes; each entry then costs a heap push and
-// pop (O(log n) of the loaded entries only). Memory: 24 bytes per entry of
+// pop (O(log n) of the loaded entries only). Memory: 32 bytes per entry of
 // the loaded buckets (the current bucket width, default 10 min, of
 // messages), plus 8+8 bytes per bucket file in the index; entries of
 // later buckets cost no memory, 20 bytes of disk each. A year of delay is
@@ -31,18 +32,24 @@
 // # Files (<root>/timerlog/, all integers big-endian)
 //
 // Bucket files, named by the bucket's start time (epoch ms, 20 decimal
-// digits, zero-padded; start = deliverMs - deliverMs mod width), an
-// append-only array of entries in arrival order:
+// digits, zero-padded; start = deliverMs - deliverMs mod width), are
+// append-only sequences of entries in arrival order:
 //
-//	+-----------------+-----------------+-------------+
-//	| deliverMs int64 | phyOffset int64 | size  int32 |   20 bytes per entry
-//	+-----------------+-----------------+-------------+
-//	  delivery time     CommitLog offset  record size
-//	                    of the held record
+//	+-----------------+-----------------+-------------+----------------------+
+//	| deliverMs int64 | phyOffset int64 | size  int32 | record (-size bytes) |
+//	+-----------------+-----------------+-------------+----------------------+
+//	  delivery time     CommitLog offset  > 0: record   only when size < 0:
+//	                    of the held       size in the   a copy of the held
+//	                    record            CommitLog     record (spec §5.1)
 //
-// A torn tail (file size not a multiple of 20) is ignored and overwritten
-// by the next append. A bucket is deleted once the saved watermark is past
-// its end.
+// A message due more than CopyAfter (1 h) after it is filed is copied into
+// its bucket (negative size): its delivery does not depend on the CommitLog
+// keeping the record (fileReservedTime, 72 h), so a year works. Nearer
+// messages are 20-byte references. A held record deleted from the CommitLog
+// before its delivery anyway (disk-full cleaning) is logged and dropped
+// rather than blocking the others. A torn tail (a crash in the middle of
+// an append) is cut when the bucket is loaded. A bucket is deleted once
+// the saved watermark is past its end.
 //
 // checkpoint (20 bytes, replaced atomically via checkpoint.tmp + rename):
 //

@@ -1,10 +1,14 @@
 package timer
 
 // entry is one pending timer message: its delivery time and where the held
-// record is in the CommitLog. 24 bytes in memory, 20 on disk.
+// record is: in the CommitLog (fileOff < 0), or copied into its bucket file
+// at fileOff (the bucket is the one of deliverMs). phyOffset (the CommitLog
+// offset of the held record) identifies the message either way. 32 bytes
+// in memory; 20 on disk, plus the record when copied.
 type entry struct {
 	deliverMs int64
 	phyOffset int64
+	fileOff   int64
 	size      int32
 }
 

@@ -20,6 +20,7 @@ import (
 const (
 	DefaultBucketWidth        = 10 * time.Minute
 	DefaultCheckpointInterval = time.Second
+	DefaultCopyAfter          = time.Hour
 	// poll is the longest sleep: how soon newly held messages are read
 	// from the timer queue (and so the extra lateness of a message whose
 	// time is less than this away when it is sent).
@@ -40,6 +41,7 @@ type Store interface {
 	GetMessage(group, topic string, queueID int32, offset int64, maxMsgNums int, filter store.MessageFilter) (*store.GetResult, error)
 	PutMessage(ctx context.Context, r *message.Record, opts store.PutOptions) store.PutResult
 	ReadMessage(offset int64, size int32) (commitlog.Buffer, error)
+	CommitLogMinOffset() int64
 }
 
 // Config describes a Service.
@@ -53,6 +55,11 @@ type Config struct {
 	// CheckpointInterval is how often the progress is saved (default 1 s):
 	// the re-delivery bound after a crash (doc.go).
 	CheckpointInterval time.Duration
+	// CopyAfter: a message due later than this when it is filed is copied
+	// into its bucket file, so that its delivery does not depend on the
+	// CommitLog keeping it (retention: fileReservedTime, 72 h by default).
+	// Default 1 h; keep it well below the CommitLog retention.
+	CopyAfter time.Duration
 	// Now is the clock (default time.Now).
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -81,6 +88,7 @@ type Service struct {
 	loadedUpTo int64 // every bucket with start < loadedUpTo is in heap
 	heap       minHeap
 	scratch    []entry // bucket load buffer
+	copyBuf    []byte  // read buffer of copied records
 	lastSave   time.Time
 	enqueued   atomic.Int64
 	delivered  atomic.Int64
@@ -108,6 +116,9 @@ func New(cfg Config) (*Service, error) {
 	}
 	if cfg.CheckpointInterval <= 0 {
 		cfg.CheckpointInterval = DefaultCheckpointInterval
+	}
+	if cfg.CopyAfter <= 0 {
+		cfg.CopyAfter = DefaultCopyAfter
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -160,6 +171,7 @@ func (s *Service) Close() error {
 			<-s.done
 		}
 		s.closeErr = s.save()
+		s.b.closeReaders()
 	})
 	return s.closeErr
 }
@@ -288,10 +300,15 @@ func (s *Service) add(raw []byte) {
 	}
 	// Past due (sent just before now, or read late after a restart):
 	// deliver at the watermark, in a bucket that is not deleted yet.
-	e := entry{deliverMs: max(deliverMs, s.prog.watermarkMs), phyOffset: rec.PhysicalOffset, size: int32(len(raw))}
-	s.b.add(e)
-	if s.b.start(e.deliverMs) < s.loadedUpTo {
+	e := entry{deliverMs: max(deliverMs, s.prog.watermarkMs), phyOffset: rec.PhysicalOffset, fileOff: -1, size: int32(len(raw))}
+	switch {
+	case s.b.start(e.deliverMs) < s.loadedUpTo:
+		s.b.add(e, nil)
 		s.heap.push(e)
+	case e.deliverMs-s.cfg.Now().UnixMilli() > s.cfg.CopyAfter.Milliseconds():
+		s.b.add(e, raw) // far: keep a copy (never in the heap before its bucket loads)
+	default:
+		s.b.add(e, nil)
 	}
 	s.enqueued.Add(1)
 }
@@ -327,12 +344,29 @@ func (s *Service) loadUpTo(limitMs int64) error {
 
 // deliver re-puts one held message to its real topic and queue.
 func (s *Service) deliver(e entry) error {
-	buf, err := s.cfg.Store.ReadMessage(e.phyOffset, e.size)
-	if err != nil {
-		return fmt.Errorf("timer: read held record at %d: %w", e.phyOffset, err)
+	var raw []byte
+	if e.fileOff >= 0 {
+		var err error
+		if s.copyBuf, err = s.b.readCopy(e, s.copyBuf); err != nil {
+			return err
+		}
+		raw = s.copyBuf
+	} else {
+		buf, err := s.cfg.Store.ReadMessage(e.phyOffset, e.size)
+		if err != nil {
+			if e.phyOffset < s.cfg.Store.CommitLogMinOffset() {
+				// Deleted by retention (or a forced clean): waiting cannot
+				// bring it back, and it must not block the others.
+				s.log.Error("timer: held record deleted from the CommitLog before delivery; dropped",
+					"phyOffset", e.phyOffset, "deliverMs", e.deliverMs)
+				return nil
+			}
+			return fmt.Errorf("timer: read held record at %d: %w", e.phyOffset, err)
+		}
+		defer buf.Release()
+		raw = buf.Bytes
 	}
-	defer buf.Release()
-	rec, err := Restore(buf.Bytes)
+	rec, err := Restore(raw)
 	if err != nil {
 		s.log.Error("timer: dropping unusable held record", "phyOffset", e.phyOffset, "err", err)
 		return nil
