@@ -50,6 +50,7 @@ func (s *Service) checkRound() {
 	s.readOps(opMax, halfProgress, now)
 
 	newHalf := s.walk(now, halfProgress, halfMax)
+	s.halfProgress.Store(newHalf)
 	newOp := s.advanceOps(opProgress, newHalf)
 	if newHalf == halfProgress && newOp == opProgress {
 		return

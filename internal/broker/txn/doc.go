@@ -45,13 +45,20 @@
 // them; consumers read the transaction id through TRAN_MSG). Then the op
 // record is written. Rollback writes only the op record.
 //
-// A transaction is settled at most once per process: the service remembers
-// the UNIQ_KEY of every half message it committed or rolled back (for
-// CheckMax × CheckInterval + Timeout, after which no copy of it can still be
-// checked) and answers a repeated END_TRANSACTION SUCCESS without storing
-// anything. Java has no such guard; without it a producer's late answer to
-// an older copy, or two checks of copies re-appended around a crash, would
-// deliver a committed message twice.
+// A transaction that may exist as several half records (a copy re-appended
+// by a check, or an original the check walk already passed) is settled at
+// most once per process: the service remembers its UNIQ_KEY (for
+// (CheckMax+2) × CheckInterval + Timeout, after which no copy of it can
+// still be checked) and answers a repeated END_TRANSACTION SUCCESS without
+// storing anything; the walk skips remembered transactions. Java has no
+// such guard; without it a producer's late answer about an older copy, or
+// answers to checks of two copies, would deliver a committed message twice.
+// A transaction ended before the walk reached it is not remembered (its op
+// record is enough, and memory must not grow with the send rate): a
+// producer repeating such an END stores the message again, as with Java.
+// After a restart, op records naming half offsets the walk had passed mark
+// their transactions settled again (their UNIQ_KEY is read from the half
+// record).
 //
 // # Check-back (one goroutine, every CheckInterval)
 //

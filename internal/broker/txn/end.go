@@ -26,25 +26,32 @@ const (
 // caller error (END_TRANSACTION with 0 is not answered at all, see the
 // processor). The result is the response code and remark.
 func (s *Service) End(ctx context.Context, h *protocol.EndTransactionRequestHeader) (int32, string) {
-	half, code, remark := s.lookHalf(h)
+	half, release, code, remark := s.lookHalf(h)
 	if code != protocol.Success {
 		return code, remark
 	}
-	key := settleKey(&half)
+	// half aliases the read buffer until the puts below have encoded it.
+	defer release()
 	now := s.cfg.Now()
-	if !s.markSettled(key, now) {
-		// Already committed or rolled back by this process: the answer to
-		// an older copy's check, or a repeated END. Storing again would
-		// deliver twice.
-		s.log.Debug("txn: end of a settled transaction ignored", "key", key,
-			"commitLogOffset", h.CommitLogOffset, "commit", h.CommitOrRollback == protocol.TransactionCommitType)
-		return protocol.Success, ""
+	key := ""
+	if s.mayHaveCopies(&half) {
+		key = strings.Clone(settleKey(&half))
+		if !s.markSettled(key, now) {
+			// Already committed or rolled back by this process: the
+			// answer to an older copy's check, or a repeated END. Storing
+			// again would deliver twice.
+			s.log.Debug("txn: end of a settled transaction ignored", "key", key,
+				"commitLogOffset", h.CommitLogOffset, "commit", h.CommitOrRollback == protocol.TransactionCommitType)
+			return protocol.Success, ""
+		}
 	}
 	if h.CommitOrRollback == protocol.TransactionCommitType {
 		r := committed(&half)
 		res := s.cfg.Store.PutMessage(ctx, &r, store.PutOptions{NoWait: true})
 		if code, remark := finalStatus(res.Status); code != protocol.Success {
-			s.unmarkSettled(key)
+			if key != "" {
+				s.unmarkSettled(key)
+			}
 			return code, remark
 		}
 	}
@@ -58,30 +65,52 @@ func (s *Service) End(ctx context.Context, h *protocol.EndTransactionRequestHead
 	return protocol.Success, ""
 }
 
-// lookHalf reads and validates the half message h names. The record owns
-// its memory.
-func (s *Service) lookHalf(h *protocol.EndTransactionRequestHeader) (message.Record, int32, string) {
+// mayHaveCopies reports whether the transaction of half may exist as more
+// than one half record: half is itself a copy a check re-appended, or the
+// check walk already passed it (and so re-appended or parked it). Only
+// those settlements are remembered: a transaction ended before the walk
+// reached it has one record, whose op record the walk will see, and
+// remembering every transaction would cost memory in proportion to the
+// send rate.
+func (s *Service) mayHaveCopies(half *message.Record) bool {
+	if _, ok := message.Property(half.Properties, message.PropertyTransactionCheckTimes); ok {
+		return true
+	}
+	return half.QueueOffset < s.halfProgress.Load()
+}
+
+// lookHalf reads and validates the half message h names. The record
+// aliases a read buffer, which the caller frees with release.
+func (s *Service) lookHalf(h *protocol.EndTransactionRequestHeader) (_ message.Record, release func(), _ int32, _ string) {
 	r, buf, err := s.cfg.Store.LookMessageByOffset(h.CommitLogOffset)
 	if err != nil && s.waitCommitted(h.CommitLogOffset) {
 		r, buf, err = s.cfg.Store.LookMessageByOffset(h.CommitLogOffset)
 	}
 	if err != nil {
-		return message.Record{}, protocol.SystemError, remarkNotFound
+		return message.Record{}, nil, protocol.SystemError, remarkNotFound
 	}
-	defer buf.Release()
-	if r.Topic != meta.TransHalfTopic {
-		return message.Record{}, protocol.SystemError, remarkNotFound
+	remark := ""
+	switch {
+	case r.Topic != meta.TransHalfTopic:
+		remark = remarkNotFound
+	case !propertyIs(r.Properties, message.PropertyProducerGroup, h.ProducerGroup):
+		remark = remarkGroupWrong
+	case r.QueueOffset != h.TranStateTableOffset:
+		remark = remarkQueueWrong
+	case r.PhysicalOffset != h.CommitLogOffset:
+		remark = remarkOffsetWrong
 	}
-	if g, _ := message.Property(r.Properties, message.PropertyProducerGroup); g != h.ProducerGroup {
-		return message.Record{}, protocol.SystemError, remarkGroupWrong
+	if remark != "" {
+		buf.Release()
+		return message.Record{}, nil, protocol.SystemError, remark
 	}
-	if r.QueueOffset != h.TranStateTableOffset {
-		return message.Record{}, protocol.SystemError, remarkQueueWrong
-	}
-	if r.PhysicalOffset != h.CommitLogOffset {
-		return message.Record{}, protocol.SystemError, remarkOffsetWrong
-	}
-	return ownRecord(r), protocol.Success, ""
+	return r, buf.Release, protocol.Success, ""
+}
+
+// propertyIs reports whether props has key with value v.
+func propertyIs(props, key, v string) bool {
+	got, ok := message.Property(props, key)
+	return ok && got == v
 }
 
 // commitWait bounds how long END_TRANSACTION waits for the half record to
@@ -107,14 +136,6 @@ func (s *Service) waitCommitted(offset int64) bool {
 		time.Sleep(200 * time.Microsecond)
 	}
 	return true
-}
-
-// ownRecord copies the parts of r that may alias a read buffer.
-func ownRecord(r message.Record) message.Record {
-	r.Topic = strings.Clone(r.Topic)
-	r.Properties = strings.Clone(r.Properties)
-	r.Body = append([]byte(nil), r.Body...)
-	return r
 }
 
 // settleKey identifies a transaction across the copies the checks

@@ -73,6 +73,9 @@ type Service struct {
 		settled map[string]time.Time
 	}
 	settleMemory time.Duration
+	// halfProgress mirrors the check walk's progress in the half queue
+	// (set at New from the stored progress, then by every round).
+	halfProgress atomic.Int64
 
 	// Owned by the check goroutine (or a test calling checkRound).
 	ops opState
@@ -119,6 +122,7 @@ func New(cfg Config) (*Service, error) {
 	}
 	s.mu.settled = make(map[string]time.Time)
 	s.ops.reset(0)
+	s.halfProgress.Store(s.progress(meta.TransHalfTopic))
 	return s, nil
 }
 

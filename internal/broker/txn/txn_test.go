@@ -2,6 +2,7 @@ package txn
 
 import (
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -71,17 +72,6 @@ func TestEndCommit(t *testing.T) {
 		t.Fatalf("op tag %q", tag)
 	}
 
-	// A repeated END (or the answer to a check of an older copy) stores
-	// nothing more.
-	for _, how := range []int32{protocol.TransactionCommitType, protocol.TransactionRollbackType} {
-		if code, _ := e.end(res.WroteOffset, res.QueueOffset, how); code != protocol.Success {
-			t.Fatalf("repeated end: %d", code)
-		}
-	}
-	e.waitDispatched()
-	if n, ops := e.store.MaxOffset("T", 3), e.store.MaxOffset(meta.TransOpHalfTopic, 0); n != 1 || ops != 1 {
-		t.Fatalf("after repeated END: %d messages, %d op records", n, ops)
-	}
 }
 
 func TestEndRollback(t *testing.T) {
@@ -198,10 +188,20 @@ func TestCheckThenCommit(t *testing.T) {
 		t.Fatalf("commit after check: %d %s", code, remark)
 	}
 	e.waitQueue("T", 3, 1)
+	// A repeated answer (the client's END is one-way; a check answered
+	// twice) stores nothing more.
+	for _, how := range []int32{protocol.TransactionCommitType, protocol.TransactionRollbackType} {
+		if code, _ := e.end(h.CommitLogOffset, h.TranStateTableOffset, how); code != protocol.Success {
+			t.Fatalf("repeated end: %d", code)
+		}
+	}
 	e.advance(time.Minute)
 	e.round()
 	if c := e.prod.take(); len(c) != 0 {
 		t.Fatalf("%d checks after the commit", len(c))
+	}
+	if n, ops := e.store.MaxOffset("T", 3), e.store.MaxOffset(meta.TransOpHalfTopic, 0); n != 1 || ops != 1 {
+		t.Fatalf("after repeated END: %d messages, %d op records", n, ops)
 	}
 	half, _ := e.offsets.Query(meta.TransCheckGroup, meta.TransHalfTopic, 0)
 	op, _ := e.offsets.Query(meta.TransCheckGroup, meta.TransOpHalfTopic, 0)
@@ -356,4 +356,45 @@ func TestServiceLoop(t *testing.T) {
 	}
 	must(t, e.svc.Close())
 	must(t, e.svc.Close())
+}
+
+// Only transactions that may exist as several half records are remembered
+// (memory must not grow with the send rate), and not for longer than a
+// copy can live.
+func TestSettledMemoryBounded(t *testing.T) {
+	e := newEnv(t, nil)
+	for i := range 10 {
+		res := e.putHalf("fast", "F"+strconv.Itoa(i))
+		if code, _ := e.end(res.WroteOffset, res.QueueOffset, protocol.TransactionCommitType); code != protocol.Success {
+			t.Fatal("commit refused")
+		}
+	}
+	if n := e.settledLen(); n != 0 {
+		t.Fatalf("%d fast-path settlements remembered", n)
+	}
+	e.putHalf("slow", "S")
+	e.advance(7 * time.Second)
+	e.round()
+	checks := e.prod.take()
+	if len(checks) != 1 {
+		t.Fatalf("%d checks", len(checks))
+	}
+	h, _ := checkOf(t, checks[0])
+	if code, _ := e.end(h.CommitLogOffset, h.TranStateTableOffset, protocol.TransactionCommitType); code != protocol.Success {
+		t.Fatal("commit refused")
+	}
+	if n := e.settledLen(); n != 1 {
+		t.Fatalf("%d settlements remembered, want the checked one", n)
+	}
+	e.advance(e.svc.settleMemory + time.Second)
+	e.round()
+	if n := e.settledLen(); n != 0 {
+		t.Fatalf("%d settlements remembered past their time", n)
+	}
+}
+
+func (e *env) settledLen() int {
+	e.svc.mu.Lock()
+	defer e.svc.mu.Unlock()
+	return len(e.svc.mu.settled)
 }
