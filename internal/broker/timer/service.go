@@ -90,6 +90,7 @@ type Service struct {
 	scratch    []entry // bucket load buffer
 	copyBuf    []byte  // read buffer of copied records
 	lastSave   time.Time
+	dirty      bool // entries filed or delivered since the last save
 	enqueued   atomic.Int64
 	delivered  atomic.Int64
 	inMemory   atomic.Int64
@@ -237,6 +238,7 @@ func (s *Service) step() time.Duration {
 			return retryWait
 		}
 		s.heap.pop()
+		s.dirty = true
 	}
 	s.inMemory.Store(int64(len(s.heap)))
 	// Every entry due at or before nowMs was delivered: loaded ones above,
@@ -270,7 +272,7 @@ func (s *Service) enqueue() (int, error) {
 				return n, s.b.writePending()
 			}
 			s.log.Warn("timer: queue offset corrected", "from", s.prog.enqueueOffset, "to", next)
-			s.prog.enqueueOffset = next
+			s.prog.enqueueOffset, s.dirty = next, true
 			continue
 		default:
 			res.Release()
@@ -311,6 +313,7 @@ func (s *Service) add(raw []byte) {
 		s.b.add(e, nil)
 	}
 	s.enqueued.Add(1)
+	s.dirty = true
 }
 
 // loadUpTo loads every bucket starting before limitMs into the heap.
@@ -379,13 +382,21 @@ func (s *Service) deliver(e entry) error {
 	return nil
 }
 
+// bucketDeletable reports a bucket file entirely below the watermark.
+func (s *Service) bucketDeletable() bool {
+	return len(s.b.order) > 0 && s.b.order[0]+s.b.width <= s.prog.watermarkMs && s.b.order[0] < s.loadedUpTo
+}
+
 // save writes the bucket files, syncs them, saves the progress and then
 // deletes the buckets entirely below the saved watermark.
 func (s *Service) save() error {
 	if err := s.b.writePending(); err != nil {
 		return err
 	}
-	if s.prog == s.saved {
+	// An idle timer does not rewrite its checkpoint every second: with
+	// nothing filed or delivered since the last save, no entry lies
+	// between the saved and the current watermark.
+	if s.prog == s.saved || (!s.dirty && !s.bucketDeletable()) {
 		return nil
 	}
 	if err := s.b.sync(); err != nil {
@@ -394,7 +405,7 @@ func (s *Service) save() error {
 	if err := s.b.writeProgress(s.prog); err != nil {
 		return err
 	}
-	s.saved = s.prog
+	s.saved, s.dirty = s.prog, false
 	for len(s.b.order) > 0 {
 		start := s.b.order[0]
 		if start+s.b.width > s.saved.watermarkMs || start >= s.loadedUpTo {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -275,5 +276,43 @@ func TestCheckpointCodec(t *testing.T) {
 	}
 	if _, err := decodeProgress(data[:5]); err == nil {
 		t.Fatal("short checkpoint accepted")
+	}
+}
+
+// TestIdleDoesNotRewriteCheckpoint: with nothing pending the checkpoint
+// file is left alone (no fsync churn on an idle broker).
+func TestIdleDoesNotRewriteCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	st := openStore(t, dir)
+	defer st.Close()
+	svc := newService(t, st, dir, nil)
+	if err := svc.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	now := time.Now()
+	putHeld(t, st, "T", now.Add(100*time.Millisecond).UnixMilli(), "m", now)
+	waitFor(t, 5*time.Second, "delivery", func() bool { return len(delivered(t, st, "T")) == 1 })
+	ckpt := filepath.Join(dir, "timerlog", checkpointName)
+	var first os.FileInfo
+	waitFor(t, 5*time.Second, "checkpoint after the delivery", func() bool {
+		fi, err := os.Stat(ckpt)
+		if err != nil {
+			return false
+		}
+		if first != nil && fi.ModTime().Equal(first.ModTime()) {
+			return true // stable across two polls
+		}
+		first = fi
+		time.Sleep(200 * time.Millisecond)
+		return false
+	})
+	time.Sleep(300 * time.Millisecond) // six checkpoint intervals
+	fi, err := os.Stat(ckpt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !fi.ModTime().Equal(first.ModTime()) {
+		t.Fatal("idle timer rewrote its checkpoint")
 	}
 }
