@@ -6,11 +6,12 @@ import (
 	"time"
 
 	"github.com/rocketd/rocketd/internal/broker/txn"
+	"github.com/rocketd/rocketd/internal/config"
 )
 
-// newTxn builds and starts the transaction service over the broker's store,
-// metadata and client registry (checks go to a live connection of the half
-// message's producer group).
+// newTxn builds the transaction service over the broker's store, metadata
+// and client registry (checks go to a live connection of the half
+// message's producer group), and starts its check-back on a master.
 func (b *Broker) newTxn(storeHost netip.AddrPort, fileReserved time.Duration) (*txn.Service, error) {
 	s, err := txn.New(txn.Config{
 		Store: b.store, Topics: b.topics, Offsets: b.offsets,
@@ -30,6 +31,11 @@ func (b *Broker) newTxn(storeHost netip.AddrPort, fileReserved time.Duration) (*
 	})
 	if err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
+	}
+	// The check-back writes to the store: masters only (rocketmq-spec.md
+	// §11.2). A slave keeps the service for END_TRANSACTION's refusal.
+	if b.cfg.BrokerRole == config.Slave {
+		return s, nil
 	}
 	if err := s.Start(); err != nil {
 		return nil, fmt.Errorf("broker: %w", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
@@ -34,8 +35,10 @@ func (p *Processor) handleEndTransaction(_ *remoting.Conn, req *remoting.Command
 	if err := h.Decode(req.ExtFields); err != nil {
 		return headerError(err)
 	}
-	if p.txn == nil {
-		return remoting.NewResponse(protocol.NoPermission, "the broker has no transaction service")
+	if p.cfg.BrokerRole == config.Slave {
+		// Java answers without a remark and logs "end transaction is
+		// forbidden" on a slave.
+		return remoting.NewResponse(protocol.SlaveNotAvailable, "")
 	}
 	switch h.CommitOrRollback {
 	case protocol.TransactionCommitType, protocol.TransactionRollbackType:
@@ -44,6 +47,9 @@ func (p *Processor) handleEndTransaction(_ *remoting.Conn, req *remoting.Command
 			p.log.Debug("end transaction: unknown commitOrRollback", "value", h.CommitOrRollback)
 		}
 		return nil
+	}
+	if p.txn == nil {
+		return remoting.NewResponse(protocol.NoPermission, "the broker has no transaction service")
 	}
 	code, remark := p.txn.End(context.Background(), &h)
 	if code != protocol.Success {
