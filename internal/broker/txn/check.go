@@ -219,18 +219,51 @@ func (s *Service) visit(now time.Time, m store.Message) bool {
 	if times >= s.cfg.CheckMax || age > s.cfg.FileReservedTime {
 		return s.discard(&r)
 	}
-	immunity := s.cfg.Timeout
 	if v, ok := message.Property(r.Properties, message.PropertyCheckImmunityTimeInSeconds); ok {
-		if secs, err := strconv.ParseInt(v, 10, 64); err == nil && secs > 0 {
+		// The producer asked for a longer first-check delay: the message
+		// must not hold up the walk meanwhile, so it is re-appended (as
+		// Java does) until its immunity ends.
+		immunity := s.cfg.Timeout
+		if secs, err := strconv.ParseInt(v, 10, 64); err == nil && time.Duration(secs)*time.Second > immunity {
 			immunity = time.Duration(secs) * time.Second
 		}
-	}
-	// A negative age (the producer's clock is ahead) is checked, as Java
-	// does: waiting for it could take forever.
-	if age >= 0 && age < immunity {
+		if age < immunity {
+			if v, ok := message.Property(r.Properties, message.PropertyTransactionPreparedQueueOff); ok {
+				if first, err := strconv.ParseInt(v, 10, 64); err == nil {
+					if _, done := s.ops.done[first]; done {
+						return true
+					}
+				}
+			}
+			return s.reappendImmune(&r)
+		}
+	} else if age >= 0 && age < s.cfg.Timeout {
+		// A negative age (the producer's clock is ahead) is checked, as
+		// Java does: waiting for it could take forever.
 		return false
 	}
 	return s.check(&r, times+1)
+}
+
+// reappendImmune stores r again in the half queue, unchecked, with
+// TRAN_PREPARED_QUEUE_OFFSET naming its first half offset (where an END
+// from the producer points).
+func (s *Service) reappendImmune(r *message.Record) bool {
+	props := r.Properties
+	if _, ok := message.Property(props, message.PropertyTransactionPreparedQueueOff); !ok {
+		props = message.SetProperty(props, message.PropertyTransactionPreparedQueueOff, strconv.FormatInt(r.QueueOffset, 10))
+	}
+	c := message.Record{
+		Topic: meta.TransHalfTopic, QueueID: 0, Flag: r.Flag, SysFlag: r.SysFlag,
+		BornTimestamp: r.BornTimestamp, BornHost: r.BornHost, ReconsumeTimes: r.ReconsumeTimes,
+		Body: r.Body, Properties: props,
+	}
+	res := s.cfg.Store.PutMessage(context.Background(), &c, store.PutOptions{NoWait: true, NoDelayRewrite: true})
+	if res.Status != store.PutOK {
+		s.log.Warn("txn: re-append immune half message", "halfOffset", r.QueueOffset, "status", res.Status)
+		return false
+	}
+	return true
 }
 
 // discard moves r to TRANS_CHECK_MAX_TIME_TOPIC: it is never checked again.

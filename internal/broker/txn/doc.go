@@ -73,11 +73,17 @@
 //     - settled (op record, or END seen by this process)   -> skip
 //     - TRANSACTION_CHECK_TIMES >= CheckMax, or born more than
 //     FileReservedTime ago                                  -> copy to TRANS_CHECK_MAX_TIME_TOPIC
-//     - younger than Timeout (or CHECK_IMMUNITY_TIME_IN_SECONDS) -> stop
+//     - carries CHECK_IMMUNITY_TIME_IN_SECONDS and is younger than that
+//     (and than Timeout): re-append it unchecked with
+//     TRAN_PREPARED_QUEUE_OFFSET = its first half offset (or skip it when
+//     an op record names that offset), and go on
+//     - otherwise younger than Timeout                      -> stop
 //     - otherwise: TRANSACTION_CHECK_TIMES += 1 (first check: 1), re-append
 //     the record to the half queue, send CHECK_TRANSACTION_STATE (one-way)
 //     to a live connection of the PGROUP producer group with the new
-//     offsets and the record (REAL_TOPIC/REAL_QID restored) as body;
+//     offsets and the record (REAL_TOPIC/REAL_QID restored) as body (a
+//     group without a live connection is not asked, but the check counts,
+//     as in Java);
 //  3. store the new half progress, and the op progress advanced over every
 //     op record whose half offsets are all below the new half progress.
 //

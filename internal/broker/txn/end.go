@@ -76,6 +76,9 @@ func (s *Service) mayHaveCopies(half *message.Record) bool {
 	if _, ok := message.Property(half.Properties, message.PropertyTransactionCheckTimes); ok {
 		return true
 	}
+	if _, ok := message.Property(half.Properties, message.PropertyTransactionPreparedQueueOff); ok {
+		return true
+	}
 	return half.QueueOffset < s.halfProgress.Load()
 }
 

@@ -96,10 +96,20 @@ func (e *env) advance(d time.Duration) {
 // putHalf stores a prepared send of body to topic T queue 3.
 func (e *env) putHalf(body, uniq string) store.PutResult {
 	e.t.Helper()
-	props := message.EncodeProperties(map[string]string{
+	return e.putHalfWith(body, uniq, nil)
+}
+
+// putHalfWith is putHalf with extra properties.
+func (e *env) putHalfWith(body, uniq string, extra map[string]string) store.PutResult {
+	e.t.Helper()
+	m := map[string]string{
 		message.PropertyTransactionPrepared: "true", message.PropertyProducerGroup: "pg",
 		message.PropertyUniqClientMessageIDKeyIdx: uniq, message.PropertyTags: "tagA", "k": "v",
-	})
+	}
+	for k, v := range extra {
+		m[k] = v
+	}
+	props := message.EncodeProperties(m)
 	r := message.Record{
 		Topic: "T", QueueID: 3, SysFlag: message.TransactionPreparedType,
 		BornTimestamp: e.clock().UnixMilli(), BornHost: netip.MustParseAddrPort("10.0.0.1:5000"),

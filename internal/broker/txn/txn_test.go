@@ -398,3 +398,52 @@ func (e *env) settledLen() int {
 	defer e.svc.mu.Unlock()
 	return len(e.svc.mu.settled)
 }
+
+// A half message with CHECK_IMMUNITY_TIME_IN_SECONDS is not checked before
+// its immunity ends, and does not hold up the messages after it; the
+// producer's END with the original offsets settles its copies too.
+func TestCheckImmunity(t *testing.T) {
+	e := newEnv(t, nil)
+	immune := e.putHalfWith("immune", "I", map[string]string{message.PropertyCheckImmunityTimeInSeconds: "30"})
+	e.putHalf("plain", "P")
+	e.advance(7 * time.Second)
+	e.round()
+	var bodies []string
+	for _, c := range e.prod.take() {
+		_, r := checkOf(t, c)
+		bodies = append(bodies, string(r.Body))
+	}
+	if !slices.Equal(bodies, []string{"plain"}) {
+		t.Fatalf("checked %v, want only plain", bodies)
+	}
+	copies := e.messages(meta.TransHalfTopic, 0)
+	if len(copies) != 4 {
+		t.Fatalf("%d half records, want 2 + 2 copies", len(copies))
+	}
+	if v, _ := message.Property(copies[2].Properties, message.PropertyTransactionPreparedQueueOff); string(copies[2].Body) != "immune" || v != "0" {
+		t.Fatalf("immune copy %q with TRAN_PREPARED_QUEUE_OFFSET %q", copies[2].Body, v)
+	}
+	// Still immune: re-appended again, not checked.
+	e.advance(10 * time.Second)
+	e.round()
+	if c := e.prod.take(); len(c) != 1 { // the copy of "plain", checked again
+		t.Fatalf("%d checks, want 1", len(c))
+	}
+	if code, _ := e.end(immune.WroteOffset, immune.QueueOffset, protocol.TransactionCommitType); code != protocol.Success {
+		t.Fatal("commit refused")
+	}
+	e.waitQueue("T", 3, 1)
+	e.advance(time.Minute)
+	e.round()
+	e.advance(time.Minute)
+	e.round()
+	for _, c := range e.prod.take() {
+		if _, r := checkOf(t, c); string(r.Body) == "immune" {
+			t.Fatal("a committed immune message was checked")
+		}
+	}
+	e.waitDispatched()
+	if n := e.store.MaxOffset("T", 3); n != 1 {
+		t.Fatalf("%d deliveries, want 1", n)
+	}
+}
