@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -74,6 +75,18 @@ func (c *cluster) startBroker() {
 		c.t.Fatal(err)
 	}
 	c.b = b
+	c.waitRegistered()
+}
+
+// waitRegistered waits until the NameServer lists the broker's address:
+// the first registration round runs asynchronously, and a client started
+// at once would otherwise find no route (not even TBW102's).
+func (c *cluster) waitRegistered() {
+	c.t.Helper()
+	waitFor(c.t, 10*time.Second, "broker registration", func() bool {
+		r := c.invoke(c.nsAddr, protocol.GetBrokerClusterInfo, nil, nil)
+		return r.Code == protocol.Success && strings.Contains(string(r.Body), c.b.Addr())
+	})
 }
 
 // stopBroker shuts the broker down cleanly (idempotent).
