@@ -20,7 +20,7 @@ var storeHost = netip.MustParseAddrPort("127.0.0.1:10911")
 // env is a Service over a real store and metadata, with a fake producer
 // connection and a clock the test moves.
 type env struct {
-	t       *testing.T
+	t       testing.TB
 	dir     string
 	bc      config.BrokerConfig
 	store   *store.Store
@@ -32,7 +32,7 @@ type env struct {
 	now     time.Time
 }
 
-func newEnv(t *testing.T, tune func(*Config)) *env {
+func newEnv(t testing.TB, tune func(*Config)) *env {
 	t.Helper()
 	e := &env{t: t, dir: t.TempDir(), bc: config.NewBrokerConfig(), prod: &fakeProducer{}, now: time.Now()}
 	e.bc.BrokerIP1 = "127.0.0.1"
