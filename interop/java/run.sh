@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Java interop check: builds rocketd and rocketctl, starts `rocketd serve` on
 # free ports with a temporary data dir, and runs InteropCheck (official Java
-# client: sync/async/oneway/batch send, push consumers, tag filter) once per
+# client: sync/async/oneway/batch send, push consumers, tag filter) and
+# TxnCheck (transaction producer: commit, rollback, check-back) once per
 # client version (Maven profiles rmq4 = 4.9.x, rmq5 = 5.x). Exits non-zero
 # when a check fails or rocketd does not come up.
 #
@@ -59,8 +60,10 @@ export NAMESRV_ADDR="127.0.0.1:$ns_port"
 ctl="$tmp/bin/rocketctl"
 
 echo "== starting rocketd serve (namesrv $ns_port, broker $broker_port, data $tmp/data)"
+# Short transaction timings: TxnCheck waits for check-backs.
+printf 'transactionTimeOut=2000\ntransactionCheckInterval=1000\n' >"$tmp/broker.conf"
 "$tmp/bin/rocketd" serve --data "$tmp/data" --namesrv-port "$ns_port" --listen-port "$broker_port" \
-	>"$tmp/rocketd.log" 2>&1 &
+	-c "$tmp/broker.conf" >"$tmp/rocketd.log" 2>&1 &
 rocketd_pid=$!
 
 # Up means: the broker has registered with the NameServer.
@@ -97,7 +100,12 @@ for profile in "${profiles[@]}"; do
 	if java -Drocketmq.client.logRoot="$tmp/client-logs-$profile" -Drocketmq.log.root="$tmp/client-logs-$profile" \
 		-Drocketmq.client.logLevel=WARN \
 		-cp "$here/target/$profile/classes:$(cat "$tmp/cp-$profile.txt")" \
-		io.rocketd.interop.InteropCheck "$NAMESRV_ADDR" "$topic"; then
+		io.rocketd.interop.InteropCheck "$NAMESRV_ADDR" "$topic" &&
+		"$ctl" topic create -t "${topic}_txn" -r 2 -w 2 &&
+		java -Drocketmq.client.logRoot="$tmp/client-logs-$profile" -Drocketmq.log.root="$tmp/client-logs-$profile" \
+			-Drocketmq.client.logLevel=WARN \
+			-cp "$here/target/$profile/classes:$(cat "$tmp/cp-$profile.txt")" \
+			io.rocketd.interop.TxnCheck "$NAMESRV_ADDR" "${topic}_txn"; then
 		echo "== $profile: PASS in $(( $(now_ms) - t1 )) ms"
 	else
 		echo "== $profile: FAIL in $(( $(now_ms) - t1 )) ms" >&2
