@@ -8,6 +8,7 @@
 //	rocketctl consume -t T [-q id] [--offset N | --from-beginning] [-g G] [-c N] [--follow]
 //	rocketctl group progress -g G [-t T]
 //	rocketctl cluster list
+//	rocketctl bench produce|consume -t T [-s 1024 -w 64 --mode async ...]   throughput and latency
 //	rocketctl kv get|put|delete|list   the NameServer's KV configuration
 //
 // The older spellings `route`, `topics` and a bare `cluster` still work.
@@ -79,7 +80,7 @@ func newRootCommand() (*cobra.Command, func()) {
 	pf.DurationVar(&c.timeout, "timeout", 5*time.Second, "timeout of each call")
 	pf.BoolVar(&c.json, "json", false, "print machine-readable JSON")
 	root.AddCommand(newTopicCommand(c), newSendCommand(c), newConsumeCommand(c), newGroupCommand(c),
-		newClusterCommand(c), newKVCommand(c),
+		newClusterCommand(c), newKVCommand(c), newBenchCommand(c),
 		// The first spellings, kept so scripts written against them go on working.
 		newRouteCommand(c, "route", true), newTopicsCommand(c, "topics", true))
 	return root, func() {

@@ -1,0 +1,254 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// benchOptions are the flags of `bench produce` and `bench consume`.
+type benchOptions struct {
+	topic    string
+	group    string
+	size     int
+	workers  int
+	duration time.Duration
+	count    int64 // 0: run for duration
+	mode     string
+	batch    int
+	tags     string
+	rate     int // total msgs/s; 0: as fast as possible
+	window   int // async: requests in flight per worker
+
+	// consume
+	pullBatch     int32
+	fromBeginning bool
+	suspend       time.Duration
+	progress      bool
+}
+
+// Send modes, as the Java producer names them.
+const (
+	modeSync   = "sync"
+	modeAsync  = "async"
+	modeOneway = "oneway"
+)
+
+// validateProduce checks the produce flags; durationSet says whether
+// --duration was given (it may not be combined with --count).
+func (o *benchOptions) validateProduce(durationSet bool) error {
+	if err := o.validateCommon(durationSet); err != nil {
+		return err
+	}
+	switch o.mode {
+	case modeSync, modeAsync, modeOneway:
+	default:
+		return fmt.Errorf("--mode %q: want sync, async or oneway", o.mode)
+	}
+	if o.size < 1 || o.size > 4<<20 {
+		return fmt.Errorf("-s %d: message size must be 1 B to 4 MiB (the broker's default maxMessageSize)", o.size)
+	}
+	if o.workers < 1 || o.workers > 4096 {
+		return fmt.Errorf("-w %d: want 1 to 4096 workers", o.workers)
+	}
+	if o.batch < 1 || o.batch > 1024 {
+		return fmt.Errorf("--batch %d: want 1 to 1024 messages per send", o.batch)
+	}
+	if o.batch*o.size > 4<<20 {
+		return fmt.Errorf("--batch %d of %d B is over 4 MiB (the broker's default maxMessageSize)", o.batch, o.size)
+	}
+	if o.rate < 0 {
+		return fmt.Errorf("--rate %d: must not be negative", o.rate)
+	}
+	if o.rate > 0 && o.rate < o.workers {
+		return fmt.Errorf("--rate %d below -w %d: each worker must send at least 1 msg/s", o.rate, o.workers)
+	}
+	if o.window < 1 {
+		return fmt.Errorf("--window %d: want at least 1 request in flight", o.window)
+	}
+	return nil
+}
+
+// validateConsume checks the consume flags.
+func (o *benchOptions) validateConsume(durationSet bool) error {
+	if err := o.validateCommon(durationSet); err != nil {
+		return err
+	}
+	if o.pullBatch < 1 || o.pullBatch > 1024 {
+		return fmt.Errorf("--pull-batch %d: want 1 to 1024", o.pullBatch)
+	}
+	return nil
+}
+
+func (o *benchOptions) validateCommon(durationSet bool) error {
+	if o.topic == "" {
+		return fmt.Errorf("-t: topic is required")
+	}
+	if o.count < 0 {
+		return fmt.Errorf("--count %d: must not be negative", o.count)
+	}
+	if o.count > 0 && durationSet {
+		return fmt.Errorf("give --duration or --count, not both")
+	}
+	if o.count == 0 && o.duration <= 0 {
+		return fmt.Errorf("--duration %s: must be positive", o.duration)
+	}
+	return nil
+}
+
+func newBenchCommand(c *ctl) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "bench produce|consume",
+		Short: "Measure send and pull throughput and latency against a NameServer's brokers",
+		Long: `Drive the brokers of a topic with the remoting protocol (SEND_MESSAGE_V2,
+SEND_BATCH_MESSAGE, PULL_MESSAGE), the same way for rocketd and Apache
+RocketMQ, print a progress line each second and a summary at the end: TPS,
+MB/s, latency percentiles (HdrHistogram) and failures by response code.`,
+	}
+	cmd.AddCommand(newBenchProduceCommand(c), newBenchConsumeCommand(c))
+	return cmd
+}
+
+func newBenchProduceCommand(c *ctl) *cobra.Command {
+	o := benchOptions{}
+	cmd := &cobra.Command{
+		Use:   "produce -t T [-s 1024] [-w 1] [--duration 10s | --count N] [--mode sync|async|oneway] [--batch 1] [--rate R]",
+		Short: "Send messages as fast as possible (or at --rate) and report TPS and send latency",
+		Long: `Send messages of -s bytes from -w workers, each with its own connection, for
+--duration or until --count messages were sent.
+
+  --mode sync    each worker waits for the answer before the next send
+  --mode async   each worker keeps up to --window sends in flight
+  --mode oneway  no answer (no latency; failures are transport errors only)
+
+--batch N > 1 sends N messages per SEND_BATCH_MESSAGE. --rate R paces the
+workers to R msgs/s in total; latency is then measured from when a send was
+due, so a stalled broker shows in the percentiles (no coordinated omission).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.validateProduce(cmd.Flags().Changed("duration")); err != nil {
+				return fmt.Errorf("bench produce: %w", err)
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			rep, err := c.benchProduce(ctx, o, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			return c.writeBenchReport(rep)
+		},
+	}
+	f := cmd.Flags()
+	addBenchCommonFlags(f, &o)
+	f.IntVarP(&o.size, "size", "s", 1024, "message body size in bytes")
+	f.IntVarP(&o.workers, "workers", "w", 1, "producer goroutines, each with its own connection")
+	f.StringVar(&o.mode, "mode", modeSync, "send mode: sync, async or oneway")
+	f.IntVar(&o.batch, "batch", 1, "messages per send (>1: SEND_BATCH_MESSAGE)")
+	f.StringVar(&o.tags, "tags", "", "message tag")
+	f.StringVarP(&o.group, "group", "g", "rocketctl_bench_producer", "producer group")
+	f.IntVar(&o.rate, "rate", 0, "total target msgs/s (0: as fast as possible)")
+	f.IntVar(&o.window, "window", 16, "async: sends in flight per worker")
+	return cmd
+}
+
+func newBenchConsumeCommand(c *ctl) *cobra.Command {
+	o := benchOptions{}
+	cmd := &cobra.Command{
+		Use:   "consume -t T [-g G] [--from-beginning] [--duration 10s | --count N]",
+		Short: "Pull every queue of a topic with long polling and report TPS and end-to-end latency",
+		Long: `Pull every readable queue of the topic (one long-polling loop per queue, like
+a push consumer) for --duration or until --count messages were received, and
+report TPS, MB/s and the end-to-end latency: receipt time minus the message's
+born timestamp (milliseconds, as producers stamp it; producer and consumer
+clocks must agree). Starts at each queue's end unless --from-beginning. No
+offset is committed.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.validateConsume(cmd.Flags().Changed("duration")); err != nil {
+				return fmt.Errorf("bench consume: %w", err)
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			rep, err := c.benchConsume(ctx, o, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			return c.writeBenchReport(rep)
+		},
+	}
+	f := cmd.Flags()
+	addBenchCommonFlags(f, &o)
+	f.StringVarP(&o.group, "group", "g", "rocketctl_bench_consumer", "consumer group")
+	f.Int32Var(&o.pullBatch, "pull-batch", 32, "messages per pull (maxMsgNums)")
+	f.BoolVar(&o.fromBeginning, "from-beginning", false, "start at each queue's min offset (a backlog) instead of its end")
+	f.DurationVar(&o.suspend, "suspend", 2*time.Second, "how long the broker may hold a pull with no message")
+	return cmd
+}
+
+func addBenchCommonFlags(f interface {
+	StringVarP(*string, string, string, string, string)
+	DurationVar(*time.Duration, string, time.Duration, string)
+	Int64Var(*int64, string, int64, string)
+	BoolVar(*bool, string, bool, string)
+}, o *benchOptions) {
+	f.StringVarP(&o.topic, "topic", "t", "BenchmarkTest", "topic name")
+	f.DurationVar(&o.duration, "duration", 10*time.Second, "how long to run (unless --count)")
+	f.Int64Var(&o.count, "count", 0, "stop after this many messages instead of after --duration")
+	f.BoolVar(&o.progress, "progress", true, "print a progress line each second (on stderr)")
+}
+
+func (c *ctl) writeBenchReport(rep *benchReport) error {
+	if c.json {
+		return c.writeJSON(rep)
+	}
+	return rep.writeText(c.out)
+}
+
+// runProgress prints a progress line each second until stop is closed; the
+// returned function stops it and waits.
+func runProgress(kind string, rec *latencyRecorder, total func() int64, w io.Writer, enabled bool) func() {
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		if !enabled {
+			<-quit
+			return
+		}
+		start := time.Now()
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		last := start
+		for {
+			select {
+			case <-quit:
+				return
+			case now := <-t.C:
+				iv := rec.tick()
+				// Per second, whatever the ticker's drift.
+				iv.count = int64(float64(iv.count) / now.Sub(last).Seconds())
+				last = now
+				fmt.Fprintln(w, progressLine(kind, now.Sub(start), iv, total()))
+			}
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() { close(quit) })
+		<-done
+	}
+}
+
+// benchContext is ctx ended after o.duration when no --count was given.
+func benchContext(ctx context.Context, o benchOptions) (context.Context, context.CancelFunc) {
+	if o.count > 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, o.duration)
+}

@@ -1,0 +1,255 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rocketd/rocketd/internal/message"
+	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/remoting"
+)
+
+// producerRun is the state the workers of one `bench produce` share.
+type producerRun struct {
+	c      *ctl
+	o      benchOptions
+	qs     []queue
+	body   []byte
+	rec    *latencyRecorder
+	issued atomic.Int64 // messages claimed by workers (the --count budget)
+	stored atomic.Int64 // messages the brokers acknowledged (or sent, oneway)
+
+	// propsPrefix is the property string of every message up to the
+	// UNIQ_KEY value, which each message appends.
+	propsPrefix string
+}
+
+func (c *ctl) benchProduce(ctx context.Context, o benchOptions, progress io.Writer) (*benchReport, error) {
+	qs, err := c.writeQueues(o.topic)
+	if err != nil {
+		return nil, fmt.Errorf("bench produce: %w", err)
+	}
+	r := &producerRun{c: c, o: o, qs: qs, rec: newLatencyRecorder(), body: make([]byte, o.size)}
+	// Random bytes: a broker or disk that compresses must not look faster
+	// than it is.
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range r.body {
+		r.body[i] = byte('a' + rng.IntN(26))
+	}
+	var prefix []byte
+	if o.batch == 1 {
+		prefix = message.AppendProperty(prefix, message.PropertyWaitStoreMsgOK, "true")
+	}
+	prefix = message.AppendProperty(prefix, message.PropertyTags, o.tags)
+	prefix = message.AppendProperty(prefix, message.PropertyUniqClientMessageIDKeyIdx, "x")
+	r.propsPrefix = string(prefix[:len(prefix)-1]) // ends "UNIQ_KEY\x01"
+
+	runCtx, cancel := benchContext(ctx, o)
+	defer cancel()
+	stopProgress := runProgress("send", r.rec, r.stored.Load, progress, o.progress)
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make([]error, o.workers)
+	for i := range o.workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = r.work(runCtx, i)
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	stopProgress()
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("bench produce: %w", err)
+	}
+	rep := &benchReport{Kind: "produce", Mode: o.mode, Topic: o.topic, Size: o.size, Workers: o.workers,
+		Batch: o.batch, Rate: o.rate, Messages: r.stored.Load(), Bytes: r.stored.Load() * int64(o.size),
+		Failures: sumFailures(r.rec.failuresByReason()), FailedBy: r.rec.failuresByReason(),
+		Latency: r.rec.summary(), LatencyOf: "send latency"}
+	if o.rate > 0 {
+		rep.LatencyOf = "send latency from due time"
+	}
+	rep.finish(elapsed)
+	return rep, nil
+}
+
+func sumFailures(m map[string]int64) int64 {
+	var n int64
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// claim takes up to o.batch messages of the --count budget; 0 means done.
+func (r *producerRun) claim() int {
+	n := int64(r.o.batch)
+	if r.o.count == 0 {
+		return int(n)
+	}
+	end := r.issued.Add(n)
+	if left := r.o.count - (end - n); left < n {
+		return int(max(left, 0))
+	}
+	return int(n)
+}
+
+// work is one producer: its own connection, queues round-robin from its
+// index, paced when --rate is set.
+func (r *producerRun) work(ctx context.Context, idx int) error {
+	client := remoting.NewClient(remoting.ClientConfig{DialTimeout: r.c.timeout})
+	defer client.Close()
+	ids := message.NewUniqIDGenerator(localIP(), os.Getpid(), int32(time.Now().UnixNano())+int32(idx))
+	var inflight chan struct{} // async: one token per send in flight
+	if r.o.mode == modeAsync {
+		inflight = make(chan struct{}, r.o.window)
+	}
+	var interval time.Duration
+	if r.o.rate > 0 {
+		interval = time.Duration(float64(time.Second) * float64(r.o.workers*r.o.batch) / float64(r.o.rate))
+	}
+	// Stagger the workers' schedules so paced sends do not come in bursts.
+	due := time.Now().Add(interval * time.Duration(idx) / time.Duration(r.o.workers))
+	var err error
+	for k := idx; ctx.Err() == nil; k++ {
+		n := r.claim()
+		if n == 0 {
+			break
+		}
+		start := time.Now()
+		if interval > 0 {
+			if wait := time.Until(due); wait > 0 {
+				if !sleepCtx(ctx, wait) {
+					break
+				}
+			}
+			start = due // latency counts from when the send was due
+			due = due.Add(interval)
+		}
+		q := r.qs[k%len(r.qs)]
+		req := r.request(q, ids, n)
+		switch r.o.mode {
+		case modeSync:
+			callCtx, cancel := context.WithTimeout(context.Background(), r.c.timeout)
+			resp, callErr := client.Invoke(callCtx, q.addr, req)
+			cancel()
+			r.done(start, n, resp, callErr)
+		case modeAsync:
+			select {
+			case inflight <- struct{}{}:
+			case <-ctx.Done():
+				continue // the loop ends; no token was taken
+			}
+			sendErr := client.InvokeAsync(q.addr, req, r.c.timeout, func(resp *remoting.Command, callErr error) {
+				r.done(start, n, resp, callErr)
+				<-inflight
+			})
+			if sendErr != nil {
+				<-inflight
+				r.rec.fail("transport", n)
+			}
+		case modeOneway:
+			if sendErr := client.InvokeOneway(q.addr, req); sendErr != nil {
+				r.rec.fail("transport", n)
+				err = fmt.Errorf("oneway send to %s: %w", q.addr, sendErr)
+			} else {
+				r.rec.countOnly(n, r.o.size)
+				r.stored.Add(int64(n))
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	// Wait for the answers still in flight.
+	for range cap(inflight) {
+		inflight <- struct{}{}
+	}
+	return err
+}
+
+// sleepCtx sleeps d unless ctx ends first; it reports whether it slept.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// done records the outcome of one send of n messages started at start.
+func (r *producerRun) done(start time.Time, n int, resp *remoting.Command, err error) {
+	switch {
+	case err != nil:
+		r.rec.fail("transport", n)
+	case resp.Code != protocol.Success:
+		r.rec.fail(responseCodeName(resp.Code), n)
+	default:
+		r.rec.record(time.Since(start), n, r.o.size)
+		r.stored.Add(int64(n))
+	}
+}
+
+// request builds one SEND_MESSAGE_V2 (or, for --batch > 1,
+// SEND_BATCH_MESSAGE) of n messages to q, as the Java producer encodes it.
+func (r *producerRun) request(q queue, ids *message.UniqIDGenerator, n int) *remoting.Command {
+	h := protocol.SendMessageRequestHeader{ProducerGroup: r.o.group, Topic: r.o.topic, DefaultTopic: defaultTopic,
+		DefaultTopicQueueNums: defaultTopicQueueNums, QueueID: q.id, BornTimestamp: time.Now().UnixMilli(),
+		ReconsumeTimes: protocol.Some[int32](0), UnitMode: protocol.Some(false), BrokerName: q.broker}
+	ext := make(map[string]string, 16)
+	if r.o.batch == 1 {
+		h.Properties = r.propsPrefix + ids.Next()
+		h.Batch = protocol.Some(false)
+		h.AppendExtV2(ext)
+		return remoting.NewRequest(protocol.SendMessageV2, ext, r.body)
+	}
+	// The batch's own properties say "wait for the store"; each item
+	// carries its tag and id.
+	h.Properties = string(message.AppendProperty(nil, message.PropertyWaitStoreMsgOK, "true"))
+	h.Batch = protocol.Some(true)
+	h.AppendExtV2(ext)
+	body := make([]byte, 0, n*(len(r.body)+len(r.propsPrefix)+64))
+	for range n {
+		body = message.AppendBatchItem(body, 0, r.body, r.propsPrefix+ids.Next())
+	}
+	return remoting.NewRequest(protocol.SendBatchMessage, ext, body)
+}
+
+// responseCodeNames names the codes a send or pull may answer.
+var responseCodeNames = map[int32]string{
+	protocol.SystemError:               "SYSTEM_ERROR",
+	protocol.SystemBusy:                "SYSTEM_BUSY",
+	protocol.RequestCodeNotSupported:   "REQUEST_CODE_NOT_SUPPORTED",
+	protocol.FlushDiskTimeout:          "FLUSH_DISK_TIMEOUT",
+	protocol.SlaveNotAvailable:         "SLAVE_NOT_AVAILABLE",
+	protocol.FlushSlaveTimeout:         "FLUSH_SLAVE_TIMEOUT",
+	protocol.MessageIllegal:            "MESSAGE_ILLEGAL",
+	protocol.ServiceNotAvailable:       "SERVICE_NOT_AVAILABLE",
+	protocol.VersionNotSupported:       "VERSION_NOT_SUPPORTED",
+	protocol.NoPermission:              "NO_PERMISSION",
+	protocol.TopicNotExist:             "TOPIC_NOT_EXIST",
+	protocol.SubscriptionNotExist:      "SUBSCRIPTION_NOT_EXIST",
+	protocol.SubscriptionGroupNotExist: "SUBSCRIPTION_GROUP_NOT_EXIST",
+	protocol.InvalidParameter:          "INVALID_PARAMETER",
+	protocol.FlowControl:               "FLOW_CONTROL",
+}
+
+// responseCodeName is the name of a response code, or "code N".
+func responseCodeName(code int32) string {
+	if s, ok := responseCodeNames[code]; ok {
+		return s
+	}
+	return "code " + strconv.Itoa(int(code))
+}
