@@ -23,7 +23,10 @@ import (
 //
 //	go test -run '^$' -bench BenchmarkTimerHour -benchtime 1x \
 //	    ./internal/broker/timer/ -timer.pending 1000000
-var benchPending = flag.Int("timer.pending", 20000, "timer messages spread over an hour in BenchmarkTimerHour")
+var (
+	benchPending = flag.Int("timer.pending", 20000, "timer messages of BenchmarkTimerHour")
+	benchSpread  = flag.Duration("timer.spread", time.Hour, "BenchmarkTimerHour spreads its messages over [1m, this]")
+)
 
 // benchSample is the short-delay sample whose lateness is measured.
 const benchSample = 1000
@@ -70,7 +73,7 @@ func runTimerHour(b *testing.B, pending int) {
 
 	r := rand.New(rand.NewPCG(7, 7))
 	body := make([]byte, 64)
-	policy := Policy{Enabled: true, MaxDelay: 2 * time.Hour}
+	policy := Policy{Enabled: true, MaxDelay: *benchSpread + time.Hour}
 	put := func(topic string, deliverMs int64, now time.Time) {
 		rec := message.Record{Topic: topic, QueueID: 0, Body: body, BornTimestamp: now.UnixMilli(),
 			Properties: message.SetProperty("TAGS\x01t", message.PropertyTimerDeliverMS, strconv.FormatInt(deliverMs, 10))}
@@ -85,7 +88,7 @@ func runTimerHour(b *testing.B, pending int) {
 	start := time.Now()
 	for i := range pending {
 		now := time.Now()
-		put("Far", now.Add(time.Minute+time.Duration(r.Int64N(int64(59*time.Minute)))).UnixMilli(), now)
+		put("Far", now.Add(time.Minute+time.Duration(r.Int64N(int64(*benchSpread-time.Minute)))).UnixMilli(), now)
 		if i%(pending/benchSample+1) == 0 {
 			// The sample goes in among the far messages.
 			put("Near", now.Add(time.Second+time.Duration(r.Int64N(int64(2*time.Second)))).UnixMilli(), now)

@@ -38,14 +38,21 @@ type buckets struct {
 	dirty   map[int64]struct{} // written since the last sync
 	order   []int64            // sorted bucket starts with a file (index)
 	readers map[int64]vfs.File // open bucket files of copied records
+	writers map[int64]vfs.File // bucket files open for appending (at most maxWriters)
 }
+
+// maxWriters bounds the bucket files kept open for appending: messages
+// spread over many buckets reuse their handles instead of an open and a
+// close per enqueue round.
+const maxWriters = 256
 
 func openBuckets(fsys vfs.FS, dir string, width int64) (*buckets, error) {
 	if err := vfs.MkdirAllSync(fsys, dir, 0o755); err != nil {
 		return nil, fmt.Errorf("timer: create %s: %w", dir, err)
 	}
 	b := &buckets{fs: fsys, dir: dir, width: width, sizes: map[int64]int64{},
-		pending: map[int64][]byte{}, dirty: map[int64]struct{}{}, readers: map[int64]vfs.File{}}
+		pending: map[int64][]byte{}, dirty: map[int64]struct{}{}, readers: map[int64]vfs.File{},
+		writers: map[int64]vfs.File{}}
 	names, err := fsys.List(dir)
 	if err != nil {
 		return nil, fmt.Errorf("timer: list %s: %w", dir, err)
@@ -99,19 +106,11 @@ func (b *buckets) add(e entry, record []byte) {
 func (b *buckets) writePending() error {
 	for s, data := range b.pending {
 		size, exists := b.sizes[s]
-		var f vfs.File
-		var err error
-		if exists {
-			f, err = b.fs.OpenReadWrite(b.path(s))
-		} else {
-			f, err = b.fs.Create(b.path(s))
-		}
+		f, err := b.writer(s, exists)
 		if err != nil {
-			return fmt.Errorf("timer: open bucket %d: %w", s, err)
+			return err
 		}
-		_, werr := f.WriteAt(data, size)
-		cerr := f.Close()
-		if err := errors.Join(werr, cerr); err != nil {
+		if _, err := f.WriteAt(data, size); err != nil {
 			return fmt.Errorf("timer: append to bucket %d: %w", s, err)
 		}
 		if !exists {
@@ -125,12 +124,49 @@ func (b *buckets) writePending() error {
 	return nil
 }
 
+// writer returns the open append handle of a bucket file, creating the
+// file when it does not exist yet.
+func (b *buckets) writer(s int64, exists bool) (vfs.File, error) {
+	if f, ok := b.writers[s]; ok {
+		return f, nil
+	}
+	if len(b.writers) >= maxWriters {
+		b.closeWriters() // unsynced data stays dirty: sync reopens
+	}
+	var f vfs.File
+	var err error
+	if exists {
+		f, err = b.fs.OpenReadWrite(b.path(s))
+	} else {
+		f, err = b.fs.Create(b.path(s))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("timer: open bucket %d: %w", s, err)
+	}
+	b.writers[s] = f
+	return f, nil
+}
+
+func (b *buckets) closeWriters() {
+	for s, f := range b.writers {
+		_ = f.Close()
+		delete(b.writers, s)
+	}
+}
+
 // sync makes the written bucket files (and new names) durable.
 func (b *buckets) sync() error {
 	if len(b.dirty) == 0 {
 		return nil
 	}
 	for s := range b.dirty {
+		if f, ok := b.writers[s]; ok {
+			if err := f.Sync(); err != nil {
+				return fmt.Errorf("timer: sync bucket %d: %w", s, err)
+			}
+			delete(b.dirty, s)
+			continue
+		}
 		f, err := b.fs.OpenReadWrite(b.path(s))
 		if errors.Is(err, fs.ErrNotExist) {
 			delete(b.dirty, s)
@@ -233,12 +269,13 @@ func (b *buckets) readCopy(e entry, dst []byte) ([]byte, error) {
 	return dst, nil
 }
 
-// closeReaders closes the open bucket files of copied records.
-func (b *buckets) closeReaders() {
+// closeFiles closes every open bucket file.
+func (b *buckets) closeFiles() {
 	for s, f := range b.readers {
 		_ = f.Close()
 		delete(b.readers, s)
 	}
+	b.closeWriters()
 }
 
 // remove deletes a bucket's file.
@@ -249,6 +286,10 @@ func (b *buckets) remove(start int64) error {
 	if f, ok := b.readers[start]; ok {
 		_ = f.Close()
 		delete(b.readers, start)
+	}
+	if f, ok := b.writers[start]; ok {
+		_ = f.Close()
+		delete(b.writers, start)
 	}
 	if err := b.fs.Remove(b.path(start)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("timer: remove bucket %d: %w", start, err)

@@ -172,25 +172,41 @@ func (s *Service) Close() error {
 			<-s.done
 		}
 		s.closeErr = s.save()
-		s.b.closeReaders()
+		s.b.closeFiles()
 	})
 	return s.closeErr
 }
 
 func (s *Service) run() {
 	defer close(s.done)
+	// Catch up first: entries re-read after a crash must reach their
+	// bucket files before any bucket is loaded (see Start).
 	for {
-		for {
-			n, err := s.enqueue()
-			if err != nil {
-				s.log.Warn("timer: enqueue failed", "err", err)
-				break
-			}
-			if n < enqueueBatch {
-				break
-			}
+		n, err := s.enqueue()
+		if err != nil {
+			s.log.Warn("timer: enqueue failed", "err", err)
+			break
+		}
+		if n < enqueueBatch {
+			break
+		}
+		select {
+		case <-s.quit:
+			return
+		default:
+		}
+	}
+	for {
+		// One enqueue round per step: during a burst of sends, due
+		// messages are still delivered between rounds.
+		n, err := s.enqueue()
+		if err != nil {
+			s.log.Warn("timer: enqueue failed", "err", err)
 		}
 		wait := s.step()
+		if n == enqueueBatch {
+			wait = 0 // more to read
+		}
 		select {
 		case <-s.quit:
 			return
