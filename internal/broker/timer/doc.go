@@ -29,6 +29,23 @@
 // later buckets cost no memory, 20 bytes of disk each. A year of delay is
 // one bucket file name further.
 //
+// # Measured (BenchmarkTimerHour, 2 shared cores, other builds running)
+//
+//	go test -run '^$' -bench BenchmarkTimerHour -benchtime 1x \
+//	    ./internal/broker/timer/ -timer.pending 1000000 [-timer.spread 48h]
+//
+// 1,000,000 messages due uniformly over the next hour, plus 1,000 due in
+// 1-3 s sent among them: 290k-990k puts/s through Hold + CommitLog,
+// filed at 280k-950k/s (keeps up with the puts), 20 bytes of disk and
+// 2-8 bytes of Go heap per pending message (only the current 10-minute
+// bucket, 80k-150k entries, is in memory), sample lateness p50 0-1 ms,
+// p99 1-5 ms on a quiet machine (160-340 ms under load average 6-7).
+// Spread over 48 h (every message copied into its bucket): 279 bytes of
+// disk per message, ~1 byte of heap, filed at ~290k/s.
+// Memory per million pending messages: ~0 for messages in later buckets;
+// 32 MB (32 bytes an entry, plus slice growth) for a million due within
+// the same bucket width.
+//
 // # Files (<root>/timerlog/, all integers big-endian)
 //
 // Bucket files, named by the bucket's start time (epoch ms, 20 decimal
