@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -30,6 +31,9 @@ import (
 // Short by default (CI: -benchtime=1x). Figures worth reading:
 //
 //	go test -run '^$' -bench 'Put/' -benchtime 2s -count 3 ./internal/store/commitlog/
+//
+// "cpu-ns/msg" is the process's CPU time (user + system, all threads) per
+// put during the timed region: steadier than msgs/s on a shared machine.
 //
 // benchSegment keeps preallocation (zero-fill for sync) affordable in short
 // runs; production segments are 1 GiB.
@@ -104,6 +108,7 @@ func benchPut(b *testing.B, syncFlush bool, writers, body int) {
 	b.SetBytes(int64(recSize))
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpuStart := processCPU(b)
 	start := time.Now()
 	var next atomic.Int64
 	var failed atomic.Int64
@@ -127,6 +132,7 @@ func benchPut(b *testing.B, syncFlush bool, writers, body int) {
 		time.Sleep(50 * time.Microsecond)
 	}
 	storeElapsed := time.Since(start)
+	cpu := processCPU(b) - cpuStart
 	b.StopTimer()
 	if err := l.Close(); err != nil {
 		b.Fatal(err)
@@ -135,12 +141,24 @@ func benchPut(b *testing.B, syncFlush bool, writers, body int) {
 		b.Fatalf("%d puts failed", n)
 	}
 	b.ReportMetric(float64(b.N)/storeElapsed.Seconds(), "msgs/s")
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/msg")
 	base = min(base, baseline())
 	metric := "x-raw"
 	if syncFlush {
 		metric = "x-bare"
 	}
 	b.ReportMetric(base.Seconds()/storeElapsed.Seconds(), metric)
+}
+
+// processCPU is the user + system CPU time this process has used so far
+// (every thread: writers, committer, flusher, GC). CPU per message is less
+// noisy than wall time on a shared machine.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // rawSequentialWrite writes n records' worth of bytes sequentially through a
