@@ -157,7 +157,12 @@ func (s *Service) deliverDue(level int32, delay time.Duration, offset int64) (in
 	defer res.Release()
 	switch res.Status {
 	case store.Found:
-	case store.OffsetTooSmall, store.OffsetOverflowBadly, store.OffsetFoundNull,
+	case store.OffsetOverflowBadly:
+		// Saved progress beyond the queue (its tail was lost in a crash
+		// before the offsets file): go on from the end, never from 0.
+		s.log.Warn("schedule: offset beyond the queue corrected", "level", level, "from", offset, "to", res.MaxOffset)
+		return res.MaxOffset, 0
+	case store.OffsetTooSmall, store.OffsetFoundNull,
 		store.NoMatchedMessage, store.MessageWasRemoving:
 		if res.NextBeginOffset != offset {
 			s.log.Warn("schedule: offset corrected", "level", level, "from", offset, "to", res.NextBeginOffset,

@@ -203,3 +203,28 @@ func TestNewChecksConfig(t *testing.T) {
 		t.Error("empty config accepted")
 	}
 }
+
+// TestOffsetBeyondQueueGoesOnFromTheEnd: progress saved beyond the queue
+// (its tail lost in a crash) resumes at the queue's end, not at 0.
+func TestOffsetBeyondQueueGoesOnFromTheEnd(t *testing.T) {
+	dir := t.TempDir()
+	st := openStore(t, dir)
+	defer st.Close()
+	putDelayed(t, st, "B", 1, "old0")
+	putDelayed(t, st, "B", 1, "old1")
+	waitFor(t, 5*time.Second, "dispatch", func() bool { return st.MaxOffset(message.ScheduleTopic, 0) == 2 })
+	svc := newService(t, st, dir)
+	svc.cfg.Offsets.Set(1, 100)
+	if err := svc.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	waitFor(t, 5*time.Second, "offset corrected", func() bool { off, _ := svc.cfg.Offsets.Get(1); return off == 2 })
+	putDelayed(t, st, "B", 1, "new")
+	waitFor(t, 5*time.Second, "new delivered", func() bool { return len(delivered(t, st, "B")) == 1 })
+	time.Sleep(200 * time.Millisecond)
+	got := delivered(t, st, "B")
+	if len(got) != 1 || string(got[0].Body) != "new" {
+		t.Fatalf("delivered %d messages, first %q", len(got), got[0].Body)
+	}
+}

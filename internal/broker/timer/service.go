@@ -283,6 +283,9 @@ func (s *Service) enqueue() (int, error) {
 		case store.OffsetTooSmall, store.OffsetOverflowBadly, store.OffsetFoundNull,
 			store.NoMatchedMessage, store.MessageWasRemoving:
 			next := res.NextBeginOffset
+			if res.Status == store.OffsetOverflowBadly {
+				next = res.MaxOffset // a lost queue tail: go on from the end, never from 0
+			}
 			res.Release()
 			if next == s.prog.enqueueOffset {
 				return n, s.b.writePending()
