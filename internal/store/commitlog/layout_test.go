@@ -112,3 +112,20 @@ func TestGoldenLayout(t *testing.T) {
 		})
 	}
 }
+
+func TestMsgIDFormatter(t *testing.T) {
+	hosts := []netip.AddrPort{
+		netip.MustParseAddrPort("127.0.0.1:10911"),
+		netip.MustParseAddrPort("[2001:db8::1]:10911"),
+		netip.MustParseAddrPort("[::ffff:10.0.0.1]:65535"),
+		{},
+	}
+	for _, h := range hosts {
+		f := newMsgIDFormatter(h)
+		for _, off := range []int64{0, 1, 0xABCDEF, 1 << 40, -1, 1<<63 - 1} {
+			if got, want := f.format(off), message.OffsetMsgID(h, off); got != want {
+				t.Errorf("%v at %d: %s, want %s", h, off, got, want)
+			}
+		}
+	}
+}

@@ -40,6 +40,8 @@ type Log struct {
 	cfg  Config
 	segs *segment.Queue
 	ring []byte
+	// msgIDs formats the offset msgIds of PutResult.
+	msgIDs msgIDFormatter
 
 	// mu is the put lock.
 	mu struct {
@@ -133,7 +135,7 @@ func Open(cfg Config) (*Log, error) {
 	if err != nil {
 		return nil, fmt.Errorf("commitlog: open: %w", err)
 	}
-	l := &Log{cfg: cfg, segs: segs, ring: make([]byte, cfg.RingSize)}
+	l := &Log{cfg: cfg, segs: segs, ring: make([]byte, cfg.RingSize), msgIDs: newMsgIDFormatter(cfg.StoreHost)}
 	l.mu.queueOffsets = make(map[queueKey]*int64)
 	l.committer = newService()
 	l.flusher = newService()

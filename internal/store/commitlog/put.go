@@ -94,7 +94,7 @@ func (l *Log) Put(ctx context.Context, r *message.Record, opts PutOptions) PutRe
 		Status:         PutOK,
 		WroteOffset:    offset,
 		WroteBytes:     int32(len(rec)),
-		MsgID:          message.OffsetMsgID(l.cfg.StoreHost, offset),
+		MsgID:          l.msgIDs.format(offset),
 		StoreTimestamp: ts,
 		QueueOffset:    queueOffset,
 		MsgNum:         1,
@@ -181,7 +181,7 @@ func (l *Log) PutBatch(ctx context.Context, recs []message.Record, opts PutOptio
 		if i > 0 {
 			ids.WriteByte(',')
 		}
-		ids.WriteString(message.OffsetMsgID(l.cfg.StoreHost, r.PhysicalOffset))
+		ids.WriteString(l.msgIDs.format(r.PhysicalOffset))
 		start = end
 	}
 	res := PutResult{
