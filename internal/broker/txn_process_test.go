@@ -2,6 +2,7 @@ package broker_test
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,22 @@ import (
 	"github.com/rocketd/rocketd/internal/remoting"
 )
 
+// freeBrokerPort returns a port that, like the next one (the master's HA
+// port), was free a moment ago.
+func freeBrokerPort(t *testing.T) int {
+	t.Helper()
+	for range 100 {
+		p := freeTCPPort(t)
+		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p+1))
+		if err == nil {
+			ln.Close()
+			return p
+		}
+	}
+	t.Fatal("no free pair of ports")
+	return 0
+}
+
 // Half messages outstanding (each checked and re-appended at least once),
 // the rocketd process killed with SIGKILL and started again on the same
 // data: the check-back of the new process asks a producer of the group,
@@ -30,7 +47,10 @@ func TestRocketdKilledWithHalfMessages(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/rocketd/rocketd/cmd/rocketd").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	nsPort, brokerPort := freeTCPPort(t), freeTCPPort(t)
+	nsPort, brokerPort := freeTCPPort(t), freeBrokerPort(t)
+	for nsPort == brokerPort+1 {
+		brokerPort = freeBrokerPort(t)
+	}
 	nsAddr := "127.0.0.1:" + strconv.Itoa(nsPort)
 	brokerAddr := "127.0.0.1:" + strconv.Itoa(brokerPort)
 	dir := t.TempDir()
