@@ -57,6 +57,12 @@ func (b *Broker) startDelivery(mopts meta.Options, fs vfs.FS) (*delivery, error)
 	if err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
+	tm := d.timer
+	b.store.AddArrivalListener(func(topic string, _ int32, _, _, _ int64) {
+		if topic == timer.Topic {
+			tm.Notify()
+		}
+	})
 	if err := d.schedule.Start(); err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
 	}

@@ -17,10 +17,12 @@ import (
 // Defaults of Config.
 const (
 	DefaultPersistInterval = 10 * time.Second
-	// emptyPoll is the wait on an empty (or caught-up) level queue: a new
-	// message is due one level delay (>= 1 s) after it is stored, so this
-	// bounds the extra lateness to 100 ms.
-	emptyPoll = 100 * time.Millisecond
+	// maxEmptyPoll bounds the wait on an empty (or caught-up) level
+	// queue; the wait is half the level's delay, at least minEmptyPoll: a
+	// new message is due one level delay after it is stored, so the loop
+	// sees it before it is due and then sleeps exactly until then.
+	maxEmptyPoll = time.Second
+	minEmptyPoll = 20 * time.Millisecond
 	// retryWait is the wait after a failed put or read (Java: 100 ms).
 	retryWait = 100 * time.Millisecond
 	// batch is how many units one read returns at most.
@@ -169,9 +171,9 @@ func (s *Service) deliverDue(level int32, delay time.Duration, offset int64) (in
 				"status", res.Status.String())
 			return res.NextBeginOffset, 0
 		}
-		return offset, emptyPoll
+		return offset, emptyPoll(delay)
 	default: // empty or caught up
-		return offset, emptyPoll
+		return offset, emptyPoll(delay)
 	}
 	for i := range res.Messages {
 		m := &res.Messages[i]
@@ -192,6 +194,11 @@ func (s *Service) deliverDue(level int32, delay time.Duration, offset int64) (in
 		offset = m.QueueOffset + 1
 	}
 	return offset, 0
+}
+
+// emptyPoll is the wait on an empty level queue (see maxEmptyPoll).
+func emptyPoll(delay time.Duration) time.Duration {
+	return min(maxEmptyPoll, max(minEmptyPoll, delay/2))
 }
 
 // errUndecodable marks a unit whose record cannot be decoded: skipped.

@@ -13,7 +13,8 @@
 // starts, and when an entry is due reads the held record and puts it to its
 // real topic and queue (REAL_TOPIC/REAL_QID removed, everything else
 // kept). It sleeps until the earliest loaded entry is due, at most 100 ms
-// (the poll for newly held messages). Delivery is never early: the
+// (the poll for newly held messages), and is woken by Notify (the broker
+// calls it from a store arrival listener) when a message is held. Delivery is never early: the
 // delivery time is not rounded down as RocketMQ does.
 //
 // # Cost

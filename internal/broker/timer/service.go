@@ -22,8 +22,9 @@ const (
 	DefaultCheckpointInterval = time.Second
 	DefaultCopyAfter          = time.Hour
 	// poll is the longest sleep: how soon newly held messages are read
-	// from the timer queue (and so the extra lateness of a message whose
-	// time is less than this away when it is sent).
+	// from the timer queue when no Notify wakes the service (and so the
+	// extra lateness of a message whose time is less than this away when
+	// it is sent).
 	poll = 100 * time.Millisecond
 	// loadAhead loads a bucket this long before it starts, so that its
 	// first entries are in memory when due.
@@ -81,6 +82,7 @@ type Service struct {
 	b    *buckets
 	quit chan struct{}
 	done chan struct{}
+	wake chan struct{} // Notify: a message was held
 
 	// goroutine state
 	prog       progress // in memory, ahead of the saved one
@@ -142,9 +144,20 @@ func New(cfg Config) (*Service, error) {
 			p.watermarkMs = b.order[0] // lost checkpoint: replay every bucket
 		}
 	}
-	s := &Service{cfg: cfg, log: log, b: b, quit: make(chan struct{}), done: make(chan struct{}), prog: p, saved: p}
+	s := &Service{cfg: cfg, log: log, b: b, quit: make(chan struct{}), done: make(chan struct{}),
+		wake: make(chan struct{}, 1), prog: p, saved: p}
 	s.loadedUpTo = b.start(p.watermarkMs)
 	return s, nil
+}
+
+// Notify tells the service a message was put to Topic (a store arrival
+// listener calls it): a message due within the poll interval is then read
+// and delivered at once. Never blocks.
+func (s *Service) Notify() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
 }
 
 // Stats returns the counters.
@@ -218,6 +231,8 @@ func (s *Service) run() {
 			case <-s.quit:
 				t.Stop()
 				return
+			case <-s.wake:
+				t.Stop()
 			case <-t.C:
 			}
 		}

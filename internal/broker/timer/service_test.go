@@ -246,6 +246,22 @@ func (noCommitLogReads) ReadMessage(int64, int32) (commitlog.Buffer, error) {
 	return commitlog.Buffer{}, errors.New("no CommitLog reads in this test")
 }
 
+func TestNotifyNeverBlocks(t *testing.T) {
+	dir := t.TempDir()
+	st := openStore(t, dir)
+	defer st.Close()
+	svc := newService(t, st, dir, nil)
+	for range 3 {
+		svc.Notify() // not started: the wake-up is kept, the others dropped
+	}
+	if len(svc.wake) != 1 {
+		t.Fatalf("%d wake-ups pending", len(svc.wake))
+	}
+	if err := svc.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestHeapOrder(t *testing.T) {
 	var h minHeap
 	r := rand.New(rand.NewPCG(1, 2))
