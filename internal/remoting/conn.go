@@ -2,6 +2,7 @@ package remoting
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -418,19 +419,16 @@ func (c *Conn) readFrames() error {
 			return fmt.Errorf("%w: length %d (max frame %d)", ErrFrameTooLarge, length, c.maxFrame)
 		}
 		_, _ = br.Discard(4)
-		// The frame is not reused: the decoded Body aliases it and belongs
-		// to the handler from now on.
-		frame := make([]byte, length)
-		if err := c.readFull(br, frame); err != nil {
-			return c.readErr(err)
+		cmd, err := c.readFrame(br, int(length))
+		if err != nil {
+			if !errors.Is(err, ErrMalformed) {
+				return c.readErr(err)
+			}
+			c.warnBadFrame("remoting: undecodable frame, closing connection", "err", err)
+			return err
 		}
 		if c.idle > 0 {
 			lastRead = time.Now()
-		}
-		cmd, err := DecodeFrame(frame)
-		if err != nil {
-			c.warnBadFrame("remoting: undecodable frame, closing connection", "err", err)
-			return err
 		}
 		if cmd.IsResponse() {
 			c.complete(cmd)
@@ -438,6 +436,33 @@ func (c *Conn) readFrames() error {
 		}
 		c.owner.dispatch(c, cmd)
 	}
+}
+
+// readFrame reads and decodes the frame of length bytes (the length field
+// already consumed). A read error is returned as is; a decoding error wraps
+// ErrMalformed.
+//
+// A frame already whole in the read buffer (the usual case for small
+// frames, which arrive in bursts) is decoded where it lies and only its
+// body is copied out: the header strings are copies anyway, so a frame
+// without a body costs no buffer at all. A larger or partly arrived frame
+// is read into a fresh buffer that its Body then aliases. Either way the
+// Body belongs to whoever receives the Command.
+func (c *Conn) readFrame(br *bufio.Reader, length int) (*Command, error) {
+	if length <= br.Buffered() {
+		frame, _ := br.Peek(length)
+		cmd, err := DecodeFrame(frame)
+		if err == nil && cmd.Body != nil {
+			cmd.Body = bytes.Clone(cmd.Body)
+		}
+		_, _ = br.Discard(length)
+		return cmd, err
+	}
+	frame := make([]byte, length)
+	if err := c.readFull(br, frame); err != nil {
+		return nil, err
+	}
+	return DecodeFrame(frame)
 }
 
 // readFull fills frame. A large frame may take longer than the idle

@@ -105,9 +105,11 @@
 // The reader checks each frame's length against MaxFrameSize before it
 // allocates anything.
 //
-// Slice lifetimes. Each received frame gets a fresh buffer that is never
-// reused: a decoded Command's Body aliases it and belongs to whoever
-// receives the Command (handlers may keep it). Header strings (remark,
+// Slice lifetimes. A received Command's Body is a buffer of its own that
+// belongs to whoever receives the Command (handlers may keep it): a frame
+// already whole in the 64 KiB read buffer is decoded in place and its body
+// copied out (a frame without a body then costs no buffer); a larger one is
+// read into a fresh buffer that the Body aliases and nothing reuses. Header strings (remark,
 // extFields values) do not alias the frame: they are cut from one string
 // copy of the header, so keeping one small value keeps that header copy
 // (a few hundred bytes) alive; strings.Clone a value before storing it in

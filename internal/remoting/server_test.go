@@ -386,3 +386,58 @@ func TestSlowLargeFrameIsNotIdle(t *testing.T) {
 		t.Fatalf("slow frame answered %+v", r)
 	}
 }
+
+// TestKeptBodiesSurviveLaterFrames: a handler and a caller may keep the
+// Body they received while more frames arrive on the same connection. Small
+// frames are decoded inside the read buffer, so this fails if a Body were
+// left aliasing it.
+func TestKeptBodiesSurviveLaterFrames(t *testing.T) {
+	s := NewServer(ServerConfig{Addr: "127.0.0.1:0"})
+	var mu sync.Mutex
+	kept := map[string][]byte{}
+	s.Handle(protocol.SendMessage, s.NewFamily("keep", 2, 256), func(_ *Conn, req *Command) *Command {
+		mu.Lock()
+		kept[req.ExtField("id")] = req.Body
+		mu.Unlock()
+		return echoHandler(nil, req)
+	})
+	addr := startServer(t, s)
+	c := newClient(t, ClientConfig{})
+	ctx := ctxTimeout(t, 10*time.Second)
+	const callers, perCaller = 8, 50
+	body := func(id string) []byte { return bytes.Repeat([]byte(id+";"), 20) }
+	var wg sync.WaitGroup
+	got := make([][]*Command, callers)
+	for g := range callers {
+		wg.Go(func() {
+			for i := range perCaller {
+				id := strconv.Itoa(g*perCaller + i)
+				resp, err := c.Invoke(ctx, addr, NewRequest(protocol.SendMessage, map[string]string{"id": id}, body(id)))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				got[g] = append(got[g], resp)
+			}
+		})
+	}
+	wg.Wait()
+	for _, resps := range got {
+		for _, resp := range resps {
+			id := resp.ExtField("id")
+			if want := body(id); !bytes.Equal(resp.Body, want) {
+				t.Fatalf("response %s: body changed after receipt: %q", id, resp.Body)
+			}
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(kept) != callers*perCaller {
+		t.Fatalf("handler kept %d bodies, want %d", len(kept), callers*perCaller)
+	}
+	for id, b := range kept {
+		if !bytes.Equal(b, body(id)) {
+			t.Fatalf("request %s: body changed after receipt: %q", id, b)
+		}
+	}
+}
