@@ -259,11 +259,20 @@ func (s *Service) reappendImmune(r *message.Record) bool {
 		Body: r.Body, Properties: props,
 	}
 	res := s.cfg.Store.PutMessage(context.Background(), &c, store.PutOptions{NoWait: true, NoDelayRewrite: true})
+	if permanent(res.Status) {
+		return s.discard(r)
+	}
 	if res.Status != store.PutOK {
 		s.log.Warn("txn: re-append immune half message", "halfOffset", r.QueueOffset, "status", res.Status)
 		return false
 	}
 	return true
+}
+
+// permanent reports whether a put refused with st can never succeed for
+// the same record (as opposed to a full disk or a busy store).
+func permanent(st store.PutStatus) bool {
+	return st == store.MessageIllegal || st == store.PropertiesSizeExceeded
 }
 
 // discard moves r to TRANS_CHECK_MAX_TIME_TOPIC: it is never checked again.
@@ -298,6 +307,11 @@ func (s *Service) check(r *message.Record, times int) bool {
 		Body: r.Body, Properties: props,
 	}
 	res := s.cfg.Store.PutMessage(context.Background(), &c, store.PutOptions{NoWait: true, NoDelayRewrite: true})
+	if permanent(res.Status) {
+		// The added property does not fit: the message can never be
+		// checked, and retrying would hold up the walk for good.
+		return s.discard(r)
+	}
 	if res.Status != store.PutOK {
 		s.log.Warn("txn: re-append half message", "halfOffset", r.QueueOffset, "status", res.Status)
 		return false

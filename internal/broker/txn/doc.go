@@ -83,7 +83,8 @@
 //     to a live connection of the PGROUP producer group with the new
 //     offsets and the record (REAL_TOPIC/REAL_QID restored) as body (a
 //     group without a live connection is not asked, but the check counts,
-//     as in Java);
+//     as in Java); a message whose copy cannot be stored for good (the
+//     added property would exceed 32767 bytes) is parked instead;
 //  3. store the new half progress, and the op progress advanced over every
 //     op record whose half offsets are all below the new half progress.
 //

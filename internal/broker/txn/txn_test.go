@@ -3,6 +3,7 @@ package txn
 import (
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -445,5 +446,36 @@ func TestCheckImmunity(t *testing.T) {
 	e.waitDispatched()
 	if n := e.store.MaxOffset("T", 3); n != 1 {
 		t.Fatalf("%d deliveries, want 1", n)
+	}
+}
+
+// A half message whose properties leave no room for TRANSACTION_CHECK_TIMES
+// cannot be re-appended: it is parked at once instead of holding up the
+// walk, and the message after it is checked.
+func TestCheckUnappendableIsParked(t *testing.T) {
+	e := newEnv(t, nil)
+	// Sized so that the half message fits and its checked copy does not.
+	pad := strings.Repeat("x", message.MaxPropertiesLen-200)
+	e.putHalfWith("huge", "H", map[string]string{"pad": pad})
+	e.waitDispatched()
+	r, buf, err := e.store.LookMessageByOffset(0)
+	must(t, err)
+	room := message.MaxPropertiesLen - len(r.Properties)
+	buf.Release()
+	e.putHalfWith("huge2", "H2", map[string]string{"pad": pad + strings.Repeat("y", room-5)})
+	e.putHalf("next", "N")
+	e.advance(7 * time.Second)
+	e.round()
+	var bodies []string
+	for _, c := range e.prod.take() {
+		_, r := checkOf(t, c)
+		bodies = append(bodies, string(r.Body))
+	}
+	if !slices.Equal(bodies, []string{"huge", "next"}) {
+		t.Fatalf("checked %v, want huge and next", bodies)
+	}
+	parked := e.messages(meta.TransCheckMaxTopic, 0)
+	if len(parked) != 1 || string(parked[0].Body) != "huge2" {
+		t.Fatalf("parked %d messages", len(parked))
 	}
 }
