@@ -14,8 +14,10 @@ import (
 )
 
 // TimerDirName is the timer's directory under the store root (bucket
-// files and checkpoint; see package timer).
-const TimerDirName = "timerlog"
+// files and checkpoint; see package timer). Not RocketMQ 5's timerlog or
+// timerwheel: the format differs, and a store directory carried over from
+// a Java broker must not be misread.
+const TimerDirName = "timerbuckets"
 
 // delivery runs the services that put parked messages back: delay levels
 // (SCHEDULE_TOPIC_XXXX) and timer messages (rmq_sys_wheel_timer). Masters

@@ -59,7 +59,7 @@ func runTimerHour(b *testing.B, pending int) {
 		b.Fatal(err)
 	}
 	defer st.Close()
-	svc, err := New(Config{Store: st, Dir: filepath.Join(dir, "timerlog")})
+	svc, err := New(Config{Store: st, Dir: filepath.Join(dir, "timerbuckets")})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func runTimerHour(b *testing.B, pending int) {
 	var after runtime.MemStats
 	runtime.ReadMemStats(&after)
 	disk := int64(0)
-	_ = filepath.WalkDir(filepath.Join(dir, "timerlog"), func(_ string, d fs.DirEntry, err error) error {
+	_ = filepath.WalkDir(filepath.Join(dir, "timerbuckets"), func(_ string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && d.Name() != checkpointName {
 			if info, err := d.Info(); err == nil {
 				disk += info.Size()

@@ -47,7 +47,10 @@
 // 32 MB (32 bytes an entry, plus slice growth) for a million due within
 // the same bucket width.
 //
-// # Files (<root>/timerlog/, all integers big-endian)
+// # Files (<root>/timerbuckets/, all integers big-endian)
+//
+// (Not RocketMQ 5's <root>/timerlog and <root>/timerwheel, whose formats
+// differ: a store directory of a Java broker is never misread.)
 //
 // Bucket files, named by the bucket's start time (epoch ms, 20 decimal
 // digits, zero-padded; start = deliverMs - deliverMs mod width), are

@@ -48,7 +48,7 @@ type Store interface {
 // Config describes a Service.
 type Config struct {
 	Store Store
-	// Dir holds the bucket files and the checkpoint (<root>/timerlog).
+	// Dir holds the bucket files and the checkpoint (<root>/timerbuckets).
 	Dir string
 	FS  vfs.FS
 	// BucketWidth is the time span of one bucket file (default 10 min).

@@ -35,7 +35,7 @@ func openStore(t testing.TB, dir string) *store.Store {
 
 func newService(t testing.TB, st Store, dir string, now func() time.Time) *Service {
 	t.Helper()
-	s, err := New(Config{Store: st, Dir: filepath.Join(dir, "timerlog"), BucketWidth: time.Second,
+	s, err := New(Config{Store: st, Dir: filepath.Join(dir, "timerbuckets"), BucketWidth: time.Second,
 		CheckpointInterval: 50 * time.Millisecond, Now: now})
 	if err != nil {
 		t.Fatal(err)
@@ -234,7 +234,7 @@ func TestYearDelay(t *testing.T) {
 	// Delivered buckets are deleted once the watermark passed them.
 	clock.add(2 * time.Second)
 	waitFor(t, 5*time.Second, "bucket files removed", func() bool {
-		names, _ := vfs.Default.List(filepath.Join(dir, "timerlog"))
+		names, _ := vfs.Default.List(filepath.Join(dir, "timerbuckets"))
 		return slices.Equal(names, []string{checkpointName})
 	})
 }
@@ -309,7 +309,7 @@ func TestIdleDoesNotRewriteCheckpoint(t *testing.T) {
 	now := time.Now()
 	putHeld(t, st, "T", now.Add(100*time.Millisecond).UnixMilli(), "m", now)
 	waitFor(t, 5*time.Second, "delivery", func() bool { return len(delivered(t, st, "T")) == 1 })
-	ckpt := filepath.Join(dir, "timerlog", checkpointName)
+	ckpt := filepath.Join(dir, "timerbuckets", checkpointName)
 	var first os.FileInfo
 	waitFor(t, 5*time.Second, "checkpoint after the delivery", func() bool {
 		fi, err := os.Stat(ckpt)
