@@ -17,21 +17,6 @@ import (
 // takes (Java pulls 32 at a time).
 const readBatch = 32
 
-// opState is what the check goroutine knows of the op queue: every op
-// record from the op progress up to next, kept between rounds so a round
-// reads only the new ones.
-type opState struct {
-	next   int64              // next op queue offset to read
-	halves map[int64][]int64  // op queue offset -> half offsets it settles
-	done   map[int64]struct{} // half offsets settled by those op records
-}
-
-func (o *opState) reset(next int64) {
-	o.next = next
-	o.halves = make(map[int64][]int64)
-	o.done = make(map[int64]struct{})
-}
-
 // checkRound runs one round of the check-back (doc.go, "Check-back").
 func (s *Service) checkRound() {
 	now := s.cfg.Now()
@@ -44,14 +29,16 @@ func (s *Service) checkRound() {
 	halfProgress := s.progress(meta.TransHalfTopic)
 	opProgress := s.progress(meta.TransOpHalfTopic)
 	opMax := st.MaxOffset(meta.TransOpHalfTopic, 0)
-	if s.ops.next < opProgress || s.ops.next > opMax {
+	if s.ops.base != opProgress || s.ops.next() > opMax {
 		s.ops.reset(opProgress)
 	}
+	s.ops.trimDone(halfProgress)
 	s.readOps(opMax, halfProgress, now)
 
 	newHalf := s.walk(now, halfProgress, halfMax)
 	s.halfProgress.Store(newHalf)
-	newOp := s.advanceOps(opProgress, newHalf)
+	newOp := s.ops.advance(newHalf)
+	s.ops.trimDone(newHalf)
 	if newHalf == halfProgress && newOp == opProgress {
 		return
 	}
@@ -76,43 +63,48 @@ func (s *Service) progress(topic string) int64 {
 	return minOff
 }
 
-// readOps reads the op records from s.ops.next up to opMax. An op record
-// for a half message the walk already passed is a late END: it settled a
-// message a check had re-appended, and the copy must not be checked (and
-// committed) again, so the transaction's UNIQ_KEY joins the settled set.
+// readOps reads the op records from s.ops.next() up to opMax. An op
+// record for a half message the walk already passed is a late END: it
+// settled a message a check had re-appended, and the copy must not be
+// checked (and committed) again, so the transaction's UNIQ_KEY joins the
+// settled set.
 func (s *Service) readOps(opMax, halfProgress int64, now time.Time) {
-	for s.ops.next < opMax && !s.stopping() {
-		res, err := s.cfg.Store.GetMessage(meta.TransCheckGroup, meta.TransOpHalfTopic, 0, s.ops.next, readBatch, nil)
+	for s.ops.next() < opMax && !s.stopping() {
+		from := s.ops.next()
+		res, err := s.cfg.Store.GetMessage(meta.TransCheckGroup, meta.TransOpHalfTopic, 0, from, readBatch, nil)
 		if err != nil {
 			return
 		}
 		if res.Status != store.Found {
 			next := res.NextBeginOffset
 			res.Release()
-			if next <= s.ops.next {
+			if next <= from {
 				return
 			}
 			// Entries the store skipped (files gone) settle nothing.
-			for o := s.ops.next; o < next; o++ {
-				s.ops.halves[o] = nil
+			for range next - from {
+				s.ops.addOp(nil)
 			}
-			s.ops.next = next
 			continue
 		}
 		for _, m := range res.Messages {
+			for s.ops.next() < m.QueueOffset {
+				s.ops.addOp(nil)
+			}
+			if m.QueueOffset < s.ops.next() {
+				continue
+			}
 			r, _, err := message.DecodeRecordNoCopy(m.Bytes, false)
 			var offs []int64
 			if err == nil {
 				offs = parseOp(r.Properties, r.Body)
 			}
-			s.ops.halves[m.QueueOffset] = offs
+			s.ops.addOp(offs)
 			for _, h := range offs {
-				s.ops.done[h] = struct{}{}
 				if h < halfProgress {
 					s.settlePassed(h, now)
 				}
 			}
-			s.ops.next = m.QueueOffset + 1
 		}
 		res.Release()
 	}
@@ -134,26 +126,6 @@ func (s *Service) settlePassed(h int64, now time.Time) {
 		return
 	}
 	s.markSettled(strings.Clone(settleKey(&r)), now)
-}
-
-// advanceOps returns the new op progress: past every op record from
-// opProgress whose half offsets are all below halfProgress; those are
-// forgotten.
-func (s *Service) advanceOps(opProgress, halfProgress int64) int64 {
-	o := opProgress
-	for ; o < s.ops.next; o++ {
-		offs := s.ops.halves[o]
-		for _, h := range offs {
-			if h >= halfProgress {
-				return o
-			}
-		}
-		for _, h := range offs {
-			delete(s.ops.done, h)
-		}
-		delete(s.ops.halves, o)
-	}
-	return o
 }
 
 // walk checks the half messages in [from, end) and returns the new half
@@ -200,7 +172,7 @@ func (s *Service) walk(now time.Time, from, end int64) int64 {
 // visit deals with the half message m; false stops the walk at m (too
 // young, or a write failed: the next round retries it).
 func (s *Service) visit(now time.Time, m store.Message) bool {
-	if _, done := s.ops.done[m.QueueOffset]; done {
+	if s.ops.isDone(m.QueueOffset) {
 		return true
 	}
 	r, _, err := message.DecodeRecordNoCopy(m.Bytes, false)
@@ -230,7 +202,7 @@ func (s *Service) visit(now time.Time, m store.Message) bool {
 		if age < immunity {
 			if v, ok := message.Property(r.Properties, message.PropertyTransactionPreparedQueueOff); ok {
 				if first, err := strconv.ParseInt(v, 10, 64); err == nil {
-					if _, done := s.ops.done[first]; done {
+					if s.ops.isDone(first) {
 						return true
 					}
 				}

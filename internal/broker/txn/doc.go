@@ -67,7 +67,9 @@
 // that moved), so a restart resumes where the last round stopped. A round:
 //
 //  1. read the op records from the op progress to the op queue's end (kept
-//     in memory between rounds) into the set of settled half offsets;
+//     in memory between rounds, compactly: a bitset of the settled half
+//     offsets from the half progress on, and per op record the largest
+//     half offset it names);
 //  2. walk the half queue from the half progress up to its end as seen when
 //     the round began:
 //     - settled (op record, or END seen by this process)   -> skip
