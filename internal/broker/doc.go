@@ -7,7 +7,7 @@
 // # Wiring
 //
 //	remoting.Server ── families (bounded worker pools; SYSTEM_BUSY when full)
-//	  send            SEND_MESSAGE(_V2), SEND_BATCH_MESSAGE
+//	  send            SEND_MESSAGE(_V2), SEND_BATCH_MESSAGE, END_TRANSACTION
 //	  pull            PULL_MESSAGE
 //	  consumerManage  QUERY/UPDATE_CONSUMER_OFFSET, GET_CONSUMER_LIST_BY_GROUP
 //	  heartbeat       HEART_BEAT, UNREGISTER_CLIENT
@@ -16,6 +16,9 @@
 //	connection closed      ──> client.Registry.RemoveChannel, Holder.DropConn
 //	meta.Topics.OnChange   ──> registration round (kick)
 //	meta.Offsets           ──> consumerOffset.json every flushConsumerOffsetInterval (5 s)
+//	txn.Service (txn.go)   ──> half messages and END_TRANSACTION; on a master a
+//	                           check-back goroutine (every transactionCheckInterval)
+//	                           asks client.Registry.PickProducerChannel's connection
 //
 // # NameServer registration
 //
