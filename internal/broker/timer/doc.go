@@ -84,6 +84,9 @@
 // The checkpoint is saved every CheckpointInterval (1 s) and on Close,
 // after the bucket files were synced.
 //
+// After an outage, overdue buckets are loaded one at a time (the next one
+// when the heap has drained to its start): memory stays about one bucket.
+//
 // # Restart and the duplicate bound
 //
 // After a crash the queue is read again from the saved enqueueOffset before

@@ -272,9 +272,12 @@ func (s *Service) step() time.Duration {
 		s.dirty = true
 	}
 	s.inMemory.Store(int64(len(s.heap)))
-	// Every entry due at or before nowMs was delivered: loaded ones above,
-	// unloaded buckets start after now.
-	s.prog.watermarkMs = max(s.prog.watermarkMs, nowMs+1)
+	// Every loaded entry due at or before nowMs was delivered.
+	// Unloaded buckets start at loadedUpTo or later.
+	s.prog.watermarkMs = max(s.prog.watermarkMs, min(nowMs+1, s.loadedUpTo))
+	if s.loadedUpTo <= nowMs {
+		wait = 0 // a backlog bucket waits for loading
+	}
 	if now.Sub(s.lastSave) >= s.cfg.CheckpointInterval {
 		if err := s.save(); err != nil {
 			s.log.Error("timer: save progress failed", "err", err)
@@ -366,6 +369,14 @@ func (s *Service) loadUpTo(limitMs int64) error {
 		if start >= next {
 			break
 		}
+		if len(s.heap) > 0 && s.heap[0].deliverMs < start {
+			// A backlog (after an outage) is loaded one bucket at a
+			// time: this bucket waits until the heap drained to its start,
+			// so memory holds about one bucket, not every overdue one.
+			s.loadedUpTo = start
+			s.inMemory.Store(int64(len(s.heap)))
+			return nil
+		}
 		var err error
 		s.scratch, err = s.b.load(start, s.prog.watermarkMs, s.scratch[:0])
 		if err != nil {
@@ -376,6 +387,7 @@ func (s *Service) loadUpTo(limitMs int64) error {
 		}
 	}
 	s.loadedUpTo = next
+	s.inMemory.Store(int64(len(s.heap)))
 	return nil
 }
 

@@ -246,6 +246,63 @@ func (noCommitLogReads) ReadMessage(int64, int32) (commitlog.Buffer, error) {
 	return commitlog.Buffer{}, errors.New("no CommitLog reads in this test")
 }
 
+// TestOutageBacklog: after the broker was down while many buckets came
+// due, everything is delivered in time order, the backlog loaded a bucket
+// at a time.
+func TestOutageBacklog(t *testing.T) {
+	dir := t.TempDir()
+	st := openStore(t, dir)
+	defer st.Close()
+	clock := &fakeClock{}
+	clock.ms.Store(time.Now().UnixMilli())
+	svc := newService(t, st, dir, clock.now)
+	if err := svc.Start(); err != nil {
+		t.Fatal(err)
+	}
+	start := clock.now()
+	const n = 600
+	for i := range n { // 20 one-second buckets, 30 messages each
+		putHeld(t, st, "O", start.Add(time.Minute+time.Duration(i)*(20*time.Second/n)).UnixMilli(), strconv.Itoa(i), start)
+	}
+	waitFor(t, 5*time.Second, "enqueued", func() bool { return svc.Stats().Enqueued == n })
+	if err := svc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	clock.add(2 * time.Minute) // down while all came due
+	svc = newService(t, st, dir, clock.now)
+	var maxHeap atomic.Int64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			maxHeap.Store(max(maxHeap.Load(), svc.Stats().InMemory))
+			time.Sleep(100 * time.Microsecond)
+		}
+	}()
+	if err := svc.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	waitFor(t, 10*time.Second, "backlog delivered", func() bool { return len(delivered(t, st, "O")) == n })
+	close(stop)
+	<-sampled
+	got := delivered(t, st, "O")
+	for i, r := range got {
+		if string(r.Body) != strconv.Itoa(i) {
+			t.Fatalf("delivery %d is %q: out of time order", i, r.Body)
+		}
+	}
+	if m := maxHeap.Load(); m > 2*30 {
+		t.Errorf("up to %d entries in memory: the backlog was not loaded a bucket at a time", m)
+	}
+}
+
 func TestNotifyNeverBlocks(t *testing.T) {
 	dir := t.TempDir()
 	st := openStore(t, dir)
