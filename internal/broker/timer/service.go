@@ -369,10 +369,11 @@ func (s *Service) loadUpTo(limitMs int64) error {
 		if start >= next {
 			break
 		}
-		if len(s.heap) > 0 && s.heap[0].deliverMs < start {
-			// A backlog (after an outage) is loaded one bucket at a
-			// time: this bucket waits until the heap drained to its start,
-			// so memory holds about one bucket, not every overdue one.
+		if start < limitMs-loadAhead.Milliseconds() && len(s.heap) > 0 && s.heap[0].deliverMs < start {
+			// A backlog (overdue buckets after an outage) is loaded one
+			// bucket at a time: this one waits until the heap drained to
+			// its start, so memory holds about one bucket, not every
+			// overdue one. Buckets ahead of now load normally (on time).
 			s.loadedUpTo = start
 			s.inMemory.Store(int64(len(s.heap)))
 			return nil
