@@ -47,14 +47,17 @@
 // # Write path (architecture.md; write-path.md strategy B)
 //
 //	put (any goroutine)              committer / flusher           readers
-//	encode record, no lock
+//	body CRC, size, clock: no lock
 //	lock mu: roll if needed,
-//	  assign queue offset, patch
-//	  offsets + store time,
-//	  copy into the ring         --> WriteAt ring -> segment
+//	  assign queue offset,
+//	  encode the record straight
+//	  into the ring              --> WriteAt ring -> segment
 //	unlock                           (chunks <= 1 MiB), committed++ --> see <= Committed
 //	wait for flush (sync) <--------- fdatasync, flushed++, wake waiters
 //
+// A put's record bytes are copied once in user space (body -> ring); a
+// batch is encoded outside the lock and copied in (its records' offsets
+// patched under the lock).
 // The ring (RingSize, default 16 MiB) holds bytes between the committed and
 // the write position; it never spans two segments (a roll commits it first).
 // A put that finds the ring full commits inline (back-pressure).

@@ -26,10 +26,9 @@ var (
 // Log is the CommitLog: every message of every topic, appended to one
 // sequence of segment files.
 //
-// Write path (architecture.md "Writing, flushing, reading"): a put encodes its
-// record outside the lock, then under the put lock (mu) assigns the queue
-// offset, patches offsets and store time into the encoded bytes and copies
-// them into an in-memory ring; the committer (async) or the flusher (sync)
+// Write path (architecture.md "Writing, flushing, reading"): a put computes
+// its body CRC outside the lock, then under the put lock (mu) assigns the
+// queue offset and encodes the record straight into an in-memory ring; the committer (async) or the flusher (sync)
 // writes the ring to the current segment with WriteAt and advances the
 // committed position; readers see data up to Committed only. The ring never
 // spans two segments: a roll commits the ring before switching segments.
