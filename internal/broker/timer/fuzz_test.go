@@ -3,8 +3,11 @@ package timer
 import (
 	"encoding/binary"
 	"path/filepath"
+	"strconv"
 	"testing"
+	"time"
 
+	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
 
@@ -52,6 +55,32 @@ func FuzzBucketLoad(f *testing.F) {
 		}
 		if b.sizes[1000] > int64(len(data)) {
 			t.Fatalf("append position %d past the file end %d", b.sizes[1000], len(data))
+		}
+	})
+}
+
+// FuzzHold: any property string (a producer's bytes) is either left alone
+// or held with a delivery time in (now, now + MaxDelay]; never a panic.
+func FuzzHold(f *testing.F) {
+	f.Add("TIMER_DELIVER_MS\x011700000003000")
+	f.Add("TIMER_DELAY_SEC\x0110\x02TAGS\x01a")
+	f.Add("TIMER_DELAY_MS\x01-1")
+	f.Add("DELAY\x012\x02TIMER_DELAY_SEC\x015")
+	f.Add("TIMER_DELAY_SEC\x019223372036854775807")
+	f.Fuzz(func(t *testing.T, props string) {
+		now := time.UnixMilli(1_700_000_000_000)
+		rec := message.Record{Topic: "T", QueueID: 1, Properties: props}
+		st := Hold(&rec, now, Policy{Enabled: true, MaxDelay: time.Hour})
+		if st != Held {
+			if rec.Topic != "T" {
+				t.Fatalf("%v but moved to %s", st, rec.Topic)
+			}
+			return
+		}
+		v, _ := message.Property(rec.Properties, message.PropertyTimerOutMS)
+		out, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || out <= now.UnixMilli() || out > now.Add(time.Hour).UnixMilli() || rec.Topic != Topic {
+			t.Fatalf("held with TIMER_OUT_MS %q in %s", v, rec.Topic)
 		}
 	})
 }
