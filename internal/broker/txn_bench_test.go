@@ -25,14 +25,25 @@ func BenchmarkTransactionalSend(b *testing.B) {
 	send := func(b *testing.B, topic, props string) *remoting.Command {
 		h := protocol.SendMessageRequestHeader{ProducerGroup: "pg", Topic: topic, DefaultTopic: "TBW102",
 			DefaultTopicQueueNums: 4, QueueID: 0, BornTimestamp: time.Now().UnixMilli(), Properties: props}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		r, err := c.rc.Invoke(ctx, addr, remoting.NewRequest(protocol.SendMessage, protocol.Ext(&h), body))
-		if err != nil || r.Code != protocol.Success {
-			b.Errorf("send: %v %v", err, r)
-			return nil
+		// A loaded machine may answer SYSTEM_BUSY (send queue wait over
+		// waitTimeMillsInSendQueue): retried, as the clients do.
+		for attempt := 0; ; attempt++ {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			r, err := c.rc.Invoke(ctx, addr, remoting.NewRequest(protocol.SendMessage, protocol.Ext(&h), body))
+			cancel()
+			if err == nil && r.Code == protocol.SystemBusy && attempt < 5 {
+				continue
+			}
+			if err != nil || r.Code != protocol.Success {
+				if r != nil {
+					b.Errorf("send: %v code %d %s", err, r.Code, r.Remark)
+				} else {
+					b.Errorf("send: %v", err)
+				}
+				return nil
+			}
+			return r
 		}
-		return r
 	}
 	run := func(b *testing.B, topic string, one func(b *testing.B)) {
 		c.createTopic(topic, 1)
