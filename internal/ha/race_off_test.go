@@ -1,0 +1,5 @@
+//go:build !race
+
+package ha_test
+
+const raceEnabled = false
