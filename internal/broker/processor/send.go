@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/rocketd/rocketd/internal/broker/meta"
-	"github.com/rocketd/rocketd/internal/broker/txn"
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
@@ -127,7 +126,7 @@ func (p *Processor) sendOne(resp *remoting.Command, h *protocol.SendMessageReque
 	props = message.DeleteProperty(props, message.PropertyWaitStoreMsgOK)
 	rec.Properties = message.SetProperty(props, message.PropertyCluster, p.cfg.BrokerClusterName)
 
-	if txn.IsHalf(rec.Properties) {
+	if isHalf(rec) {
 		return p.sendHalf(resp, rec, store.PutOptions{NoWait: wait == "false"})
 	}
 	queueID := rec.QueueID // the answer names the queue asked for, even when held

@@ -3,13 +3,31 @@ package processor
 import (
 	"context"
 	"fmt"
+	"strconv"
 
+	"github.com/rocketd/rocketd/internal/broker/txn"
 	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
 	"github.com/rocketd/rocketd/internal/store"
 )
+
+// isHalf applies Java's rule for a prepared send: TRAN_MSG true (any
+// case), except a message a consumer re-sends for redelivery (reconsume
+// times > 0 with a delay level), which still carries the TRAN_MSG of the
+// committed message it copies.
+func isHalf(rec *message.Record) bool {
+	if !txn.IsHalf(rec.Properties) {
+		return false
+	}
+	if rec.ReconsumeTimes <= 0 {
+		return true
+	}
+	level, _ := message.Property(rec.Properties, message.PropertyDelayTimeLevel)
+	n, err := strconv.Atoi(level)
+	return err != nil || n <= 0
+}
 
 // sendHalf stores a prepared send (TRAN_MSG=true) as a half message
 // (rocketmq-spec.md §11.2 step 1): refused with NO_PERMISSION when

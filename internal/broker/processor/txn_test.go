@@ -38,3 +38,25 @@ func TestEndTransactionAnswers(t *testing.T) {
 		t.Fatalf("on a slave: %d %s", r.Code, r.Remark)
 	}
 }
+
+// Which sends are half messages (Java's rule): TRAN_MSG true in any case,
+// except a consumer's re-send for redelivery (reconsume times and a delay
+// level), which copies TRAN_MSG from the committed message.
+func TestHalfMessageRule(t *testing.T) {
+	e := newEnv(t, nil) // no transaction service: a half message is refused
+	e.createTopic("T", 4)
+	upper := sendHeader("T", 0, "TRAN_MSG\x01TRUE\x02PGROUP\x01pg")
+	if r := e.send(upper, "x"); r.Code != protocol.NoPermission {
+		t.Fatalf("TRAN_MSG=TRUE: %d %s", r.Code, r.Remark)
+	}
+	resend := sendHeader("T", 0, "TRAN_MSG\x01true\x02PGROUP\x01pg\x02DELAY\x013")
+	resend.ReconsumeTimes = protocol.Some[int32](1)
+	if r := e.send(resend, "x"); r.Code != protocol.Success {
+		t.Fatalf("re-sent transactional message: %d %s", r.Code, r.Remark)
+	}
+	noDelay := sendHeader("T", 0, "TRAN_MSG\x01true\x02PGROUP\x01pg")
+	noDelay.ReconsumeTimes = protocol.Some[int32](1)
+	if r := e.send(noDelay, "x"); r.Code != protocol.NoPermission {
+		t.Fatalf("reconsumed without delay level is still a half message: %d %s", r.Code, r.Remark)
+	}
+}

@@ -3,6 +3,7 @@ package txn
 import (
 	"context"
 	"strconv"
+	"strings"
 
 	"github.com/rocketd/rocketd/internal/broker/meta"
 	"github.com/rocketd/rocketd/internal/message"
@@ -10,10 +11,10 @@ import (
 )
 
 // IsHalf reports whether a send's properties mark a half message
-// (TRAN_MSG=true).
+// (TRAN_MSG=true; Java's Boolean.parseBoolean ignores case).
 func IsHalf(props string) bool {
 	v, _ := message.Property(props, message.PropertyTransactionPrepared)
-	return v == "true"
+	return strings.EqualFold(v, "true")
 }
 
 // ToHalf rewrites r, a prepared send to r.Topic/r.QueueID, into the half
