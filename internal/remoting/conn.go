@@ -14,6 +14,7 @@ import (
 	"runtime/pprof"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -59,6 +60,7 @@ type connOwner interface {
 // methods are safe for concurrent use.
 type Conn struct {
 	nc       net.Conn
+	now      *nowWriter // frames written by their sender; nil when nc has no file descriptor
 	owner    connOwner
 	log      *slog.Logger
 	maxFrame int
@@ -112,6 +114,11 @@ func newConn(nc net.Conn, owner connOwner, log *slog.Logger, maxFrame int, idle 
 		closed:   make(chan struct{}),
 	}
 	c.wmu.cond.L = &c.wmu.Mutex
+	if sc, ok := nc.(syscall.Conn); ok {
+		if rc, err := sc.SyscallConn(); err == nil {
+			c.now = newNowWriter(rc)
+		}
+	}
 	c.pmu.calls = make(map[int32]*call)
 	c.lastWrite.Store(time.Now().UnixNano())
 	return c
@@ -192,7 +199,14 @@ func (c *Conn) WriteResponse(resp *Command) error {
 // under it: many goroutines send on one connection (a producer's callers,
 // a family's workers) and should wait for a short copy, not for each
 // other's encoding.
-func (c *Conn) send(cmd *Command) error {
+func (c *Conn) send(cmd *Command) error { return c.sendFrame(cmd, false) }
+
+// sendFrame is send; with mayWriteNow the caller also offers to write the
+// frame itself, without waking the writer goroutine, when nothing else is
+// queued or being written (see tryWriteNow). A sender passes it when it
+// knows no other frame will follow soon, which the writer's gathering would
+// otherwise wait for.
+func (c *Conn) sendFrame(cmd *Command, mayWriteNow bool) error {
 	if len(cmd.Body) >= directEncodeBody {
 		return c.sendDirect(cmd)
 	}
@@ -216,12 +230,55 @@ func (c *Conn) send(cmd *Command) error {
 		return err
 	}
 	wasEmpty := len(c.wmu.buf) == 0
+	if mayWriteNow && wasEmpty && !c.wmu.busy && c.now != nil {
+		return c.tryWriteNowLocked(frame)
+	}
 	c.wmu.buf = append(c.wmu.buf, frame...)
 	c.wmu.Unlock()
 	// Whoever makes the buffer non-empty wakes the writer; later senders
 	// find it non-empty and know a wake-up is pending or the writer has not
 	// swapped the buffer yet.
 	if wasEmpty {
+		c.kickWriter()
+	}
+	return nil
+}
+
+// tryWriteNowLocked writes frame on the caller's goroutine with one
+// non-blocking write, saving the writer goroutine's wake-up and its
+// gathering yields (a few microseconds) for a frame that would leave alone
+// anyway. It holds the write side like the writer does (busy), so frames
+// queued meanwhile wait behind it and order is kept; whatever the kernel
+// did not take, and whatever queued meanwhile, goes to the writer.
+//
+// REQUIRES: wmu held, buf empty, not busy; releases wmu.
+func (c *Conn) tryWriteNowLocked(frame []byte) error {
+	c.wmu.busy = true
+	c.wmu.Unlock()
+	n, err := c.now.writeNow(frame)
+	c.lastWrite.Store(time.Now().UnixNano())
+	c.wmu.Lock()
+	c.wmu.busy = false
+	if err != nil {
+		if c.wmu.err == nil {
+			c.wmu.err = fmt.Errorf("remoting: write to %s: %w", c.RemoteAddr(), err)
+		}
+		c.wmu.cond.Broadcast()
+		c.wmu.Unlock()
+		c.log.Debug("remoting: write failed, closing connection", "err", err)
+		c.closeWith(err)
+		return err
+	}
+	if n < len(frame) {
+		// The rest goes first; frames queued meanwhile follow it.
+		rest := make([]byte, 0, len(frame)-n+len(c.wmu.buf))
+		rest = append(append(rest, frame[n:]...), c.wmu.buf...)
+		c.wmu.buf = rest
+	}
+	pending := len(c.wmu.buf) > 0
+	c.wmu.cond.Broadcast()
+	c.wmu.Unlock()
+	if pending {
 		c.kickWriter()
 	}
 	return nil
@@ -290,6 +347,12 @@ func (c *Conn) writeLoop() {
 		// carries them all. Costs nothing when no one else is runnable.
 		c.gatherFrames()
 		c.wmu.Lock()
+		if c.wmu.busy {
+			// A sender is writing a frame itself; it wakes us again
+			// when it is done if anything is left.
+			c.wmu.Unlock()
+			continue
+		}
 		buf := c.wmu.buf
 		c.wmu.buf = c.wmu.spare[:0]
 		c.wmu.spare = nil

@@ -23,6 +23,7 @@ type Family struct {
 	s            *Server
 	once         sync.Once
 	maxQueueWait atomic.Int64 // nanoseconds; 0 = no limit
+	busy         atomic.Int32 // workers running a handler
 }
 
 // task is one request on its way to a handler.
@@ -87,11 +88,22 @@ func (f *Family) work() {
 					continue
 				}
 			}
-			f.s.run(t.conn, t.req, t.h)
+			f.busy.Add(1)
+			f.s.run(t.conn, t.req, t.h, f)
+			f.busy.Add(-1)
 		case <-f.s.quit:
 			return
 		}
 	}
+}
+
+// idleAfterThis reports whether the calling worker's response is the last
+// the family will produce for now: no other worker is running a handler and
+// none is queued. Such a response may be written on the worker's goroutine
+// when the writer is idle: nothing is about to join it, so waking the
+// writer to gather more would only add latency and CPU.
+func (f *Family) idleAfterThis() bool {
+	return f.busy.Load() == 1 && len(f.tasks) == 0
 }
 
 // offer queues t without blocking; false means the queue is full.

@@ -262,7 +262,7 @@ func (s *Server) dispatch(c *Conn, req *Command) {
 	}
 	s.inflight.Add(1)
 	if r.f == nil {
-		s.run(c, req, r.h)
+		s.run(c, req, r.h, nil)
 		return
 	}
 	if !r.f.offer(task{conn: c, req: req, h: r.h}) {
@@ -274,7 +274,8 @@ func (s *Server) dispatch(c *Conn, req *Command) {
 
 // run calls h and sends what it returns. A panicking handler is answered
 // with SYSTEM_ERROR and the panic text (never for oneway requests).
-func (s *Server) run(c *Conn, req *Command, h HandlerFunc) {
+// f is the family whose worker runs it (nil: the reader runs it inline).
+func (s *Server) run(c *Conn, req *Command, h HandlerFunc, f *Family) {
 	defer s.inflight.Add(-1)
 	resp := s.call(c, req, h)
 	if resp == nil || req.IsOneway() {
@@ -283,7 +284,7 @@ func (s *Server) run(c *Conn, req *Command, h HandlerFunc) {
 	resp.Opaque = req.Opaque
 	resp.Flag |= flagResponse
 	resp.SerializeType = req.SerializeType
-	if err := c.send(resp); err != nil {
+	if err := c.sendFrame(resp, f != nil && f.idleAfterThis()); err != nil {
 		s.log.Debug("remoting: response not sent", "remote", c.RemoteAddr(), "code", req.Code, "err", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -438,6 +439,45 @@ func TestKeptBodiesSurviveLaterFrames(t *testing.T) {
 	for id, b := range kept {
 		if !bytes.Equal(b, body(id)) {
 			t.Fatalf("request %s: body changed after receipt: %q", id, b)
+		}
+	}
+}
+
+// TestResponsesToSlowReaderKeepOrder: a worker that writes its response
+// itself (the writer idle, nothing else queued) must hand what the kernel
+// did not take to the writer, ahead of the responses queued meanwhile. The
+// client reads nothing until every response has been produced, so the
+// socket fills and both the short-write and the queued paths are taken.
+func TestResponsesToSlowReaderKeepOrder(t *testing.T) {
+	s := NewServer(ServerConfig{Addr: "127.0.0.1:0"})
+	var handled atomic.Int32
+	s.Handle(protocol.SendMessage, s.NewFamily("one", 1, 1024), func(_ *Conn, req *Command) *Command {
+		handled.Add(1)
+		resp := NewResponse(protocol.Success, "")
+		resp.Body = bytes.Repeat([]byte(req.ExtField("i")+","), 8000)
+		return resp
+	})
+	addr := startServer(t, s)
+	rc := dialRaw(t, addr)
+	// One request at a time, so that each response finds the worker idle
+	// and goes out on its own until the socket is full (a few MiB on
+	// loopback); later ones queue for the writer, and once 4 MiB are
+	// queued the worker waits, so the wait for each is bounded.
+	const n = 300
+	for i := range n {
+		req := NewRequest(protocol.SendMessage, map[string]string{"i": strconv.Itoa(i)}, nil)
+		req.Opaque = int32(i)
+		rc.send(req)
+		deadline := time.Now().Add(20 * time.Millisecond)
+		for handled.Load() <= int32(i) && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Microsecond)
+		}
+	}
+	for i := range n {
+		r := rc.mustRead()
+		want := bytes.Repeat([]byte(strconv.Itoa(i)+","), 8000)
+		if r.Opaque != int32(i) || !bytes.Equal(r.Body, want) {
+			t.Fatalf("response %d: opaque %d, body of %d bytes (%.20q...)", i, r.Opaque, len(r.Body), r.Body)
 		}
 	}
 }

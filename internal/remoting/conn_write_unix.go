@@ -1,0 +1,51 @@
+//go:build unix
+
+package remoting
+
+import (
+	"errors"
+	"syscall"
+)
+
+// nowWriter makes one non-blocking write attempt on a socket. It is made
+// once per connection so that an attempt allocates nothing (a closure per
+// call would); only the holder of the connection's write side (busy) uses
+// it.
+type nowWriter struct {
+	rc  syscall.RawConn
+	fn  func(fd uintptr) bool // w.write, bound once
+	b   []byte
+	n   int
+	err error
+}
+
+func newNowWriter(rc syscall.RawConn) *nowWriter {
+	w := &nowWriter{rc: rc}
+	w.fn = w.write
+	return w
+}
+
+// write is called by RawConn.Write; returning true makes it call us once
+// instead of waiting for the socket to become writable.
+func (w *nowWriter) write(fd uintptr) bool {
+	w.n, w.err = syscall.Write(int(fd), w.b)
+	return true
+}
+
+// writeNow returns how many bytes of b the kernel took. A full socket
+// buffer is not an error: the count is then short (maybe 0) and the caller
+// leaves the rest to the writer goroutine, so whoever calls this never
+// blocks on a slow peer.
+func (w *nowWriter) writeNow(b []byte) (int, error) {
+	w.b, w.n, w.err = b, 0, nil
+	err := w.rc.Write(w.fn)
+	n, werr := max(w.n, 0), w.err
+	w.b = nil
+	if err != nil {
+		return n, err
+	}
+	if errors.Is(werr, syscall.EAGAIN) || errors.Is(werr, syscall.EINTR) {
+		return n, nil
+	}
+	return n, werr
+}
