@@ -97,6 +97,15 @@
 // a write carries about eight frames; a lone frame still leaves at once (a
 // yield costs nothing when nobody else is runnable; BenchmarkInvokeLatency).
 //
+// Writing on the sender's goroutine. A family worker whose response is the
+// last its family will produce for now (no other worker busy, queue empty)
+// writes it itself when the connection's writer is idle and nothing is
+// queued: one non-blocking write (RawConn), no writer wake-up, no gathering
+// yields. It holds the write side as the writer does (busy), so frames
+// queued meanwhile wait behind it; what the kernel did not take (a full
+// socket buffer) is put at the head of the pending buffer for the writer,
+// so the worker never blocks on a slow peer.
+//
 // Back-pressure. A family's queue is bounded: when full, the reader answers
 // SYSTEM_BUSY ("[OVERLOAD]...") immediately rather than block the connection
 // (oneway requests are dropped). A connection's pending write buffer is
