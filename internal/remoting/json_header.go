@@ -108,30 +108,49 @@ const maxJSONDepth = 32
 // asks (property order, unknown properties, numbers or strings for
 // language, non-string extFields values) and strict about syntax.
 type jsonScanner struct {
-	b  []byte
-	i  int
-	hs string // b as one string, made on first use; values are cut from it
+	b []byte
+	i int
+	// hb is a copy of b, made on first use, and hs the same bytes as a
+	// string: values are cut from hs, and an escaped string is unescaped
+	// into hb in place of its own escaped text (see unescapeBuffer).
+	hb []byte
+	hs string
 }
 
-// lastString returns the string str just returned as v, without allocating
-// when v was not escaped: it is then cut from one string copy of the whole
-// header, made once per header, so a header with 14 values costs one
-// allocation instead of 14.
+// copyHeader makes hb and hs once per header.
+func (s *jsonScanner) copyHeader() {
+	if s.hb == nil {
+		s.hb = append([]byte(nil), s.b...)
+		s.hs = unsafe.String(unsafe.SliceData(s.hb), len(s.hb))
+	}
+}
+
+// lastString returns the string str just returned as v without allocating:
+// an unescaped one is cut from the one copy of the whole header, made once
+// per header, and an escaped one already lies in that copy, so a header
+// with 14 values costs one allocation instead of 14.
 func (s *jsonScanner) lastString(v []byte, escaped bool) string {
 	if len(v) == 0 {
 		return ""
 	}
 	if escaped {
-		// v is a fresh buffer strEscaped made for this string alone and
-		// nothing writes to it again: it can become the string itself, as
-		// strings.Builder does, instead of being copied.
+		// v lies in hb where no other string points, and nothing writes
+		// there again: it can become the string itself.
 		return unsafe.String(&v[0], len(v))
 	}
-	if s.hs == "" {
-		s.hs = string(s.b)
-	}
+	s.copyHeader()
 	end := s.i - 1 // the closing quote
 	return s.hs[end-len(v) : end]
+}
+
+// unescapeBuffer returns where strEscaped writes the string whose escaped
+// text is b[start:end]: the same bytes of the header copy. Unescaping never
+// lengthens a string, so the result fits there, and no other value is cut
+// from those bytes (each string's text is its own); the capacity stops at
+// end all the same, so an overlong result would be copied, not spill over.
+func (s *jsonScanner) unescapeBuffer(start, end int) []byte {
+	s.copyHeader()
+	return s.hb[start:start:end]
 }
 
 func (s *jsonScanner) errorf(format string, args ...any) error {
@@ -217,7 +236,7 @@ func (s *jsonScanner) strEscaped(start int) ([]byte, error) {
 		}
 		end++
 	}
-	out := make([]byte, 0, min(end, len(s.b))-start)
+	out := s.unescapeBuffer(start, min(end, len(s.b)))
 	out = append(out, s.b[start:s.i]...)
 	for s.i < len(s.b) {
 		c := s.b[s.i]
