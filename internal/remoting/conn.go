@@ -347,9 +347,10 @@ func (c *Conn) writeLoop() {
 		// carries them all. Costs nothing when no one else is runnable.
 		c.gatherFrames()
 		c.wmu.Lock()
-		if c.wmu.busy {
-			// A sender is writing a frame itself; it wakes us again
-			// when it is done if anything is left.
+		if c.wmu.busy || len(c.wmu.buf) == 0 {
+			// A sender is writing a frame itself (it wakes us again
+			// when it is done if anything is left), or a wake-up found
+			// nothing to do: keep the buffers as they are.
 			c.wmu.Unlock()
 			continue
 		}
