@@ -344,3 +344,23 @@ func BenchmarkRead32(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPutBatch appends batches of 16 records of 128-byte bodies
+// (async flush): the per-batch cost, ids list included.
+func BenchmarkPutBatch(b *testing.B) {
+	cfg := Config{Dir: filepath.Join(b.TempDir(), "commitlog"), FS: vfs.Default, SegmentSize: benchSegment, StoreHost: testStoreHost}
+	l := openLog(b, cfg)
+	defer l.Close()
+	recs := make([]message.Record, 16)
+	for i := range recs {
+		recs[i] = *benchRecord(128)
+	}
+	b.SetBytes(int64(len(recs) * recs[0].Size()))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if st := l.PutBatch(context.Background(), recs, PutOptions{}).Status; st != PutOK {
+			b.Fatal(st)
+		}
+	}
+}

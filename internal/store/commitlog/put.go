@@ -167,6 +167,7 @@ func (l *Log) PutBatch(ctx context.Context, recs []message.Record, opts PutOptio
 	l.unlock()
 
 	var ids strings.Builder
+	ids.Grow(len(recs) * (l.msgIDs.len() + 1))
 	start = 0
 	for i, end := range ends {
 		r := &recs[i]
@@ -174,7 +175,8 @@ func (l *Log) PutBatch(ctx context.Context, recs []message.Record, opts PutOptio
 		if i > 0 {
 			ids.WriteByte(',')
 		}
-		ids.WriteString(l.msgIDs.format(r.PhysicalOffset))
+		id := l.msgIDs.fill(r.PhysicalOffset)
+		ids.Write(id[:l.msgIDs.len()])
 		start = end
 	}
 	res := PutResult{
