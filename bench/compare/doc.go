@@ -1,0 +1,49 @@
+// Command compare is the side-by-side benchmark harness: in one run it starts
+// each target on loopback with a fresh data directory, drives it with the
+// same workloads, stops it, and prints one table with ratios to rocketd.
+//
+//	go run ./bench/compare                 full run (about 12 minutes), results to bench/results/<date>.md
+//	go run ./bench/compare --quick         a fast check (about 3 minutes), nothing written unless --out
+//	go run ./bench/compare --targets rocketd-async,nats-default --duration 5s
+//	go run ./bench/compare --profile /tmp/prof --targets rocketd-async
+//
+// Targets (--targets, comma separated; default all):
+//
+//	rocketd-async   rocketd serve, flushDiskType=ASYNC_FLUSH
+//	rocketd-sync    rocketd serve, flushDiskType=SYNC_FLUSH
+//	rocketmq-async  Apache RocketMQ 5.x NameServer + broker, ASYNC_FLUSH
+//	rocketmq-sync   Apache RocketMQ 5.x NameServer + broker, SYNC_FLUSH
+//	nats-default    NATS JetStream, file storage, default durability (fsync every 2 min)
+//	nats-always     NATS JetStream, file storage, sync_interval: always
+//
+// rocketd and RocketMQ are driven by the same client, `rocketctl bench`, run
+// as a separate process (so the ratio between them is the brokers'). NATS is
+// embedded: this binary re-executes itself as the server process
+// (`compare nats-server`) and drives it with nats.go's JetStream API, with
+// the same shape of workload (one connection per producer, synchronous
+// publishes that wait for the stream's ack, a paced publisher for the fixed
+// rate, a pull consumer for the backlog). NATS is imported here only, never
+// by rocketd's own binaries.
+//
+// The RocketMQ jars come from Maven Central: on first use the harness runs
+// `mvn dependency:copy-dependencies` on rocketmq/pom.xml into a cache
+// directory (--rocketmq-lib, default $XDG_CACHE_HOME/rocketd-bench/rocketmq-<version>).
+//
+// Workloads, each after a short unmeasured warm-up (the JVM needs it):
+//
+//	produce 1 KiB x1    one producer, synchronous sends
+//	produce 1 KiB x64   64 producers, synchronous sends
+//	produce 128 B x64   64 producers, synchronous sends
+//	consume backlog     a 1 M-message backlog of 1 KiB (filled unmeasured, in batches), read from the start
+//	fixed 20k/s p99     16 paced producers at 20 000 msgs/s in total; p99 latency from the due time
+//
+// Per target it also records the time from process start to the broker's
+// port accepting connections, RSS once idle after start, and the peak RSS
+// (VmHWM) at the end, summed over the target's processes.
+//
+// With --profile DIR the rocketd targets run in-process in a child of this
+// binary (`compare rocketd-pprof`, the same NameServer and broker packages
+// that `rocketd serve` runs) with net/http/pprof on loopback, and the
+// harness saves a CPU profile and an allocation profile of the produce
+// (1 KiB x64) and consume workloads under DIR.
+package main

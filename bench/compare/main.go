@@ -1,0 +1,294 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rocketd/rocketd/internal/config"
+)
+
+func main() {
+	if len(os.Args) > 1 {
+		// The child processes this binary runs as.
+		var err error
+		switch os.Args[1] {
+		case "nats-server":
+			err = natsServerMain(os.Args[2:])
+		case "rocketd-pprof":
+			err = rocketdPprofMain(os.Args[2:])
+		default:
+			goto harnessMain
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, os.Args[1]+":", err)
+			os.Exit(1)
+		}
+		return
+	}
+harnessMain:
+	h, err := parseFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "compare:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := h.run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "compare:", err)
+		os.Exit(1)
+	}
+}
+
+// harness is one comparison run.
+type harness struct {
+	root        string // repository root
+	targets     []string
+	duration    time.Duration // per measured workload
+	warmup      time.Duration
+	backlog     int           // messages in the consume backlog
+	fillLimit   time.Duration // longest a backlog fill may take
+	rate        int
+	quick       bool
+	out         string // results file ("" none)
+	rocketmqLib string
+	profileDir  string
+	keep        bool
+
+	work         string // temp dir of this run
+	rocketd      string // built binaries
+	rocketctlBin string
+	log          io.Writer
+}
+
+// allTargets in table order. Each peer is compared with the rocketd target
+// of the same durability (ratioBase).
+var allTargets = []string{"rocketd-async", "rocketd-sync", "rocketmq-async", "rocketmq-sync", "nats-default", "nats-always"}
+
+var ratioBase = map[string]string{
+	"rocketd-sync":   "rocketd-async",
+	"rocketmq-async": "rocketd-async",
+	"rocketmq-sync":  "rocketd-sync",
+	"nats-default":   "rocketd-async",
+	"nats-always":    "rocketd-sync",
+}
+
+var targetTitle = map[string]string{
+	"rocketd-async":  "rocketd ASYNC_FLUSH",
+	"rocketd-sync":   "rocketd SYNC_FLUSH",
+	"rocketmq-async": "RocketMQ " + rocketmqVersion + " ASYNC_FLUSH",
+	"rocketmq-sync":  "RocketMQ " + rocketmqVersion + " SYNC_FLUSH",
+	"nats-default":   "NATS JetStream default sync",
+	"nats-always":    "NATS JetStream sync always",
+}
+
+func parseFlags(args []string) (*harness, error) {
+	h := &harness{log: os.Stderr}
+	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+	targets := fs.String("targets", strings.Join(allTargets, ","), "comma-separated targets: "+strings.Join(allTargets, ", "))
+	fs.DurationVar(&h.duration, "duration", 15*time.Second, "length of each measured workload")
+	fs.DurationVar(&h.warmup, "warmup", 5*time.Second, "unmeasured produce before the workloads of each target")
+	fs.IntVar(&h.backlog, "backlog", 1_000_000, "messages in the consume backlog")
+	fs.DurationVar(&h.fillLimit, "fill-limit", 90*time.Second, "NATS: stop filling the backlog after this long (sync_interval: always is slow)")
+	fs.IntVar(&h.rate, "rate", 20_000, "msgs/s of the fixed-rate workload")
+	fs.BoolVar(&h.quick, "quick", false, "a fast check: --duration 3s --warmup 1s --backlog 100000, no results file unless --out")
+	fs.StringVar(&h.out, "out", "", "results file (default bench/results/<date>.md; none with --quick)")
+	cache, _ := os.UserCacheDir()
+	fs.StringVar(&h.rocketmqLib, "rocketmq-lib", filepath.Join(cache, "rocketd-bench", "rocketmq-"+rocketmqVersion), "directory of the RocketMQ jars (fetched by Maven when empty)")
+	fs.StringVar(&h.profileDir, "profile", "", "run rocketd in-process with pprof and save CPU and allocation profiles here")
+	fs.BoolVar(&h.keep, "keep", false, "keep the data directories and logs")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if h.quick {
+		if !set["duration"] {
+			h.duration = 3 * time.Second
+		}
+		if !set["warmup"] {
+			h.warmup = time.Second
+		}
+		if !set["backlog"] {
+			h.backlog = 100_000
+		}
+		if !set["fill-limit"] {
+			h.fillLimit = 20 * time.Second
+		}
+	} else if h.out == "" {
+		h.out = filepath.Join("bench", "results", time.Now().UTC().Format("2006-01-02")+".md")
+	}
+	for _, t := range strings.Split(*targets, ",") {
+		t = strings.TrimSpace(t)
+		if targetTitle[t] == "" {
+			return nil, fmt.Errorf("--targets: unknown target %q", t)
+		}
+		h.targets = append(h.targets, t)
+	}
+	if h.duration < time.Second || h.backlog < 1 || h.rate < 16 {
+		return nil, errors.New("--duration must be at least 1s, --backlog at least 1, --rate at least 16")
+	}
+	return h, nil
+}
+
+func (h *harness) logf(format string, args ...any) {
+	fmt.Fprintf(h.log, "%s compare: %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
+
+// targetResult is what one target measured.
+type targetResult struct {
+	name     string
+	startup  time.Duration
+	idleRSS  int64
+	peakRSS  int64
+	metrics  map[string]metric
+	backlog  int // messages actually in the backlog
+	err      error
+	duration time.Duration
+}
+
+// metric is one workload's figure.
+type metric struct {
+	TPS      float64
+	P99      float64 // ms
+	Failures int64
+	Messages int64
+}
+
+func (h *harness) run(ctx context.Context) error {
+	var err error
+	if h.root, err = repoRoot(); err != nil {
+		return err
+	}
+	if h.profileDir != "" {
+		if err := os.MkdirAll(h.profileDir, 0o755); err != nil {
+			return err
+		}
+	}
+	if h.work, err = os.MkdirTemp("", "rocketd-compare-"); err != nil {
+		return err
+	}
+	if !h.keep {
+		defer os.RemoveAll(h.work)
+	}
+	load0 := loadAvg()
+	start := time.Now()
+	h.logf("building rocketd and rocketctl")
+	h.rocketd, h.rocketctlBin = filepath.Join(h.work, "rocketd"), filepath.Join(h.work, "rocketctl")
+	for _, b := range [][2]string{{h.rocketd, "./cmd/rocketd"}, {h.rocketctlBin, "./cmd/rocketctl"}} {
+		if _, err := run(ctx, "go", "build", "-C", h.root, "-o", b[0], b[1]); err != nil {
+			return err
+		}
+	}
+	var results []*targetResult
+	for _, t := range h.targets {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		h.logf("== %s", targetTitle[t])
+		r := h.runTarget(ctx, t)
+		if r.err != nil {
+			h.logf("%s failed: %v", t, r.err)
+		}
+		results = append(results, r)
+	}
+	total := time.Since(start)
+	table := h.table(results)
+	fmt.Println(table)
+	if h.out == "" {
+		return nil
+	}
+	doc := h.resultsDoc(results, table, load0, loadAvg(), total)
+	if err := os.MkdirAll(filepath.Dir(h.out), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(h.out, []byte(doc), 0o644); err != nil {
+		return err
+	}
+	h.logf("results written to %s (run took %s)", h.out, total.Round(time.Second))
+	return nil
+}
+
+// runTarget starts one target, runs every workload and stops it.
+func (h *harness) runTarget(ctx context.Context, name string) *targetResult {
+	r := &targetResult{name: name, metrics: map[string]metric{}}
+	start := time.Now()
+	defer func() { r.duration = time.Since(start) }()
+	dir := filepath.Join(h.work, name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		r.err = err
+		return r
+	}
+	var s *server
+	var err error
+	switch name {
+	case "rocketd-async":
+		s, err = h.startRocketd(dir, config.AsyncFlush)
+	case "rocketd-sync":
+		s, err = h.startRocketd(dir, config.SyncFlush)
+	case "rocketmq-async":
+		s, err = h.startRocketMQ(ctx, dir, config.AsyncFlush)
+	case "rocketmq-sync":
+		s, err = h.startRocketMQ(ctx, dir, config.SyncFlush)
+	case "nats-default":
+		s, err = h.startNATS(dir, false)
+	case "nats-always":
+		s, err = h.startNATS(dir, true)
+	}
+	if err != nil {
+		r.err = err
+		return r
+	}
+	r.startup = s.startup
+	defer func() {
+		r.peakRSS = s.peakRSS()
+		s.stop(30 * time.Second)
+		if !h.keep {
+			_ = os.RemoveAll(dir) // the next target needs the disk and page cache
+		}
+	}()
+	h.logf("%s accepts connections after %s", name, s.startup.Round(time.Millisecond))
+	if strings.HasPrefix(name, "nats") {
+		r.err = h.natsWorkloads(ctx, s, r)
+	} else {
+		r.err = h.rocketWorkloads(ctx, name, s, r)
+	}
+	return r
+}
+
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			if _, err := os.Stat(filepath.Join(d, "cmd", "rocketd")); err == nil {
+				return d, nil
+			}
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("run from inside the rocketd repository (no go.mod with cmd/rocketd above %s)", dir)
+		}
+	}
+}
+
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}

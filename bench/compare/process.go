@@ -1,0 +1,182 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// server is one started target: its processes, the address clients use and
+// what was measured while starting it.
+type server struct {
+	procs   []*exec.Cmd
+	logs    []*os.File
+	addr    string // NameServer (rocketd, RocketMQ) or NATS client address
+	pprof   string // rocketd-pprof: the debug HTTP address
+	startup time.Duration
+	idleRSS int64 // bytes, summed over procs
+}
+
+// startProcess starts cmd with its output in logPath.
+func (s *server) startProcess(cmd *exec.Cmd, logPath string) error {
+	f, err := os.Create(logPath)
+	if err != nil {
+		return err
+	}
+	cmd.Stdout, cmd.Stderr = f, f
+	// Own process group: a stop reaches the JVM's children too.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		f.Close()
+		return fmt.Errorf("start %s: %w", cmd.Path, err)
+	}
+	s.procs = append(s.procs, cmd)
+	s.logs = append(s.logs, f)
+	return nil
+}
+
+// stop ends the processes in reverse start order: SIGTERM, then SIGKILL
+// after grace.
+func (s *server) stop(grace time.Duration) {
+	for i := len(s.procs) - 1; i >= 0; i-- {
+		p := s.procs[i]
+		_ = syscall.Kill(-p.Process.Pid, syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = p.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(grace):
+			_ = syscall.Kill(-p.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
+	}
+	for _, f := range s.logs {
+		f.Close()
+	}
+}
+
+// peakRSS is the sum of the processes' VmHWM (bytes).
+func (s *server) peakRSS() int64 { return s.procStatus("VmHWM:") }
+
+// rss is the sum of the processes' VmRSS (bytes).
+func (s *server) rss() int64 { return s.procStatus("VmRSS:") }
+
+func (s *server) procStatus(field string) int64 {
+	var total int64
+	for _, p := range s.procs {
+		total += procStatusKB(p.Process.Pid, field) * 1024
+	}
+	return total
+}
+
+// procStatusKB reads a "kB" field of /proc/PID/status; 0 when unknown.
+func procStatusKB(pid int, field string) int64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		line := sc.Text()
+		if rest, ok := strings.CutPrefix(line, field); ok {
+			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// waitTCP polls addr until it accepts a connection, a process exits, or the
+// timeout passes.
+func (s *server) waitTCP(addr string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		for _, p := range s.procs {
+			if exited(p) {
+				return fmt.Errorf("%s exited before %s accepted connections", p.Path, addr)
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s: no listener after %s: %w", addr, timeout, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// exited reports whether the process has ended (without reaping it).
+func exited(p *exec.Cmd) bool {
+	return p.Process.Signal(syscall.Signal(0)) != nil
+}
+
+// freePorts returns n distinct loopback ports nobody listens on, each with
+// its neighbours port-2 and port+1 free as well (RocketMQ's broker also
+// listens there: fast remoting and HA).
+func freePorts(n int) ([]int, error) {
+	var ports []int
+	seen := map[int]bool{}
+	for tries := 0; len(ports) < n && tries < 200; tries++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		p := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		if seen[p] || p < 1100 || p > 65000 {
+			continue
+		}
+		ok := true
+		for _, q := range []int{p - 2, p + 1} {
+			l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(q))
+			if err != nil {
+				ok = false
+				break
+			}
+			l.Close()
+		}
+		if ok {
+			for d := -2; d <= 1; d++ {
+				seen[p+d] = true
+			}
+			ports = append(ports, p)
+		}
+	}
+	if len(ports) < n {
+		return nil, errors.New("compare: no free loopback ports")
+	}
+	return ports, nil
+}
+
+// run runs a command to its end and returns its stdout; the error carries
+// stderr.
+func run(ctx context.Context, name string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, name, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return out, fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, lastLines(stderr.String(), 5))
+	}
+	return out, nil
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

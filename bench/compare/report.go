@@ -1,0 +1,209 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// table renders the results as one Markdown table: a column per target, a
+// row per workload plus start-up and memory. A peer's cell carries its
+// ratio to the rocketd target of the same durability, oriented so that a
+// ratio above 1 means rocketd is better (throughput: rocketd ÷ peer;
+// latency, time and memory: peer ÷ rocketd).
+func (h *harness) table(results []*targetResult) string {
+	byName := map[string]*targetResult{}
+	for _, r := range results {
+		byName[r.name] = r
+	}
+	var b strings.Builder
+	b.WriteString("| |")
+	for _, r := range results {
+		b.WriteString(" " + targetTitle[r.name] + " |")
+	}
+	b.WriteString("\n|---|")
+	for range results {
+		b.WriteString("---:|")
+	}
+	b.WriteString("\n")
+	type row struct {
+		title        string
+		value        func(*targetResult) (float64, bool)
+		format       string
+		higherBetter bool
+	}
+	var rows []row
+	for _, w := range workloads {
+		id := w.id
+		title := w.title
+		if id == "rate" {
+			title = fmt.Sprintf("p99 at %d msgs/s (ms)", h.rate)
+		}
+		if id == "backlog" {
+			title = fmt.Sprintf("consume %s backlog (msgs/s)", countName(h.backlog))
+		}
+		r := row{title: title, format: "%.0f", higherBetter: true, value: func(t *targetResult) (float64, bool) {
+			m, ok := t.metrics[id]
+			return m.TPS, ok
+		}}
+		if id == "rate" {
+			r.format, r.higherBetter = "%.2f", false
+			r.value = func(t *targetResult) (float64, bool) {
+				m, ok := t.metrics[id]
+				return m.P99, ok
+			}
+		}
+		rows = append(rows, r)
+	}
+	rows = append(rows,
+		row{title: "start to accepting connections (ms)", format: "%.0f", value: func(t *targetResult) (float64, bool) {
+			return float64(t.startup.Milliseconds()), t.startup > 0
+		}},
+		row{title: "idle RSS after start (MiB)", format: "%.0f", value: func(t *targetResult) (float64, bool) {
+			return float64(t.idleRSS) / (1 << 20), t.idleRSS > 0
+		}},
+		row{title: "peak RSS (MiB)", format: "%.0f", value: func(t *targetResult) (float64, bool) {
+			return float64(t.peakRSS) / (1 << 20), t.peakRSS > 0
+		}})
+	for _, rw := range rows {
+		b.WriteString("| " + rw.title + " |")
+		for _, r := range results {
+			v, ok := rw.value(r)
+			if !ok {
+				b.WriteString(" - |")
+				continue
+			}
+			cell := fmt.Sprintf(rw.format, v)
+			if base := byName[ratioBase[r.name]]; base != nil {
+				if bv, ok := rw.value(base); ok && bv > 0 && v > 0 {
+					ratio := v / bv
+					if rw.higherBetter {
+						ratio = bv / v
+					}
+					cell += fmt.Sprintf(" (×%.2f)", ratio)
+				}
+			}
+			b.WriteString(" " + cell + " |")
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func countName(n int) string {
+	switch {
+	case n >= 1_000_000 && n%1_000_000 == 0:
+		return fmt.Sprintf("%d M", n/1_000_000)
+	case n >= 1000 && n%1000 == 0:
+		return fmt.Sprintf("%d k", n/1000)
+	}
+	return fmt.Sprint(n)
+}
+
+// resultsDoc is the results file: machine, load, command, table, notes.
+func (h *harness) resultsDoc(results []*targetResult, table, load0, load1 string, total time.Duration) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# rocketd side by side, %s\n\n", time.Now().UTC().Format("2006-01-02 15:04 MST"))
+	b.WriteString("Measured in one run of `go run ./bench/compare` (" + strings.Join(os.Args[1:], " ") + ")")
+	fmt.Fprintf(&b, ", which took %s.\n\n", total.Round(time.Second))
+	b.WriteString("## Machine\n\n")
+	fmt.Fprintf(&b, "- CPU: %s, %d cores visible to Go\n", cpuModel(), runtime.NumCPU())
+	fmt.Fprintf(&b, "- memory: %s\n", memTotal())
+	fmt.Fprintf(&b, "- kernel: %s\n", firstLine(commandOutput("uname", "-sr")))
+	fmt.Fprintf(&b, "- %s; %s\n", runtime.Version(), firstLine(commandOutput("java", "-version")))
+	fmt.Fprintf(&b, "- load average (1, 5, 15 min) before the run: %s; after: %s. The machine is shared: other\n", load0, load1)
+	b.WriteString("  engineers' builds and tests ran on the same 2 cores, so absolute figures are noisy; the ratios\n")
+	b.WriteString("  come from one run under the same conditions.\n\n")
+	b.WriteString("## Results\n\n")
+	b.WriteString("Each peer's cell shows, in parentheses, its ratio to the rocketd target of the same durability\n")
+	b.WriteString("(RocketMQ ASYNC and NATS default to rocketd ASYNC_FLUSH; RocketMQ SYNC and NATS sync-always to\n")
+	b.WriteString("rocketd SYNC_FLUSH; rocketd SYNC_FLUSH to rocketd ASYNC_FLUSH), oriented so that **above 1 means rocketd\n")
+	b.WriteString("is better** (throughput: rocketd ÷ peer; latency, start-up and memory: peer ÷ rocketd).\n\n")
+	b.WriteString(table)
+	b.WriteString("\n## Workloads\n\n")
+	fmt.Fprintf(&b, "- Each measured workload runs %s, after a %s unmeasured warm-up per target (16 producers).\n", h.duration, h.warmup)
+	b.WriteString("- rocketd and RocketMQ: `rocketctl bench` (same client binary, a separate process), topic with 8 queues;\n")
+	b.WriteString("  producers send synchronously (SEND_MESSAGE_V2, wait for the answer), one connection each.\n")
+	b.WriteString("- NATS: nats.go JetStream, one connection per producer, `js.Publish` waiting for the stream's ack;\n")
+	b.WriteString("  one file-storage stream; the backlog is read by a pull consumer (AckNone, batches of 1000).\n")
+	fmt.Fprintf(&b, "- Fixed rate: %d paced producers at %d msgs/s in total, 1 KiB; the p99 is measured from each send's\n", rateWorkers, h.rate)
+	b.WriteString("  due time (no coordinated omission).\n")
+	b.WriteString("- Backlog: 1 KiB messages, filled unmeasured (rocketctl: 8 producers, batches of 32; NATS: async publish),\n")
+	b.WriteString("  then read from the start (rocketctl: one long-polling pull loop per queue, 32 messages per pull).\n")
+	fmt.Fprintf(&b, "- RocketMQ %s from Maven Central, broker heap %s, NameServer heap %s.\n",
+		rocketmqVersion, strings.Join(brokerHeap, " "), strings.Join(namesrvHeap, " "))
+	b.WriteString("- Start-up: process start to the broker's (NATS: the server's) port accepting TCP connections.\n")
+	b.WriteString("  RSS: VmRSS after start and topic creation, and VmHWM at the end, summed over the target's processes\n")
+	b.WriteString("  (RocketMQ: NameServer + broker JVMs; rocketd serve runs both in one process).\n")
+	var notes []string
+	for _, r := range results {
+		if r.err != nil {
+			notes = append(notes, fmt.Sprintf("- %s failed: %v", targetTitle[r.name], r.err))
+		}
+		if r.backlog > 0 && r.backlog < h.backlog {
+			notes = append(notes, fmt.Sprintf("- %s: the backlog fill stopped at %d messages (--fill-limit %s); its consume rate is over those.",
+				targetTitle[r.name], r.backlog, h.fillLimit))
+		}
+		for id, m := range r.metrics {
+			if m.Failures > 0 {
+				notes = append(notes, fmt.Sprintf("- %s %s: %d failed sends.", targetTitle[r.name], id, m.Failures))
+			}
+		}
+	}
+	if len(notes) > 0 {
+		b.WriteString("\n## Notes\n\n" + strings.Join(notes, "\n") + "\n")
+	}
+	return b.String()
+}
+
+func cpuModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return "unknown"
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
+}
+
+func memTotal() string {
+	kb := procStatusFileKB("/proc/meminfo", "MemTotal:")
+	if kb == 0 {
+		return "unknown"
+	}
+	return fmt.Sprintf("%.1f GiB", float64(kb)/(1<<20))
+}
+
+func procStatusFileKB(path, field string) int64 {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, field); ok {
+			var n int64
+			fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), &n)
+			return n
+		}
+	}
+	return 0
+}
+
+func commandOutput(name string, args ...string) string {
+	out, err := exec.Command(name, args...).CombinedOutput()
+	if err != nil {
+		return name + ": unknown"
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
