@@ -118,7 +118,7 @@ func Start(cfg Config) (_ *Broker, err error) {
 	}
 	b.srv = remoting.NewServer(remoting.ServerConfig{Addr: listen, Logger: log})
 	fams := processor.Families{
-		Send:   b.srv.NewFamily("send", bc.SendMessageThreadPoolNums, bc.SendThreadPoolQueueCapacity),
+		Send:   b.srv.NewFamily("send", sendWorkers(&bc), bc.SendThreadPoolQueueCapacity),
 		Pull:   b.srv.NewFamily("pull", bc.PullMessageThreadPoolNums, bc.PullThreadPoolQueueCapacity),
 		Offset: b.srv.NewFamily("consumerManage", bc.ConsumerManageThreadPoolNums, bc.ConsumerManagerThreadPoolQueue),
 		Client: b.srv.NewFamily("heartbeat", bc.HeartbeatThreadPoolNums, bc.HeartbeatThreadPoolQueueCap),

@@ -187,3 +187,20 @@ func (b *Broker) HAStatus() ha.Status {
 // defaultSlaveSyncInterval is how often a slave copies the master's
 // metadata (Java: every 10 s, the first after 3 s).
 const defaultSlaveSyncInterval = 10 * time.Second
+
+// syncMasterSendWorkers is the least number of send workers of a
+// SYNC_MASTER. Java answers such a send from a future completed by the HA
+// service, releasing its (single) send thread at once; here the worker
+// waits for the slave's ack, so the pool must cover the sends in flight
+// during one replication round trip, or SYNC_MASTER throughput collapses
+// to workers/RTT (BenchmarkBrokerProduce64: 23% of ASYNC_MASTER with the
+// default 2 workers on 2 CPUs).
+const syncMasterSendWorkers = 128
+
+// sendWorkers is the send family's worker count for the role.
+func sendWorkers(bc *config.BrokerConfig) int {
+	if bc.BrokerRole == config.SyncMaster {
+		return max(bc.SendMessageThreadPoolNums, syncMasterSendWorkers)
+	}
+	return bc.SendMessageThreadPoolNums
+}

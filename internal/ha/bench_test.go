@@ -25,8 +25,9 @@ func BenchmarkProduce64(b *testing.B) {
 		sync bool
 	}{{"ASYNC_MASTER", false}, {"SYNC_MASTER", true}} {
 		b.Run(mode.name, func(b *testing.B) {
-			m, srv := newMaster(b, b.TempDir(), ServerConfig{Sync: mode.sync})
-			s := newSlaveStore(b, b.TempDir())
+			big := func(c *store.Config) { c.SegmentSize = 256 << 20 }
+			m, srv := newMaster(b, b.TempDir(), ServerConfig{Sync: mode.sync}, big)
+			s := newSlaveStore(b, b.TempDir(), big)
 			startClient(b, s, srv.Addr().String(), nil)
 			waitFor(b, "slave in sync", 10*time.Second, srv.slaveInSync)
 			rec := record("Bench", 0, 1)

@@ -57,12 +57,15 @@ type pair struct {
 }
 
 // newMaster opens a master store whose Replica is a started HA server.
-func newMaster(t testing.TB, dir string, scfg ServerConfig) (*store.Store, *Server) {
+func newMaster(t testing.TB, dir string, scfg ServerConfig, tune ...func(*store.Config)) (*store.Store, *Server) {
 	t.Helper()
-	scfg.Addr = "127.0.0.1:0"
-	scfg.SegmentSize = testSegment
-	srv := NewServer(scfg)
 	cfg := storeConfig(dir)
+	for _, f := range tune {
+		f(&cfg)
+	}
+	scfg.Addr = "127.0.0.1:0"
+	scfg.SegmentSize = cfg.SegmentSize
+	srv := NewServer(scfg)
 	cfg.Replica = srv
 	m := openStore(t, cfg)
 	if err := srv.Start(m); err != nil {
@@ -72,9 +75,12 @@ func newMaster(t testing.TB, dir string, scfg ServerConfig) (*store.Store, *Serv
 	return m, srv
 }
 
-func newSlaveStore(t testing.TB, dir string) *store.Store {
+func newSlaveStore(t testing.TB, dir string, tune ...func(*store.Config)) *store.Store {
 	t.Helper()
 	cfg := storeConfig(dir)
+	for _, f := range tune {
+		f(&cfg)
+	}
 	cfg.Slave = true
 	return openStore(t, cfg)
 }

@@ -186,6 +186,9 @@ func (c *masterConn) stream() error {
 		d := pollInterval
 		if c.s.src.CommitLogMaxOffset() > next {
 			d = committedPoll
+			if c.s.arrivals {
+				d = commitWait
+			}
 		}
 		timer.Reset(d)
 		select {
