@@ -169,7 +169,7 @@ func brokerConf(t *testing.T, dir string, kv map[string]string) string {
 	return conf
 }
 
-func startHACluster(t *testing.T, role string) *haCluster {
+func startHACluster(t *testing.T, role string, extra ...string) *haCluster {
 	t.Helper()
 	c := &haCluster{bin: buildRocketd(t)}
 	nsPort := freePort(t)
@@ -191,6 +191,9 @@ func startHACluster(t *testing.T, role string) *haCluster {
 	c.masterAddr, c.slaveAdr = "127.0.0.1:"+strconv.Itoa(mport), "127.0.0.1:"+strconv.Itoa(sport)
 	mkv := common(c.masterDir, mport, freePort(t))
 	mkv["brokerId"], mkv["brokerRole"] = "0", role
+	for i := 0; i+1 < len(extra); i += 2 {
+		mkv[extra[i]] = extra[i+1]
+	}
 	c.master = start(t, "master", c.bin, "broker", "-c", brokerConf(t, c.masterDir, mkv))
 	c.master.waitLog(t, "broker ready")
 	skv := common(c.slaveDir, sport, freePort(t))
@@ -399,4 +402,44 @@ func samePrefix(t *testing.T, mdir, sdir string) {
 	if total == 0 {
 		t.Fatal("the slave holds no data")
 	}
+}
+
+// TestProcessSlavePausedFlushSlaveTimeout: with the slave process stopped
+// (SIGSTOP) a SYNC_MASTER answers FLUSH_SLAVE_TIMEOUT after
+// syncFlushTimeout; once it continues, sends are SEND_OK again and the
+// slave has everything.
+func TestProcessSlavePausedFlushSlaveTimeout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process test")
+	}
+	c := startHACluster(t, "SYNC_MASTER", "syncFlushTimeout", "500")
+	rc := remoting.NewClient(remoting.ClientConfig{})
+	defer rc.Close()
+	h := protocol.SendMessageRequestHeader{ProducerGroup: "pg", Topic: "PauseTopic", DefaultTopic: "TBW102",
+		DefaultTopicQueueNums: 1, BornTimestamp: time.Now().UnixMilli()}
+	send := func(body string) int32 {
+		r, err := invoke(rc, c.masterAddr, protocol.SendMessage, &h, []byte(body))
+		if err != nil {
+			t.Fatalf("send: %v", err)
+		}
+		return r.Code
+	}
+	poll(t, "SUCCESS with the slave in sync", 30*time.Second, func() bool { return send("warm-up") == protocol.Success })
+	if err := c.slave.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if code := send("while paused"); code != protocol.FlushSlaveTimeout {
+		t.Fatalf("send with the slave paused: code %d, want FLUSH_SLAVE_TIMEOUT", code)
+	}
+	if d := time.Since(start); d < 500*time.Millisecond {
+		t.Errorf("answered after %v, before syncFlushTimeout", d)
+	}
+	if err := c.slave.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, "SUCCESS after the slave continued", 30*time.Second, func() bool { return send("after") == protocol.Success })
+	c.slave.stop(t)
+	c.master.stop(t)
+	samePrefix(t, filepath.Join(c.masterDir, "store", "commitlog"), filepath.Join(c.slaveDir, "store", "commitlog"))
 }
