@@ -88,6 +88,18 @@ func TestSyncMasterWithSlave(t *testing.T) {
 	if r := c.invoke(s.Addr(), protocol.PullMessage, &ph, nil); r.Code != protocol.Success || len(r.Body) == 0 {
 		t.Fatalf("pull from slave: %d %s", r.Code, r.Remark)
 	}
+	// A slave does not move a consumer's offset: beyond its end it answers
+	// PULL_RETRY_IMMEDIATELY at the same offset (the master would answer
+	// PULL_OFFSET_MOVED).
+	ph.QueueOffset = 1000
+	r = c.invoke(s.Addr(), protocol.PullMessage, &ph, nil)
+	var prh protocol.PullMessageResponseHeader
+	if err := prh.Decode(r.ExtFields); err != nil || r.Code != protocol.PullRetryImmediately || prh.NextBeginOffset != 1000 {
+		t.Fatalf("pull beyond the end on the slave: code %d next %d (%v)", r.Code, prh.NextBeginOffset, err)
+	}
+	if r := c.invoke(c.b.Addr(), protocol.PullMessage, &ph, nil); r.Code != protocol.PullOffsetMoved {
+		t.Fatalf("pull beyond the end on the master: code %d, want PULL_OFFSET_MOVED", r.Code)
+	}
 }
 
 // BenchmarkBrokerProduce64 is SEND_MESSAGE throughput with 64 concurrent
