@@ -268,6 +268,7 @@ func (c *Client) session(addr string) error {
 	}()
 	report <- struct{}{} // report at once: the master waits for it
 
+	var rep []byte
 	br := bufio.NewReaderSize(nc, 1<<20)
 	var hb [HeaderSize]byte
 	var data []byte
@@ -306,14 +307,26 @@ func (c *Client) session(addr string) error {
 			c.log.Info("ha: replicating from master", "master", addr, "from", h.Offset)
 		}
 		// Ack once the bytes already received are appended: one report
-		// per batch, not per transfer, keeps the stream flowing.
+		// per batch, not per transfer, keeps the stream flowing. Written
+		// here, not by the heartbeat goroutine: a SYNC_MASTER's puts wait
+		// for it, and a hand-over would add a wake-up to each round trip
+		// (net.Conn serialises the two writers; 8 bytes never interleave).
 		if br.Buffered() < HeaderSize {
-			select {
-			case report <- struct{}{}:
-			default:
+			if err := c.report(nc, &rep); err != nil {
+				return fmt.Errorf("ha: report to master %s: %w", addr, err)
 			}
 		}
 	}
+}
+
+// report writes the local end as an offset report; buf is reused.
+func (c *Client) report(nc net.Conn, buf *[]byte) error {
+	if err := nc.SetWriteDeadline(time.Now().Add(c.cfg.HousekeepingInterval)); err != nil {
+		return err
+	}
+	*buf = appendReport((*buf)[:0], c.sink.CommitLogMaxOffset())
+	_, err := nc.Write(*buf)
+	return err
 }
 
 // reportLoop writes offset reports: when asked and every heartbeat interval.

@@ -293,10 +293,12 @@ func (s *Server) slaveInSync() bool {
 	if s.src == nil {
 		return false
 	}
+	ws := s.writers.Load()
+	if ws == nil {
+		return false
+	}
 	end := s.src.CommitLogMaxOffset()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for c := range s.conns {
+	for _, c := range *ws {
 		if a := c.acked.Load(); a >= 0 && end-a < s.cfg.MaxGap {
 			return true
 		}
