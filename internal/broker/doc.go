@@ -1,4 +1,4 @@
-// Package broker wires a RocketMQ master broker together: the remoting
+// Package broker wires a RocketMQ broker (master or slave) together: the remoting
 // server with the processors (internal/broker/processor), the message store,
 // the metadata tables (internal/broker/meta), the client registry
 // (internal/broker/client), long polling (internal/broker/longpoll) and the
@@ -35,6 +35,18 @@
 // brokerIP1 with the port actually bound: that address goes to the
 // NameServers and into every stored record as the store host, so offset
 // message ids point back at this broker.
+//
+// # Roles (replication.go, slavesync.go)
+//
+// Every master runs the HA server (internal/ha) on haListenPort
+// (listenPort+1; an ephemeral port when Config.ListenAddr has port 0) and
+// advertises it as haServerAddr; the store waits on it after each put, which
+// on a SYNC_MASTER means until a slave acked the message. A slave
+// (brokerId >= 1) opens its store refusing puts, replicates from
+// haMasterAddress or the haServerAddr the NameServer's registration answer
+// names, serves pulls, and copies the master's topics, subscription groups,
+// consumer and delay offsets every 10 s (slaveSync, main port of the
+// registration answer's masterAddr).
 //
 // # Lifecycle
 //
