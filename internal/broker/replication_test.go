@@ -3,6 +3,7 @@ package broker_test
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"runtime"
 	"sync/atomic"
@@ -50,6 +51,14 @@ func TestSyncMasterWithSlave(t *testing.T) {
 		t.Fatalf("send without slave: %d %s, want SLAVE_NOT_AVAILABLE", r.Code, r.Remark)
 	}
 	c.createTopic(topic, 2)
+	// The master's delayOffset.json (the schedule service may rewrite it;
+	// the slave must end up with whatever the master has).
+	mdelay := filepath.Join(c.dir, "store", "config", "delayOffset.json")
+	if _, err := os.Stat(mdelay); os.IsNotExist(err) {
+		if err := os.WriteFile(mdelay, []byte(`{"offsetTable":{1:5,3:9}}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	s := c.startSlave(t)
 	waitFor(t, 10*time.Second, "SEND_OK with the slave", func() bool {
 		return c.invoke(c.b.Addr(), protocol.SendMessage, &h, []byte("first")).Code == protocol.Success
@@ -78,6 +87,11 @@ func TestSyncMasterWithSlave(t *testing.T) {
 		r := c.invoke(s.Addr(), protocol.QueryConsumerOffset, &protocol.QueryConsumerOffsetRequestHeader{ConsumerGroup: "cg", Topic: topic, QueueID: 1}, nil)
 		var oh protocol.OffsetResponseHeader
 		return r.Code == protocol.Success && oh.Decode(r.ExtFields) == nil && oh.Offset == 7
+	})
+	waitFor(t, 10*time.Second, "the slave's delayOffset.json", func() bool {
+		m, err1 := os.ReadFile(mdelay)
+		sl, err2 := os.ReadFile(filepath.Join(c.dir, "slave-store", "config", "delayOffset.json"))
+		return err1 == nil && err2 == nil && bytes.Equal(m, sl)
 	})
 	r := c.invoke(s.Addr(), protocol.GetAllTopicConfig, nil, nil)
 	if r.Code != protocol.Success || !bytes.Contains(r.Body, []byte(topic)) {
