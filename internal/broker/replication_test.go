@@ -68,9 +68,14 @@ func TestSyncMasterWithSlave(t *testing.T) {
 			t.Fatalf("send %d: %d %s", i, r.Code, r.Remark)
 		}
 	}
-	// A slave refuses sends.
+	// A slave refuses sends and topic changes.
 	if r := c.invoke(s.Addr(), protocol.SendMessage, &h, []byte("x")); r.Code != protocol.ServiceNotAvailable {
 		t.Fatalf("send to slave: %d %s, want SERVICE_NOT_AVAILABLE", r.Code, r.Remark)
+	}
+	th := protocol.CreateTopicRequestHeader{Topic: "OnSlave", DefaultTopic: "TBW102", ReadQueueNums: 1, WriteQueueNums: 1,
+		Perm: 6, TopicFilterType: protocol.SingleTag}
+	if r := c.invoke(s.Addr(), protocol.UpdateAndCreateTopic, &th, nil); r.Code != protocol.SystemError {
+		t.Fatalf("create topic on slave: %d %s, want SYSTEM_ERROR", r.Code, r.Remark)
 	}
 	// The slave's CommitLog and queues follow the master's.
 	waitFor(t, 10*time.Second, "the slave's queues", func() bool {

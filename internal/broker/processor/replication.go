@@ -33,3 +33,16 @@ func (p *Processor) handleAllDelayOffset(_ *remoting.Conn, _ *remoting.Command) 
 	resp.Body = data
 	return resp
 }
+
+// masterOnly refuses h's request on a slave: its topics and subscription
+// groups are copies of the master's, overwritten by the next copy
+// (rocketmq-spec.md §12.1).
+func (p *Processor) masterOnly(h remoting.HandlerFunc) remoting.HandlerFunc {
+	return func(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+		if !p.cfg.IsMaster() {
+			return remoting.NewResponse(protocol.SystemError,
+				"Can't modify topic or subscription group from slave broker, please execute it from master broker.")
+		}
+		return h(conn, req)
+	}
+}
