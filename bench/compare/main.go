@@ -145,14 +145,16 @@ func (h *harness) logf(format string, args ...any) {
 
 // targetResult is what one target measured.
 type targetResult struct {
-	name     string
-	startup  time.Duration
-	idleRSS  int64
-	peakRSS  int64
-	metrics  map[string]metric
-	backlog  int // messages actually in the backlog
-	err      error
-	duration time.Duration
+	name    string
+	startup time.Duration
+	idleRSS int64
+	peakRSS int64
+	metrics map[string]metric
+	backlog int // messages actually in the backlog
+	// fillFailures are the failed sends of the backlog fill by response code.
+	fillFailures map[string]int64
+	err          error
+	duration     time.Duration
 }
 
 // metric is one workload's figure.
@@ -161,6 +163,7 @@ type metric struct {
 	P99      float64 // ms
 	Failures int64
 	Messages int64
+	FailedBy map[string]int64 // by response code name (rocketctl)
 }
 
 func (h *harness) run(ctx context.Context) error {

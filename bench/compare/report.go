@@ -1,10 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 )
@@ -107,7 +110,11 @@ func countName(n int) string {
 func (h *harness) resultsDoc(results []*targetResult, table, load0, load1 string, total time.Duration) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# rocketd side by side, %s\n\n", time.Now().UTC().Format("2006-01-02 15:04 MST"))
-	b.WriteString("Measured in one run of `go run ./bench/compare` (" + strings.Join(os.Args[1:], " ") + ")")
+	args := strings.Join(os.Args[1:], " ")
+	if args == "" {
+		args = "default flags"
+	}
+	b.WriteString("Measured in one run of `go run ./bench/compare` (" + args + ")")
 	fmt.Fprintf(&b, ", which took %s.\n\n", total.Round(time.Second))
 	b.WriteString("## Machine\n\n")
 	fmt.Fprintf(&b, "- CPU: %s, %d cores visible to Go\n", cpuModel(), runtime.NumCPU())
@@ -144,12 +151,20 @@ func (h *harness) resultsDoc(results []*targetResult, table, load0, load1 string
 			notes = append(notes, fmt.Sprintf("- %s failed: %v", targetTitle[r.name], r.err))
 		}
 		if r.backlog > 0 && r.backlog < h.backlog {
-			notes = append(notes, fmt.Sprintf("- %s: the backlog fill stopped at %d messages (--fill-limit %s); its consume rate is over those.",
-				targetTitle[r.name], r.backlog, h.fillLimit))
+			why := fmt.Sprintf("it reached --fill-limit %s", h.fillLimit)
+			if len(r.fillFailures) > 0 {
+				why = "sends failed: " + codeCounts(r.fillFailures)
+			}
+			notes = append(notes, fmt.Sprintf("- %s: the backlog holds %d messages (%s); the consume rate is over those.",
+				targetTitle[r.name], r.backlog, why))
 		}
-		for id, m := range r.metrics {
-			if m.Failures > 0 {
-				notes = append(notes, fmt.Sprintf("- %s %s: %d failed sends.", targetTitle[r.name], id, m.Failures))
+		for _, w := range workloads {
+			if m := r.metrics[w.id]; m.Failures > 0 {
+				note := fmt.Sprintf("- %s, %s: %d failed sends", targetTitle[r.name], w.title, m.Failures)
+				if len(m.FailedBy) > 0 {
+					note += " (" + codeCounts(m.FailedBy) + ")"
+				}
+				notes = append(notes, note+".")
 			}
 		}
 	}
@@ -206,4 +221,15 @@ func commandOutput(name string, args ...string) string {
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
+}
+
+// codeCounts renders failures by response code, most frequent first.
+func codeCounts(m map[string]int64) string {
+	keys := slices.Collect(maps.Keys(m))
+	slices.SortFunc(keys, func(a, b string) int { return cmp.Compare(m[b], m[a]) })
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
 }

@@ -30,9 +30,10 @@ const (
 
 // rocketctlReport is the part of `rocketctl bench --json` the harness uses.
 type rocketctlReport struct {
-	Messages int64   `json:"messages"`
-	Failures int64   `json:"failures"`
-	TPS      float64 `json:"tps"`
+	Messages int64            `json:"messages"`
+	Failures int64            `json:"failures"`
+	FailedBy map[string]int64 `json:"failuresByCode"`
+	TPS      float64          `json:"tps"`
 	Latency  struct {
 		P99 float64 `json:"p99Ms"`
 	} `json:"latency"`
@@ -57,7 +58,7 @@ func (h *harness) benchRun(ctx context.Context, ns string, args ...string) (metr
 	if err := json.Unmarshal(out, &rep); err != nil {
 		return metric{}, fmt.Errorf("rocketctl bench %v: %w: %s", args, err, out)
 	}
-	return metric{TPS: rep.TPS, P99: rep.Latency.P99, Failures: rep.Failures, Messages: rep.Messages}, nil
+	return metric{TPS: rep.TPS, P99: rep.Latency.P99, Failures: rep.Failures, Messages: rep.Messages, FailedBy: rep.FailedBy}, nil
 }
 
 // rocketWorkloads runs the workloads with rocketctl bench against rocketd or
@@ -112,6 +113,7 @@ func (h *harness) rocketWorkloads(ctx context.Context, name string, s *server, r
 	// Read what was stored (a send that failed, e.g. FLUSH_DISK_TIMEOUT,
 	// stored nothing).
 	r.backlog = int(fill.Messages)
+	r.fillFailures = fill.FailedBy
 	if r.backlog == 0 {
 		return fmt.Errorf("backlog fill: no message stored (%d failures)", fill.Failures)
 	}
