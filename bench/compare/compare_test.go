@@ -1,0 +1,61 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestParseFlags(t *testing.T) {
+	h, err := parseFlags([]string{"--quick", "--targets", "rocketd-async, nats-always"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.duration != 3*time.Second || h.warmup != time.Second || h.backlog != 100_000 || h.out != "" {
+		t.Errorf("--quick: duration %s warmup %s backlog %d out %q", h.duration, h.warmup, h.backlog, h.out)
+	}
+	if strings.Join(h.targets, ",") != "rocketd-async,nats-always" {
+		t.Errorf("targets = %v", h.targets)
+	}
+	h, err = parseFlags([]string{"--quick", "--duration", "7s"})
+	if err != nil || h.duration != 7*time.Second || len(h.targets) != len(allTargets) {
+		t.Errorf("--quick --duration 7s: %v %+v", err, h)
+	}
+	h, err = parseFlags(nil)
+	if err != nil || h.duration != 15*time.Second || h.backlog != 1_000_000 || !strings.HasPrefix(h.out, "bench/results/") {
+		t.Errorf("defaults: %v %+v", err, h)
+	}
+	for _, bad := range [][]string{{"--targets", "kafka"}, {"--duration", "10ms"}, {"--rate", "1"}} {
+		if _, err := parseFlags(bad); err == nil {
+			t.Errorf("%v: no error", bad)
+		}
+	}
+}
+
+// TestTableRatios checks that every ratio reads "above 1: rocketd better",
+// against the rocketd target of the same durability.
+func TestTableRatios(t *testing.T) {
+	h := &harness{rate: 20000, backlog: 1_000_000}
+	results := []*targetResult{
+		{name: "rocketd-async", startup: 20 * time.Millisecond, idleRSS: 10 << 20, metrics: map[string]metric{"p1k1": {TPS: 1000}, "rate": {P99: 2}}},
+		{name: "rocketd-sync", metrics: map[string]metric{"p1k1": {TPS: 100}}},
+		{name: "rocketmq-async", startup: 2 * time.Second, idleRSS: 700 << 20, metrics: map[string]metric{"p1k1": {TPS: 500}, "rate": {P99: 8}}},
+		{name: "nats-always", metrics: map[string]metric{"p1k1": {TPS: 400}}},
+	}
+	table := h.table(results)
+	for _, want := range []string{
+		"| produce 1 KiB, 1 producer (msgs/s) | 1000 | 100 (×10.00) | 500 (×2.00) | 400 (×0.25) |",
+		"| p99 at 20000 msgs/s (ms) | 2.00 | - | 8.00 (×4.00) | - |",
+		"| consume 1 M backlog (msgs/s) | - | - | - | - |",
+		"| start to accepting connections (ms) | 20 | - | 2000 (×100.00) | - |",
+		"| idle RSS after start (MiB) | 10 | - | 700 (×70.00) | - |",
+	} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table lacks %q:\n%s", want, table)
+		}
+	}
+}
