@@ -37,7 +37,16 @@ func TestNewcomer(t *testing.T) {
 		}
 	}
 	nsPort, brokerPort := freePort(t), freePort(t)
-	for brokerPort == nsPort {
+	// The broker also listens on brokerPort+1 (HA): that port must be free
+	// too, and not the NameServer's.
+	haFree := func(p int) bool {
+		ln, err := net.Listen("tcp", fmt.Sprintf(":%d", p))
+		if err == nil {
+			ln.Close()
+		}
+		return err == nil
+	}
+	for brokerPort == nsPort || brokerPort+1 == nsPort || !haFree(brokerPort+1) {
 		brokerPort = freePort(t)
 	}
 	var serveLog lockedBuffer

@@ -170,7 +170,8 @@ func TestServeProcess(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "data")
 	conf := filepath.Join(t.TempDir(), "broker.conf")
 	// Small files: the test should not write a 1 GiB segment.
-	if err := os.WriteFile(conf, []byte("mapedFileSizeCommitLog=16777216\nmappedFileSizeConsumeQueue=60000\n"), 0o644); err != nil {
+	// haListenPort: listenPort+1 may be taken on a busy test machine.
+	if err := os.WriteFile(conf, []byte("mapedFileSizeCommitLog=16777216\nmappedFileSizeConsumeQueue=60000\nhaListenPort="+strconv.Itoa(freePort(t))+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	args := []string{"serve", "--data", data, "--namesrv-port", strconv.Itoa(nsPort),
@@ -228,7 +229,8 @@ func TestBrokerProcess(t *testing.T) {
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "broker.conf")
 	text := "brokerClusterName=C1\nbrokerName=b1\nbrokerIP1=127.0.0.1\nlistenPort=" + strconv.Itoa(port) +
-		"\nstorePathRootDir=" + filepath.Join(dir, "store") + "\nmapedFileSizeCommitLog=16777216\nnoSuchKey=1\n"
+		"\nstorePathRootDir=" + filepath.Join(dir, "store") + "\nmapedFileSizeCommitLog=16777216\nnoSuchKey=1\n" +
+		"haListenPort=" + strconv.Itoa(freePort(t)) + "\n"
 	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
