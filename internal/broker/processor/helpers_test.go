@@ -152,6 +152,26 @@ func (e *env) waitMaxOffset(topic string, q int32, n int64) {
 	}
 }
 
+// waitReadable polls until the record at CommitLog offset off is readable.
+// A send answers once the record is appended (and, with WAIT=false or async
+// flush, before the committer has written it), so a test that reads right
+// after a send must wait for it as a consumer's pull would.
+func (e *env) waitReadable(off int64) {
+	e.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, buf, err := e.store.LookMessageByOffset(off)
+		if err == nil {
+			buf.Release()
+			return
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("record at %d not readable: %v", off, err)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
 // pullHeaderOf decodes a pull response header.
 func pullHeaderOf(t testing.TB, r *remoting.Command) protocol.PullMessageResponseHeader {
 	t.Helper()

@@ -32,6 +32,7 @@ func TestSendStored(t *testing.T) {
 		// The msgId points at the record.
 		_, off, err := message.ParseOffsetMsgID(h.MsgID)
 		must(t, err)
+		e.waitReadable(off)
 		rec, buf, err := e.store.LookMessageByOffset(off)
 		must(t, err)
 		if string(rec.Body) != "body" || rec.QueueID != 1 {
@@ -122,6 +123,7 @@ func TestSendRetryTopicToDLQ(t *testing.T) {
 	must(t, rh.Decode(r.ExtFields))
 	_, off, err := message.ParseOffsetMsgID(rh.MsgID)
 	must(t, err)
+	e.waitReadable(off)
 	rec, buf, err := e.store.LookMessageByOffset(off)
 	must(t, err)
 	defer buf.Release()

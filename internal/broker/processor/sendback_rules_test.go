@@ -43,6 +43,7 @@ func (e *env) storeFailed(topic string, reconsumeTimes int32) int64 {
 	must(e.t, sh.Decode(r.ExtFields))
 	_, off, err := message.ParseOffsetMsgID(sh.MsgID)
 	must(e.t, err)
+	e.waitReadable(off) // a consumer sends back only what it has pulled
 	return off
 }
 
