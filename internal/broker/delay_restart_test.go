@@ -132,7 +132,11 @@ func restartWhilePending(t *testing.T, bin string, sig syscall.Signal) {
 	}
 	brokerAddr := ""
 	start := func() *rocketdProcess {
-		nsPort, brokerPort := freeTCPPort(t), freeTCPPort(t)
+		// The broker's HA port is listenPort+1: keep it free of the NameServer too.
+		nsPort, brokerPort := freeTCPPort(t), freeBrokerPort(t)
+		for brokerPort == nsPort || brokerPort+1 == nsPort {
+			brokerPort = freeBrokerPort(t)
+		}
 		brokerAddr = "127.0.0.1:" + strconv.Itoa(brokerPort)
 		return startRocketd(t, bin, "serve", "--data", filepath.Join(dir, "data"), "--namesrv-port", strconv.Itoa(nsPort),
 			"--listen-port", strconv.Itoa(brokerPort), "-c", conf)
