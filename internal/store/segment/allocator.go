@@ -11,15 +11,6 @@ import (
 // zeroChunk is the write size used to zero-fill a new file.
 const zeroChunk = 1 << 20
 
-// zeroSyncEvery is how many zero-filled bytes are synced at a time. The
-// kernel starts writing dirty pages back only past a share of RAM, so an
-// unsynced zero-fill reaches the disk in one burst of a whole segment at the
-// final sync, and the CommitLog's group-commit fdatasyncs queue behind it.
-// Syncing every few MiB spreads it out (sync flush, 64 writers x 4 KiB,
-// 128 MiB segments rolling during the run: median x-bare 0.45-0.50 -> 0.63
-// over 7 interleaved pairs; 1 KiB: no clear change).
-const zeroSyncEvery = 8 << 20
-
 // allocator prepares the next segment file in the background (RocketMQ's
 // AllocateMappedFileService; etcd's filePipeline) so that a roll under the
 // CommitLog's put lock only takes a ready file.
@@ -193,12 +184,6 @@ func (q *Queue) create(start int64) (*File, error) {
 			if _, err := vf.WriteAt(zero[:n], off); err != nil {
 				_ = vf.Close()
 				return fail("zero-fill", err)
-			}
-			if (off+n)%zeroSyncEvery == 0 {
-				if err := vf.Sync(); err != nil {
-					_ = vf.Close()
-					return fail("sync", err)
-				}
 			}
 		}
 	}

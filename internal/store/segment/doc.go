@@ -41,9 +41,8 @@
 //
 //  1. Preallocated in the background by the allocator (RocketMQ's
 //     AllocateMappedFileService): created as "<name>.tmp", sized with
-//     Truncate, zero-filled when Config.ZeroFill is set (SYNC_FLUSH: later
-//     fdatasyncs then touch no metadata and no unwritten extents; synced every
-//     8 MiB so that the zeros do not reach the disk in one burst), synced,
+//     Truncate, zero-filled and synced when Config.ZeroFill is set (SYNC_FLUSH:
+//     later fdatasyncs then touch no metadata and no unwritten extents), synced,
 //     renamed to "<name>" and the directory synced. Only then can it be seen.
 //  2. Taken by Roll when the previous file is full: appended to the Queue.
 //  3. Written (WriteAt), read (ReadAt) and synced by the owner. A write or sync
