@@ -428,6 +428,10 @@ func TestProcessSlavePausedFlushSlaveTimeout(t *testing.T) {
 	if err := c.slave.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
+	// kill(2) returns before every thread of the slave has stopped: wait
+	// until the kernel reports the process stopped, or the slave may still
+	// ack the next message.
+	poll(t, "slave process stopped", 10*time.Second, func() bool { return processStopped(c.slave.cmd.Process.Pid) })
 	start := time.Now()
 	if code := send("while paused"); code != protocol.FlushSlaveTimeout {
 		t.Fatalf("send with the slave paused: code %d, want FLUSH_SLAVE_TIMEOUT", code)
@@ -442,4 +446,16 @@ func TestProcessSlavePausedFlushSlaveTimeout(t *testing.T) {
 	c.slave.stop(t)
 	c.master.stop(t)
 	samePrefix(t, filepath.Join(c.masterDir, "store", "commitlog"), filepath.Join(c.slaveDir, "store", "commitlog"))
+}
+
+// processStopped reports whether /proc says the process is stopped by a
+// signal (state T).
+func processStopped(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the parenthesised command name: "pid (comm) S ...".
+	i := bytes.LastIndexByte(stat, ')')
+	return i >= 0 && i+2 < len(stat) && stat[i+2] == 'T'
 }
