@@ -38,7 +38,7 @@ t0=$(now_ms)
 free_port() {
 	local p
 	for _ in $(seq 1 100); do
-		p=$((20000 + RANDOM % 40000))
+		p=$((20000 + RANDOM % 12000)) # below the ephemeral range (32768+)
 		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null &&
 			! (exec 3<>"/dev/tcp/127.0.0.1/$((p + 1))") 2>/dev/null &&
 			! (exec 3<>"/dev/tcp/127.0.0.1/$((p - 2))") 2>/dev/null; then
