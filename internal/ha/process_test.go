@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
+	"github.com/rocketd/rocketd/internal/testutil/proc"
 )
 
 // Multi-process replication tests: a NameServer, a master and a slave run
@@ -29,103 +29,6 @@ import (
 // directory and ports.
 
 func init() { rlog.SetLogLevel("error") }
-
-// buildRocketd compiles cmd/rocketd into a temporary directory.
-func buildRocketd(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "rocketd")
-	out, err := exec.Command("go", "build", "-o", bin, "../../cmd/rocketd").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
-// logBuffer collects a process's stderr.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-type process struct {
-	name   string
-	cmd    *exec.Cmd
-	log    *logBuffer
-	exited chan struct{} // closed when the process has exited
-	err    error         // its exit status, set before exited closes
-}
-
-func start(t *testing.T, name, bin string, args ...string) *process {
-	t.Helper()
-	p := &process{name: name, cmd: exec.Command(bin, args...), log: &logBuffer{}, exited: make(chan struct{})}
-	p.cmd.Stderr = p.log
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { p.err = p.cmd.Wait(); close(p.exited) }()
-	t.Cleanup(func() {
-		select {
-		case <-p.exited:
-		default:
-			_ = p.cmd.Process.Kill()
-			<-p.exited
-		}
-		if t.Failed() {
-			t.Logf("--- %s log:\n%s", name, p.log.String())
-		}
-	})
-	return p
-}
-
-// waitLog waits until the process logged text.
-func (p *process) waitLog(t *testing.T, text string) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(p.log.String(), text) {
-		select {
-		case <-p.exited:
-			t.Fatalf("%s exited (%v) before %q:\n%s", p.name, p.err, text, p.log.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: no %q after 20 s:\n%s", p.name, text, p.log.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// stop ends the process with SIGTERM (clean shutdown) and waits.
-func (p *process) stop(t *testing.T) {
-	t.Helper()
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.exited:
-	case <-time.After(20 * time.Second):
-		t.Fatalf("%s did not stop", p.name)
-	}
-}
 
 func poll(t *testing.T, what string, d time.Duration, cond func() bool) {
 	t.Helper()
@@ -152,7 +55,7 @@ func invoke(rc *remoting.Client, addr string, code protocol.RequestCode, h proto
 type haCluster struct {
 	bin                          string
 	nsAddr, masterAddr, slaveAdr string
-	ns, master, slave            *process
+	ns, master, slave            *proc.Process
 	masterDir, slaveDir          string
 }
 
@@ -171,12 +74,12 @@ func brokerConf(t *testing.T, dir string, kv map[string]string) string {
 
 func startHACluster(t *testing.T, role string, extra ...string) *haCluster {
 	t.Helper()
-	c := &haCluster{bin: buildRocketd(t)}
-	nsPort := freePort(t)
+	c := &haCluster{bin: proc.Build(t, "github.com/rocketd/rocketd/cmd/rocketd")}
+	nsPort := proc.FreePort(t)
 	c.nsAddr = "127.0.0.1:" + strconv.Itoa(nsPort)
-	c.ns = start(t, "namesrv", c.bin, "namesrv", "--port", strconv.Itoa(nsPort),
+	c.ns = proc.StartNamed(t, "namesrv", c.bin, "namesrv", "--port", strconv.Itoa(nsPort),
 		"--kv-config", filepath.Join(t.TempDir(), "kvConfig.json"))
-	c.ns.waitLog(t, "NameServer ready")
+	c.ns.WaitLog(t, "NameServer ready", 20*time.Second)
 
 	common := func(dir string, port, haPort int) map[string]string {
 		return map[string]string{
@@ -187,19 +90,19 @@ func startHACluster(t *testing.T, role string, extra ...string) *haCluster {
 		}
 	}
 	c.masterDir, c.slaveDir = t.TempDir(), t.TempDir()
-	mport, sport := freePort(t), freePort(t)
+	mport, sport := proc.FreePort(t), proc.FreePort(t)
 	c.masterAddr, c.slaveAdr = "127.0.0.1:"+strconv.Itoa(mport), "127.0.0.1:"+strconv.Itoa(sport)
-	mkv := common(c.masterDir, mport, freePort(t))
+	mkv := common(c.masterDir, mport, proc.FreePort(t))
 	mkv["brokerId"], mkv["brokerRole"] = "0", role
 	for i := 0; i+1 < len(extra); i += 2 {
 		mkv[extra[i]] = extra[i+1]
 	}
-	c.master = start(t, "master", c.bin, "broker", "-c", brokerConf(t, c.masterDir, mkv))
-	c.master.waitLog(t, "broker ready")
-	skv := common(c.slaveDir, sport, freePort(t))
+	c.master = proc.StartNamed(t, "master", c.bin, "broker", "-c", brokerConf(t, c.masterDir, mkv))
+	c.master.WaitLog(t, "broker ready", 20*time.Second)
+	skv := common(c.slaveDir, sport, proc.FreePort(t))
 	skv["brokerId"], skv["brokerRole"] = "1", "SLAVE"
-	c.slave = start(t, "slave", c.bin, "broker", "-c", brokerConf(t, c.slaveDir, skv))
-	c.slave.waitLog(t, "broker ready")
+	c.slave = proc.StartNamed(t, "slave", c.bin, "broker", "-c", brokerConf(t, c.slaveDir, skv))
+	c.slave.WaitLog(t, "broker ready", 20*time.Second)
 	return c
 }
 
@@ -292,10 +195,7 @@ func TestProcessSyncMasterKilledMidLoad(t *testing.T) {
 		defer mu.Unlock()
 		return len(acked) >= 2000
 	})
-	if err := c.master.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	<-c.master.exited
+	c.master.Kill(t)
 	close(stop)
 	wg.Wait()
 	mu.Lock()
@@ -366,8 +266,8 @@ func TestProcessSyncMasterKilledMidLoad(t *testing.T) {
 		}
 		return true
 	})
-	c.slave.stop(t)
-	if !strings.Contains(c.slave.log.String(), "replicating from master") {
+	_ = c.slave.Stop(t)
+	if !strings.Contains(c.slave.Log(), "replicating from master") {
 		t.Errorf("slave never logged replication")
 	}
 }
@@ -425,13 +325,13 @@ func TestProcessSlavePausedFlushSlaveTimeout(t *testing.T) {
 		return r.Code
 	}
 	poll(t, "SUCCESS with the slave in sync", 30*time.Second, func() bool { return send("warm-up") == protocol.Success })
-	if err := c.slave.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+	if err := c.slave.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
 	// kill(2) returns before every thread of the slave has stopped: wait
 	// until the kernel reports the process stopped, or the slave may still
 	// ack the next message.
-	poll(t, "slave process stopped", 10*time.Second, func() bool { return processStopped(c.slave.cmd.Process.Pid) })
+	poll(t, "slave process stopped", 10*time.Second, func() bool { return processStopped(c.slave.Pid()) })
 	start := time.Now()
 	if code := send("while paused"); code != protocol.FlushSlaveTimeout {
 		t.Fatalf("send with the slave paused: code %d, want FLUSH_SLAVE_TIMEOUT", code)
@@ -439,12 +339,12 @@ func TestProcessSlavePausedFlushSlaveTimeout(t *testing.T) {
 	if d := time.Since(start); d < 500*time.Millisecond {
 		t.Errorf("answered after %v, before syncFlushTimeout", d)
 	}
-	if err := c.slave.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+	if err := c.slave.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
 	poll(t, "SUCCESS after the slave continued", 30*time.Second, func() bool { return send("after") == protocol.Success })
-	c.slave.stop(t)
-	c.master.stop(t)
+	_ = c.slave.Stop(t)
+	_ = c.master.Stop(t)
 	samePrefix(t, filepath.Join(c.masterDir, "store", "commitlog"), filepath.Join(c.slaveDir, "store", "commitlog"))
 }
 

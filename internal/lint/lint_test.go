@@ -38,7 +38,7 @@ var allowed = map[string][]string{
 	"store": {"store/segment", "store/checkpoint", "store/commitlog", "store/consumequeue",
 		"store/index", "vfs", "message", "config"},
 
-	"ha":      {"store", "store/commitlog", "message", "config", "vfs", "protocol", "remoting"},
+	"ha":      {"store", "store/commitlog", "message", "config", "vfs", "protocol", "remoting", "testutil/proc"},
 	"namesrv": {"protocol", "remoting", "config", "vfs"},
 
 	"broker/meta":     {"protocol", "config", "vfs", "message"},
@@ -50,7 +50,12 @@ var allowed = map[string][]string{
 	"broker/processor": {"store", "message", "config", "vfs", "protocol", "remoting", "broker/meta",
 		"broker/longpoll", "broker/schedule", "broker/timer", "broker/txn", "broker/client", "ha"},
 	"broker": {"store", "message", "config", "vfs", "protocol", "remoting", "broker/meta",
-		"broker/longpoll", "broker/schedule", "broker/timer", "broker/txn", "broker/processor", "broker/client", "ha", "namesrv"},
+		"broker/longpoll", "broker/schedule", "broker/timer", "broker/txn", "broker/processor", "broker/client", "ha", "namesrv",
+		"testutil/proc"},
+
+	// testutil/proc runs rocketd as a child process; only _test.go files
+	// import it.
+	"testutil/proc": {},
 }
 
 // forbidden are edges that must never exist whatever the table says; they are
