@@ -1,15 +1,10 @@
 package broker_test
 
 import (
-	"bytes"
 	"context"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -17,86 +12,28 @@ import (
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
+	"github.com/rocketd/rocketd/internal/testutil/proc"
 )
 
-// lockedBuffer collects a child's stderr.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// rocketdProcess is a `rocketd serve` child process.
-type rocketdProcess struct {
-	cmd    *exec.Cmd
-	stderr *lockedBuffer
-	exited chan error
-}
-
-func startRocketd(t *testing.T, bin string, args ...string) *rocketdProcess {
+// startRocketd runs `rocketd serve` and waits until its broker is ready.
+func startRocketd(t *testing.T, bin string, args ...string) *proc.Process {
 	t.Helper()
-	p := &rocketdProcess{cmd: exec.Command(bin, args...), stderr: &lockedBuffer{}, exited: make(chan error, 1)}
-	p.cmd.Stderr = p.stderr
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { p.exited <- p.cmd.Wait() }()
-	t.Cleanup(func() {
-		if p.cmd.ProcessState == nil {
-			_ = p.cmd.Process.Kill()
-			<-p.exited
-		}
-	})
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(p.stderr.String(), "broker ready") {
-		select {
-		case err := <-p.exited:
-			t.Fatalf("rocketd exited early: %v\n%s", err, p.stderr.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("rocketd not ready:\n%s", p.stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	p := proc.Start(t, bin, args...)
+	p.WaitLog(t, "broker ready", 20*time.Second)
 	return p
 }
 
-// stop ends the process with sig and waits for it.
-func (p *rocketdProcess) stop(t *testing.T, sig syscall.Signal) {
+// stopRocketd ends p with sig (SIGTERM or SIGKILL) and waits for it; after
+// SIGTERM the exit must be clean.
+func stopRocketd(t *testing.T, p *proc.Process, sig syscall.Signal) {
 	t.Helper()
-	if err := p.cmd.Process.Signal(sig); err != nil {
-		t.Fatal(err)
+	if sig == syscall.SIGKILL {
+		p.Kill(t)
+		return
 	}
-	select {
-	case err := <-p.exited:
-		if sig == syscall.SIGTERM && err != nil {
-			t.Fatalf("rocketd exit after SIGTERM: %v\n%s", err, p.stderr.String())
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatalf("rocketd did not exit after %v", sig)
+	if err := p.Stop(t); err != nil {
+		t.Fatalf("rocketd exit after SIGTERM: %v\n%s", err, p.Log())
 	}
-}
-
-func freeTCPPort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }
 
 // TestDelayedDeliverySurvivesRestart: messages pending on several delay
@@ -108,10 +45,7 @@ func TestDelayedDeliverySurvivesRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs rocketd processes")
 	}
-	bin := filepath.Join(t.TempDir(), "rocketd")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/rocketd/rocketd/cmd/rocketd").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := proc.Build(t, "github.com/rocketd/rocketd/cmd/rocketd")
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
 		t.Run(sig.String(), func(t *testing.T) {
 			t.Parallel()
@@ -131,12 +65,10 @@ func restartWhilePending(t *testing.T, bin string, sig syscall.Signal) {
 		t.Fatal(err)
 	}
 	brokerAddr := ""
-	start := func() *rocketdProcess {
+	start := func() *proc.Process {
 		// The broker's HA port is listenPort+1: keep it free of the NameServer too.
-		nsPort, brokerPort := freeTCPPort(t), freeBrokerPort(t)
-		for brokerPort == nsPort || brokerPort+1 == nsPort {
-			brokerPort = freeBrokerPort(t)
-		}
+		nsPort := proc.FreePort(t)
+		brokerPort := proc.FreeBrokerPort(t, nsPort)
 		brokerAddr = "127.0.0.1:" + strconv.Itoa(brokerPort)
 		return startRocketd(t, bin, "serve", "--data", filepath.Join(dir, "data"), "--namesrv-port", strconv.Itoa(nsPort),
 			"--listen-port", strconv.Itoa(brokerPort), "-c", conf)
@@ -145,7 +77,7 @@ func restartWhilePending(t *testing.T, bin string, sig syscall.Signal) {
 	defer rc.Close()
 	const topic = "DelayRestart"
 
-	proc := start()
+	rd := start()
 	due := map[string]int64{} // body -> earliest acceptable store time
 	send := func(body, props string, earliest int64) {
 		h := protocol.SendMessageRequestHeader{ProducerGroup: "pg", Topic: topic, DefaultTopic: "TBW102",
@@ -172,10 +104,10 @@ func restartWhilePending(t *testing.T, bin string, sig syscall.Signal) {
 	// Stop while some are delivered and the others pending.
 	time.Sleep(time.Until(now.Add(2500 * time.Millisecond)))
 	rc.CloseConn(brokerAddr)
-	proc.stop(t, sig)
+	stopRocketd(t, rd, sig)
 
-	proc = start()
-	defer proc.stop(t, syscall.SIGTERM)
+	rd = start()
+	defer stopRocketd(t, rd, syscall.SIGTERM)
 	var got map[string][]int64
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -184,7 +116,7 @@ func restartWhilePending(t *testing.T, bin string, sig syscall.Signal) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("after restart: %d of %d delivered: %v\n%s", len(got), len(due), got, proc.stderr.String())
+			t.Fatalf("after restart: %d of %d delivered: %v\n%s", len(got), len(due), got, rd.Log())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

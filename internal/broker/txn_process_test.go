@@ -2,9 +2,7 @@ package broker_test
 
 import (
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,23 +15,8 @@ import (
 	"github.com/rocketd/rocketd/internal/broker/meta"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
+	"github.com/rocketd/rocketd/internal/testutil/proc"
 )
-
-// freeBrokerPort returns a port that, like the next one (the master's HA
-// port), was free a moment ago.
-func freeBrokerPort(t *testing.T) int {
-	t.Helper()
-	for range 100 {
-		p := freeTCPPort(t)
-		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p+1))
-		if err == nil {
-			ln.Close()
-			return p
-		}
-	}
-	t.Fatal("no free pair of ports")
-	return 0
-}
 
 // Half messages outstanding (each checked and re-appended at least once),
 // the rocketd process killed with SIGKILL and started again on the same
@@ -43,14 +26,9 @@ func TestRocketdKilledWithHalfMessages(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs rocketd")
 	}
-	bin := filepath.Join(t.TempDir(), "rocketd")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/rocketd/rocketd/cmd/rocketd").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	nsPort, brokerPort := freeTCPPort(t), freeBrokerPort(t)
-	for nsPort == brokerPort+1 {
-		brokerPort = freeBrokerPort(t)
-	}
+	bin := proc.Build(t, "github.com/rocketd/rocketd/cmd/rocketd")
+	nsPort := proc.FreePort(t)
+	brokerPort := proc.FreeBrokerPort(t, nsPort)
 	nsAddr := "127.0.0.1:" + strconv.Itoa(nsPort)
 	brokerAddr := "127.0.0.1:" + strconv.Itoa(brokerPort)
 	dir := t.TempDir()
@@ -66,7 +44,7 @@ func TestRocketdKilledWithHalfMessages(t *testing.T) {
 	rc := remoting.NewClient(remoting.ClientConfig{})
 	defer rc.Close()
 	c := &cluster{t: t, dir: dir, nsAddr: nsAddr, rc: rc}
-	proc := startRocketd(t, bin, args...)
+	rd := startRocketd(t, bin, args...)
 	topic := uniq(t, "T")
 	h := protocol.CreateTopicRequestHeader{Topic: topic, DefaultTopic: "TBW102", ReadQueueNums: 2, WriteQueueNums: 2,
 		Perm: 6, TopicFilterType: protocol.SingleTag}
@@ -92,12 +70,12 @@ func TestRocketdKilledWithHalfMessages(t *testing.T) {
 		return true
 	})
 
-	proc.stop(t, syscall.SIGKILL)
+	stopRocketd(t, rd, syscall.SIGKILL)
 	rc.CloseConn(brokerAddr)
 	rc.CloseConn(nsAddr)
-	proc = startRocketd(t, bin, args...)
-	if !strings.Contains(proc.stderr.String(), "cleanLastExit=false") {
-		t.Fatalf("restart after SIGKILL did not recover abnormally:\n%s", proc.stderr.String())
+	rd = startRocketd(t, bin, args...)
+	if !strings.Contains(rd.Log(), "cleanLastExit=false") {
+		t.Fatalf("restart after SIGKILL did not recover abnormally:\n%s", rd.Log())
 	}
 	c.waitRoute(topic, 2)
 
