@@ -3,14 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -19,6 +15,7 @@ import (
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
+	"github.com/rocketd/rocketd/internal/testutil/proc"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -26,101 +23,17 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // buildRocketd compiles this command into a temporary directory.
 func buildRocketd(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "rocketd")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// freePort returns a TCP port that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
-// startProcess runs bin with args and returns the command, its stderr and a
-// channel that yields the exit error.
-func startProcess(t *testing.T, bin string, args ...string) (*exec.Cmd, *syncBuffer, <-chan error) {
-	t.Helper()
-	cmd := exec.Command(bin, args...)
-	stderr := &syncBuffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	})
-	return cmd, stderr, exited
-}
-
-// waitListening polls addr until it accepts a connection.
-func waitListening(t *testing.T, addr string, exited <-chan error, stderr *syncBuffer) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-		if err == nil {
-			c.Close()
-			return
-		}
-		select {
-		case err := <-exited:
-			t.Fatalf("rocketd exited early: %v\n%s", err, stderr.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("rocketd not listening on %s\n%s", addr, stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// waitLog polls the process's log until it contains text.
-func waitLog(t *testing.T, text string, exited <-chan error, stderr *syncBuffer) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !strings.Contains(stderr.String(), text) {
-		select {
-		case err := <-exited:
-			t.Fatalf("rocketd exited early: %v\n%s", err, stderr.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no %q in the log\n%s", text, stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	return proc.Build(t, "github.com/rocketd/rocketd/cmd/rocketd")
 }
 
 // stopGracefully sends SIGTERM and expects a clean exit.
-func stopGracefully(t *testing.T, cmd *exec.Cmd, exited <-chan error, stderr *syncBuffer) {
+func stopGracefully(t *testing.T, p *proc.Process) {
 	t.Helper()
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
+	if err := p.Stop(t); err != nil {
+		t.Fatalf("rocketd exit: %v\n%s", err, p.Log())
 	}
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Fatalf("rocketd exit: %v\n%s", err, stderr.String())
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatalf("rocketd did not exit after SIGTERM\n%s", stderr.String())
-	}
-	if !strings.Contains(stderr.String(), "stopped") {
-		t.Fatalf("no shutdown log:\n%s", stderr.String())
+	if !strings.Contains(p.Log(), "stopped") {
+		t.Fatalf("no shutdown log:\n%s", p.Log())
 	}
 }
 
@@ -137,11 +50,11 @@ func invoke(t *testing.T, c *remoting.Client, addr string, code int32, ext map[s
 
 func TestNamesrvProcess(t *testing.T) {
 	bin := buildRocketd(t)
-	port := freePort(t)
+	port := proc.FreePort(t)
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	kv := filepath.Join(t.TempDir(), "kvConfig.json")
-	cmd, stderr, exited := startProcess(t, bin, "namesrv", "--port", strconv.Itoa(port), "--kv-config", kv)
-	waitListening(t, addr, exited, stderr)
+	p := proc.Start(t, bin, "namesrv", "--port", strconv.Itoa(port), "--kv-config", kv)
+	p.WaitTCP(t, addr, 15*time.Second)
 
 	c := remoting.NewClient(remoting.ClientConfig{})
 	defer c.Close()
@@ -154,7 +67,7 @@ func TestNamesrvProcess(t *testing.T) {
 		t.Fatalf("put kv: %d %q", put.Code, put.Remark)
 	}
 	c.CloseConn(addr)
-	stopGracefully(t, cmd, exited, stderr)
+	stopGracefully(t, p)
 
 	data, err := os.ReadFile(kv)
 	if err != nil || string(data) != `{"configTable":{"ns":{"k":"v"}}}` {
@@ -164,14 +77,14 @@ func TestNamesrvProcess(t *testing.T) {
 
 func TestServeProcess(t *testing.T) {
 	bin := buildRocketd(t)
-	nsPort, brokerPort := freePort(t), freePort(t)
+	nsPort, brokerPort := proc.FreePort(t), proc.FreePort(t)
 	nsAddr := "127.0.0.1:" + strconv.Itoa(nsPort)
 	brokerAddr := "127.0.0.1:" + strconv.Itoa(brokerPort)
 	data := filepath.Join(t.TempDir(), "data")
 	conf := filepath.Join(t.TempDir(), "broker.conf")
 	// Small files: the test should not write a 1 GiB segment.
 	// haListenPort: listenPort+1 may be taken on a busy test machine.
-	if err := os.WriteFile(conf, []byte("mapedFileSizeCommitLog=16777216\nmappedFileSizeConsumeQueue=60000\nhaListenPort="+strconv.Itoa(freePort(t))+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(conf, []byte("mapedFileSizeCommitLog=16777216\nmappedFileSizeConsumeQueue=60000\nhaListenPort="+strconv.Itoa(proc.FreePort(t))+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	args := []string{"serve", "--data", data, "--namesrv-port", strconv.Itoa(nsPort),
@@ -183,8 +96,8 @@ func TestServeProcess(t *testing.T) {
 	const topic = "ServeTopic"
 
 	// First run: send three messages through the broker, pull them back.
-	cmd, stderr, exited := startProcess(t, bin, args...)
-	waitLog(t, "broker ready", exited, stderr)
+	p := proc.Start(t, bin, args...)
+	p.WaitLog(t, "broker ready", 15*time.Second)
 	if _, err := os.Stat(abort); err != nil {
 		t.Fatalf("no abort file while running: %v", err)
 	}
@@ -196,7 +109,7 @@ func TestServeProcess(t *testing.T) {
 		resp, err := c.Invoke(ctx, brokerAddr, remoting.NewRequest(protocol.SendMessage, protocol.Ext(&h), []byte("body-"+strconv.Itoa(i))))
 		cancel()
 		if err != nil || resp.Code != protocol.Success {
-			t.Fatalf("send %d: %v %+v\n%s", i, err, resp, stderr.String())
+			t.Fatalf("send %d: %v %+v\n%s", i, err, resp, p.Log())
 		}
 	}
 	pullAll(t, c, brokerAddr, topic, 3)
@@ -204,20 +117,20 @@ func TestServeProcess(t *testing.T) {
 	waitRoute(t, c, nsAddr, topic)
 	c.CloseConn(brokerAddr)
 	c.CloseConn(nsAddr)
-	stopGracefully(t, cmd, exited, stderr)
+	stopGracefully(t, p)
 	if _, err := os.Stat(abort); !os.IsNotExist(err) {
 		t.Fatalf("abort file left after a clean stop: %v", err)
 	}
 
 	// Second run: normal recovery, the messages are still there.
-	cmd, stderr, exited = startProcess(t, bin, args...)
-	waitLog(t, "broker ready", exited, stderr)
-	if !strings.Contains(stderr.String(), "cleanLastExit=true") {
-		t.Fatalf("second start did not see a clean exit:\n%s", stderr.String())
+	p = proc.Start(t, bin, args...)
+	p.WaitLog(t, "broker ready", 15*time.Second)
+	if !strings.Contains(p.Log(), "cleanLastExit=true") {
+		t.Fatalf("second start did not see a clean exit:\n%s", p.Log())
 	}
 	pullAll(t, c, brokerAddr, topic, 3)
 	c.CloseConn(brokerAddr)
-	stopGracefully(t, cmd, exited, stderr)
+	stopGracefully(t, p)
 	if _, err := os.Stat(filepath.Join(data, "namesrv", "kvConfig.json")); err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
 	}
@@ -225,19 +138,19 @@ func TestServeProcess(t *testing.T) {
 
 func TestBrokerProcess(t *testing.T) {
 	bin := buildRocketd(t)
-	port := freePort(t)
+	port := proc.FreePort(t)
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "broker.conf")
 	text := "brokerClusterName=C1\nbrokerName=b1\nbrokerIP1=127.0.0.1\nlistenPort=" + strconv.Itoa(port) +
 		"\nstorePathRootDir=" + filepath.Join(dir, "store") + "\nmapedFileSizeCommitLog=16777216\nnoSuchKey=1\n" +
-		"haListenPort=" + strconv.Itoa(freePort(t)) + "\n"
+		"haListenPort=" + strconv.Itoa(proc.FreePort(t)) + "\n"
 	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd, stderr, exited := startProcess(t, bin, "broker", "-c", conf)
-	waitLog(t, "broker ready", exited, stderr)
-	if !strings.Contains(stderr.String(), "unknown keys") || !strings.Contains(stderr.String(), "noSuchKey") {
-		t.Fatalf("unknown key not warned about:\n%s", stderr.String())
+	p := proc.Start(t, bin, "broker", "-c", conf)
+	p.WaitLog(t, "broker ready", 15*time.Second)
+	if !strings.Contains(p.Log(), "unknown keys") || !strings.Contains(p.Log(), "noSuchKey") {
+		t.Fatalf("unknown key not warned about:\n%s", p.Log())
 	}
 	c := remoting.NewClient(remoting.ClientConfig{})
 	defer c.Close()
@@ -248,7 +161,7 @@ func TestBrokerProcess(t *testing.T) {
 		t.Fatalf("send: %d %s", r.Code, r.Remark)
 	}
 	c.CloseConn(addr)
-	stopGracefully(t, cmd, exited, stderr)
+	stopGracefully(t, p)
 	if _, err := os.Stat(filepath.Join(dir, "store", "abort")); !os.IsNotExist(err) {
 		t.Fatalf("abort file after a clean stop: %v", err)
 	}
@@ -344,22 +257,4 @@ func TestCommandLine(t *testing.T) {
 			t.Fatalf("%v with an invalid listenPort: %v", args, err)
 		}
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the process's writer and the test.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
