@@ -186,6 +186,9 @@ func StartNamed(t testing.TB, name, bin string, args ...string) *Process {
 	t.Cleanup(func() {
 		if !p.exitedNow() {
 			_ = p.cmd.Process.Signal(syscall.SIGTERM)
+			// A test that failed while the process was stopped (SIGSTOP)
+			// leaves it unable to act on SIGTERM until it continues.
+			_ = p.cmd.Process.Signal(syscall.SIGCONT)
 			select {
 			case <-p.exited:
 			case <-time.After(stopTimeout):

@@ -4,6 +4,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -44,6 +45,28 @@ func TestKillReportsSignal(t *testing.T) {
 	p.Kill(t)
 	if p.Err() == nil || !strings.Contains(p.Err().Error(), "killed") {
 		t.Fatalf("exit after SIGKILL: %v", p.Err())
+	}
+}
+
+// TestCleanupEndsStoppedProcess: a process left running and stopped
+// (SIGSTOP) by a test ends promptly at cleanup.
+func TestCleanupEndsStoppedProcess(t *testing.T) {
+	var p *Process
+	start := time.Now()
+	t.Run("leave", func(t *testing.T) {
+		p = Start(t, "/bin/sh", "-c", "echo up; while :; do sleep 0.05; done")
+		p.WaitLog(t, "up", 5*time.Second)
+		if err := p.Signal(syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+	})
+	select {
+	case <-p.Exited():
+	default:
+		t.Fatal("the process outlived its test's cleanup")
+	}
+	if d := time.Since(start); d > stopTimeout/2 {
+		t.Fatalf("cleanup took %v: SIGTERM was not acted on", d)
 	}
 }
 
