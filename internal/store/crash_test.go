@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"path"
 	"regexp"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocketd/rocketd/internal/store/checkpoint"
 	"github.com/rocketd/rocketd/internal/store/segment"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
@@ -334,8 +336,18 @@ func TestAbnormalRecoveryIsBoundedByCheckpoint(t *testing.T) {
 		acks = append(acks, ack{"B", int32(i % 4), i, 1000, res.WroteOffset, res.WroteBytes, res.QueueOffset})
 		lastTs = res.StoreTimestamp
 	}
-	waitFor(t, "checkpoint", func() bool { return s.Checkpoint().LogicsMsgTimestamp == lastTs })
-	image := mem.CrashClone()
+	// The in-memory checkpoint moves before its file is durable: wait until
+	// a crash image holds it (timestamps of the last put, file synced).
+	var image *vfs.MemFS
+	waitFor(t, "durable checkpoint", func() bool {
+		image = mem.CrashClone()
+		data, err := vfs.ReadFile(image, path.Join(cfg.Dir, checkpoint.FileName))
+		if err != nil {
+			return false
+		}
+		st, err := checkpoint.Parse(data)
+		return err == nil && st.LogicsMsgTimestamp == lastTs && st.PhysicMsgTimestamp > 0
+	})
 	s.Close()
 
 	var logs bytes.Buffer
