@@ -29,26 +29,11 @@ cleanup() {
 	if [ "${KEEP:-}" = 1 ]; then echo "kept $tmp"; else rm -rf "$tmp"; fi
 }
 trap cleanup EXIT
+# shellcheck source=../lib.sh
+. "$root/interop/lib.sh"
 
-now_ms() { date +%s%3N; }
 t0=$(now_ms)
 
-# free_port prints a TCP port nobody listens on (and whose neighbours are
-# free too: brokers may use listenPort+1 for HA and listenPort-2 as VIP).
-free_port() {
-	local p
-	for _ in $(seq 1 100); do
-		p=$((20000 + RANDOM % 12000)) # below the ephemeral range (32768+)
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null &&
-			! (exec 3<>"/dev/tcp/127.0.0.1/$((p + 1))") 2>/dev/null &&
-			! (exec 3<>"/dev/tcp/127.0.0.1/$((p - 2))") 2>/dev/null; then
-			echo "$p"
-			return 0
-		fi
-	done
-	echo "no free port found" >&2
-	return 1
-}
 
 echo "== building rocketd and rocketctl"
 (cd "$root" && go build -o "$tmp/bin/rocketd" ./cmd/rocketd && go build -o "$tmp/bin/rocketctl" ./cmd/rocketctl)
