@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/rocketd/rocketd/internal/message"
@@ -451,17 +452,40 @@ func (s *Store) EarliestStoreTime() int64 {
 	return rec.StoreTimestamp
 }
 
+// Boundary picks which of several messages sharing one store timestamp
+// OffsetByTimestamp answers (RocketMQ 5's BoundaryType).
+type Boundary uint8
+
+const (
+	// BoundaryLower answers the first message stored at the timestamp (the
+	// default: a consumer reset to a time sees every message of that ms).
+	BoundaryLower Boundary = iota
+	// BoundaryUpper answers the last one.
+	BoundaryUpper
+)
+
+// ParseBoundary reads the boundaryType header value; anything but UPPER
+// (case-insensitive) is LOWER, as in Java.
+func ParseBoundary(s string) Boundary {
+	if strings.EqualFold(s, "UPPER") {
+		return BoundaryUpper
+	}
+	return BoundaryLower
+}
+
 // OffsetByTimestamp returns the queue offset of the message stored at
-// timestamp (ms): binary search on store times read from the CommitLog; an
-// exact match, else the nearer of the two neighbours (the later one on a
-// tie), else the only neighbour there is (RocketMQ's getOffsetInQueueByTime).
-// 0 for an unknown or empty queue.
-func (s *Store) OffsetByTimestamp(topic string, queueID int32, timestamp int64) int64 {
+// timestamp (ms): binary search on store times read from the CommitLog; on
+// an exact match the first (BoundaryLower) or last (BoundaryUpper) of the
+// messages sharing that ms, else the nearer of the two neighbours (the
+// later one on a tie), else the only neighbour there is (RocketMQ's
+// getOffsetInQueueByTime). 0 for an unknown or empty queue.
+func (s *Store) OffsetByTimestamp(topic string, queueID int32, timestamp int64, boundary Boundary) int64 {
 	q := s.cqs.Get(topic, queueID)
 	if q == nil {
 		return 0
 	}
-	low, high := q.MinOffset(), q.MaxOffset()-1
+	minOff, maxOff := q.MinOffset(), q.MaxOffset()-1
+	low, high := minOff, maxOff
 	if high < low {
 		return 0
 	}
@@ -475,7 +499,7 @@ func (s *Store) OffsetByTimestamp(topic string, queueID int32, timestamp int64) 
 		}
 		switch {
 		case ts == timestamp:
-			return mid
+			return s.sameTimestampEdge(topic, queueID, mid, timestamp, boundary, minOff, maxOff)
 		case ts > timestamp:
 			high, rightOff, rightTs = mid-1, mid, ts
 		default:
@@ -492,6 +516,21 @@ func (s *Store) OffsetByTimestamp(topic string, queueID int32, timestamp int64) 
 	default:
 		return leftOff
 	}
+}
+
+// sameTimestampEdge walks from a message stored at timestamp to the first
+// (or last) neighbour with the same store time. Store times never decrease
+// along a queue, so the run is contiguous; it is at most one millisecond of
+// messages long.
+func (s *Store) sameTimestampEdge(topic string, queueID int32, at, timestamp int64, boundary Boundary, minOff, maxOff int64) int64 {
+	step, limit := int64(-1), minOff
+	if boundary == BoundaryUpper {
+		step, limit = 1, maxOff
+	}
+	for at != limit && s.MessageStoreTimestamp(topic, queueID, at+step) == timestamp {
+		at += step
+	}
+	return at
 }
 
 // LookMessageByOffset reads the record at a CommitLog offset (the offset

@@ -95,7 +95,7 @@ func TestBatchAndIPv6(t *testing.T) {
 		}
 	}
 	r.Release()
-	if got := s.OffsetByTimestamp("B", 1, single.StoreTimestamp); got != 5 {
+	if got := s.OffsetByTimestamp("B", 1, single.StoreTimestamp, BoundaryLower); got != 5 {
 		t.Fatalf("offset by time with IPv6 hosts: %d", got)
 	}
 	if got := s.EarliestMessageTime("B", 1); got != res.StoreTimestamp {

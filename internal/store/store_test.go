@@ -284,6 +284,39 @@ func TestArrivalListener(t *testing.T) {
 	waitDispatched(t, s)
 }
 
+// TestOffsetByTimestampSameMillisecond: several messages stored in one
+// millisecond; LOWER answers the first of them and UPPER the last, wherever
+// the binary search lands (RocketMQ 5's BoundaryType).
+func TestOffsetByTimestampSameMillisecond(t *testing.T) {
+	clock := newSteppedClock()
+	cfg := testConfig(vfs.NewMem())
+	cfg.Clock = clock.Now
+	s := openStore(t, cfg)
+	var stamps []int64
+	for i := 0; i < 23; i++ {
+		if i == 0 || i == 3 || i == 17 {
+			clock.Advance(100 * time.Millisecond)
+		}
+		stamps = append(stamps, put(t, s, newRecord("T", 0, []byte("x"), nil)).StoreTimestamp)
+	}
+	waitDispatched(t, s)
+	for _, c := range []struct {
+		at           int
+		lower, upper int64
+	}{{0, 0, 2}, {3, 3, 16}, {17, 17, 22}} {
+		ts := stamps[c.at]
+		if got := s.OffsetByTimestamp("T", 0, ts, BoundaryLower); got != c.lower {
+			t.Errorf("lower at ts of %d: got %d want %d", c.at, got, c.lower)
+		}
+		if got := s.OffsetByTimestamp("T", 0, ts, BoundaryUpper); got != c.upper {
+			t.Errorf("upper at ts of %d: got %d want %d", c.at, got, c.upper)
+		}
+	}
+	if ParseBoundary("upper") != BoundaryUpper || ParseBoundary("") != BoundaryLower || ParseBoundary("LOWER") != BoundaryLower {
+		t.Error("ParseBoundary")
+	}
+}
+
 func TestOffsetByTimestamp(t *testing.T) {
 	clock := newSteppedClock()
 	cfg := testConfig(vfs.NewMem())
@@ -296,20 +329,20 @@ func TestOffsetByTimestamp(t *testing.T) {
 	}
 	waitDispatched(t, s)
 	for i, ts := range stamps {
-		if got := s.OffsetByTimestamp("T", 0, ts); got != int64(i) {
+		if got := s.OffsetByTimestamp("T", 0, ts, BoundaryLower); got != int64(i) {
 			t.Fatalf("exact %d: got %d", i, got)
 		}
 	}
-	if got := s.OffsetByTimestamp("T", 0, stamps[4]+30); got != 4 {
+	if got := s.OffsetByTimestamp("T", 0, stamps[4]+30, BoundaryLower); got != 4 {
 		t.Fatalf("nearer left: %d", got)
 	}
-	if got := s.OffsetByTimestamp("T", 0, stamps[4]+70); got != 5 {
+	if got := s.OffsetByTimestamp("T", 0, stamps[4]+70, BoundaryLower); got != 5 {
 		t.Fatalf("nearer right: %d", got)
 	}
-	if got := s.OffsetByTimestamp("T", 0, stamps[0]-5000); got != 0 {
+	if got := s.OffsetByTimestamp("T", 0, stamps[0]-5000, BoundaryLower); got != 0 {
 		t.Fatalf("before all: %d", got)
 	}
-	if got := s.OffsetByTimestamp("T", 0, stamps[19]+5000); got != 19 {
+	if got := s.OffsetByTimestamp("T", 0, stamps[19]+5000, BoundaryLower); got != 19 {
 		t.Fatalf("after all: %d", got)
 	}
 	if got := s.EarliestMessageTime("T", 0); got != stamps[0] {
@@ -318,7 +351,7 @@ func TestOffsetByTimestamp(t *testing.T) {
 	if got := s.EarliestStoreTime(); got != stamps[0] {
 		t.Fatalf("earliest store time %d", got)
 	}
-	if s.OffsetByTimestamp("Nope", 0, 1) != 0 || s.EarliestMessageTime("Nope", 0) != -1 {
+	if s.OffsetByTimestamp("Nope", 0, 1, BoundaryLower) != 0 || s.EarliestMessageTime("Nope", 0) != -1 {
 		t.Fatal("unknown queue")
 	}
 }
@@ -518,7 +551,7 @@ func TestGetMessageSurvivesDamagedUnits(t *testing.T) {
 			r.Release()
 		}
 	}
-	s.OffsetByTimestamp("Bad", 0, 12345)
+	s.OffsetByTimestamp("Bad", 0, 12345, BoundaryLower)
 	s.EarliestMessageTime("Bad", 0)
 	// Offset msgIds come from clients: any offset is either a record or an error.
 	for off := int64(-3); off < s.CommitLogMaxOffset()+10; off += 3 {

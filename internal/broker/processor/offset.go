@@ -3,6 +3,7 @@ package processor
 import (
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
+	"github.com/rocketd/rocketd/internal/store"
 )
 
 // queryNotFoundRemark is Java's remark for an unknown consumer offset.
@@ -83,7 +84,7 @@ func (p *Processor) handleSearchOffset(_ *remoting.Conn, req *remoting.Command) 
 	if err := h.Decode(req.ExtFields); err != nil {
 		return headerError(err)
 	}
-	return ok(&protocol.OffsetResponseHeader{Offset: p.store.OffsetByTimestamp(h.Topic, h.QueueID, h.Timestamp)})
+	return ok(&protocol.OffsetResponseHeader{Offset: p.store.OffsetByTimestamp(h.Topic, h.QueueID, h.Timestamp, store.ParseBoundary(h.BoundaryType))})
 }
 
 // handleEarliestStoreTime serves GET_EARLIEST_MSG_STORETIME.
