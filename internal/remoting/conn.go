@@ -661,7 +661,9 @@ func (c *Conn) Invoke(ctx context.Context, req *Command) (*Command, error) {
 		syncCalls.Put(cl)
 		return nil, ErrConnClosed
 	}
-	if err := c.send(req); err != nil {
+	// The caller waits for the answer, so no frame of its own follows:
+	// write it now when the connection is idle instead of waking the writer.
+	if err := c.sendFrame(req, true); err != nil {
 		if c.take(req.Opaque) == nil {
 			<-cl.ch // failed by a concurrent close
 		}
