@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/rocketd/rocketd/internal/pace"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -154,12 +155,15 @@ func (d *natsDriver) produce(subject string, size, workers int, dur time.Duratio
 			}
 			defer nc.Close()
 			local := hdrhistogram.New(1, 3_600_000_000, 3)
+			// The same precise pacing as rocketctl bench (see package pace).
+			waiter, _ := pace.NewWaiter()
+			defer waiter.Close()
 			due := time.Now().Add(interval * time.Duration(w) / time.Duration(workers))
 			for ctx.Err() == nil {
 				t0 := time.Now()
 				if interval > 0 {
-					if wait := time.Until(due); wait > 0 {
-						time.Sleep(wait)
+					if !waiter.WaitUntil(ctx, due) {
+						break
 					}
 					t0, due = due, due.Add(interval)
 				}

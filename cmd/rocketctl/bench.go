@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"sync"
 	"syscall"
 	"time"
@@ -32,6 +33,8 @@ type benchOptions struct {
 	fromBeginning bool
 	suspend       time.Duration
 	progress      bool
+
+	cpuProfile string // file for a CPU profile of this client ("" = none)
 }
 
 // Send modes, as the Java producer names them.
@@ -138,7 +141,12 @@ due, so a stalled broker shows in the percentiles (no coordinated omission).`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			stopProfile, err := o.startCPUProfile()
+			if err != nil {
+				return err
+			}
 			rep, err := c.benchProduce(ctx, o, cmd.ErrOrStderr())
+			stopProfile()
 			if err != nil {
 				return err
 			}
@@ -176,7 +184,12 @@ offset is committed.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			stopProfile, err := o.startCPUProfile()
+			if err != nil {
+				return err
+			}
 			rep, err := c.benchConsume(ctx, o, cmd.ErrOrStderr())
+			stopProfile()
 			if err != nil {
 				return err
 			}
@@ -197,11 +210,34 @@ func addBenchCommonFlags(f interface {
 	DurationVar(*time.Duration, string, time.Duration, string)
 	Int64Var(*int64, string, int64, string)
 	BoolVar(*bool, string, bool, string)
+	StringVar(*string, string, string, string)
 }, o *benchOptions) {
 	f.StringVarP(&o.topic, "topic", "t", "BenchmarkTest", "topic name")
 	f.DurationVar(&o.duration, "duration", 10*time.Second, "how long to run (unless --count)")
 	f.Int64Var(&o.count, "count", 0, "stop after this many messages instead of after --duration")
 	f.BoolVar(&o.progress, "progress", true, "print a progress line each second (on stderr)")
+	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the bench client itself to this file")
+}
+
+// startCPUProfile starts --cpuprofile; the returned function stops it. The
+// client's own cost matters: it shares the machine with the broker it
+// measures.
+func (o *benchOptions) startCPUProfile() (func(), error) {
+	if o.cpuProfile == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(o.cpuProfile)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 func (c *ctl) writeBenchReport(rep *benchReport) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/rocketd/rocketd/internal/pace"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -30,6 +31,8 @@ type producerRun struct {
 	// propsPrefix is the property string of every message up to the
 	// UNIQ_KEY value, which each message appends.
 	propsPrefix string
+	// errOut gets warnings that do not stop the run.
+	errOut io.Writer
 }
 
 func (c *ctl) benchProduce(ctx context.Context, o benchOptions, progress io.Writer) (*benchReport, error) {
@@ -37,7 +40,8 @@ func (c *ctl) benchProduce(ctx context.Context, o benchOptions, progress io.Writ
 	if err != nil {
 		return nil, fmt.Errorf("bench produce: %w", err)
 	}
-	r := &producerRun{c: c, o: o, qs: qs, rec: newLatencyRecorder(), body: make([]byte, o.size)}
+	r := &producerRun{c: c, o: o, qs: qs, rec: newLatencyRecorder(), body: make([]byte, o.size),
+		errOut: progress}
 	// Random bytes: a broker or disk that compresses must not look faster
 	// than it is.
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -117,6 +121,13 @@ func (r *producerRun) work(ctx context.Context, idx int) error {
 	if r.o.rate > 0 {
 		interval = time.Duration(float64(time.Second) * float64(r.o.workers*r.o.batch) / float64(r.o.rate))
 	}
+	// Paced waits use a precise timer: time.Sleep can return ~1 ms late on
+	// an idle process, which would count as send latency (see package pace).
+	waiter, werr := pace.NewWaiter()
+	if werr != nil && idx == 0 {
+		fmt.Fprintf(r.errOut, "bench: %v; pacing with time.Sleep (may be up to ~1 ms late)\n", werr)
+	}
+	defer waiter.Close()
 	// Stagger the workers' schedules so paced sends do not come in bursts.
 	due := time.Now().Add(interval * time.Duration(idx) / time.Duration(r.o.workers))
 	var err error
@@ -127,10 +138,8 @@ func (r *producerRun) work(ctx context.Context, idx int) error {
 		}
 		start := time.Now()
 		if interval > 0 {
-			if wait := time.Until(due); wait > 0 {
-				if !sleepCtx(ctx, wait) {
-					break
-				}
+			if !waiter.WaitUntil(ctx, due) {
+				break
 			}
 			start = due // latency counts from when the send was due
 			due = due.Add(interval)

@@ -27,6 +27,7 @@ var allowed = map[string][]string{
 	"config":   {},
 	"message":  {},
 	"lint":     {},
+	"pace":     {},
 	"protocol": {"message"},
 	"remoting": {"protocol"},
 
