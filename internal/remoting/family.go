@@ -16,14 +16,31 @@ import (
 // BlockingQueue). When the queue is full the request is answered with
 // SYSTEM_BUSY at once instead of waiting, so a slow family pushes back on
 // its clients without holding up the connection's reader.
+//
+// The queue grows on demand up to its limit, like Java's
+// LinkedBlockingQueue: Java's default limits (1,000,000 for consumer
+// management, 100,000 for pulls, ...) preallocated as a channel buffer took
+// 66 MB of pointer-holding memory that every GC cycle scanned.
 type Family struct {
 	name         string
 	workers      int
-	tasks        chan task
+	limit        int // most requests waiting
 	s            *Server
 	once         sync.Once
 	maxQueueWait atomic.Int64 // nanoseconds; 0 = no limit
 	busy         atomic.Int32 // workers running a handler
+	queued       atomic.Int32 // len(mu.q), readable without the lock
+
+	mu struct {
+		sync.Mutex
+		q    []task // FIFO: q[head:] waits
+		head int
+	}
+	// wake holds a token per push, up to one per worker: a worker sleeps
+	// on it only after finding the queue empty, and every push after that
+	// finding leaves a token (or finds tokens already pending, each of
+	// which sends a worker back to drain the queue).
+	wake chan struct{}
 }
 
 // task is one request on its way to a handler.
@@ -45,7 +62,8 @@ func (f *Family) SetMaxQueueWait(d time.Duration) { f.maxQueueWait.Store(int64(d
 // waiting requests (values below 1 become 1). Its workers run from Start
 // until Shutdown.
 func (s *Server) NewFamily(name string, workers, queueLen int) *Family {
-	f := &Family{name: name, workers: max(workers, 1), tasks: make(chan task, max(queueLen, 1)), s: s}
+	f := &Family{name: name, workers: max(workers, 1), limit: max(queueLen, 1), s: s}
+	f.wake = make(chan struct{}, f.workers)
 	s.mu.Lock()
 	s.mu.families = append(s.mu.families, f)
 	started := s.mu.started
@@ -60,7 +78,7 @@ func (s *Server) NewFamily(name string, workers, queueLen int) *Family {
 func (f *Family) Name() string { return f.name }
 
 // Queued returns the number of requests waiting for a worker.
-func (f *Family) Queued() int { return len(f.tasks) }
+func (f *Family) Queued() int { return int(f.queued.Load()) }
 
 // start launches the workers once; the server's WaitGroup owns them.
 func (f *Family) start() {
@@ -77,25 +95,54 @@ func (f *Family) start() {
 
 func (f *Family) work() {
 	for {
-		select {
-		case t := <-f.tasks:
-			if t.enqueued != 0 {
-				if waited := time.Now().UnixNano() - t.enqueued; waited > f.maxQueueWait.Load() {
-					f.s.inflight.Add(-1)
-					f.s.reply(t.conn, t.req, protocol.SystemBusy, fmt.Sprintf(
-						"[TIMEOUT_CLEAN_QUEUE]broker busy, start flow control for a while, period in queue: %dms, size of queue: %d",
-						waited/int64(time.Millisecond), len(f.tasks)))
-					continue
-				}
+		t, ok := f.take()
+		if !ok {
+			select {
+			case <-f.wake:
+				continue
+			case <-f.s.quit:
+				return
 			}
-			f.busy.Add(1)
-			f.s.run(t.conn, t.req, t.h, f)
-			f.busy.Add(-1)
-		case <-f.s.quit:
-			return
 		}
+		if t.enqueued != 0 {
+			if waited := time.Now().UnixNano() - t.enqueued; waited > f.maxQueueWait.Load() {
+				f.s.inflight.Add(-1)
+				f.s.reply(t.conn, t.req, protocol.SystemBusy, fmt.Sprintf(
+					"[TIMEOUT_CLEAN_QUEUE]broker busy, start flow control for a while, period in queue: %dms, size of queue: %d",
+					waited/int64(time.Millisecond), f.Queued()))
+				continue
+			}
+		}
+		f.busy.Add(1)
+		f.s.run(t.conn, t.req, t.h, f)
+		f.busy.Add(-1)
 	}
 }
+
+// take removes the oldest queued task.
+func (f *Family) take() (task, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.mu.head == len(f.mu.q) {
+		return task{}, false
+	}
+	t := f.mu.q[f.mu.head]
+	f.mu.q[f.mu.head] = task{} // let the request be collected
+	f.mu.head++
+	if f.mu.head == len(f.mu.q) {
+		// Empty: reuse the array from its start. A queue that grew large
+		// in a burst shrinks back once drained.
+		f.mu.q, f.mu.head = f.mu.q[:0], 0
+		if cap(f.mu.q) > keptQueueCap {
+			f.mu.q = nil
+		}
+	}
+	f.queued.Add(-1)
+	return t, true
+}
+
+// keptQueueCap is the largest queue array kept once it drains.
+const keptQueueCap = 4096
 
 // idleAfterThis reports whether the calling worker's response is the last
 // the family will produce for now: no other worker is running a handler and
@@ -103,7 +150,7 @@ func (f *Family) work() {
 // when the writer is idle: nothing is about to join it, so waking the
 // writer to gather more would only add latency and CPU.
 func (f *Family) idleAfterThis() bool {
-	return f.busy.Load() == 1 && len(f.tasks) == 0
+	return f.busy.Load() == 1 && f.queued.Load() == 0
 }
 
 // offer queues t without blocking; false means the queue is full.
@@ -111,10 +158,23 @@ func (f *Family) offer(t task) bool {
 	if f.maxQueueWait.Load() > 0 {
 		t.enqueued = time.Now().UnixNano()
 	}
-	select {
-	case f.tasks <- t:
-		return true
-	default:
+	f.mu.Lock()
+	if len(f.mu.q)-f.mu.head >= f.limit {
+		f.mu.Unlock()
 		return false
 	}
+	if f.mu.head > 0 && len(f.mu.q) == cap(f.mu.q) {
+		// Slide the waiting part to the front before append grows it.
+		n := copy(f.mu.q, f.mu.q[f.mu.head:])
+		clear(f.mu.q[n:])
+		f.mu.q, f.mu.head = f.mu.q[:n], 0
+	}
+	f.mu.q = append(f.mu.q, t)
+	f.queued.Add(1)
+	f.mu.Unlock()
+	select {
+	case f.wake <- struct{}{}:
+	default: // every worker already has a wake-up pending
+	}
+	return true
 }
