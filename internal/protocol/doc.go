@@ -33,6 +33,17 @@
 //   - Decoding does not allocate (strings are shared with the map): it runs
 //     on the send and pull paths.
 //
+// The send path skips the map both ways. ExtSource (LookupExt: several
+// keys in one pass) is how SendMessageRequestHeader.DecodeFrom reads a
+// received remoting.Command's header as it arrived; DecodeFor on a map is
+// the same decoder over MapExt, so both give the same header and the same
+// *FieldError. ExtEncoder (AppendExtJSON, AppendExtBinary, written with an
+// ExtWriter) puts a typed header straight into a frame, entries in
+// ascending byte order of their keys as the remoting encoders sort a
+// map's, so the frame is byte for byte the one the map gives:
+// SendMessageRequestHeader (long keys), its V2() (letters) and
+// SendMessageResponseHeader implement it.
+//
 // SendMessageRequestHeader has two spellings, one struct:
 //
 //	V1 key                 V2 key   V1 key                V2 key

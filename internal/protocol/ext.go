@@ -81,6 +81,40 @@ func (r *extReader) str(key string) string { return r.ext[key] }
 
 func (r *extReader) int32(key string) int32 {
 	v, ok := r.ext[key]
+	return r.int32Of(key, v, ok)
+}
+
+func (r *extReader) int64(key string) int64 {
+	v, ok := r.ext[key]
+	return r.int64Of(key, v, ok)
+}
+
+// bool follows Java's Boolean.parseBoolean: "true" in any case is true,
+// anything else false; it never fails.
+func (r *extReader) bool(key string) bool { return strings.EqualFold(r.ext[key], "true") }
+
+func (r *extReader) optInt32(key string) Optional[int32] {
+	v, ok := r.ext[key]
+	return r.optInt32Of(key, v, ok)
+}
+
+func (r *extReader) optInt64(key string) Optional[int64] {
+	if _, ok := r.ext[key]; !ok {
+		return Optional[int64]{}
+	}
+	return Some(r.int64(key))
+}
+
+func (r *extReader) optBool(key string) Optional[bool] {
+	v, ok := r.ext[key]
+	return optBoolOf(v, ok)
+}
+
+// The ...Of forms parse a value the caller looked up itself (ok: the key
+// was present), so that a header read from a map and one read in a single
+// pass over the encoded header (ExtSource) parse alike.
+
+func (r *extReader) int32Of(key, v string, ok bool) int32 {
 	if !ok {
 		return 0
 	}
@@ -92,8 +126,7 @@ func (r *extReader) int32(key string) int32 {
 	return int32(n)
 }
 
-func (r *extReader) int64(key string) int64 {
-	v, ok := r.ext[key]
+func (r *extReader) int64Of(key, v string, ok bool) int64 {
 	if !ok {
 		return 0
 	}
@@ -105,29 +138,18 @@ func (r *extReader) int64(key string) int64 {
 	return n
 }
 
-// bool follows Java's Boolean.parseBoolean: "true" in any case is true,
-// anything else false; it never fails.
-func (r *extReader) bool(key string) bool { return strings.EqualFold(r.ext[key], "true") }
-
-func (r *extReader) optInt32(key string) Optional[int32] {
-	if _, ok := r.ext[key]; !ok {
+func (r *extReader) optInt32Of(key, v string, ok bool) Optional[int32] {
+	if !ok {
 		return Optional[int32]{}
 	}
-	return Some(r.int32(key))
+	return Some(r.int32Of(key, v, ok))
 }
 
-func (r *extReader) optInt64(key string) Optional[int64] {
-	if _, ok := r.ext[key]; !ok {
-		return Optional[int64]{}
-	}
-	return Some(r.int64(key))
-}
-
-func (r *extReader) optBool(key string) Optional[bool] {
-	if _, ok := r.ext[key]; !ok {
+func optBoolOf(v string, ok bool) Optional[bool] {
+	if !ok {
 		return Optional[bool]{}
 	}
-	return Some(r.bool(key))
+	return Some(strings.EqualFold(v, "true"))
 }
 
 // Writers. Required fields are always written; optional strings only when

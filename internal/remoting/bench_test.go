@@ -352,3 +352,198 @@ func BenchmarkInvokeLatency(b *testing.B) {
 		}
 	}
 }
+
+// benchSendHeader is the SEND_MESSAGE_V2 header of benchRequest, typed.
+func benchSendHeader() protocol.SendMessageRequestHeader {
+	var h protocol.SendMessageRequestHeader
+	if err := h.DecodeV2(sendV2Fields()); err != nil {
+		panic(err)
+	}
+	return h
+}
+
+// benchSendResponseHeader is the header of benchResponse, typed.
+func benchSendResponseHeader() protocol.SendMessageResponseHeader {
+	return protocol.SendMessageResponseHeader{MsgID: "0A0B0C0D00002A9F00000000001E8C52", QueueID: 3,
+		QueueOffset: 184467, MsgRegion: "DefaultRegion", TraceOn: protocol.Some(true)}
+}
+
+// BenchmarkSendMessageV2Header is what one SEND_MESSAGE_V2 costs in header
+// work on each side, the map way (an ext map per request and per
+// response: the handler decodes the header from ExtFields, the response is
+// built with protocol.Ext) against the typed way (the request decoded
+// compact and read with DecodeFrom, the response written from its typed
+// header, the client's response kept compact).
+func BenchmarkSendMessageV2Header(b *testing.B) {
+	reqFrame, _ := benchRequest(JSON).AppendFrame(nil)
+	respFrame, _ := benchResponse(JSON).AppendFrame(nil)
+	serverPol := &extPolicy{requests: []int32{protocol.SendMessageV2}}
+	clientPol := &extPolicy{responses: true}
+	sh, rh := benchSendHeader(), benchSendResponseHeader()
+	body := make([]byte, 1024)
+	for _, mode := range []string{"map", "typed"} {
+		typed := mode == "typed"
+		b.Run("client-encode-request/"+mode, func(b *testing.B) {
+			b.ReportAllocs()
+			buf := make([]byte, 0, 4096)
+			for b.Loop() {
+				var req *Command
+				if typed {
+					req = NewRequestHeader(protocol.SendMessageV2, sh.V2(), body)
+				} else {
+					req = NewRequest(protocol.SendMessageV2, make(map[string]string, 16), body)
+					sh.AppendExtV2(req.ExtFields)
+				}
+				buf, _ = req.AppendFrame(buf[:0])
+			}
+		})
+		b.Run("server-decode-request/"+mode, func(b *testing.B) {
+			b.ReportAllocs()
+			var h protocol.SendMessageRequestHeader
+			for b.Loop() {
+				var req *Command
+				var err error
+				if typed {
+					req, err = decodeFrame(reqFrame[4:], serverPol)
+					if err == nil {
+						err = h.DecodeFrom(req.Code, req)
+					}
+				} else {
+					req, err = DecodeFrame(reqFrame[4:])
+					if err == nil {
+						err = h.DecodeFor(req.Code, req.ExtFields)
+					}
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("server-encode-response/"+mode, func(b *testing.B) {
+			b.ReportAllocs()
+			buf := make([]byte, 0, 4096)
+			for b.Loop() {
+				resp := NewResponse(protocol.Success, "")
+				if typed {
+					h := rh // a fresh header per response, as a handler has
+					resp.Header = &h
+				} else {
+					resp.ExtFields = protocol.Ext(&rh)
+				}
+				buf, _ = resp.AppendFrame(buf[:0])
+			}
+		})
+		b.Run("client-decode-response/"+mode, func(b *testing.B) {
+			b.ReportAllocs()
+			pol := clientPol
+			if !typed {
+				pol = nil
+			}
+			for b.Loop() {
+				if _, err := decodeFrame(respFrame[4:], pol); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkSendRoundTrip is SEND_MESSAGE_V2 round trips over loopback with
+// 16 connections, the server's handler decoding the request header and
+// answering with the send response header: hdr=map the map way,
+// hdr=typed with HandleLazyExt, DecodeFrom, a typed response Header and a
+// LazyResponseExt client sending a typed request header. Metric cpu-ns/rt
+// is the process CPU time per round trip (both sides), which other load
+// on the machine does not distort.
+func BenchmarkSendRoundTrip(b *testing.B) {
+	for _, mode := range []string{"map", "typed"} {
+		b.Run("hdr="+mode, func(b *testing.B) {
+			typed := mode == "typed"
+			s := NewServer(ServerConfig{Addr: "127.0.0.1:0"})
+			rh := benchSendResponseHeader()
+			handler := func(_ *Conn, req *Command) *Command {
+				var h protocol.SendMessageRequestHeader
+				resp := NewResponse(protocol.Success, "")
+				if typed {
+					if err := h.DecodeFrom(req.Code, req); err != nil {
+						return ErrorResponse(err)
+					}
+					type reply struct {
+						cmd Command
+						hdr protocol.SendMessageResponseHeader
+					}
+					r := &reply{cmd: *resp, hdr: rh}
+					r.hdr.QueueID = h.QueueID
+					r.cmd.Header = &r.hdr
+					return &r.cmd
+				}
+				if err := h.DecodeFor(req.Code, req.ExtFields); err != nil {
+					return ErrorResponse(err)
+				}
+				hdr := rh
+				hdr.QueueID = h.QueueID
+				resp.ExtFields = protocol.Ext(&hdr)
+				return resp
+			}
+			family := s.NewFamily("send", 4, 4096)
+			if typed {
+				s.HandleLazyExt(protocol.SendMessageV2, family, handler)
+			} else {
+				s.Handle(protocol.SendMessageV2, family, handler)
+			}
+			if err := s.Start(); err != nil {
+				b.Fatal(err)
+			}
+			addr := s.Addr().String()
+			var clients []*Client
+			for range 16 {
+				clients = append(clients, NewClient(ClientConfig{LazyResponseExt: typed}))
+			}
+			defer func() {
+				for _, c := range clients {
+					_ = c.Close()
+				}
+				_ = s.Shutdown(context.Background())
+			}()
+			sh := benchSendHeader()
+			body := make([]byte, 1024)
+			request := func() *Command {
+				if typed {
+					return NewRequestHeader(protocol.SendMessageV2, sh.V2(), body)
+				}
+				ext := make(map[string]string, 16)
+				sh.AppendExtV2(ext)
+				return NewRequest(protocol.SendMessageV2, ext, body)
+			}
+			ctx := context.Background()
+			for _, c := range clients {
+				if _, err := c.Invoke(ctx, addr, request()); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportAllocs()
+			runtime.GC()
+			var left atomic.Int64
+			left.Store(int64(b.N))
+			var wg sync.WaitGroup
+			cpu0 := processCPU()
+			b.ResetTimer()
+			for _, c := range clients {
+				for range 4 {
+					wg.Go(func() {
+						for left.Add(-1) >= 0 {
+							// A request per message, as a producer builds it.
+							if r, err := c.Invoke(ctx, addr, request()); err != nil || r.Code != protocol.Success {
+								b.Error(err, r)
+								return
+							}
+						}
+					})
+				}
+			}
+			wg.Wait()
+			b.StopTimer()
+			b.ReportMetric(float64((processCPU()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/rt")
+		})
+	}
+}

@@ -32,31 +32,46 @@ func appendBinaryHeader(dst []byte, c *Command) ([]byte, error) {
 	lenAt := len(dst)
 	dst = append(dst, 0, 0, 0, 0)
 	var err error
-	if len(c.ExtFields) > 0 {
-		if len(c.ExtFields) > maxOrderedFields {
-			for _, f := range sortedFields(c.ExtFields) {
-				if dst, err = appendBinaryField(dst, f.k, f.v); err != nil {
-					return dst[:lenAt], err
-				}
-			}
-		} else {
-			var fo fieldOrder
-			for k, v := range c.ExtFields {
-				if fo.n == maxOrderedFields {
-					break // only if the map grew under us: a data race
-				}
-				fo.keys[fo.n], fo.vals[fo.n] = k, v
-				fo.n++
-			}
-			fo.sort()
-			for _, x := range fo.order[:fo.n] {
-				if dst, err = appendBinaryField(dst, fo.keys[x], fo.vals[x]); err != nil {
-					return dst[:lenAt], err
-				}
-			}
-		}
+	switch {
+	case c.ExtFields != nil:
+		dst, err = appendBinaryExtMap(dst, c.ExtFields)
+	case c.Header != nil:
+		dst = c.Header.AppendExtBinary(dst)
+	case c.ext.ok:
+		dst, err = appendBinaryExtMap(dst, c.ext.toMap()) // rare: see appendJSONHeader
+	}
+	if err != nil {
+		return dst[:lenAt], err
 	}
 	binary.BigEndian.PutUint32(dst[lenAt:], uint32(len(dst)-lenAt-4))
+	return dst, nil
+}
+
+// appendBinaryExtMap appends m's entries in key order.
+func appendBinaryExtMap(dst []byte, m map[string]string) ([]byte, error) {
+	var err error
+	if len(m) > maxOrderedFields {
+		for _, f := range sortedFields(m) {
+			if dst, err = appendBinaryField(dst, f.k, f.v); err != nil {
+				return dst, err
+			}
+		}
+		return dst, nil
+	}
+	var fo fieldOrder
+	for k, v := range m {
+		if fo.n == maxOrderedFields {
+			break // only if the map grew under us: a data race
+		}
+		fo.keys[fo.n], fo.vals[fo.n] = k, v
+		fo.n++
+	}
+	fo.sort()
+	for _, x := range fo.order[:fo.n] {
+		if dst, err = appendBinaryField(dst, fo.keys[x], fo.vals[x]); err != nil {
+			return dst, err
+		}
+	}
 	return dst, nil
 }
 
@@ -189,6 +204,13 @@ func (r *binaryReader) str(n int, what string) string {
 	return v
 }
 
+// skip passes over n bytes, with str's checks.
+func (r *binaryReader) skip(n int, what string) {
+	if r.need(n, what) {
+		r.pos += n
+	}
+}
+
 // key reads n bytes as an ext-field key, sharing the common ones.
 func (r *binaryReader) key(n int) string {
 	if !r.need(n, "key") {
@@ -202,7 +224,12 @@ func (r *binaryReader) key(n int) string {
 // decodeBinaryHeader fills c from a ROCKETMQ binary header. Lengths that run
 // past the header are errors (Java rejects a remark or map length larger
 // than the header); trailing bytes after the map are ignored as Java does.
-func decodeBinaryHeader(h []byte, c *Command) error {
+func decodeBinaryHeader(h []byte, c *Command) error { return decodeBinaryHeaderWith(h, c, nil) }
+
+// decodeBinaryHeaderWith is decodeBinaryHeader keeping the ext fields in
+// the compact form when pol says so: the entries are checked as the map
+// decoder checks them and then used where they lie in the header copy.
+func decodeBinaryHeaderWith(h []byte, c *Command, pol *extPolicy) error {
 	r := binaryReader{b: h, end: len(h)}
 	c.Code = int32(int16(r.u16("code")))
 	c.Language = languageOf(r.u8("language"))
@@ -225,6 +252,20 @@ func decodeBinaryHeader(h []byte, c *Command) error {
 		return r.err
 	}
 	r.end = r.pos + int(mapLen)
+	if pol.compact(c.Code, c.Flag) {
+		start := r.pos
+		for r.pos < r.end && r.err == nil {
+			r.skip(int(int16(r.u16("key length"))), "key")
+			r.skip(int(int32(r.u32("value length"))), "value")
+		}
+		if r.err == nil {
+			if r.hs == "" {
+				r.hs = string(r.b)
+			}
+			c.ext = compactExt{s: r.hs[start:r.end], ok: true}
+		}
+		return r.err
+	}
 	// About 25 bytes an entry in practice.
 	c.ExtFields = make(map[string]string, min(max(int(mapLen)/25, 4), 32))
 	for r.pos < r.end && r.err == nil {

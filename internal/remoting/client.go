@@ -26,6 +26,13 @@ type ClientConfig struct {
 	// long; the next call dials again. Default 120 s; negative disables.
 	IdleTimeout time.Duration
 	Logger      *slog.Logger // default: discard
+	// LazyResponseExt keeps the custom header of every response in its
+	// compact received form instead of decoding it into ExtFields: a
+	// caller reads it with resp.Ext(), resp.ExtField or a typed decoder
+	// taking a protocol.ExtSource, and one that looks at the code only
+	// (a load generator) pays for no map. Requests servers send over the
+	// client's connections are decoded as always.
+	LazyResponseExt bool
 }
 
 func (c *ClientConfig) ensureDefaults() {
@@ -58,6 +65,7 @@ type Client struct {
 		conns  map[string]*dialing
 		closed bool
 	}
+	pol      *extPolicy                            // nil unless cfg.LazyResponseExt
 	handlers atomic.Pointer[map[int32]HandlerFunc] // copy-on-write
 	hmu      sync.Mutex                            // serialises Handle
 
@@ -83,6 +91,9 @@ func NewClient(cfg ClientConfig) *Client {
 	cfg.ensureDefaults()
 	c := &Client{cfg: cfg, log: cfg.Logger, handling: make(chan struct{}, maxClientHandlers)}
 	c.mu.conns = make(map[string]*dialing)
+	if cfg.LazyResponseExt {
+		c.pol = &extPolicy{responses: true}
+	}
 	empty := map[int32]HandlerFunc{}
 	c.handlers.Store(&empty)
 	return c
@@ -108,6 +119,8 @@ func (c *Client) Handle(code int32, h HandlerFunc) {
 func (c *Client) badFrameLimiter() *warnLimiter { return &c.badFrame }
 
 func (c *Client) nextOpaque() int32 { return c.opaque.Add(1) }
+
+func (c *Client) extPolicy() *extPolicy { return c.pol }
 
 // connClosed drops the pool slot of a closed connection so the next call
 // dials again.

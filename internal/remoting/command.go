@@ -1,6 +1,10 @@
 package remoting
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/rocketd/rocketd/internal/protocol"
+)
 
 // SerializeType says how a command header is encoded on the wire: the high
 // byte of the frame's header-length word (rocketmq-spec.md §1.1).
@@ -44,6 +48,16 @@ const (
 // may be kept. Body aliases the frame buffer it was read from, which is
 // never reused. Remark and extFields values share one string copy of the
 // header: strings.Clone one before keeping it in a long-lived table.
+//
+// The custom header has three forms. ExtFields is the map, and wins when
+// set. Header is a typed header the encoders write straight into the
+// frame, without a map (protocol.ExtEncoder). A received command whose
+// handler was registered with Server.HandleLazyExt (or a response to a
+// Client with LazyResponseExt) arrives with neither: its fields are kept
+// as they came, read by typed decoders through LookupExt
+// (protocol.SendMessageRequestHeader.DecodeFrom) in one pass. Ext,
+// ExtField and SetExtField work on every form; Ext turns the command's
+// header into the map for good.
 type Command struct {
 	Code      int32 // request code in requests, response code in responses
 	Language  LanguageCode
@@ -51,12 +65,25 @@ type Command struct {
 	Opaque    int32 // request id; echoed by the response
 	Flag      int32 // bit 0 response, bit 1 oneway
 	Remark    string
-	ExtFields map[string]string // the custom header; nil = none
+	ExtFields map[string]string // the custom header; nil = none (or another form)
 	Body      []byte            // nil = none
+
+	// Header is the custom header to encode when ExtFields is nil.
+	Header protocol.ExtEncoder
 
 	// SerializeType is how the header was decoded, or how it will be
 	// encoded. A response travels in the serialization of its request.
 	SerializeType SerializeType
+
+	// ext is a received custom header not made into a map (see
+	// compactExt); only when ExtFields is nil.
+	ext compactExt
+}
+
+// NewRequestHeader returns a request carrying the typed header h (encoded
+// without a map) and body, neither copied.
+func NewRequestHeader(code int32, h protocol.ExtEncoder, body []byte) *Command {
+	return &Command{Code: code, Language: DefaultLanguage, Version: DefaultVersion, Header: h, Body: body}
 }
 
 // NewRequest returns a request with the default language and version. ext
@@ -94,12 +121,55 @@ func (c *Command) MarkOneway() { c.Flag |= flagOneway }
 // MarkResponse sets the response bit.
 func (c *Command) MarkResponse() { c.Flag |= flagResponse }
 
-// ExtField returns the named custom-header value, or "" when absent.
-func (c *Command) ExtField(key string) string { return c.ExtFields[key] }
-
-// SetExtField sets a custom-header value, creating the map when needed.
-func (c *Command) SetExtField(key, val string) {
+// Ext returns the custom header as a map, whatever form the command holds
+// it in: the first call on a received compact header or a typed Header
+// builds the map, which from then on is the command's header (ExtFields
+// set, Header cleared). nil when the command has no custom header.
+func (c *Command) Ext() map[string]string {
 	if c.ExtFields == nil {
+		switch {
+		case c.ext.ok:
+			c.ExtFields = c.ext.toMap()
+		case c.Header != nil:
+			c.ExtFields = protocol.Ext(c.Header)
+		}
+		c.ext, c.Header = compactExt{}, nil
+	}
+	return c.ExtFields
+}
+
+// LookupExt returns the values of keys in one pass over the custom header
+// without building a map (protocol.ExtSource), whatever its form.
+func (c *Command) LookupExt(keys []string) protocol.ExtValues {
+	switch {
+	case c.ExtFields != nil:
+		return protocol.MapExt(c.ExtFields).LookupExt(keys)
+	case c.ext.ok:
+		return c.ext.lookup(keys)
+	case c.Header != nil:
+		return protocol.MapExt(protocol.Ext(c.Header)).LookupExt(keys)
+	}
+	return protocol.ExtValues{}
+}
+
+// ExtField returns the named custom-header value, or "" when absent.
+func (c *Command) ExtField(key string) string {
+	switch {
+	case c.ExtFields != nil:
+		return c.ExtFields[key]
+	case c.ext.ok:
+		v, _ := c.ext.get(key)
+		return v
+	case c.Header != nil:
+		return protocol.Ext(c.Header)[key]
+	}
+	return ""
+}
+
+// SetExtField sets a custom-header value, creating the map when needed
+// (a compact or typed header becomes the map first).
+func (c *Command) SetExtField(key, val string) {
+	if c.Ext() == nil {
 		c.ExtFields = make(map[string]string, 8)
 	}
 	c.ExtFields[key] = val

@@ -51,6 +51,9 @@ type connOwner interface {
 	nextOpaque() int32
 	connClosed(c *Conn)
 	badFrameLimiter() *warnLimiter
+	// extPolicy says which received commands keep a compact custom
+	// header; nil: none.
+	extPolicy() *extPolicy
 }
 
 // Conn is one TCP connection carrying remoting frames in both directions. It
@@ -513,9 +516,10 @@ func (c *Conn) readFrames() error {
 // is read into a fresh buffer that its Body then aliases. Either way the
 // Body belongs to whoever receives the Command.
 func (c *Conn) readFrame(br *bufio.Reader, length int) (*Command, error) {
+	pol := c.owner.extPolicy()
 	if length <= br.Buffered() {
 		frame, _ := br.Peek(length)
-		cmd, err := DecodeFrame(frame)
+		cmd, err := decodeFrame(frame, pol)
 		if err == nil && cmd.Body != nil {
 			cmd.Body = bytes.Clone(cmd.Body)
 		}
@@ -526,7 +530,7 @@ func (c *Conn) readFrame(br *bufio.Reader, length int) (*Command, error) {
 	if err := c.readFull(br, frame); err != nil {
 		return nil, err
 	}
-	return DecodeFrame(frame)
+	return decodeFrame(frame, pol)
 }
 
 // readFull fills frame. A large frame may take longer than the idle

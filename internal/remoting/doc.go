@@ -59,6 +59,27 @@
 // with ErrNotEncodable). Negative lengths and lengths past the header are
 // errors. We write entries in key order.
 //
+// # Custom header forms
+//
+// A Command's custom header is one of: the ExtFields map; a typed Header
+// (protocol.ExtEncoder) that the encoders write straight into the frame,
+// keys in the same ascending byte order as a map's, so the bytes are the
+// same; or, for a received command, the compact form. Requests whose
+// handler was registered with Server.HandleLazyExt, and responses to a
+// Client with LazyResponseExt, keep their fields as they arrived instead
+// of filling a map: one string of entries in the ROCKETMQ entry layout
+// (keyLen int16, key, valLen int32, value), JSON values unescaped, nulls
+// left out, repeated keys kept (the last wins on lookup, as in a map). A
+// ROCKETMQ header's entries are used where they lie in the header copy; a
+// JSON header's are transcoded into one buffer. The syntax is checked
+// exactly as for the map, so a bad header still closes the connection.
+// Command.LookupExt reads several keys in one pass (protocol.ExtSource,
+// used by SendMessageRequestHeader.DecodeFrom); Ext builds the map on
+// demand. For JSON the decoder must choose at the extFields property,
+// which fastjson writes before flag: it guesses by the side (a server
+// expects requests, a lazy client responses) and builds the map
+// afterwards if the guess was wrong.
+//
 // # Flags and correlation
 //
 // flag bit 0 = response, bit 1 = oneway. A requester numbers its requests

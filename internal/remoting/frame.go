@@ -64,7 +64,11 @@ func (c *Command) AppendFrame(dst []byte) ([]byte, error) {
 // returned command's Body aliases frame (nil when the frame has no body);
 // everything else is copied. Any malformed input yields an error wrapping
 // ErrMalformed, never a panic.
-func DecodeFrame(frame []byte) (*Command, error) {
+func DecodeFrame(frame []byte) (*Command, error) { return decodeFrame(frame, nil) }
+
+// decodeFrame is DecodeFrame leaving the custom header of the commands pol
+// names in the compact form (see compactExt).
+func decodeFrame(frame []byte, pol *extPolicy) (*Command, error) {
 	if len(frame) < 4 {
 		return nil, fmt.Errorf("%w: %d bytes, want at least 4", ErrMalformed, len(frame))
 	}
@@ -79,9 +83,9 @@ func DecodeFrame(frame []byte) (*Command, error) {
 	var err error
 	switch st {
 	case JSON:
-		err = decodeJSONHeader(header, c)
+		err = decodeJSONHeaderWith(header, c, pol)
 	case RocketMQ:
-		err = decodeBinaryHeader(header, c)
+		err = decodeBinaryHeaderWith(header, c, pol)
 	default:
 		err = fmt.Errorf("%w: serialize type %d", ErrMalformed, st)
 	}

@@ -1,11 +1,14 @@
 package remoting
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/rocketd/rocketd/internal/protocol"
 )
 
 // appendJSONHeader appends c's header in the JSON form fastjson writes:
@@ -15,29 +18,16 @@ import (
 func appendJSONHeader(dst []byte, c *Command) []byte {
 	dst = append(dst, `{"code":`...)
 	dst = strconv.AppendInt(dst, int64(c.Code), 10)
-	if c.ExtFields != nil {
+	switch {
+	case c.ExtFields != nil:
+		dst = appendJSONExtMap(dst, c.ExtFields)
+	case c.Header != nil:
 		dst = append(dst, `,"extFields":{`...)
-		if len(c.ExtFields) > maxOrderedFields {
-			for i, f := range sortedFields(c.ExtFields) {
-				dst = appendJSONField(dst, i, f.k, f.v)
-			}
-		} else {
-			// See fieldOrder: filled here, in this function's own stack
-			// variable, so the stores need no write barrier.
-			var fo fieldOrder
-			for k, v := range c.ExtFields {
-				if fo.n == maxOrderedFields {
-					break // only if the map grew under us: a data race
-				}
-				fo.keys[fo.n], fo.vals[fo.n] = k, v
-				fo.n++
-			}
-			fo.sort()
-			for i, x := range fo.order[:fo.n] {
-				dst = appendJSONField(dst, i, fo.keys[x], fo.vals[x])
-			}
-		}
+		dst = c.Header.AppendExtJSON(dst)
 		dst = append(dst, '}')
+	case c.ext.ok:
+		// A received command sent on as it is: rare, so via the map.
+		dst = appendJSONExtMap(dst, c.ext.toMap())
 	}
 	dst = append(dst, `,"flag":`...)
 	dst = strconv.AppendInt(dst, int64(c.Flag), 10)
@@ -54,6 +44,32 @@ func appendJSONHeader(dst []byte, c *Command) []byte {
 	return append(dst, '}')
 }
 
+// appendJSONExtMap appends the extFields property holding m, keys sorted.
+func appendJSONExtMap(dst []byte, m map[string]string) []byte {
+	dst = append(dst, `,"extFields":{`...)
+	if len(m) > maxOrderedFields {
+		for i, f := range sortedFields(m) {
+			dst = appendJSONField(dst, i, f.k, f.v)
+		}
+	} else {
+		// See fieldOrder: filled here, in this function's own stack
+		// variable, so the stores need no write barrier.
+		var fo fieldOrder
+		for k, v := range m {
+			if fo.n == maxOrderedFields {
+				break // only if the map grew under us: a data race
+			}
+			fo.keys[fo.n], fo.vals[fo.n] = k, v
+			fo.n++
+		}
+		fo.sort()
+		for i, x := range fo.order[:fo.n] {
+			dst = appendJSONField(dst, i, fo.keys[x], fo.vals[x])
+		}
+	}
+	return append(dst, '}')
+}
+
 // appendJSONField appends the i-th extFields entry, "k":"v".
 func appendJSONField(dst []byte, i int, k, v string) []byte {
 	if i > 0 {
@@ -64,41 +80,10 @@ func appendJSONField(dst []byte, i int, k, v string) []byte {
 	return appendJSONString(dst, v)
 }
 
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString appends s as a quoted JSON string. Quote, backslash and
-// control characters are escaped; other bytes, including non-ASCII UTF-8,
-// pass through unchanged (so a string survives a round trip byte for byte).
-func appendJSONString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		b := s[i]
-		if b >= 0x20 && b != '"' && b != '\\' {
-			continue
-		}
-		dst = append(dst, s[start:i]...)
-		switch b {
-		case '"', '\\':
-			dst = append(dst, '\\', b)
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		case '\b':
-			dst = append(dst, '\\', 'b')
-		case '\f':
-			dst = append(dst, '\\', 'f')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
-		}
-		start = i + 1
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
+// appendJSONString appends s as a quoted JSON string (see
+// protocol.AppendJSONString, shared with the typed header encoders so both
+// escape alike): a string survives a round trip byte for byte.
+func appendJSONString(dst []byte, s string) []byte { return protocol.AppendJSONString(dst, s) }
 
 // maxJSONDepth bounds the nesting of unknown values the scanner skips, so a
 // hostile header cannot exhaust the stack.
@@ -170,6 +155,9 @@ func (s *jsonScanner) skipSpace() {
 
 // peek returns the next non-space byte, or 0 at the end of input.
 func (s *jsonScanner) peek() byte {
+	if s.i < len(s.b) && s.b[s.i] > ' ' {
+		return s.b[s.i] // the usual case: compact JSON has no spaces
+	}
 	s.skipSpace()
 	if s.i < len(s.b) {
 		return s.b[s.i]
@@ -238,21 +226,56 @@ func (s *jsonScanner) strEscaped(start int) ([]byte, error) {
 	}
 	out := s.unescapeBuffer(start, min(end, len(s.b)))
 	out = append(out, s.b[start:s.i]...)
-	for s.i < len(s.b) {
-		c := s.b[s.i]
-		switch {
-		case c == '"':
-			s.i++
-			return out, nil
-		case c != '\\':
-			out = append(out, c)
-			s.i++
-			continue
+	return s.unescapeRest(out)
+}
+
+// appendStr consumes a JSON string like str and appends its content to
+// dst: unescaped text is copied once, escaped text is unescaped straight
+// into dst.
+func (s *jsonScanner) appendStr(dst []byte) ([]byte, error) {
+	if s.peek() != '"' {
+		return dst, s.errorf("want a string")
+	}
+	b, start := s.b, s.i+1
+	i := start
+	for i < len(b) && b[i] != '"' && b[i] != '\\' {
+		i++
+	}
+	dst = append(dst, b[start:i]...)
+	s.i = i
+	if i == len(b) {
+		return dst, s.errorf("unterminated string")
+	}
+	if b[i] == '"' {
+		s.i++
+		return dst, nil
+	}
+	return s.unescapeRest(dst)
+}
+
+// unescapeRest appends the rest of a string, from s.i (a backslash or
+// plain text) to the closing quote (consumed), to out, resolving the
+// escapes. Plain runs are copied whole.
+func (s *jsonScanner) unescapeRest(out []byte) ([]byte, error) {
+	b := s.b
+	for s.i < len(b) {
+		j := s.i
+		for j < len(b) && b[j] != '"' && b[j] != '\\' {
+			j++
 		}
-		if s.i+1 >= len(s.b) {
+		out = append(out, b[s.i:j]...)
+		s.i = j
+		if j == len(b) {
 			break
 		}
-		e := s.b[s.i+1]
+		if b[j] == '"' {
+			s.i++
+			return out, nil
+		}
+		if s.i+1 >= len(b) {
+			break
+		}
+		e := b[s.i+1]
 		s.i += 2
 		switch e {
 		case '"', '\\', '/':
@@ -276,7 +299,7 @@ func (s *jsonScanner) strEscaped(start int) ([]byte, error) {
 				// A high surrogate pairs with a following \uDCxx; a lone
 				// one becomes U+FFFD as in encoding/json.
 				save := s.i
-				if s.i+1 < len(s.b) && s.b[s.i] == '\\' && s.b[s.i+1] == 'u' {
+				if s.i+1 < len(b) && b[s.i] == '\\' && b[s.i+1] == 'u' {
 					s.i += 2
 					if r2, ok := s.hex4(); ok {
 						if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
@@ -500,7 +523,13 @@ func (s *jsonScanner) extFields() (map[string]string, error) {
 }
 
 // decodeJSONHeader fills c from a JSON header.
-func decodeJSONHeader(h []byte, c *Command) error {
+func decodeJSONHeader(h []byte, c *Command) error { return decodeJSONHeaderWith(h, c, nil) }
+
+// decodeJSONHeaderWith is decodeJSONHeader keeping the ext fields in the
+// compact form when pol says so (see extPolicy.guess and settle for the
+// decision, which fastjson's property order makes before the flag is
+// known).
+func decodeJSONHeaderWith(h []byte, c *Command, pol *extPolicy) error {
 	s := jsonScanner{b: h}
 	if err := s.expect('{'); err != nil {
 		return err
@@ -509,6 +538,7 @@ func decodeJSONHeader(h []byte, c *Command) error {
 		s.i++
 		return s.end()
 	}
+	var codeSeen, flagSeen bool
 	for {
 		key, err := s.str()
 		if err != nil {
@@ -520,8 +550,10 @@ func decodeJSONHeader(h []byte, c *Command) error {
 		switch string(key) {
 		case "code":
 			c.Code, err = s.int32Value("code")
+			codeSeen = true
 		case "flag":
 			c.Flag, err = s.int32Value("flag")
+			flagSeen = true
 		case "opaque":
 			c.Opaque, err = s.int32Value("opaque")
 		case "version":
@@ -531,7 +563,13 @@ func decodeJSONHeader(h []byte, c *Command) error {
 		case "remark":
 			c.Remark, err = s.optString()
 		case "extFields":
-			c.ExtFields, err = s.extFields()
+			// A repeated property replaces the earlier one, in either form.
+			c.ExtFields, c.ext = nil, compactExt{}
+			if pol.guess(c.Code, codeSeen, c.Flag, flagSeen) {
+				err = s.compactExtFields(c)
+			} else {
+				c.ExtFields, err = s.extFields()
+			}
 		default:
 			err = s.skipValue(1)
 		}
@@ -543,9 +581,90 @@ func decodeJSONHeader(h []byte, c *Command) error {
 			s.i++
 		case '}':
 			s.i++
-			return s.end()
+			if err := s.end(); err != nil {
+				return err
+			}
+			pol.settle(c)
+			return nil
 		default:
 			return s.errorf("want ',' or '}'")
+		}
+	}
+}
+
+// compactExtFields reads the extFields object (or null) like extFields,
+// accepting and rejecting exactly what it does, but transcodes the entries
+// into c's compact form instead of a map. A key too long for that form
+// (over 32 KiB, never seen in practice) makes it read the object again into
+// a map.
+func (s *jsonScanner) compactExtFields(c *Command) error {
+	if s.peek() == 'n' {
+		if s.literal("null") {
+			return nil
+		}
+		return s.errorf("bad literal")
+	}
+	objStart := s.i
+	if err := s.expect('{'); err != nil {
+		return err
+	}
+	if s.peek() == '}' {
+		s.i++
+		c.ext = compactExt{ok: true}
+		return nil
+	}
+	// The entries take about the room of their JSON text (8 bytes of
+	// lengths against 5 or 6 of quotes, colon and comma), which the rest
+	// of the header bounds with some slack: one allocation.
+	eb := make([]byte, 0, len(s.b)-s.i+64)
+	var err error
+	for {
+		at := len(eb)
+		eb = append(eb, 0, 0)
+		if eb, err = s.appendStr(eb); err != nil {
+			return err
+		}
+		kl := len(eb) - at - 2
+		if kl > compactKeyMax {
+			s.i = objStart
+			c.ExtFields, err = s.extFields()
+			return err
+		}
+		binary.BigEndian.PutUint16(eb[at:], uint16(kl))
+		if err := s.expect(':'); err != nil {
+			return err
+		}
+		switch s.peek() {
+		case '"':
+			vat := len(eb)
+			eb = append(eb, 0, 0, 0, 0)
+			if eb, err = s.appendStr(eb); err != nil {
+				return err
+			}
+			binary.BigEndian.PutUint32(eb[vat:], uint32(len(eb)-vat-4))
+		case 'n':
+			if !s.literal("null") {
+				return s.errorf("bad literal")
+			}
+			eb = eb[:at] // a null value is dropped, as from the map
+		default:
+			start := s.i
+			if err := s.skipValue(1); err != nil {
+				return err
+			}
+			v := s.b[start:s.i]
+			eb = binary.BigEndian.AppendUint32(eb, uint32(len(v)))
+			eb = append(eb, v...)
+		}
+		switch s.peek() {
+		case ',':
+			s.i++
+		case '}':
+			s.i++
+			c.ext = compactExt{s: unsafe.String(unsafe.SliceData(eb), len(eb)), ok: true}
+			return nil
+		default:
+			return s.errorf("want ',' or '}' in extFields")
 		}
 	}
 }

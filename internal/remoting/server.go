@@ -65,6 +65,9 @@ func (c *ServerConfig) ensureDefaults() {
 type route struct {
 	f *Family
 	h HandlerFunc
+	// lazyExt: h reads the custom header through LookupExt or Ext, so
+	// requests keep it in the compact form (HandleLazyExt).
+	lazyExt bool
 }
 
 // Server accepts remoting connections and serves requests by code. Register
@@ -75,6 +78,7 @@ type Server struct {
 	log *slog.Logger
 
 	routes   atomic.Pointer[map[int32]route] // copy-on-write
+	pol      atomic.Pointer[extPolicy]       // the lazyExt codes of routes; nil: none
 	fallback atomic.Pointer[route]
 	opaque   atomic.Int32
 	badFrame warnLimiter
@@ -112,6 +116,20 @@ func NewServer(cfg ServerConfig) *Server {
 // such a handler must not Invoke over its own connection (the response
 // could never be read).
 func (s *Server) Handle(code int32, f *Family, h HandlerFunc) {
+	s.handle(code, route{f: f, h: h})
+}
+
+// HandleLazyExt is Handle for a handler that reads its request header
+// with a typed decoder taking a protocol.ExtSource (the request itself,
+// e.g. protocol.SendMessageRequestHeader.DecodeFrom), or with req.Ext()
+// or req.ExtField: its requests arrive with ExtFields nil and the fields
+// kept as received, so that no map is built for a header read once (the
+// send path). A malformed header is rejected exactly as for Handle.
+func (s *Server) HandleLazyExt(code int32, f *Family, h HandlerFunc) {
+	s.handle(code, route{f: f, h: h, lazyExt: true})
+}
+
+func (s *Server) handle(code int32, r route) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old := *s.routes.Load()
@@ -119,8 +137,18 @@ func (s *Server) Handle(code int32, f *Family, h HandlerFunc) {
 	for k, v := range old {
 		next[k] = v
 	}
-	next[code] = route{f: f, h: h}
+	next[code] = r
+	var pol *extPolicy
+	for k, v := range next {
+		if v.lazyExt {
+			if pol == nil {
+				pol = &extPolicy{}
+			}
+			pol.requests = append(pol.requests, k)
+		}
+	}
 	s.routes.Store(&next)
+	s.pol.Store(pol)
 }
 
 // HandleDefault routes requests whose code has no handler. Without it they
@@ -213,6 +241,8 @@ func (s *Server) badFrameLimiter() *warnLimiter { return &s.badFrame }
 
 func (s *Server) nextOpaque() int32 { return s.opaque.Add(1) }
 
+func (s *Server) extPolicy() *extPolicy { return s.pol.Load() }
+
 func (s *Server) connClosed(c *Conn) {
 	s.mu.Lock()
 	delete(s.mu.conns, c)
@@ -259,6 +289,11 @@ func (s *Server) dispatch(c *Conn, req *Command) {
 			return
 		}
 		r = *fb
+	}
+	if !r.lazyExt && req.ext.ok {
+		// Decoded for a route that changed since (or for the fallback):
+		// give the handler the map it expects.
+		req.Ext()
 	}
 	s.inflight.Add(1)
 	if r.f == nil {
