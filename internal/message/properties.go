@@ -129,34 +129,68 @@ func DeleteProperty(props, key string) string {
 	if _, ok := Property(props, key); !ok {
 		return props
 	}
-	b := make([]byte, 0, len(props))
-	rest := props
-	for len(rest) > 0 {
+	var b strings.Builder
+	b.Grow(len(props))
+	writeWithout(&b, props, key, "")
+	return b.String()
+}
+
+// SetProperty returns props with key set to value (replacing earlier
+// entries for key; appended at the end).
+func SetProperty(props, key, value string) string {
+	return SetPropertyWithout(props, "", key, value)
+}
+
+// SetPropertyWithout is SetProperty(DeleteProperty(props, without), key,
+// value) in one pass and one allocation: the send path drops WAIT and adds
+// CLUSTER on every message. An empty without deletes nothing.
+func SetPropertyWithout(props, without, key, value string) string {
+	_, hasWithout := Property(props, without)
+	_, hasKey := Property(props, key)
+	add := key != "" && value != ""
+	if !hasWithout && !hasKey && !add {
+		return props
+	}
+	var b strings.Builder
+	b.Grow(len(props) + len(key) + len(value) + 2)
+	if hasWithout || hasKey {
+		writeWithout(&b, props, without, key)
+	} else {
+		b.WriteString(props) // DeleteProperty keeps an untouched string as it is
+	}
+	if add {
+		if n := b.Len(); n > 0 && b.String()[n-1] != PropertySeparator {
+			b.WriteByte(PropertySeparator)
+		}
+		b.WriteString(key)
+		b.WriteByte(NameValueSeparator)
+		b.WriteString(value)
+	}
+	return b.String()
+}
+
+// writeWithout writes the entries of props except those for k1 or k2 (an
+// empty key matches nothing) and empty entries, separated by \x02: what
+// DeleteProperty leaves when it removes something.
+func writeWithout(b *strings.Builder, props, k1, k2 string) {
+	first := true
+	for rest := props; len(rest) > 0; {
 		entry := rest
 		if i := strings.IndexByte(rest, PropertySeparator); i >= 0 {
 			entry, rest = rest[:i], rest[i+1:]
 		} else {
 			rest = ""
 		}
-		if k, v, ok := strings.Cut(entry, string(NameValueSeparator)); ok && k == key && v != "" {
-			continue
-		}
 		if entry == "" {
 			continue
 		}
-		if len(b) > 0 {
-			b = append(b, PropertySeparator)
+		if k, v, ok := strings.Cut(entry, string(NameValueSeparator)); ok && k != "" && v != "" && (k == k1 || k == k2) {
+			continue
 		}
-		b = append(b, entry...)
+		if !first {
+			b.WriteByte(PropertySeparator)
+		}
+		first = false
+		b.WriteString(entry)
 	}
-	return string(b)
-}
-
-// SetProperty returns props with key set to value (replacing earlier
-// entries for key; appended at the end).
-func SetProperty(props, key, value string) string {
-	props = DeleteProperty(props, key)
-	b := make([]byte, 0, len(props)+len(key)+len(value)+2)
-	b = append(b, props...)
-	return string(AppendProperty(b, key, value))
 }
