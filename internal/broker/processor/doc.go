@@ -35,6 +35,12 @@
 // stored properties are the producer's with CLUSTER added and WAIT removed
 // (WAIT=false still makes the put answer before the flush).
 //
+// The send codes are registered with HandleLazyExt: the request header is
+// read where it arrived (SendMessageRequestHeader.DecodeFrom), and the
+// response header is a typed encoder (send_reply.go) that writes the same
+// bytes the map would, so a send builds no ext map either way; the request
+// header, the response and its header are one allocation.
+//
 // Half messages (TRAN_MSG=true) go to the transaction service (txn.go,
 // internal/broker/txn): stored in RMQ_SYS_TRANS_HALF_TOPIC queue 0, the
 // response carrying the half record's msgId and half-queue offset and the

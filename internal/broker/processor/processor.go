@@ -53,6 +53,8 @@ type SendHook interface {
 	// BeforeSend runs once the header decoded, before any check.
 	BeforeSend(conn *remoting.Conn, h *protocol.SendMessageRequestHeader)
 	// AfterSend runs with the response about to be written (any code).
+	// Its custom header is typed (resp.Header): read it with resp.Ext()
+	// or resp.ExtField.
 	AfterSend(conn *remoting.Conn, h *protocol.SendMessageRequestHeader, resp *remoting.Command)
 }
 
@@ -106,9 +108,10 @@ func New(d Deps) (*Processor, error) {
 
 // Register routes every request code this package serves on srv.
 func (p *Processor) Register(srv *remoting.Server, f Families) {
-	srv.Handle(protocol.SendMessage, f.Send, p.handleSend)
-	srv.Handle(protocol.SendMessageV2, f.Send, p.handleSend)
-	srv.Handle(protocol.SendBatchMessage, f.Send, p.handleSend)
+	// The send handler reads its header without an ext map (send.go).
+	srv.HandleLazyExt(protocol.SendMessage, f.Send, p.handleSend)
+	srv.HandleLazyExt(protocol.SendMessageV2, f.Send, p.handleSend)
+	srv.HandleLazyExt(protocol.SendBatchMessage, f.Send, p.handleSend)
 
 	srv.Handle(protocol.ConsumerSendMsgBack, f.Send, p.handleSendBack)
 	srv.Handle(protocol.EndTransaction, f.Send, p.handleEndTransaction)

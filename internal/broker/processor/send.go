@@ -26,29 +26,26 @@ type bornHostKey struct{}
 // following SendMessageProcessor (rocketmq-spec.md §14.6), with the send
 // hooks around it.
 func (p *Processor) handleSend(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
-	var h protocol.SendMessageRequestHeader
-	if err := h.DecodeFor(req.Code, req.ExtFields); err != nil {
+	r := p.newSendReply()
+	h := &r.req
+	// Registered with HandleLazyExt: the header is read where it arrived,
+	// without an ext map.
+	if err := h.DecodeFrom(req.Code, req); err != nil {
 		return headerError(err)
 	}
 	for _, hook := range p.sendHooks {
-		hook.BeforeSend(conn, &h)
+		hook.BeforeSend(conn, h)
 	}
-	resp := p.send(conn, req, &h)
+	resp := p.send(conn, req, h, &r.resp)
 	for _, hook := range p.sendHooks {
-		hook.AfterSend(conn, &h, resp)
+		hook.AfterSend(conn, h, resp)
 	}
 	return resp
 }
 
-// send checks and stores the message(s) of a decoded send request.
-func (p *Processor) send(conn *remoting.Conn, req *remoting.Command, h *protocol.SendMessageRequestHeader) *remoting.Command {
-	// Java adds these two before any check: the client reads the
-	// response's extFields unconditionally (spec §3.2).
-	resp := remoting.NewResponse(protocol.Success, "")
-	resp.ExtFields = map[string]string{
-		message.PropertyMsgRegion:   p.region,
-		message.PropertyTraceSwitch: p.traceOn,
-	}
+// send checks and stores the message(s) of a decoded send request,
+// answering in resp (from newSendReply).
+func (p *Processor) send(conn *remoting.Conn, req *remoting.Command, h *protocol.SendMessageRequestHeader, resp *remoting.Command) *remoting.Command {
 	tc, code, remark := p.msgCheck(h, conn)
 	if code != protocol.Success {
 		return fail(resp, code, remark)
@@ -121,10 +118,9 @@ func (p *Processor) sendOne(resp *remoting.Command, h *protocol.SendMessageReque
 			"the message body size %d bytes exceeds maxMessageSize %d bytes", len(rec.Body), p.cfg.MaxMessageSize))
 	}
 	// spec §5.3: CLUSTER added, WAIT used for this put but not stored.
-	props := h.Properties
-	wait, _ := message.Property(props, message.PropertyWaitStoreMsgOK)
-	props = message.DeleteProperty(props, message.PropertyWaitStoreMsgOK)
-	rec.Properties = message.SetProperty(props, message.PropertyCluster, p.cfg.BrokerClusterName)
+	wait, _ := message.Property(h.Properties, message.PropertyWaitStoreMsgOK)
+	rec.Properties = message.SetPropertyWithout(h.Properties, message.PropertyWaitStoreMsgOK,
+		message.PropertyCluster, p.cfg.BrokerClusterName)
 
 	if isHalf(rec) {
 		return p.sendHalf(resp, rec, store.PutOptions{NoWait: wait == "false"})
@@ -229,8 +225,7 @@ func (p *Processor) putResponse(resp *remoting.Command, res store.PutResult, que
 	}
 	// Stored (possibly not yet durable/replicated): the header is filled
 	// for every one of these codes.
-	sh := protocol.SendMessageResponseHeader{MsgID: res.MsgID, QueueID: queueID, QueueOffset: res.QueueOffset}
-	sh.AppendExt(resp.ExtFields)
+	setStored(resp, protocol.SendMessageResponseHeader{MsgID: res.MsgID, QueueID: queueID, QueueOffset: res.QueueOffset})
 	return resp
 }
 
