@@ -296,3 +296,69 @@ func TestCompactDecodeAllocations(t *testing.T) {
 		}
 	}
 }
+
+// TestLazyExtRoutes: the server's policy follows its routes (a code
+// registered again with Handle is no longer lazy), and a request decoded
+// compact for a route that is no longer lazy reaches its handler with the
+// map.
+func TestLazyExtRoutes(t *testing.T) {
+	s := NewServer(ServerConfig{Addr: "127.0.0.1:0"})
+	h := func(_ *Conn, req *Command) *Command { return nil }
+	s.HandleLazyExt(310, nil, h)
+	s.HandleLazyExt(10, nil, h)
+	s.Handle(11, nil, h)
+	if pol := s.extPolicy(); pol == nil || !pol.compact(310, 0) || !pol.compact(10, 0) || pol.compact(11, 0) ||
+		pol.compact(310, flagResponse) {
+		t.Fatalf("policy %+v", pol)
+	}
+	s.Handle(310, nil, h)
+	s.Handle(10, nil, h)
+	if pol := s.extPolicy(); pol != nil {
+		t.Fatalf("policy %+v after re-registering with Handle", pol)
+	}
+	// A request decoded compact, then routed to a map handler.
+	f, err := NewRequest(310, map[string]string{"a": "pg"}, nil).AppendFrame(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := decodeFrame(f[4:], &extPolicy{requests: []int32{310}})
+	if err != nil || !req.ext.ok {
+		t.Fatalf("%v %+v", err, req)
+	}
+	got := make(chan map[string]string, 1)
+	s.Handle(310, nil, func(_ *Conn, req *Command) *Command { got <- req.ExtFields; return nil })
+	s.dispatch(nil, req)
+	if m := <-got; m["a"] != "pg" {
+		t.Fatalf("handler got %v", m)
+	}
+}
+
+// TestExtPolicyGuess: the JSON decoder's early decision by side, and its
+// correction once the flag is known.
+func TestExtPolicyGuess(t *testing.T) {
+	server := &extPolicy{requests: []int32{310}}
+	client := &extPolicy{responses: true}
+	for _, tc := range []struct {
+		pol                    *extPolicy
+		code                   int32
+		codeSeen               bool
+		flag                   int32
+		flagSeen, want, wantAt bool // want: the guess; wantAt: the final decision
+	}{
+		{server, 310, true, 0, false, true, true},             // fastjson request
+		{server, 310, true, flagResponse, false, true, false}, // a response with a lazy request's code
+		{server, 310, false, 0, false, false, true},           // extFields before code: map
+		{server, 311, true, 0, true, false, false},
+		{client, 0, true, flagResponse, false, true, true},
+		{client, 40, true, 0, false, true, false}, // a server's request to the client
+		{client, 40, true, 0, true, false, false}, // Go client order: flag known
+		{nil, 310, true, 0, true, false, false},
+	} {
+		if got := tc.pol.guess(tc.code, tc.codeSeen, tc.flag, tc.flagSeen); got != tc.want {
+			t.Errorf("%+v: guess %v", tc, got)
+		}
+		if got := tc.pol.compact(tc.code, tc.flag); got != tc.wantAt {
+			t.Errorf("%+v: compact %v", tc, got)
+		}
+	}
+}
