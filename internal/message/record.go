@@ -139,6 +139,22 @@ func (r *Record) Size() int {
 // MESSAGE_ILLEGAL / PROPERTIES_SIZE_EXCEEDED. AppendRecord panics otherwise:
 // the fields could not be represented.
 func AppendRecord(dst []byte, r *Record) []byte {
+	dst = AppendRecordHeader(dst, r)
+	dst = append(dst, r.Body...)
+	dst = AppendRecordTopic(dst, r)
+	return append(dst, r.Properties...)
+}
+
+// MaxRecordHeaderLen is the longest record header (AppendRecordHeader):
+// 88 bytes, plus 12 for each IPv6 host.
+const MaxRecordHeaderLen = 112
+
+// AppendRecordHeader appends the fields of r's record that precede BODY,
+// TOTALSIZE to BODYLENGTH: 88 bytes, +12 per IPv6 host. With
+// AppendRecordTopic it lets a caller place the record in parts, copying
+// the body and the properties straight from r (AppendRecord is header,
+// body, topic part, properties). Same rules and REQUIRES as AppendRecord.
+func AppendRecordHeader(dst []byte, r *Record) []byte {
 	if len(r.Topic) > MaxTopicLen || len(r.Properties) > MaxPropertiesLen {
 		panic(fmt.Sprintf("message: AppendRecord: topic %d / properties %d bytes exceed the format", len(r.Topic), len(r.Properties)))
 	}
@@ -167,17 +183,20 @@ func AppendRecord(dst []byte, r *Record) []byte {
 	dst = appendHost(dst, r.StoreHost, sysFlag&SysFlagStoreHostV6 != 0)
 	dst = be.AppendUint32(dst, uint32(r.ReconsumeTimes))
 	dst = be.AppendUint64(dst, uint64(r.PreparedTransactionOffset))
-	dst = be.AppendUint32(dst, uint32(len(r.Body)))
-	dst = append(dst, r.Body...)
-	if magic == MagicV2 {
-		dst = be.AppendUint16(dst, uint16(len(r.Topic)))
+	return be.AppendUint32(dst, uint32(len(r.Body)))
+}
+
+// AppendRecordTopic appends the fields between BODY and PROPERTIES:
+// TOPICLENGTH (1 byte, or 2 with the v2 magic of a topic longer than 127
+// bytes), TOPIC and PROPERTIESLENGTH. At most 130 bytes for a v1 record.
+func AppendRecordTopic(dst []byte, r *Record) []byte {
+	if len(r.Topic) > MaxTopicLenV1 {
+		dst = binary.BigEndian.AppendUint16(dst, uint16(len(r.Topic)))
 	} else {
 		dst = append(dst, byte(len(r.Topic)))
 	}
 	dst = append(dst, r.Topic...)
-	dst = be.AppendUint16(dst, uint16(len(r.Properties)))
-	dst = append(dst, r.Properties...)
-	return dst
+	return binary.BigEndian.AppendUint16(dst, uint16(len(r.Properties)))
 }
 
 // appendHost writes an address (4 or 16 bytes) and its port as an int32.

@@ -68,6 +68,7 @@ func (l *Log) commitLocked() error {
 			return l.fail(err)
 		}
 		tail += n
+		cur.SetWrote(max(cur.Wrote(), tail-cur.Start()))
 		cur.SetCommitted(tail - cur.Start())
 		l.committed.Store(tail)
 	}

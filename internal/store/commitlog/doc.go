@@ -47,17 +47,23 @@
 // # Write path (architecture.md; write-path.md strategy B)
 //
 //	put (any goroutine)              committer / flusher           readers
-//	body CRC, size, clock: no lock
+//	no lock: one clock read, body
+//	  CRC, header and topic part
+//	  encoded on the stack, queue
+//	  cell looked up
 //	lock mu: roll if needed,
-//	  assign queue offset,
-//	  encode the record straight
-//	  into the ring              --> WriteAt ring -> segment
+//	  next queue offset, patch
+//	  offsets and store time,
+//	  copy header, body, topic
+//	  part, properties to ring   --> WriteAt ring -> segment
 //	unlock                           (chunks <= 1 MiB), committed++ --> see <= Committed
 //	wait for flush (sync) <--------- fdatasync, flushed++, wake waiters
 //
-// A put's record bytes are copied once in user space (body -> ring); a
-// batch is encoded outside the lock and copied in (its records' offsets
-// patched under the lock).
+// A put's body and properties are copied once in user space (straight from
+// the message to the ring); only the ~90-byte header and the topic part are
+// encoded before (outside the lock) and copied in. A batch is encoded
+// outside the lock and copied in (its records' offsets patched under the
+// lock).
 // The ring (RingSize, default 16 MiB) holds bytes between the committed and
 // the write position; it never spans two segments (a roll commits it first).
 // A put that finds the ring full commits inline (back-pressure).

@@ -3,7 +3,6 @@ package commitlog
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,10 +25,11 @@ var (
 // Log is the CommitLog: every message of every topic, appended to one
 // sequence of segment files.
 //
-// Write path (architecture.md "Writing, flushing, reading"): a put computes
-// its body CRC outside the lock, then under the put lock (mu) assigns the
-// queue offset and encodes the record straight into an in-memory ring; the committer (async) or the flusher (sync)
-// writes the ring to the current segment with WriteAt and advances the
+// Write path (architecture.md "Writing, flushing, reading"): a put encodes
+// what it can outside the lock (body CRC, header, topic part), then under
+// the put lock (mu) assigns the queue offset, patches the header and copies
+// the record's parts into an in-memory ring; the committer (async) or the
+// flusher (sync) writes the ring to the current segment with WriteAt and advances the
 // committed position; readers see data up to Committed only. The ring never
 // spans two segments: a roll commits the ring before switching segments.
 //
@@ -45,13 +45,16 @@ type Log struct {
 	// mu is the put lock.
 	mu struct {
 		sync.Mutex
-		// queueOffsets holds the next offset of each topic queue; values
-		// are pointers so that a put does one map lookup.
-		queueOffsets map[queueKey]*int64
-		scratch      []byte // BLANK encoding
+		scratch     []byte // BLANK encoding
+		lastPutTime int64  // the latest put's store timestamp (ms)
 	}
-	// lockedSince is the UnixNano time the put lock was taken, 0 when free:
-	// OS_PAGECACHE_BUSY detection without touching the lock.
+	// queues holds the next offset of each topic queue (cells guarded by mu).
+	queues queueTable
+	// clock is read once per put.
+	clock *putClock
+	// lockedSince is the clock's mono time the put lock was last taken
+	// (kept after unlock; 0 before the first lock): OS_PAGECACHE_BUSY
+	// detection without touching the lock on the fast path.
 	lockedSince atomic.Int64
 
 	// cur is the segment being written. Stored with mu and commitMu held, so
@@ -93,11 +96,6 @@ type Log struct {
 	flusher       service
 }
 
-type queueKey struct {
-	topic   string
-	queueID int32
-}
-
 // service is the stop/done handshake of one background goroutine.
 type service struct {
 	kick chan struct{}
@@ -135,7 +133,8 @@ func Open(cfg Config) (*Log, error) {
 		return nil, fmt.Errorf("commitlog: open: %w", err)
 	}
 	l := &Log{cfg: cfg, segs: segs, ring: make([]byte, cfg.RingSize), msgIDs: newMsgIDFormatter(cfg.StoreHost)}
-	l.mu.queueOffsets = make(map[queueKey]*int64)
+	l.queues.init()
+	l.clock = newPutClock(cfg.Now, cfg.realClock)
 	l.committer = newService()
 	l.flusher = newService()
 	return l, nil
@@ -173,8 +172,8 @@ func (l *Log) Close() error {
 	}
 	// In-flight puts hold mu while appending; taking it once makes sure
 	// every accepted put has reached the ring.
-	l.mu.Lock()
-	l.mu.Unlock() //nolint:staticcheck // a barrier, not a critical section
+	l.lock()
+	l.unlock()
 
 	// Stop the background writers before the final commit so that exactly
 	// one goroutine (this one) touches the file from here on.
@@ -275,51 +274,24 @@ func (l *Log) Segments() []int64 {
 
 // Busy reports whether the put lock has been held longer than
 // OSPageCacheBusyTimeout (puts are then refused with OS_PAGECACHE_BUSY).
-func (l *Log) Busy() bool {
+func (l *Log) Busy() bool { return l.busyAt(l.clock.mono()) }
+
+// busyAt is Busy at the clock's mono time now (a put's one reading).
+func (l *Log) busyAt(now int64) bool {
 	since := l.lockedSince.Load()
-	return since != 0 && time.Now().UnixNano()-since > int64(l.cfg.OSPageCacheBusyTimeout)
-}
-
-// SetQueueOffset sets the next queue offset of a topic queue (recovery).
-func (l *Log) SetQueueOffset(topic string, queueID int32, next int64) {
-	l.mu.Lock()
-	*l.queueOffsetLocked(queueKey{topic, queueID}) = next
-	l.mu.Unlock()
-}
-
-// QueueOffset returns the next queue offset of a topic queue (0 if unknown).
-func (l *Log) QueueOffset(topic string, queueID int32) int64 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if p := l.mu.queueOffsets[queueKey{topic, queueID}]; p != nil {
-		return *p
+	if since == 0 || now-since <= int64(l.cfg.OSPageCacheBusyTimeout) {
+		return false
 	}
-	return 0
-}
-
-// queueOffsetLocked returns the next-offset cell of a queue, creating it.
-// REQUIRES: mu held.
-func (l *Log) queueOffsetLocked(key queueKey) *int64 {
-	p := l.mu.queueOffsets[key]
-	if p == nil {
-		p = new(int64)
-		// The caller's topic may alias a request buffer: the table keeps
-		// its own copy.
-		key.topic = strings.Clone(key.topic)
-		l.mu.queueOffsets[key] = p
+	// lockedSince is the latest holder's time, kept after unlock: the lock
+	// is busy only if still held. Tried only once that time is old, so
+	// not on a put's fast path. Every holder of mu takes it with lock(),
+	// which stamps lockedSince right after acquiring it; a holder caught
+	// between the two (nanoseconds) after an idle period reads as busy.
+	if l.mu.TryLock() {
+		l.unlock()
+		return false
 	}
-	return p
-}
-
-// RemoveQueueOffsets forgets every queue of a topic (topic deletion).
-func (l *Log) RemoveQueueOffsets(topic string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for k := range l.mu.queueOffsets {
-		if k.topic == topic {
-			delete(l.mu.queueOffsets, k)
-		}
-	}
+	return true
 }
 
 // DeleteExpired removes up to max head segments last modified before
@@ -337,8 +309,8 @@ func (l *Log) DeleteExpired(olderThan time.Time, force bool, max int) (int, erro
 // the store dropping a dirty tail): later data and segments are removed and
 // all positions set to end. No put may run concurrently.
 func (l *Log) Truncate(end int64) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	l.lock()
+	defer l.unlock()
 	l.commitMu.Lock()
 	defer l.commitMu.Unlock()
 	l.truncations.Add(1)

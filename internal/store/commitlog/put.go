@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/rocketd/rocketd/internal/message"
 )
@@ -47,7 +46,8 @@ func putEncodeBuf(p *[]byte, b []byte) {
 // OSPageCacheBusy, ServiceNotAvailable (closed or sticky-failed),
 // CreateMappedFileFailed (not stored).
 func (l *Log) Put(ctx context.Context, r *message.Record, opts PutOptions) PutResult {
-	if st := l.admit(); st != PutOK {
+	now := l.clock.read()
+	if st := l.admit(now.mono); st != PutOK {
 		return PutResult{Status: st}
 	}
 	if !opts.NoDelayRewrite {
@@ -57,31 +57,52 @@ func (l *Log) Put(ctx context.Context, r *message.Record, opts PutOptions) PutRe
 	if st := l.checkRecord(r); st != PutOK {
 		return PutResult{Status: st}
 	}
-	// The body CRC is the costly part of encoding: outside the lock.
+	// Everything but the fields the lock assigns is encoded outside it, in
+	// parallel with other writers: the body CRC, the header (queue offset,
+	// physical offset and store timestamp patched in under the lock) and
+	// the topic part. The body and the properties are copied from r
+	// straight into the ring.
 	r.BodyCRC = message.BodyCRC(r.Body)
-	size := r.Size()
+	r.QueueOffset, r.PhysicalOffset, r.StoreTimestamp = 0, 0, 0
+	var hdrBuf [message.MaxRecordHeaderLen]byte
+	hdr := message.AppendRecordHeader(hdrBuf[:0], r)
+	var topicBuf [maxTopicPart]byte
+	topic := message.AppendRecordTopic(topicBuf[:0], r)
+	size := len(hdr) + len(r.Body) + len(topic) + len(r.Properties)
+	// Prepared and rolled-back transaction records get queue offset 0 and
+	// do not advance the queue (they never reach a consume queue).
 	dispatched := message.Dispatched(r.SysFlag)
+	key := queueKey{r.Topic, r.QueueID}
+	var cell *queueCell
+	if dispatched {
+		cell = l.queues.lookup(key)
+	}
 
-	now := l.lock()
+	l.lockAt(now.mono)
 	offset, st := l.reserveLocked(size)
 	if st != PutOK {
 		l.unlock()
-		r.QueueOffset, r.PhysicalOffset, r.StoreTimestamp = 0, 0, 0
 		return PutResult{Status: st}
 	}
-	ts := l.storeTimeLocked(now)
+	ts := l.storeTimeLocked(now.ms)
 	var queueOffset int64
 	if dispatched {
-		// Prepared and rolled-back transaction records get 0 and do not
-		// advance the queue (they never reach a consume queue).
-		next := l.queueOffsetLocked(queueKey{r.Topic, r.QueueID})
-		queueOffset = *next
-		*next++
+		cell = l.queues.cellLocked(key, cell)
+		queueOffset = cell.next
+		cell.next++
 	}
-	r.QueueOffset, r.PhysicalOffset, r.StoreTimestamp = queueOffset, offset, ts
-	l.encodeRingLocked(r, size)
-	l.lastPutTime.Store(ts)
+	message.PatchQueueOffset(hdr, queueOffset)
+	message.PatchPhysicalOffset(hdr, offset)
+	message.PatchStoreTimestamp(hdr, ts)
+	w := l.ringWriterLocked()
+	w.write(hdr)
+	w.write(r.Body)
+	w.write(topic)
+	w.writeString(r.Properties)
+	l.advanceLocked(size)
+	l.setLastPutTimeLocked(ts)
 	l.unlock()
+	r.QueueOffset, r.PhysicalOffset, r.StoreTimestamp = queueOffset, offset, ts
 
 	res := PutResult{
 		Status:         PutOK,
@@ -103,7 +124,8 @@ func (l *Log) Put(ctx context.Context, r *message.Record, opts PutOptions) PutRe
 // the bodies together may not exceed MaxMessageSize. The records are
 // filled in like Put's. MsgID is the comma-separated offset ids.
 func (l *Log) PutBatch(ctx context.Context, recs []message.Record, opts PutOptions) PutResult {
-	if st := l.admit(); st != PutOK {
+	now := l.clock.read()
+	if st := l.admit(now.mono); st != PutOK {
 		return PutResult{Status: st}
 	}
 	if len(recs) == 0 {
@@ -144,16 +166,18 @@ func (l *Log) PutBatch(ctx context.Context, recs []message.Record, opts PutOptio
 		return PutResult{Status: MessageIllegal}
 	}
 
-	now := l.lock()
+	key := queueKey{topic, queueID}
+	cell := l.queues.lookup(key)
+	l.lockAt(now.mono)
 	offset, st := l.reserveLocked(len(buf))
-	ts := l.storeTimeLocked(now)
 	if st != PutOK {
 		l.unlock()
 		return PutResult{Status: st}
 	}
-	next := l.queueOffsetLocked(queueKey{topic, queueID})
-	first := *next
-	*next += int64(len(recs))
+	ts := l.storeTimeLocked(now.ms)
+	cell = l.queues.cellLocked(key, cell)
+	first := cell.next
+	cell.next += int64(len(recs))
 	start := 0
 	for i, end := range ends {
 		rec := buf[start:end]
@@ -163,7 +187,7 @@ func (l *Log) PutBatch(ctx context.Context, recs []message.Record, opts PutOptio
 		start = end
 	}
 	l.writeRingLocked(buf)
-	l.lastPutTime.Store(ts)
+	l.setLastPutTimeLocked(ts)
 	l.unlock()
 
 	var ids strings.Builder
@@ -192,12 +216,13 @@ func (l *Log) PutBatch(ctx context.Context, recs []message.Record, opts PutOptio
 	return res
 }
 
-// admit is the cheap refusal check before any work.
-func (l *Log) admit() PutStatus {
+// admit is the cheap refusal check before any work; now is the put's
+// clock reading (mono).
+func (l *Log) admit(now int64) PutStatus {
 	if l.closed.Load() || !l.recovered.Load() || l.stickyErr() != nil {
 		return ServiceNotAvailable
 	}
-	if l.Busy() {
+	if l.busyAt(now) {
 		return OSPageCacheBusy
 	}
 	return PutOK
@@ -269,42 +294,45 @@ func (l *Log) afterAppend(ctx context.Context, end int64, opts PutOptions) PutSt
 	return st
 }
 
-// lock takes the put lock and records when (OS_PAGECACHE_BUSY). It returns
-// the time to derive the store timestamp from (storeTimeLocked).
-//
-// The clock is read before taking the lock: a clock read costs 50-70 ns
-// here, a large share of the hold time of a small put. Two consequences:
-// the reading may be older than the previous holder's, so the store
-// timestamp is clamped by storeTimeLocked (store times never decrease along
-// the log); and lockedSince includes the time the holder waited for the
-// lock, so after a stall longer than OSPageCacheBusyTimeout the puts that
-// waited through it still read as busy while they drain (RocketMQ reads
-// the clock after locking; the difference only shows in that stall).
-func (l *Log) lock() time.Time {
-	now := l.cfg.Now()
-	var since int64
-	if l.cfg.realClock {
-		since = now.UnixNano()
-	}
+// lock takes the put lock and records when (OS_PAGECACHE_BUSY).
+func (l *Log) lock() { l.lockAt(l.clock.mono()) }
+
+// lockAt is lock with the caller's clock reading (mono), taken before
+// waiting for the lock: a put reads the clock once, outside the lock. So
+// lockedSince includes the time the holder waited for the lock, and after
+// a stall longer than OSPageCacheBusyTimeout the puts that waited through
+// it still read as busy while they drain (RocketMQ reads the clock after
+// locking; the difference only shows in that stall).
+func (l *Log) lockAt(now int64) {
 	l.mu.Lock()
-	if !l.cfg.realClock {
-		since = time.Now().UnixNano()
-	}
-	l.lockedSince.Store(since)
-	return now
+	l.lockedSince.Store(now)
 }
 
 // storeTimeLocked is the store timestamp (ms) of what the holder appends:
-// the holder's clock reading, but never below the previous put's.
+// the holder's clock reading (taken before the lock, so possibly older than
+// the previous holder's), but never below the previous put's.
 // REQUIRES: mu held (via lock).
-func (l *Log) storeTimeLocked(now time.Time) int64 {
-	return max(now.UnixMilli(), l.lastPutTime.Load())
+func (l *Log) storeTimeLocked(nowMs int64) int64 {
+	return max(nowMs, l.mu.lastPutTime)
 }
 
-func (l *Log) unlock() {
-	l.lockedSince.Store(0)
-	l.mu.Unlock()
+// setLastPutTimeLocked records the store timestamp of the latest put. The
+// atomic copy (read by the flusher) is stored only when the millisecond
+// changes: an atomic store is a locked instruction on the put lock's
+// critical path.
+// REQUIRES: mu held.
+func (l *Log) setLastPutTimeLocked(ts int64) {
+	if ts != l.mu.lastPutTime {
+		l.mu.lastPutTime = ts
+		l.lastPutTime.Store(ts)
+	}
 }
+
+// unlock releases the put lock. lockedSince keeps the holder's time: Busy
+// tells a free lock from a held one by trying it (only when that time is
+// older than the busy timeout), which keeps a second atomic store off
+// every put's critical path.
+func (l *Log) unlock() { l.mu.Unlock() }
 
 // reserveLocked makes room for n contiguous bytes at the write position:
 // rolls to a new segment (after a BLANK filler) when they do not fit with
@@ -347,24 +375,40 @@ func (l *Log) ensureRingLocked(n int) PutStatus {
 	return PutOK
 }
 
-// encodeRingLocked encodes r (size bytes, every field final) straight into
-// the ring at the write position and advances it: the record's bytes are
-// copied once on their way to the ring, where encoding outside the lock
-// and copying in would copy them twice. The header is ~90 bytes of stores,
-// so the hold time stays that of the copy. A record that would wrap around
-// the ring's end is encoded into a pooled buffer and copied in two parts.
+// maxTopicPart is the longest AppendRecordTopic of a record the log
+// accepts: 1-byte length, a topic of at most MaxTopicLenV1, 2-byte length.
+const maxTopicPart = 1 + message.MaxTopicLenV1 + 2
+
+// ringWriter copies parts of a record into the ring from the write
+// position on, wrapping around the ring's end.
+type ringWriter struct {
+	ring []byte
+	i    int
+}
+
+// ringWriterLocked starts writing at the write position; the caller
+// advances it (advanceLocked) after the last part.
 // REQUIRES: mu held; room reserved by reserveLocked.
-func (l *Log) encodeRingLocked(r *message.Record, size int) {
-	i := int(l.head.Load() % int64(len(l.ring)))
-	if len(l.ring)-i >= size {
-		// Appending to an empty slice with enough capacity writes in place.
-		l.advanceLocked(len(message.AppendRecord(l.ring[i:i:i+size], r)))
+func (l *Log) ringWriterLocked() ringWriter {
+	return ringWriter{ring: l.ring, i: int(l.head.Load() % int64(len(l.ring)))}
+}
+
+func (w *ringWriter) write(b []byte) {
+	n := copy(w.ring[w.i:], b)
+	if n < len(b) {
+		w.i = copy(w.ring, b[n:])
 		return
 	}
-	bufp := encodePool.Get().(*[]byte)
-	rec := message.AppendRecord((*bufp)[:0], r)
-	l.writeRingLocked(rec)
-	putEncodeBuf(bufp, rec)
+	w.i += n
+}
+
+func (w *ringWriter) writeString(s string) {
+	n := copy(w.ring[w.i:], s)
+	if n < len(s) {
+		w.i = copy(w.ring, s[n:])
+		return
+	}
+	w.i += n
 }
 
 // writeRingLocked copies b into the ring at the write position and advances it.
@@ -381,11 +425,9 @@ func (l *Log) writeRingLocked(b []byte) {
 // advanceLocked moves the write position past n bytes just placed in the ring.
 // REQUIRES: mu held.
 func (l *Log) advanceLocked(n int) {
-	head := l.head.Load() + int64(n)
-	l.head.Store(head)
-	if cur := l.cur.Load(); cur != nil {
-		cur.SetWrote(head - cur.Start())
-	}
+	// The current segment's Wrote is set when the ring is committed
+	// (commitLocked), not here: one atomic store less per put.
+	l.head.Store(l.head.Load() + int64(n))
 }
 
 // rollLocked finishes the current segment (writing the BLANK filler when

@@ -82,6 +82,7 @@ func (l *Log) Recover(from int64, fn RecordFunc) (int64, error) {
 		}
 	}
 	l.setPositionsLocked(end)
+	l.mu.lastPutTime = lastTS
 	l.lastPutTime.Store(lastTS)
 	l.flushedTime.Store(lastTS)
 	l.recovered.Store(true)
