@@ -1,8 +1,13 @@
 package commitlog
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -102,5 +107,125 @@ func TestNotBusyAfterRelease(t *testing.T) {
 	}
 	if st := l.Put(context.Background(), newRecord("T", 0, nil, ""), PutOptions{}).Status; st != PutOK {
 		t.Fatalf("put after an idle period: %v", st)
+	}
+}
+
+// slowWrites delays every file write, so that puts outrun the committer.
+func slowWrites(d time.Duration) vfs.Injector {
+	return vfs.InjectorFunc(func(op vfs.Op) error {
+		if op.Kind == vfs.OpWrite {
+			time.Sleep(d)
+		}
+		return nil
+	})
+}
+
+func TestPutWithRingFull(t *testing.T) {
+	// Slow writes: puts outrun the committer, fill the ring and commit
+	// inline (back-pressure); every record still lands whole and in order.
+	cfg := testConfig(vfs.NewErrorFS(vfs.NewMem(), slowWrites(2*time.Millisecond)), false)
+	cfg.MaxMessageSize = 4 << 10
+	cfg.RingSize = 1           // raised to the minimum: 2 x (4 KiB + 64 KiB)
+	cfg.SegmentSize = 16 << 20 // a roll commits the ring inline: rare here
+	l := openLog(t, cfg)
+	defer l.Close()
+	if len(l.ring) >= 1<<20 {
+		t.Fatalf("ring %d bytes: too large for the test", len(l.ring))
+	}
+	const writers, each = 8, 200
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	offs := make([][]int64, writers)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				body := bytes.Repeat([]byte{byte(w)}, 3000+i)
+				res := l.Put(context.Background(), newRecord("Full", int32(w), body, ""), PutOptions{})
+				if res.Status != PutOK {
+					errs <- fmt.Errorf("writer %d put %d: %v", w, i, res.Status)
+					return
+				}
+				offs[w] = append(offs[w], res.WroteOffset)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return l.Committed() == l.MaxOffset() })
+	if total := l.MaxOffset(); total < 4*int64(len(l.ring)) {
+		t.Fatalf("wrote %d bytes: the ring (%d) never filled", total, len(l.ring))
+	}
+	for w := range writers {
+		for i, off := range offs[w] {
+			rec, buf, err := l.ReadRecordAt(off)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec.QueueID != int32(w) || rec.QueueOffset != int64(i) || len(rec.Body) != 3000+i || rec.Body[0] != byte(w) {
+				t.Fatalf("writer %d record %d: queue %d offset %d body %d", w, i, rec.QueueID, rec.QueueOffset, len(rec.Body))
+			}
+			buf.Release()
+		}
+	}
+}
+
+func TestRingFullPutReturnsOnWriteFailure(t *testing.T) {
+	// Writes fail while puts keep the ring full: every writer is refused
+	// (SERVICE_NOT_AVAILABLE) instead of waiting for space.
+	var fail atomic.Bool
+	inj := vfs.InjectorFunc(func(op vfs.Op) error {
+		if op.Kind != vfs.OpWrite {
+			return nil
+		}
+		time.Sleep(2 * time.Millisecond)
+		if fail.Load() && strings.Contains(op.Path, "commitlog") {
+			return errors.New("EIO")
+		}
+		return nil
+	})
+	cfg := testConfig(vfs.NewErrorFS(vfs.NewMem(), inj), false)
+	cfg.MaxMessageSize = 4 << 10
+	cfg.RingSize = 1
+	cfg.SegmentSize = 16 << 20
+	l := openLog(t, cfg)
+	const writers = 4
+	var wg sync.WaitGroup
+	var refused atomic.Int64
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 2000; i++ {
+				if i == 100 && w == 0 {
+					fail.Store(true)
+				}
+				st := l.Put(context.Background(), newRecord("Fail", int32(w), make([]byte, 4000), ""), PutOptions{}).Status
+				if st != PutOK {
+					refused.Add(1)
+					if st != ServiceNotAvailable {
+						t.Errorf("status %v", st)
+					}
+					return
+				}
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("puts still waiting after the committer failed")
+	}
+	if refused.Load() != writers {
+		t.Fatalf("%d of %d writers refused", refused.Load(), writers)
+	}
+	if err := l.Close(); err == nil {
+		t.Fatal("Close after a failed write returned nil")
 	}
 }
