@@ -110,7 +110,8 @@ func (r *producerRun) claim() int {
 // work is one producer: its own connection, queues round-robin from its
 // index, paced when --rate is set.
 func (r *producerRun) work(ctx context.Context, idx int) error {
-	client := remoting.NewClient(remoting.ClientConfig{DialTimeout: r.c.timeout})
+	// The bench reads only the response code: no ext map per response.
+	client := remoting.NewClient(remoting.ClientConfig{DialTimeout: r.c.timeout, LazyResponseExt: true})
 	defer client.Close()
 	ids := message.NewUniqIDGenerator(localIP(), os.Getpid(), int32(time.Now().UnixNano())+int32(idx))
 	var inflight chan struct{} // async: one token per send in flight
@@ -217,13 +218,13 @@ func (r *producerRun) request(q queue, ids *message.UniqIDGenerator, n int) *rem
 	h := protocol.SendMessageRequestHeader{ProducerGroup: r.o.group, Topic: r.o.topic, DefaultTopic: defaultTopic,
 		DefaultTopicQueueNums: defaultTopicQueueNums, QueueID: q.id, BornTimestamp: time.Now().UnixMilli(),
 		ReconsumeTimes: protocol.Some[int32](0), UnitMode: protocol.Some(false), BrokerName: q.broker}
-	ext := make(map[string]string, 16)
 	if r.o.batch == 1 {
+		// A typed header is written straight into the frame (no map).
 		h.Properties = r.propsPrefix + ids.Next()
 		h.Batch = protocol.Some(false)
-		h.AppendExtV2(ext)
-		return remoting.NewRequest(protocol.SendMessageV2, ext, r.body)
+		return remoting.NewRequestHeader(protocol.SendMessageV2, h.V2(), r.body)
 	}
+	ext := make(map[string]string, 16)
 	// The batch's own properties say "wait for the store"; each item
 	// carries its tag and id.
 	h.Properties = string(message.AppendProperty(nil, message.PropertyWaitStoreMsgOK, "true"))
