@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"hash/crc32"
 	"net/netip"
+	"sync"
 	"testing"
 	"time"
 
@@ -125,6 +126,27 @@ func TestMsgIDFormatter(t *testing.T) {
 		for _, off := range []int64{0, 1, 0xABCDEF, 1 << 40, -1, 1<<63 - 1} {
 			if got, want := f.format(off), message.OffsetMsgID(h, off); got != want {
 				t.Errorf("%v at %d: %s, want %s", h, off, got, want)
+			}
+		}
+		// Ids share chunks: every id handed out stays intact while later
+		// ones are carved (several chunks' worth, from two goroutines).
+		ids := make([][]string, 2)
+		var wg sync.WaitGroup
+		for g := range ids {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range 5 * idsPerChunk {
+					ids[g] = append(ids[g], f.format(int64(g<<20+i)))
+				}
+			}()
+		}
+		wg.Wait()
+		for g := range ids {
+			for i, id := range ids[g] {
+				if want := message.OffsetMsgID(h, int64(g<<20+i)); id != want {
+					t.Fatalf("%v: id %d/%d became %s, want %s", h, g, i, id, want)
+				}
 			}
 		}
 	}

@@ -193,9 +193,10 @@ func TestPutAllocations(t *testing.T) {
 			t.Fatal(st)
 		}
 	})
-	// The offset msgId string is the only allocation of a put.
-	if allocs > 1 {
-		t.Fatalf("%.1f allocations per put, want <= 1", allocs)
+	// The offset msgId string is the only allocation, one per chunk of
+	// ids (AllocsPerRun rounds down the average).
+	if allocs > 0 {
+		t.Fatalf("%.1f allocations per put, want 0", allocs)
 	}
 }
 
