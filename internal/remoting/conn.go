@@ -79,6 +79,11 @@ type Conn struct {
 	}
 	wkick     chan struct{} // capacity 1: coalesced wake-ups for the writer
 	lastWrite atomic.Int64  // unix nanos of the last completed write
+	// handling counts this connection's requests queued for or running in
+	// a handler (server side). A response sent when it is zero has no
+	// sibling about to follow it on this connection, so gathering could
+	// only delay it.
+	handling atomic.Int32
 
 	pmu struct {
 		sync.Mutex

@@ -107,6 +107,7 @@ func (f *Family) work() {
 		if t.enqueued != 0 {
 			if waited := time.Now().UnixNano() - t.enqueued; waited > f.maxQueueWait.Load() {
 				f.s.inflight.Add(-1)
+				t.conn.handling.Add(-1)
 				f.s.reply(t.conn, t.req, protocol.SystemBusy, fmt.Sprintf(
 					"[TIMEOUT_CLEAN_QUEUE]broker busy, start flow control for a while, period in queue: %dms, size of queue: %d",
 					waited/int64(time.Millisecond), f.Queued()))
@@ -144,13 +145,14 @@ func (f *Family) take() (task, bool) {
 // keptQueueCap is the largest queue array kept once it drains.
 const keptQueueCap = 4096
 
-// idleAfterThis reports whether the calling worker's response is the last
-// the family will produce for now: no other worker is running a handler and
-// none is queued. Such a response may be written on the worker's goroutine
-// when the writer is idle: nothing is about to join it, so waking the
-// writer to gather more would only add latency and CPU.
-func (f *Family) idleAfterThis() bool {
-	return f.busy.Load() == 1 && f.queued.Load() == 0
+// writeNowOK reports whether a worker of f (nil: the reader, inline) may
+// write its response itself; alone says no other request of the
+// connection is being handled. See Server.run.
+func (f *Family) writeNowOK(alone bool) bool {
+	if f == nil {
+		return alone
+	}
+	return f.queued.Load() == 0 && (alone || f.busy.Load() == 1)
 }
 
 // offer queues t without blocking; false means the queue is full.

@@ -296,12 +296,14 @@ func (s *Server) dispatch(c *Conn, req *Command) {
 		req.Ext()
 	}
 	s.inflight.Add(1)
+	c.handling.Add(1)
 	if r.f == nil {
 		s.run(c, req, r.h, nil)
 		return
 	}
 	if !r.f.offer(task{conn: c, req: req, h: r.h}) {
 		s.inflight.Add(-1)
+		c.handling.Add(-1)
 		s.log.Debug("remoting: family queue full", "family", r.f.name, "code", req.Code)
 		s.reply(c, req, protocol.SystemBusy, remarkOverload)
 	}
@@ -313,13 +315,23 @@ func (s *Server) dispatch(c *Conn, req *Command) {
 func (s *Server) run(c *Conn, req *Command, h HandlerFunc, f *Family) {
 	defer s.inflight.Add(-1)
 	resp := s.call(c, req, h)
+	// Write the response on this goroutine (when the connection's writer
+	// is idle) if that delays nothing and nothing is about to join it: no
+	// request waits for a worker, and either no other request of this
+	// connection is being handled (a client that waits for each answer,
+	// as sync producers do, e.g. a SYNC_FLUSH send woken by a group commit
+	// while many other workers run) or no other worker is busy. With
+	// requests queued the writer goroutine takes the write, so a small
+	// pool (ASYNC_FLUSH sends run on one worker, as in Java) goes on
+	// handling while another core writes.
+	alone := c.handling.Add(-1) == 0
 	if resp == nil || req.IsOneway() {
 		return
 	}
 	resp.Opaque = req.Opaque
 	resp.Flag |= flagResponse
 	resp.SerializeType = req.SerializeType
-	if err := c.sendFrame(resp, f != nil && f.idleAfterThis()); err != nil {
+	if err := c.sendFrame(resp, f.writeNowOK(alone)); err != nil {
 		s.log.Debug("remoting: response not sent", "remote", c.RemoteAddr(), "code", req.Code, "err", err)
 	}
 }
