@@ -50,7 +50,8 @@ func (c *cluster) consumeWith(group, topic string,
 	if err := pc.Start(); err != nil {
 		c.t.Fatal(err)
 	}
-	c.t.Cleanup(func() { _ = pc.Shutdown() })
+	started := time.Now()
+	c.t.Cleanup(func() { _ = shutdownSettled(pc, started) })
 }
 
 // deliveries records what a callback saw, in order.

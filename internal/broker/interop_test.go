@@ -108,14 +108,33 @@ func (c *cluster) newPushConsumer(group, topic, expr string, rec *received, opts
 	if err := pc.Start(); err != nil {
 		c.t.Fatal(err)
 	}
+	started := time.Now()
 	var once sync.Once
 	stop := func() error {
 		var err error
-		once.Do(func() { err = pc.Shutdown() })
+		once.Do(func() { err = shutdownSettled(pc, started) })
 		return err
 	}
 	c.t.Cleanup(func() { _ = stop() })
 	return shutdowner(stop)
+}
+
+// consumerSettle is the least time a push consumer runs before the tests
+// shut it down (see shutdownSettled).
+const consumerSettle = 500 * time.Millisecond
+
+// shutdownSettled shuts down a Go client consumer started at started, no
+// sooner than consumerSettle after it. rocketmq-client-go races with itself
+// (-race reports it) when Shutdown overlaps a rebalance: Shutdown writes
+// rmqClient.close, InvokeSync reads it. The broker's
+// NOTIFY_CONSUMER_IDS_CHANGED for the consumer's own registration (Java
+// sends it too) starts such a rebalance a few milliseconds after Start, and
+// a fast test can be over by then.
+func shutdownSettled(pc interface{ Shutdown() error }, started time.Time) error {
+	if wait := consumerSettle - time.Since(started); wait > 0 {
+		time.Sleep(wait)
+	}
+	return pc.Shutdown()
 }
 
 type shutdowner func() error
