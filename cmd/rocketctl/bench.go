@@ -139,18 +139,7 @@ due, so a stalled broker shows in the percentiles (no coordinated omission).`,
 			if err := o.validateProduce(cmd.Flags().Changed("duration")); err != nil {
 				return fmt.Errorf("bench produce: %w", err)
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			stopProfile, err := o.startCPUProfile()
-			if err != nil {
-				return err
-			}
-			rep, err := c.benchProduce(ctx, o, cmd.ErrOrStderr())
-			stopProfile()
-			if err != nil {
-				return err
-			}
-			return c.writeBenchReport(rep)
+			return c.runBench(cmd, &o, c.benchProduce)
 		},
 	}
 	f := cmd.Flags()
@@ -182,18 +171,7 @@ offset is committed.`,
 			if err := o.validateConsume(cmd.Flags().Changed("duration")); err != nil {
 				return fmt.Errorf("bench consume: %w", err)
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			stopProfile, err := o.startCPUProfile()
-			if err != nil {
-				return err
-			}
-			rep, err := c.benchConsume(ctx, o, cmd.ErrOrStderr())
-			stopProfile()
-			if err != nil {
-				return err
-			}
-			return c.writeBenchReport(rep)
+			return c.runBench(cmd, &o, c.benchConsume)
 		},
 	}
 	f := cmd.Flags()
@@ -238,6 +216,24 @@ func (o *benchOptions) startCPUProfile() (func(), error) {
 		pprof.StopCPUProfile()
 		f.Close()
 	}, nil
+}
+
+// runBench runs a validated bench until it ends or SIGINT/SIGTERM, under
+// --cpuprofile when set, and writes its report.
+func (c *ctl) runBench(cmd *cobra.Command, o *benchOptions,
+	run func(context.Context, benchOptions, io.Writer) (*benchReport, error)) error {
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	stopProfile, err := o.startCPUProfile()
+	if err != nil {
+		return err
+	}
+	rep, err := run(ctx, *o, cmd.ErrOrStderr())
+	stopProfile()
+	if err != nil {
+		return err
+	}
+	return c.writeBenchReport(rep)
 }
 
 func (c *ctl) writeBenchReport(rep *benchReport) error {
