@@ -3,6 +3,7 @@ package commitlog
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -284,15 +285,28 @@ func (l *Log) busyAt(now int64) bool {
 	}
 	// lockedSince is the latest holder's time, kept after unlock: the lock
 	// is busy only if still held. Tried only once that time is old, so
-	// not on a put's fast path. Every holder of mu takes it with lock(),
-	// which stamps lockedSince right after acquiring it; a holder caught
-	// between the two (nanoseconds) after an idle period reads as busy.
+	// not on a put's fast path.
 	if l.mu.TryLock() {
 		l.unlock()
 		return false
 	}
+	// Held. Every holder takes mu with lock(), which stamps lockedSince
+	// right after acquiring it, so after an idle period a holder may
+	// still show the old time for a moment: give it a few chances to
+	// stamp before calling the lock stuck (a put refused as busy is
+	// answered SYSTEM_BUSY).
+	for range busyRechecks {
+		runtime.Gosched()
+		if l.lockedSince.Load() != since {
+			return false
+		}
+	}
 	return true
 }
+
+// busyRechecks is how many times busyAt yields to a holder that may not
+// have stamped lockedSince yet.
+const busyRechecks = 4
 
 // DeleteExpired removes up to max head segments last modified before
 // olderThan (every head segment when force is set), never the segment being
