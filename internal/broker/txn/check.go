@@ -225,12 +225,7 @@ func (s *Service) reappendImmune(r *message.Record) bool {
 	if _, ok := message.Property(props, message.PropertyTransactionPreparedQueueOff); !ok {
 		props = message.SetProperty(props, message.PropertyTransactionPreparedQueueOff, strconv.FormatInt(r.QueueOffset, 10))
 	}
-	c := message.Record{
-		Topic: meta.TransHalfTopic, QueueID: 0, Flag: r.Flag, SysFlag: r.SysFlag,
-		BornTimestamp: r.BornTimestamp, BornHost: r.BornHost, ReconsumeTimes: r.ReconsumeTimes,
-		Body: r.Body, Properties: props,
-	}
-	res := s.cfg.Store.PutMessage(context.Background(), &c, store.PutOptions{NoWait: true, NoDelayRewrite: true})
+	res := s.putCopy(r, meta.TransHalfTopic, r.SysFlag, props)
 	if permanent(res.Status) {
 		return s.discard(r)
 	}
@@ -239,6 +234,18 @@ func (s *Service) reappendImmune(r *message.Record) bool {
 		return false
 	}
 	return true
+}
+
+// putCopy stores a copy of the half message r in queue 0 of topic with
+// sysFlag and props, without waiting for flush and without the delay-level
+// rewrite (the copy is stored as it is, not scheduled).
+func (s *Service) putCopy(r *message.Record, topic string, sysFlag int32, props string) store.PutResult {
+	c := message.Record{
+		Topic: topic, QueueID: 0, Flag: r.Flag, SysFlag: sysFlag,
+		BornTimestamp: r.BornTimestamp, BornHost: r.BornHost, ReconsumeTimes: r.ReconsumeTimes,
+		Body: r.Body, Properties: props,
+	}
+	return s.cfg.Store.PutMessage(context.Background(), &c, store.PutOptions{NoWait: true, NoDelayRewrite: true})
 }
 
 // permanent reports whether a put refused with st can never succeed for
@@ -253,13 +260,7 @@ func (s *Service) discard(r *message.Record) bool {
 		s.log.Warn("txn: create "+meta.TransCheckMaxTopic, "err", err)
 		return false
 	}
-	d := message.Record{
-		Topic: meta.TransCheckMaxTopic, QueueID: 0, Flag: r.Flag,
-		SysFlag:       message.WithTransactionType(r.SysFlag, message.TransactionNotType),
-		BornTimestamp: r.BornTimestamp, BornHost: r.BornHost, ReconsumeTimes: r.ReconsumeTimes,
-		Body: r.Body, Properties: r.Properties,
-	}
-	res := s.cfg.Store.PutMessage(context.Background(), &d, store.PutOptions{NoWait: true, NoDelayRewrite: true})
+	res := s.putCopy(r, meta.TransCheckMaxTopic, message.WithTransactionType(r.SysFlag, message.TransactionNotType), r.Properties)
 	if res.Status != store.PutOK {
 		s.log.Warn("txn: discard half message", "halfOffset", r.QueueOffset, "status", res.Status)
 		return false
@@ -273,12 +274,7 @@ func (s *Service) discard(r *message.Record) bool {
 // and asks a producer of its group about the new copy.
 func (s *Service) check(r *message.Record, times int) bool {
 	props := message.SetProperty(r.Properties, message.PropertyTransactionCheckTimes, strconv.Itoa(times))
-	c := message.Record{
-		Topic: meta.TransHalfTopic, QueueID: 0, Flag: r.Flag, SysFlag: r.SysFlag,
-		BornTimestamp: r.BornTimestamp, BornHost: r.BornHost, ReconsumeTimes: r.ReconsumeTimes,
-		Body: r.Body, Properties: props,
-	}
-	res := s.cfg.Store.PutMessage(context.Background(), &c, store.PutOptions{NoWait: true, NoDelayRewrite: true})
+	res := s.putCopy(r, meta.TransHalfTopic, r.SysFlag, props)
 	if permanent(res.Status) {
 		// The added property does not fit: the message can never be
 		// checked, and retrying would hold up the walk for good.
