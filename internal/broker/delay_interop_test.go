@@ -23,19 +23,7 @@ func fastLevels(bc *config.BrokerConfig) {
 func (c *cluster) consumeWith(group, topic string,
 	fn func(context.Context, *primitive.MessageExt) consumer.ConsumeResult, opts ...consumer.Option) {
 	c.t.Helper()
-	all := append([]consumer.Option{
-		consumer.WithNameServer([]string{c.nsAddr}),
-		consumer.WithGroupName(group),
-		consumer.WithInstance(uniq(c.t, "c")),
-		consumer.WithConsumerModel(consumer.Clustering),
-		consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset),
-		consumer.WithConsumeMessageBatchMaxSize(1),
-	}, opts...)
-	pc, err := consumer.NewPushConsumer(all...)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	err = pc.Subscribe(topic, consumer.MessageSelector{Type: consumer.TAG, Expression: "*"},
+	c.startPushConsumer(group, topic, "*",
 		func(ctx context.Context, ms ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
 			for _, m := range ms {
 				if r := fn(ctx, m); r != consumer.ConsumeSuccess {
@@ -43,15 +31,7 @@ func (c *cluster) consumeWith(group, topic string,
 				}
 			}
 			return consumer.ConsumeSuccess, nil
-		})
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	if err := pc.Start(); err != nil {
-		c.t.Fatal(err)
-	}
-	started := time.Now()
-	c.t.Cleanup(func() { _ = shutdownSettled(pc, started) })
+		}, append([]consumer.Option{consumer.WithConsumeMessageBatchMaxSize(1)}, opts...)...)
 }
 
 // deliveries records what a callback saw, in order.

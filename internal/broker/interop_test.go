@@ -86,6 +86,19 @@ func (r *received) get(body string) (*primitive.MessageExt, bool) {
 // the tag expression expr, collecting into rec.
 func (c *cluster) newPushConsumer(group, topic, expr string, rec *received, opts ...consumer.Option) interface{ Shutdown() error } {
 	c.t.Helper()
+	return c.startPushConsumer(group, topic, expr, func(_ context.Context, ms ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
+		rec.add(ms...)
+		return consumer.ConsumeSuccess, nil
+	}, opts...)
+}
+
+// startPushConsumer starts a clustering push consumer of group (its own
+// client instance, from the first offset) on topic with the tag expression
+// expr and the callback cb; opts come after the defaults. The test's
+// cleanup shuts it down, as does the returned Shutdown (once).
+func (c *cluster) startPushConsumer(group, topic, expr string,
+	cb func(context.Context, ...*primitive.MessageExt) (consumer.ConsumeResult, error), opts ...consumer.Option) interface{ Shutdown() error } {
+	c.t.Helper()
 	all := append([]consumer.Option{
 		consumer.WithNameServer([]string{c.nsAddr}),
 		consumer.WithGroupName(group),
@@ -97,12 +110,7 @@ func (c *cluster) newPushConsumer(group, topic, expr string, rec *received, opts
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	sel := consumer.MessageSelector{Type: consumer.TAG, Expression: expr}
-	err = pc.Subscribe(topic, sel, func(_ context.Context, ms ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
-		rec.add(ms...)
-		return consumer.ConsumeSuccess, nil
-	})
-	if err != nil {
+	if err := pc.Subscribe(topic, consumer.MessageSelector{Type: consumer.TAG, Expression: expr}, cb); err != nil {
 		c.t.Fatal(err)
 	}
 	if err := pc.Start(); err != nil {
