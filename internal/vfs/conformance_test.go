@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -56,6 +57,7 @@ var conformanceCases = []struct {
 	{"RenameReplaces", testRename},
 	{"RemoveAndRemoveAll", testRemove},
 	{"SyncAndSyncDir", testSync},
+	{"WritebackIsOnlyAHint", testWriteback},
 	{"DiskUsage", testDiskUsage},
 	{"LockExclusive", testLock},
 	{"Helpers", testHelpers},
@@ -387,5 +389,31 @@ func testConcurrent(t *testing.T, fsys FS, dir string) {
 		if b != byte(i/chunk+1) {
 			t.Fatalf("byte %d = %d", i, b)
 		}
+	}
+}
+
+// testWriteback: Writeback (started, then waited for) succeeds on a written
+// range and beyond the end, and changes neither content nor size.
+func testWriteback(t *testing.T, fsys FS, dir string) {
+	data := bytes.Repeat([]byte("writeback"), 1000)
+	f := mustCreate(t, fsys, filepath.Join(dir, "wb"), data)
+	defer f.Close()
+	for _, wait := range []bool{false, true} {
+		if err := Writeback(f, 0, int64(len(data)), wait); err != nil {
+			t.Fatalf("Writeback(wait=%v) = %v", wait, err)
+		}
+		if err := Writeback(f, int64(len(data)), 1<<20, wait); err != nil {
+			t.Fatalf("Writeback past the end (wait=%v) = %v", wait, err)
+		}
+	}
+	got := make([]byte, len(data))
+	if _, err := f.ReadAt(got, 0); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("content changed by Writeback (err %v)", err)
+	}
+	if size, err := f.Size(); err != nil || size != int64(len(data)) {
+		t.Fatalf("Size = %d, %v; want %d", size, err, len(data))
+	}
+	if _, ok := f.(Writebacker); !ok && fsys == Default && runtime.GOOS == "linux" {
+		t.Error("the OS file does not implement Writebacker")
 	}
 }

@@ -48,6 +48,25 @@ type File interface {
 	Name() string
 }
 
+// Writebacker is implemented by files whose OS can write the dirty pages of
+// a range to disk ahead of a Sync (Linux: sync_file_range(2)). It only
+// paces I/O: it makes nothing durable (no metadata, no device cache flush),
+// so the caller still calls Sync. With wait it also waits for the range's
+// writeback to finish; without, it only starts it. Files that do not
+// implement it (MemFS, ErrorFS) need no pacing; call it through Writeback.
+type Writebacker interface {
+	Writeback(off, n int64, wait bool) error
+}
+
+// Writeback starts (or, with wait, completes) the writeback of [off, off+n)
+// of f when f is a Writebacker, and does nothing otherwise.
+func Writeback(f File, off, n int64, wait bool) error {
+	if w, ok := f.(Writebacker); ok {
+		return w.Writeback(off, n, wait)
+	}
+	return nil
+}
+
 // FS is the set of file-system operations the store needs.
 type FS interface {
 	// Create creates or truncates the named file for reading and writing.

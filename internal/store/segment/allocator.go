@@ -8,9 +8,6 @@ import (
 	"sync"
 )
 
-// zeroChunk is the write size used to zero-fill a new file.
-const zeroChunk = 1 << 20
-
 // allocator prepares the next segment file in the background (RocketMQ's
 // AllocateMappedFileService; etcd's filePipeline) so that a roll under the
 // CommitLog's put lock only takes a ready file.
@@ -178,13 +175,9 @@ func (q *Queue) create(start int64) (*File, error) {
 		return fail("truncate", err)
 	}
 	if q.cfg.ZeroFill {
-		zero := make([]byte, min(int64(zeroChunk), q.cfg.Size))
-		for off := int64(0); off < q.cfg.Size; off += int64(len(zero)) {
-			n := min(int64(len(zero)), q.cfg.Size-off)
-			if _, err := vf.WriteAt(zero[:n], off); err != nil {
-				_ = vf.Close()
-				return fail("zero-fill", err)
-			}
+		if err := zeroFill(vf, q.cfg.Size); err != nil {
+			_ = vf.Close()
+			return fail("zero-fill", err)
 		}
 	}
 	if err := vf.Sync(); err != nil {

@@ -44,6 +44,9 @@
 //     Truncate, zero-filled and synced when Config.ZeroFill is set (SYNC_FLUSH:
 //     later fdatasyncs then touch no metadata and no unwritten extents), synced,
 //     renamed to "<name>" and the directory synced. Only then can it be seen.
+//     The zeros are written with write-behind (4 MiB spans, at most two dirty
+//     or in flight; vfs.Writeback), so that the fill never queues a whole
+//     segment's writeback in front of the CommitLog's fdatasyncs.
 //  2. Taken by Roll when the previous file is full: appended to the Queue.
 //  3. Written (WriteAt), read (ReadAt) and synced by the owner. A write or sync
 //     error is sticky: every later write or sync of the file returns it.
