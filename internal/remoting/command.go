@@ -1,6 +1,7 @@
 package remoting
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/rocketd/rocketd/internal/protocol"
@@ -68,6 +69,19 @@ type Command struct {
 	ExtFields map[string]string // the custom header; nil = none (or another form)
 	Body      []byte            // nil = none
 
+	// BodyParts, when Body is nil, is the body as consecutive slices: a
+	// pull response's records as the store read them, encoded into the
+	// frame without being joined into one buffer first. Only for commands
+	// this side sends.
+	BodyParts [][]byte
+	// Release, when set, is called once the transport no longer reads Body
+	// or BodyParts: after the frame was encoded (whether or not it reached
+	// the peer), when the send failed before that, or when a handler's
+	// result is not sent (the request was oneway). A command dropped
+	// elsewhere is never released; whatever Release would return to a pool
+	// is then left to the GC.
+	Release func()
+
 	// Header is the custom header to encode when ExtFields is nil.
 	Header protocol.ExtEncoder
 
@@ -106,6 +120,42 @@ func NewResponseTo(req *Command, code int32, remark string) *Command {
 	r.Opaque = req.Opaque
 	r.SerializeType = req.SerializeType
 	return r
+}
+
+// bodyLen is the length of the body the frame carries: Body, or BodyParts
+// when Body is nil.
+func (c *Command) bodyLen() int {
+	if c.Body != nil {
+		return len(c.Body)
+	}
+	n := 0
+	for _, p := range c.BodyParts {
+		n += len(p)
+	}
+	return n
+}
+
+// appendBody appends the body (Body, or BodyParts when Body is nil) to dst.
+func (c *Command) appendBody(dst []byte) []byte {
+	if c.Body != nil {
+		return append(dst, c.Body...)
+	}
+	if len(c.BodyParts) > 0 {
+		dst = slices.Grow(dst, c.bodyLen())
+		for _, p := range c.BodyParts {
+			dst = append(dst, p...)
+		}
+	}
+	return dst
+}
+
+// release calls Release once; the transport calls it when done with the
+// body (see Release).
+func (c *Command) release() {
+	if f := c.Release; f != nil {
+		c.Release = nil
+		f()
+	}
 }
 
 // IsResponse reports whether the response bit is set.

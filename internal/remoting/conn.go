@@ -215,11 +215,12 @@ func (c *Conn) send(cmd *Command) error { return c.sendFrame(cmd, false) }
 // knows no other frame will follow soon, which the writer's gathering would
 // otherwise wait for.
 func (c *Conn) sendFrame(cmd *Command, mayWriteNow bool) error {
-	if len(cmd.Body) >= directEncodeBody {
+	if cmd.bodyLen() >= directEncodeBody {
 		return c.sendDirect(cmd)
 	}
 	bp := encodeBuffers.Get().(*[]byte)
 	frame, err := cmd.AppendFrame((*bp)[:0])
+	cmd.release()
 	defer func() {
 		if cap(frame) <= maxPooledEncodeBuffer {
 			*bp = frame[:0]
@@ -306,12 +307,14 @@ func (c *Conn) sendDirect(cmd *Command) error {
 	}
 	if err := c.wmu.err; err != nil {
 		c.wmu.Unlock()
+		cmd.release()
 		return err
 	}
 	wasEmpty := len(c.wmu.buf) == 0
 	var err error
 	c.wmu.buf, err = cmd.AppendFrame(c.wmu.buf)
 	c.wmu.Unlock()
+	cmd.release()
 	if err != nil {
 		return fmt.Errorf("remoting: send code %d to %s: %w", cmd.Code, c.RemoteAddr(), err)
 	}

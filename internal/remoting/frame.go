@@ -29,8 +29,9 @@ var (
 )
 
 // AppendFrame appends the whole frame of c (4-byte length, header-length
-// word, header in c.SerializeType, body) to dst and returns the extended
-// slice. On error dst is returned unchanged in length.
+// word, header in c.SerializeType, body: Body, or BodyParts joined) to dst
+// and returns the extended slice. On error dst is returned unchanged in
+// length. It does not call c.Release (the sending Conn does).
 func (c *Command) AppendFrame(dst []byte) ([]byte, error) {
 	start := len(dst)
 	dst = append(dst, 0, 0, 0, 0, 0, 0, 0, 0)
@@ -50,7 +51,7 @@ func (c *Command) AppendFrame(dst []byte) ([]byte, error) {
 	if headerLen > maxHeaderLength {
 		return dst[:start], fmt.Errorf("%w: header of %d bytes", ErrNotEncodable, headerLen)
 	}
-	dst = append(dst, c.Body...)
+	dst = c.appendBody(dst)
 	total := len(dst) - start - 4
 	if uint64(total) > 1<<31-1 {
 		return dst[:start], fmt.Errorf("%w: frame of %d bytes", ErrNotEncodable, total)

@@ -325,7 +325,11 @@ func (s *Server) run(c *Conn, req *Command, h HandlerFunc, f *Family) {
 	// pool (ASYNC_FLUSH sends run on one worker, as in Java) goes on
 	// handling while another core writes.
 	alone := c.handling.Add(-1) == 0
-	if resp == nil || req.IsOneway() {
+	if resp == nil {
+		return
+	}
+	if req.IsOneway() {
+		resp.release()
 		return
 	}
 	resp.Opaque = req.Opaque

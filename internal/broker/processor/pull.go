@@ -101,15 +101,20 @@ func (p *Processor) pull(conn *remoting.Conn, req *remoting.Command, allowSuspen
 		code = protocol.PullRetryImmediately
 		rh.NextBeginOffset = h.QueueOffset
 	}
-	var body []byte
+	// The records go into the response frame as the store read them
+	// (slices of its read buffers, released once the frame is encoded):
+	// no body buffer is allocated and filled in between.
+	var parts [][]byte
 	if code == protocol.Success {
-		body = make([]byte, 0, res.TotalSize)
-		for _, m := range res.Messages {
-			body = append(body, m.Bytes...)
+		parts = make([][]byte, len(res.Messages))
+		for i, m := range res.Messages {
+			parts[i] = m.Bytes
 		}
 	}
 	status := res.Status
-	res.Release()
+	if parts == nil {
+		res.Release()
+	}
 	if code == protocol.PullOffsetMoved && p.cfg.IsMaster() {
 		p.offsetMovedEvent(&h, rh.NextBeginOffset)
 	}
@@ -135,7 +140,9 @@ func (p *Processor) pull(conn *remoting.Conn, req *remoting.Command, allowSuspen
 		}
 	}
 	resp := reply(code, status.String())
-	resp.Body = body
+	if parts != nil {
+		resp.BodyParts, resp.Release = parts, res.Release
+	}
 	return resp
 }
 
