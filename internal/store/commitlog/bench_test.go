@@ -41,6 +41,11 @@ import (
 // "base-cpu-ns/msg" is the same for the timed part of the baseline run that
 // counted. Their difference is the store's own CPU cost per message.
 //
+// Read x-raw at 128 B with care: the raw loop is a memcpy plus one write per
+// MiB, so its cost is mostly the page cache's, and on this VM that swings
+// with the host (base-cpu-ns/msg 86-355 on 2026-12-01 while the store's
+// ns/op stayed within 196-260): the same store read 0.36-0.88 at 64 writers.
+//
 // benchSegment keeps preallocation (zero-fill for sync) affordable in short
 // runs; production segments are 1 GiB.
 const benchSegment = 128 << 20
