@@ -28,20 +28,17 @@ const writeBehind = 4 << 20
 // fill is what makes the zeros and the file's size durable.
 func zeroFill(f vfs.File, size int64) error {
 	zero := make([]byte, min(int64(zeroChunk), size))
-	for off := int64(0); off < size; {
-		n := min(int64(len(zero)), size-off)
-		if _, err := f.WriteAt(zero[:n], off); err != nil {
+	for span := int64(0); span < size; span += writeBehind {
+		end := min(span+writeBehind, size)
+		for off := span; off < end; off += int64(len(zero)) {
+			if _, err := f.WriteAt(zero[:min(int64(len(zero)), end-off)], off); err != nil {
+				return err
+			}
+		}
+		if err := vfs.Writeback(f, span, end-span, false); err != nil {
 			return err
 		}
-		off += n
-		if off%writeBehind != 0 && off < size {
-			continue
-		}
-		span := (off - 1) / writeBehind * writeBehind // start of the span just completed
-		if err := vfs.Writeback(f, span, off-span, false); err != nil {
-			return err
-		}
-		if span >= writeBehind {
+		if span > 0 {
 			if err := vfs.Writeback(f, span-writeBehind, writeBehind, true); err != nil {
 				return err
 			}
