@@ -27,12 +27,12 @@ func (s *Store) cleanLoop(quit <-chan struct{}) {
 
 // diskUsedRatio returns the percentage of the CommitLog's disk in use.
 func (s *Store) diskUsedRatio() (float64, bool) {
-	total, free, err := s.cfg.FS.DiskUsage(s.path(CommitLogDir))
-	if err != nil || total == 0 {
+	d, err := s.cfg.FS.DiskUsage(s.path(CommitLogDir))
+	if err != nil || d.Total == 0 {
 		s.cfg.Logger.Warn("store: disk usage unavailable", "err", err)
 		return 0, false
 	}
-	return float64(total-free) * 100 / float64(total), true
+	return d.UsedPercent(), true
 }
 
 // cleanOnce runs one cleanup round:

@@ -313,12 +313,15 @@ func testSync(t *testing.T, fsys FS, dir string) {
 }
 
 func testDiskUsage(t *testing.T, fsys FS, dir string) {
-	total, free, err := fsys.DiskUsage(dir)
+	d, err := fsys.DiskUsage(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if total == 0 || free > total {
-		t.Fatalf("DiskUsage = %d total, %d free", total, free)
+	if d.Total == 0 || d.Avail > d.Total || d.Used > d.Total {
+		t.Fatalf("DiskUsage = %+v", d)
+	}
+	if p := d.UsedPercent(); p < 0 || p > 100 {
+		t.Fatalf("UsedPercent = %v for %+v", p, d)
 	}
 }
 

@@ -175,9 +175,9 @@ func (e *ErrorFS) SyncDir(dir string) error {
 	return e.inner.SyncDir(dir)
 }
 
-func (e *ErrorFS) DiskUsage(name string) (uint64, uint64, error) {
+func (e *ErrorFS) DiskUsage(name string) (DiskSpace, error) {
 	if err := e.check(OpDiskUsage, name); err != nil {
-		return 0, 0, err
+		return DiskSpace{}, err
 	}
 	return e.inner.DiskUsage(name)
 }

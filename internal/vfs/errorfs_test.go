@@ -91,7 +91,7 @@ func TestErrorFSInjectsIntoFileOps(t *testing.T) {
 		_, err = efs.Stat("/f")
 		errs = append(errs, err)
 		errs = append(errs, efs.SyncDir("/"))
-		_, _, err = efs.DiskUsage("/")
+		_, err = efs.DiskUsage("/")
 		errs = append(errs, err)
 		_, err = efs.Lock("/lock")
 		errs = append(errs, err)

@@ -366,20 +366,20 @@ func (m *MemFS) SyncDir(dir string) error {
 	return nil
 }
 
-func (m *MemFS) DiskUsage(name string) (total, free uint64, err error) {
+func (m *MemFS) DiskUsage(name string) (DiskSpace, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, err := m.lookupLocked(splitPath(name)); err != nil {
-		return 0, 0, pathErr("statfs", name, err)
+		return DiskSpace{}, pathErr("statfs", name, err)
 	}
-	total = m.capacity
-	if total == 0 {
-		total = memUnlimited
+	d := DiskSpace{Total: m.capacity, Used: uint64(m.used)}
+	if d.Total == 0 {
+		d.Total = memUnlimited
 	}
-	if used := uint64(m.used); used < total {
-		free = total - used
+	if d.Used < d.Total {
+		d.Avail = d.Total - d.Used
 	}
-	return total, free, nil
+	return d, nil
 }
 
 func (m *MemFS) Lock(name string) (io.Closer, error) {

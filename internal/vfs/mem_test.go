@@ -235,14 +235,14 @@ func TestMemSparseLargeFile(t *testing.T) {
 func TestMemCapacity(t *testing.T) {
 	m := NewMem()
 	m.SetCapacity(10 * memChunk)
-	total, free, _ := m.DiskUsage("/")
-	if total != 10*memChunk || free != total {
-		t.Fatalf("DiskUsage = %d %d", total, free)
+	d, _ := m.DiskUsage("/")
+	if d.Total != 10*memChunk || d.Avail != d.Total || d.Used != 0 {
+		t.Fatalf("DiskUsage = %+v", d)
 	}
 	f := memWrite(t, m, "/a", make([]byte, 8*memChunk), false)
 	defer f.Close()
-	if _, free, _ := m.DiskUsage("/"); free != 2*memChunk {
-		t.Fatalf("free = %d", free)
+	if d, _ := m.DiskUsage("/"); d.Avail != 2*memChunk || d.UsedPercent() != 80 {
+		t.Fatalf("DiskUsage = %+v (%v%%)", d, d.UsedPercent())
 	}
 	if _, err := f.WriteAt(make([]byte, 3*memChunk), 8*memChunk); !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("write past capacity: %v", err)
@@ -259,12 +259,12 @@ func TestMemCapacity(t *testing.T) {
 	if _, err := f.WriteAt(make([]byte, 2*memChunk), 8*memChunk); err != nil {
 		t.Fatalf("write within capacity: %v", err)
 	}
-	if _, free, _ := m.DiskUsage("/"); free != 0 {
-		t.Fatalf("free = %d, want 0", free)
+	if d, _ := m.DiskUsage("/"); d.Avail != 0 {
+		t.Fatalf("avail = %d, want 0", d.Avail)
 	}
 	m.SetCapacity(0)
-	if total, _, _ := m.DiskUsage("/"); total != memUnlimited {
-		t.Fatalf("unlimited total = %d", total)
+	if d, _ := m.DiskUsage("/"); d.Total != memUnlimited {
+		t.Fatalf("unlimited total = %d", d.Total)
 	}
 }
 

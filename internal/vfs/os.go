@@ -45,14 +45,14 @@ func (osFS) Open(name string) (File, error) {
 	return osFile{f}, nil
 }
 
-func (osFS) Remove(name string) error                      { return os.Remove(name) }
-func (osFS) RemoveAll(name string) error                   { return os.RemoveAll(name) }
-func (osFS) Rename(oldname, newname string) error          { return os.Rename(oldname, newname) }
-func (osFS) MkdirAll(dir string, perm os.FileMode) error   { return os.MkdirAll(dir, perm) }
-func (osFS) Stat(name string) (os.FileInfo, error)         { return os.Stat(name) }
-func (osFS) String() string                                { return "os" }
-func (osFS) List(dir string) ([]string, error)             { return listOS(dir) }
-func (osFS) DiskUsage(path string) (uint64, uint64, error) { return diskUsageOS(path) }
+func (osFS) Remove(name string) error                    { return os.Remove(name) }
+func (osFS) RemoveAll(name string) error                 { return os.RemoveAll(name) }
+func (osFS) Rename(oldname, newname string) error        { return os.Rename(oldname, newname) }
+func (osFS) MkdirAll(dir string, perm os.FileMode) error { return os.MkdirAll(dir, perm) }
+func (osFS) Stat(name string) (os.FileInfo, error)       { return os.Stat(name) }
+func (osFS) String() string                              { return "os" }
+func (osFS) List(dir string) ([]string, error)           { return listOS(dir) }
+func (osFS) DiskUsage(path string) (DiskSpace, error)    { return diskUsageOS(path) }
 
 func listOS(dir string) ([]string, error) {
 	entries, err := os.ReadDir(dir)
@@ -79,15 +79,22 @@ func (osFS) SyncDir(dir string) error {
 	return d.Close()
 }
 
-func diskUsageOS(path string) (total, free uint64, err error) {
+func diskUsageOS(path string) (DiskSpace, error) {
 	var st unix.Statfs_t
 	if err := unix.Statfs(path, &st); err != nil {
-		return 0, 0, &os.PathError{Op: "statfs", Path: path, Err: err}
+		return DiskSpace{}, &os.PathError{Op: "statfs", Path: path, Err: err}
 	}
-	bsize := uint64(st.Bsize)
-	// Bavail, not Bfree: the blocks reserved for root are not ours to fill,
-	// and disk-protection ratios must be computed the way df shows them.
-	return st.Blocks * bsize, st.Bavail * bsize, nil
+	// Block counts are in units of the fragment size (f_frsize), not of
+	// f_bsize, the preferred I/O size; df multiplies by f_frsize too.
+	unit := uint64(st.Frsize)
+	if unit == 0 {
+		unit = uint64(st.Bsize)
+	}
+	used := uint64(0)
+	if st.Blocks > st.Bfree {
+		used = (st.Blocks - st.Bfree) * unit
+	}
+	return DiskSpace{Total: st.Blocks * unit, Used: used, Avail: st.Bavail * unit}, nil
 }
 
 func (osFS) Lock(name string) (io.Closer, error) {

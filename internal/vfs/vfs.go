@@ -89,8 +89,9 @@ type FS interface {
 	Stat(name string) (os.FileInfo, error)
 	// SyncDir makes directory entries (creates, renames, removes) in dir durable.
 	SyncDir(dir string) error
-	// DiskUsage reports the total and free bytes of the file system holding path.
-	DiskUsage(path string) (total, free uint64, err error)
+	// DiskUsage reports the space of the file system holding path, as df
+	// shows it.
+	DiskUsage(path string) (DiskSpace, error)
 	// Lock takes an exclusive lock on the named file, creating it if needed,
 	// and fails at once (without waiting) if another holder has it. The
 	// store's <root>/lock file uses it so that two brokers never share a
@@ -98,4 +99,24 @@ type FS interface {
 	// first byte, which conflicts with the fcntl lock a Java broker takes
 	// (FileChannel.tryLock). Closing the returned Closer releases the lock.
 	Lock(name string) (io.Closer, error)
+}
+
+// DiskSpace is a file system's space in bytes, counted as df(1) counts it:
+// Used is what files hold (total minus free, root's reserve included in
+// free), Avail what an unprivileged writer may still fill. Used + Avail may
+// be less than Total: the difference is the blocks reserved for root.
+type DiskSpace struct {
+	Total uint64
+	Used  uint64
+	Avail uint64
+}
+
+// UsedPercent is df's Use%: Used / (Used + Avail), in percent. Root's
+// reserve counts neither way, so a disk reads 100 % when an unprivileged
+// writer can add nothing. An empty file system reads 0.
+func (d DiskSpace) UsedPercent() float64 {
+	if d.Used+d.Avail == 0 {
+		return 0
+	}
+	return float64(d.Used) * 100 / float64(d.Used+d.Avail)
 }
