@@ -36,11 +36,10 @@ func (s *Store) diskUsedRatio() (float64, bool) {
 }
 
 // cleanOnce runs one cleanup round:
-//   - disk use above DiskSpaceWarningLevelRatio (90%): puts are refused and
-//     segments are deleted oldest-first whatever their age; at or below
-//     DiskSpaceCleanForciblyRatio (85%) puts are accepted again (the
-//     hysteresis of RocketMQ's runningFlags);
-//   - above DiskSpaceCleanForciblyRatio: oldest-first deletion too;
+//   - disk use above DiskSpaceCleanForciblyRatio (85%): segments are
+//     deleted oldest-first whatever their age (refusing puts above
+//     DiskSpaceWarningLevelRatio is the CommitLog's space guard, on the put
+//     path);
 //   - above DiskMaxUsedSpaceRatio (75%) or at a DeleteWhen hour: segments
 //     older than FileReservedTime are deleted;
 //   - then ConsumeQueue files wholly below the new CommitLog min offset go,
@@ -48,23 +47,7 @@ func (s *Store) diskUsedRatio() (float64, bool) {
 func (s *Store) cleanOnce(lastMin *int64) {
 	now := s.cfg.Clock()
 	ratio, ok := s.diskUsedRatio()
-	force := false
-	if ok {
-		switch {
-		case ratio > float64(s.cfg.DiskSpaceWarningLevelRatio):
-			if !s.diskFull.Swap(true) {
-				s.cfg.Logger.Error("store: disk full; refusing puts", "usedPercent", ratio,
-					"limit", s.cfg.DiskSpaceWarningLevelRatio)
-			}
-			force = true
-		case ratio > float64(s.cfg.DiskSpaceCleanForciblyRatio):
-			force = true
-		default:
-			if s.diskFull.Swap(false) {
-				s.cfg.Logger.Info("store: disk space back; accepting puts", "usedPercent", ratio)
-			}
-		}
-	}
+	force := ok && ratio > float64(s.cfg.DiskSpaceCleanForciblyRatio)
 	spaceFull := ok && ratio > float64(s.cfg.DiskMaxUsedSpaceRatio)
 	if s.deleteHours[now.Hour()] || spaceFull || force {
 		n, err := s.log.DeleteExpired(now.Add(-s.cfg.FileReservedTime), force, s.cfg.DeleteFilesBatchMax)
@@ -87,8 +70,8 @@ func (s *Store) cleanOnce(lastMin *int64) {
 	}
 }
 
-// DiskStatus reports the disk use now and whether puts are refused for it.
+// DiskStatus reports the disk use and whether puts are refused for it.
 func (s *Store) DiskStatus() DiskStatus {
-	r, _ := s.diskUsedRatio()
-	return DiskStatus{UsedRatio: r, Full: s.diskFull.Load()}
+	st := s.log.DiskStatus()
+	return DiskStatus{UsedRatio: st.UsedPercent, Full: st.Full}
 }

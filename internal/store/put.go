@@ -30,27 +30,28 @@ const (
 )
 
 // RefusalReason says why puts are refused right now ("" when they are
-// accepted): the text for the SERVICE_NOT_AVAILABLE remark.
+// accepted), or why the last one was: the text for the
+// SERVICE_NOT_AVAILABLE remark.
 func (s *Store) RefusalReason() string {
 	switch {
 	case s.closed.Load():
 		return "store: shut down"
 	case s.cfg.Slave:
 		return "store: this broker is a slave"
-	case s.diskFull.Load():
-		return "store: disk full (use above the warning level), puts refused until space is freed"
 	case s.logicsErr.Load() != nil:
 		return "store: consume queue write error"
-	case s.log.Err() != nil:
-		return "store: commitlog write error: " + s.log.Err().Error()
+	case s.log.Refusal() != "":
+		return "store: " + s.log.Refusal()
 	}
 	return ""
 }
 
 // admit applies the store's refusals (spec §14.6 step 4) and enters the put
-// gate; the caller must call s.putGate.RUnlock when admitted.
+// gate; the caller must call s.putGate.RUnlock when admitted. A full disk
+// is the CommitLog's refusal (its space guard looks at the disk on the put
+// path).
 func (s *Store) admit(topic string, propsLen int) PutStatus {
-	if s.closed.Load() || s.cfg.Slave || s.diskFull.Load() || s.logicsErr.Load() != nil {
+	if s.closed.Load() || s.cfg.Slave || s.logicsErr.Load() != nil {
 		return ServiceNotAvailable
 	}
 	if len(topic) > message.MaxTopicLenV1 {

@@ -41,9 +41,8 @@ type Store struct {
 	// putGate: puts hold it shared for their whole duration (including the
 	// flush wait); Close takes it exclusively after setting closed, so that
 	// no accepted put is still inside the CommitLog when it shuts down.
-	putGate  sync.RWMutex
-	closed   atomic.Bool
-	diskFull atomic.Bool
+	putGate sync.RWMutex
+	closed  atomic.Bool
 	// logicsErr is a ConsumeQueue write failure: puts are refused (RocketMQ's
 	// WRITE_LOGICS_QUEUE_ERROR running flag) until the store is reopened.
 	logicsErr atomic.Pointer[error]
@@ -147,6 +146,8 @@ func (s *Store) open() error {
 		DelayLevels:            s.cfg.DelayLevels,
 		StoreHost:              s.cfg.StoreHost,
 		OSPageCacheBusyTimeout: s.cfg.OSPageCacheBusyTimeout,
+		DiskFullPercent:        s.cfg.DiskSpaceWarningLevelRatio,
+		DiskResumePercent:      s.cfg.DiskSpaceCleanForciblyRatio,
 		Replica:                s.cfg.Replica,
 		Logger:                 s.cfg.Logger,
 		Now:                    s.cfg.Clock,

@@ -23,6 +23,7 @@ func implementations(t *testing.T) map[string]func(t *testing.T) (FS, string) {
 		"errorfs(os)": func(t *testing.T) (FS, string) {
 			return NewErrorFS(Default, FailNth(OpAll, -1)), t.TempDir()
 		},
+		"sparse(mem)": func(t *testing.T) (FS, string) { return NewSparse(NewMem(), 1<<30), "/data" },
 	}
 }
 

@@ -71,6 +71,14 @@ type Config struct {
 	// lock and the committer. Default 16 MiB, raised to hold two maximum
 	// records.
 	RingSize int
+	// DiskFullPercent: puts are refused while the disk holding Dir is used
+	// above this percentage (df's Use%); DiskResumePercent: they are
+	// accepted again at or below it (diskSpaceWarningLevelRatio and
+	// diskSpaceCleanForciblyRatio; the store passes its settings). 0: no
+	// ratio limit (the log still keeps a reserve and refuses puts after a
+	// write fails for lack of space).
+	DiskFullPercent   int
+	DiskResumePercent int
 	// Replica, when set, is awaited by puts that wait (SYNC_MASTER).
 	Replica ReplicaWaiter
 	// OnCommit is called each time the committed end advances, from the
@@ -153,6 +161,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxMessageSize < 0 || c.FlushLeastPages < 0 || c.RingSize < 0 {
 		return errors.New("commitlog: negative size in Config")
+	}
+	if c.DiskFullPercent < 0 || c.DiskFullPercent > 100 || c.DiskResumePercent < 0 || c.DiskResumePercent > 100 {
+		return fmt.Errorf("commitlog: disk percentages %d/%d outside 0..100", c.DiskFullPercent, c.DiskResumePercent)
 	}
 	return nil
 }

@@ -56,7 +56,9 @@
 //	  offsets and store time,
 //	  copy header, body, topic
 //	  part, properties to ring   --> WriteAt ring -> segment
-//	unlock                           (chunks <= 1 MiB), committed++ --> see <= Committed
+//	unlock                           (chunks <= 1 MiB); the whole
+//	                                 run written: committed = head --> see <= Committed
+//	wait for the write  <----------- wake the puts it covers
 //	wait for flush (sync) <--------- fdatasync, flushed++, wake waiters
 //
 // A put's body and properties are copied once in user space (straight from
@@ -68,23 +70,57 @@
 // the write position; it never spans two segments (a roll commits it first).
 // A put that finds the ring full commits inline (back-pressure).
 //
+// Every put waits until its record is written to the file (the committed
+// position covers it) before it is answered, whatever the flush mode: a
+// record still in the ring can be taken back by a failed write, so it is
+// never acknowledged. The committed position moves once per commit run, to
+// the head the run started from (a record boundary), never to a chunk end.
+//
 // SYNC_FLUSH: no committer; one flusher goroutine loops "commit the ring,
 // fdatasync once, complete every waiter whose end <= flushed" (group
 // commit); a put waits at most SyncFlushTimeout, then answers
-// FLUSH_DISK_TIMEOUT (the record is stored). Puts with NoWait only wake it.
+// FLUSH_DISK_TIMEOUT (the record is stored). A put with NoWait (WAIT=false)
+// writes the ring itself, wakes the flusher and does not wait for the sync.
 // ASYNC_FLUSH: a committer goroutine writes the ring whenever data is pending
-// (a put wakes it when it is idle); the flusher syncs every FlushInterval
-// when FlushLeastPages pages are dirty, and any amount every
-// FlushThoroughInterval. Segments are preallocated in the background:
-// zero-filled and synced for SYNC_FLUSH, sized with ftruncate for ASYNC_FLUSH.
+// (a put wakes it when it is idle) and answers the puts it wrote; the
+// flusher syncs every FlushInterval when FlushLeastPages pages are dirty,
+// and any amount every FlushThoroughInterval. Segments are preallocated in
+// the background: zero-filled and synced for SYNC_FLUSH, sized with
+// ftruncate for ASYNC_FLUSH.
 //
 // # Failures
 //
-// A failed WriteAt or Sync makes the log sticky-failed (the kernel may have
-// dropped the dirty pages: no later fsync can vouch for them). From then on:
-// waiting puts answer FLUSH_DISK_TIMEOUT, new puts SERVICE_NOT_AVAILABLE,
-// Err returns the cause and Close returns it. No put ever answers PUT_OK
-// for data a failed sync covered. Reopening (recovery) is the way back.
+// A failed WriteAt of a commit run is rolled back (rollbackLocked): every
+// record of the run and after it, still in the ring, is dropped, and its put
+// answered SERVICE_NOT_AVAILABLE (not stored; clients retry such a code); the
+// queue offsets those records took are given back; the bytes the failed
+// write may have left in the file (a short write) are zeroed; head returns
+// to the committed position, and the next record is written there. No
+// acknowledged record ever had a dropped record's offsets. A put knows
+// whether its record survived by the rollback epoch it appended in (decide).
+//
+// A write that failed for lack of space (ENOSPC, EDQUOT) refuses puts until
+// the disk has room again (the space guard, below); any other write error,
+// and any failed Sync, makes the log sticky-failed (after a failed fsync the
+// kernel may have dropped dirty pages: no later fsync can vouch for them).
+// From then on: waiting puts whose records were written answer
+// FLUSH_DISK_TIMEOUT, the others SERVICE_NOT_AVAILABLE, new puts
+// SERVICE_NOT_AVAILABLE, Err returns the cause and Close returns it. No put
+// ever answers PUT_OK for data a failed write or sync covered. Reopening
+// (recovery) is the way back.
+//
+// # Disk space
+//
+// The space guard (space.go) refuses puts with SERVICE_NOT_AVAILABLE and a
+// reason saying the disk is full before a write can meet ENOSPC: when the
+// disk's use (df's Use%) is above DiskFullPercent
+// (diskSpaceWarningLevelRatio, 90) or less than a reserve (the ring size, at
+// most a twentieth of the disk) is available, until use is back at or below
+// DiskResumePercent (diskSpaceCleanForciblyRatio, 85). It looks at the disk
+// (statfs) from the put path at most every 100 ms; between looks, the
+// committer subtracts what it wrote into sparse (ASYNC_FLUSH) segments from
+// the available bytes, and a fall below the reserve makes the next put look
+// at once. So puts resume by themselves within ~100 ms of space coming back.
 //
 // # Recovery
 //

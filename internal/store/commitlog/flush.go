@@ -2,45 +2,84 @@ package commitlog
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"time"
 )
 
-// waiter is a put waiting for a sync flush to cover end. done has room for
-// the one answer, so the flusher never blocks on it.
+// waiter is a put waiting for its record to be written (commit) or made
+// durable (flush). epoch is the log's rollback epoch when the record was
+// appended (see decide). done has room for the one answer, so the
+// goroutine that answers never blocks on it.
 type waiter struct {
 	end   int64
+	epoch int64
+	flush bool
 	done  chan PutStatus
 	timer *time.Timer
 }
 
 var waiterPool = sync.Pool{New: func() any { return &waiter{done: make(chan PutStatus, 1)} }}
 
-// waitFlush waits until the log is flushed up to end (group commit), at most
-// SyncFlushTimeout: PutOK, or FlushDiskTimeout on timeout, cancellation or
-// flush failure (the record is written but not known durable).
-func (l *Log) waitFlush(ctx context.Context, end int64) PutStatus {
-	if l.flushed.Load() >= end {
-		return PutOK
+// decide returns the answer for a put whose record ends at end and was
+// appended in epoch, when it is known: PutOK once the record is committed
+// (flush: flushed), ServiceNotAvailable when a failed write took it back.
+//
+// A rollback returns head to the committed position and later records are
+// written from there, so a position past end does not prove that this
+// record was written: the epoch tells. The positions are read before the
+// epoch, and a rollback bumps the epoch before anything is committed after
+// it, so an unchanged epoch vouches for the position read.
+func (l *Log) decide(end, epoch int64, flush bool) (PutStatus, bool) {
+	pos := l.committed.Load()
+	if flush {
+		pos = l.flushed.Load()
+	}
+	if l.epoch.Load() != epoch {
+		if end > l.rollbackPoint(epoch) {
+			return ServiceNotAvailable, true
+		}
+		if !flush {
+			return PutOK, true
+		}
+	}
+	if end <= pos {
+		return PutOK, true
+	}
+	return 0, false
+}
+
+// wait waits, at most SyncFlushTimeout, until the put's record is written
+// (flush: durable): PutOK; ServiceNotAvailable when a failed write took the
+// record back (not stored); FlushDiskTimeout on timeout, cancellation or a
+// failed flush (the record may be stored but is not confirmed).
+func (l *Log) wait(ctx context.Context, end, epoch int64, flush bool) PutStatus {
+	if st, ok := l.decide(end, epoch, flush); ok {
+		return st
 	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	w := waiterPool.Get().(*waiter)
-	w.end = end
 	l.waiters.Lock()
 	if l.waiters.closed {
-		// Close did its final flush already.
+		// Close answered every waiter already.
 		l.waiters.Unlock()
-		waiterPool.Put(w)
-		if l.flushed.Load() >= end {
-			return PutOK
-		}
-		return FlushDiskTimeout
+		return l.finalAnswer(end, epoch, flush, nil)
 	}
+	// Decided again under the lock: whoever moves a position answers the
+	// waiters after moving it, taking this lock, so a waiter added now is
+	// either decided here or seen by that pass.
+	if st, ok := l.decide(end, epoch, flush); ok {
+		l.waiters.Unlock()
+		return st
+	}
+	w := waiterPool.Get().(*waiter)
+	w.end, w.epoch, w.flush = end, epoch, flush
 	l.waiters.list = append(l.waiters.list, w)
 	l.waiters.Unlock()
-	l.flusher.wake()
+	if flush {
+		l.flusher.wake()
+	}
 
 	if w.timer == nil {
 		w.timer = time.NewTimer(l.cfg.SyncFlushTimeout)
@@ -53,8 +92,8 @@ func (l *Log) waitFlush(ctx context.Context, end int64) PutStatus {
 		waiterPool.Put(w)
 		return st
 	case <-w.timer.C:
-		// The flusher still holds w and will answer into done; w is not
-		// reused (left to the garbage collector).
+		// The answering goroutine still holds w and will answer into done;
+		// w is not reused (left to the garbage collector).
 		return FlushDiskTimeout
 	case <-ctx.Done():
 		w.timer.Stop()
@@ -62,20 +101,42 @@ func (l *Log) waitFlush(ctx context.Context, end int64) PutStatus {
 	}
 }
 
-// completeWaiters answers every waiter covered by the flushed position with
-// PutOK, and, when err is set, every other waiter with FlushDiskTimeout.
-func (l *Log) completeWaiters(err error) {
-	flushed := l.flushed.Load()
+// finalAnswer is the answer once no more commits or flushes will happen
+// (the log closed): what decide knows, else FlushDiskTimeout for a flush
+// that failed and ServiceNotAvailable for a record never written.
+func (l *Log) finalAnswer(end, epoch int64, flush bool, err error) PutStatus {
+	if st, ok := l.decide(end, epoch, flush); ok {
+		return st
+	}
+	if flush {
+		if st, ok := l.decide(end, epoch, false); ok && st == PutOK {
+			return FlushDiskTimeout // written, not known durable
+		}
+	}
+	return ServiceNotAvailable
+}
+
+// completeWaiters answers every waiter whose answer is known (decide).
+// After a failed flush (err) the flush waiters whose records were written
+// get FlushDiskTimeout; final (Close) answers everyone.
+func (l *Log) completeWaiters(err error, final bool) {
 	l.waiters.Lock()
 	list := l.waiters.list
 	keep := l.waiters.spare[:0]
 	for _, w := range list {
+		st, ok := l.decide(w.end, w.epoch, w.flush)
 		switch {
-		case w.end <= flushed: // durable before any failure
-			w.done <- PutOK
-		case err != nil:
-			w.done <- FlushDiskTimeout
-		default:
+		case ok:
+		case final:
+			st, ok = l.finalAnswer(w.end, w.epoch, w.flush, err), true
+		case err != nil && w.flush:
+			if cst, cok := l.decide(w.end, w.epoch, false); cok && cst == PutOK {
+				st, ok = FlushDiskTimeout, true
+			}
+		}
+		if ok {
+			w.done <- st
+		} else {
 			keep = append(keep, w)
 		}
 	}
@@ -96,8 +157,19 @@ func (l *Log) syncFlushLoop() {
 			return
 		case <-l.flusher.kick:
 		}
-		err := l.flushAll()
-		l.completeWaiters(err)
+		// Commit and answer the puts that wait only for the write
+		// (WAIT=false), then sync what is committed (after a failed write
+		// too: the records before it wait for their flush) and answer the
+		// rest.
+		ts := l.lastPutTime.Load()
+		cerr := l.commit()
+		l.completeWaiters(nil, false)
+		err := l.syncCommitted(ts, cerr == nil)
+		if err != nil {
+			// Sticky now: take back what the ring still holds.
+			_ = l.commit()
+		}
+		l.completeWaiters(err, false)
 	}
 }
 
@@ -126,7 +198,7 @@ func (l *Log) asyncFlushLoop() {
 		}
 		ts := l.lastPutTime.Load() // before the sync: the sync covers it
 		if err := l.syncTo(l.committed.Load()); err != nil {
-			l.cfg.Logger.Error("commitlog: async flush", "err", err)
+			l.flushLog.Log(l.cfg.Logger, slog.LevelError, "commitlog: async flush failed; puts are refused", "err", err)
 			continue
 		}
 		l.flushedTime.Store(ts)

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rocketd/rocketd/internal/lograte"
 	"github.com/rocketd/rocketd/internal/store/segment"
 )
 
@@ -80,7 +81,19 @@ type Log struct {
 	lastPutTime atomic.Int64
 	flushedTime atomic.Int64
 
-	err       atomic.Pointer[error] // sticky write/sync failure
+	err atomic.Pointer[error] // sticky write/sync failure
+	// rollback is a failed commit run not yet taken back (rollbackLocked).
+	rollback atomic.Pointer[pendingRollback]
+	// epoch counts rollbacks (incremented with mu and commitMu held);
+	// rollbackPoints[e] is where the rollback that ended epoch e cut the
+	// log (copy-on-write). A put notes the epoch it appended in, which
+	// tells whether its record survived (decide).
+	epoch          atomic.Int64
+	rollbackPoints atomic.Pointer[[]int64]
+	// space refuses puts before the disk fills.
+	space     spaceGuard
+	writeLog  lograte.Limiter // failed writes
+	flushLog  lograte.Limiter // failed async flushes
 	recovered atomic.Bool
 	started   atomic.Bool
 	closed    atomic.Bool
@@ -136,6 +149,8 @@ func Open(cfg Config) (*Log, error) {
 	l := &Log{cfg: cfg, segs: segs, ring: make([]byte, cfg.RingSize), msgIDs: newMsgIDFormatter(cfg.StoreHost)}
 	l.queues.init()
 	l.clock = newPutClock(cfg.Now, cfg.realClock)
+	l.rollbackPoints.Store(&[]int64{})
+	l.space.init(&l.cfg, l.clock.mono)
 	l.committer = newService()
 	l.flusher = newService()
 	return l, nil
@@ -192,7 +207,7 @@ func (l *Log) Close() error {
 	l.waiters.Lock()
 	l.waiters.closed = true
 	l.waiters.Unlock()
-	l.completeWaiters(err)
+	l.completeWaiters(err, true)
 
 	// The allocator last: a roll can no longer happen.
 	if cerr := l.segs.Close(); cerr != nil && err == nil {
@@ -206,14 +221,21 @@ func (l *Log) Close() error {
 
 // flushAll commits the ring and syncs up to the committed end.
 func (l *Log) flushAll() error {
-	ts := l.lastPutTime.Load()
-	l.commitMu.Lock()
-	err := l.commitLocked()
-	l.commitMu.Unlock()
-	if err == nil {
-		err = l.syncTo(l.committed.Load())
+	ts := l.lastPutTime.Load() // before the commit: the sync covers it
+	cerr := l.commit()
+	err := l.syncCommitted(ts, cerr == nil)
+	if cerr != nil {
+		return cerr
 	}
-	if err == nil {
+	return err
+}
+
+// syncCommitted syncs up to the committed end; when covered is set, the
+// sync covers every record stamped ts or earlier, and ts becomes the
+// flushed store timestamp (the checkpoint's).
+func (l *Log) syncCommitted(ts int64, covered bool) error {
+	err := l.syncTo(l.committed.Load())
+	if err == nil && covered {
 		l.flushedTime.Store(ts)
 	}
 	return err
@@ -230,9 +252,18 @@ func (l *Log) stickyErr() error {
 // ServiceNotAvailable.
 func (l *Log) fail(err error) error {
 	if l.err.CompareAndSwap(nil, &err) {
-		l.cfg.Logger.Error("commitlog: failed; refusing further writes", "err", err)
+		l.cfg.Logger.Error("commitlog: failed; refusing further writes until restart", "err", err)
 	}
 	return l.stickyErr()
+}
+
+// Refusal says why puts are refused now ("" when they are accepted): the
+// sticky failure, or the disk being full.
+func (l *Log) Refusal() string {
+	if err := l.stickyErr(); err != nil {
+		return "commitlog write error: " + err.Error()
+	}
+	return l.space.reason()
 }
 
 // Err returns the sticky failure that makes the log refuse puts, or nil.

@@ -41,10 +41,12 @@ func putEncodeBuf(p *[]byte, b []byte) {
 // SCHEDULE_TOPIC_XXXX with queue = level - 1 (level capped at the highest
 // configured), REAL_TOPIC and REAL_QID added (spec §9.2).
 //
-// Statuses: PutOK; FlushDiskTimeout / FlushSlaveTimeout / SlaveNotAvailable
-// (stored, not confirmed); MessageIllegal, PropertiesSizeExceeded,
-// OSPageCacheBusy, ServiceNotAvailable (closed or sticky-failed),
-// CreateMappedFileFailed (not stored).
+// Statuses: PutOK (written to the file, and flushed/replicated when
+// asked); FlushDiskTimeout / FlushSlaveTimeout / SlaveNotAvailable (stored,
+// not confirmed); MessageIllegal, PropertiesSizeExceeded, OSPageCacheBusy,
+// ServiceNotAvailable (closed, sticky-failed, disk full, or the write of
+// the record failed and it was taken back), CreateMappedFileFailed (not
+// stored).
 func (l *Log) Put(ctx context.Context, r *message.Record, opts PutOptions) PutResult {
 	now := l.clock.read()
 	if st := l.admit(now.mono); st != PutOK {
@@ -101,6 +103,7 @@ func (l *Log) Put(ctx context.Context, r *message.Record, opts PutOptions) PutRe
 	w.writeString(r.Properties)
 	l.advanceLocked(size)
 	l.setLastPutTimeLocked(ts)
+	epoch := l.epoch.Load()
 	l.unlock()
 	r.QueueOffset, r.PhysicalOffset, r.StoreTimestamp = queueOffset, offset, ts
 
@@ -113,7 +116,7 @@ func (l *Log) Put(ctx context.Context, r *message.Record, opts PutOptions) PutRe
 		QueueOffset:    queueOffset,
 		MsgNum:         1,
 	}
-	res.Status = l.afterAppend(ctx, offset+int64(size), opts)
+	res.Status = l.afterAppend(ctx, offset+int64(size), epoch, opts)
 	return res
 }
 
@@ -188,6 +191,7 @@ func (l *Log) PutBatch(ctx context.Context, recs []message.Record, opts PutOptio
 	}
 	l.writeRingLocked(buf)
 	l.setLastPutTimeLocked(ts)
+	epoch := l.epoch.Load()
 	l.unlock()
 
 	var ids strings.Builder
@@ -212,14 +216,14 @@ func (l *Log) PutBatch(ctx context.Context, recs []message.Record, opts PutOptio
 		QueueOffset:    first,
 		MsgNum:         int32(len(recs)),
 	}
-	res.Status = l.afterAppend(ctx, offset+int64(len(buf)), opts)
+	res.Status = l.afterAppend(ctx, offset+int64(len(buf)), epoch, opts)
 	return res
 }
 
 // admit is the cheap refusal check before any work; now is the put's
 // clock reading (mono).
 func (l *Log) admit(now int64) PutStatus {
-	if l.closed.Load() || !l.recovered.Load() || l.stickyErr() != nil {
+	if l.closed.Load() || !l.recovered.Load() || l.writeErr() != nil || !l.space.admit() {
 		return ServiceNotAvailable
 	}
 	if l.busyAt(now) {
@@ -270,26 +274,30 @@ func (l *Log) rewriteDelay(r *message.Record) {
 	r.QueueID = int32(level - 1)
 }
 
-// afterAppend waits, outside the put lock, for what the put asked for: the
-// sync flush (group commit) and the slave; the slave's status wins (§8).
-func (l *Log) afterAppend(ctx context.Context, end int64, opts PutOptions) PutStatus {
-	if !l.cfg.FlushSync {
+// afterAppend waits, outside the put lock, until the record is written to
+// the file (every put: a record still in the ring may yet be taken back by
+// a failed write, and is never acknowledged), and for what the put asked
+// for: the sync flush (group commit) and the slave; the slave's status wins
+// (§8). epoch is the log's rollback epoch at the append.
+func (l *Log) afterAppend(ctx context.Context, end, epoch int64, opts PutOptions) PutStatus {
+	switch {
+	case !l.cfg.FlushSync:
 		l.kickCommitter()
+	case opts.NoWait:
+		// The group-commit flusher commits only between fdatasyncs: a put
+		// that does not wait for the flush writes the ring itself rather
+		// than wait behind one, and wakes the flusher for the sync.
+		_ = l.commit()
+		l.flusher.wake()
+	default:
+		l.flusher.wake()
 	}
-	if opts.NoWait {
-		if l.cfg.FlushSync {
-			l.flusher.wake()
-		}
-		return PutOK
+	st := l.wait(ctx, end, epoch, l.cfg.FlushSync && !opts.NoWait)
+	if opts.NoWait || !st.Stored() || l.cfg.Replica == nil {
+		return st
 	}
-	st := PutOK
-	if l.cfg.FlushSync {
-		st = l.waitFlush(ctx, end)
-	}
-	if l.cfg.Replica != nil {
-		if rs := l.cfg.Replica.Wait(ctx, end); rs != PutOK {
-			st = rs
-		}
+	if rs := l.cfg.Replica.Wait(ctx, end); rs != PutOK {
+		st = rs
 	}
 	return st
 }
@@ -340,7 +348,7 @@ func (l *Log) unlock() { l.mu.Unlock() }
 // bytes go to.
 // REQUIRES: mu held (via lock).
 func (l *Log) reserveLocked(n int) (offset int64, st PutStatus) {
-	if l.closed.Load() || l.stickyErr() != nil {
+	if l.closed.Load() || l.writeErr() != nil {
 		return 0, ServiceNotAvailable
 	}
 	cur := l.cur.Load()
@@ -365,10 +373,7 @@ func (l *Log) reserveLocked(n int) (offset int64, st PutStatus) {
 // REQUIRES: mu held.
 func (l *Log) ensureRingLocked(n int) PutStatus {
 	for int64(len(l.ring))-(l.head.Load()-l.committed.Load()) < int64(n) {
-		l.commitMu.Lock()
-		err := l.commitLocked()
-		l.commitMu.Unlock()
-		if err != nil {
+		if err := l.commitPutLocked(); err != nil {
 			return ServiceNotAvailable
 		}
 	}
@@ -444,11 +449,11 @@ func (l *Log) rollLocked(blank bool) PutStatus {
 		l.mu.scratch = message.AppendBlank(l.mu.scratch[:0], int32(left))
 		l.writeRingLocked(l.mu.scratch)
 	}
-	l.commitMu.Lock()
-	defer l.commitMu.Unlock()
-	if err := l.commitLocked(); err != nil {
+	if err := l.commitPutLocked(); err != nil {
 		return ServiceNotAvailable
 	}
+	l.commitMu.Lock()
+	defer l.commitMu.Unlock()
 	start := l.head.Load()
 	if cur != nil {
 		start = cur.End()

@@ -75,17 +75,23 @@ func (t *queueTable) cellLocked(key queueKey, c *queueCell) *queueCell {
 	return c
 }
 
-// getLocked returns the next offset of key (0 if unknown).
+// findLocked returns the live cell of key, or nil.
 // REQUIRES: put lock held.
-func (t *queueTable) getLocked(key queueKey) int64 {
+func (t *queueTable) findLocked(key queueKey) *queueCell {
 	c := (*t.read.Load())[key]
 	if c == nil && t.dirty != nil {
 		c = t.dirty[key]
 	}
-	if c == nil {
-		return 0
+	return c
+}
+
+// getLocked returns the next offset of key (0 if unknown).
+// REQUIRES: put lock held.
+func (t *queueTable) getLocked(key queueKey) int64 {
+	if c := t.findLocked(key); c != nil {
+		return c.next
 	}
-	return c.next
+	return 0
 }
 
 // removeTopicLocked drops every queue of topic: their cells are marked

@@ -232,7 +232,7 @@ func (l *Log) zeroStaleTail(end int64) error {
 	clear(buf)
 	for pos := from; pos < staleEnd; {
 		n := min(int64(len(buf)), staleEnd-pos)
-		if err := f.WriteAt(buf[:n], pos); err != nil {
+		if _, err := f.WriteAt(buf[:n], pos); err != nil {
 			return fmt.Errorf("commitlog: recover: %w", err)
 		}
 		pos += n

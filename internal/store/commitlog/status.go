@@ -17,8 +17,9 @@ const (
 	FlushSlaveTimeout
 	// SlaveNotAvailable: stored, no slave to replicate to.
 	SlaveNotAvailable
-	// ServiceNotAvailable: not stored; the log is closed or failed (a write or
-	// sync error made it refuse all further puts).
+	// ServiceNotAvailable: not stored; the log is closed, failed (a write or
+	// sync error made it refuse all further puts), the disk is full, or the
+	// write of this record failed and it was taken back.
 	ServiceNotAvailable
 	// CreateMappedFileFailed: not stored; the next segment could not be created.
 	CreateMappedFileFailed

@@ -48,8 +48,10 @@
 //     or in flight; vfs.Writeback), so that the fill never queues a whole
 //     segment's writeback in front of the CommitLog's fdatasyncs.
 //  2. Taken by Roll when the previous file is full: appended to the Queue.
-//  3. Written (WriteAt), read (ReadAt) and synced by the owner. A write or sync
-//     error is sticky: every later write or sync of the file returns it.
+//  3. Written (WriteAt), read (ReadAt) and synced by the owner. A sync error
+//     is sticky: every later write or sync of the file returns it. A write
+//     error is not: the owner takes the unwritten bytes back (a full disk)
+//     and may write there again.
 //  4. Removed from the Queue by Truncate (dirty tail) or DeleteExpired /
 //     DeleteBelow (retention). Readers that called Hold keep the file open:
 //     the file is closed, and deleted from disk when it was removed, when the

@@ -9,7 +9,7 @@ import (
 
 // File is one fixed-size segment: a vfs.File covering the global byte range
 // [Start, Start+Size) of its log, with the positions described in the package
-// documentation, a sticky I/O error and a reference count.
+// documentation, a sticky sync error and a reference count.
 //
 // The Queue owns one reference. Readers that use the file outside the Queue's
 // lock take another with Hold and give it back with Release; the file is
@@ -82,7 +82,7 @@ func (f *File) setPositions(pos int64) {
 // Full reports whether the write position reached the end of the file.
 func (f *File) Full() bool { return f.wrote.Load() >= f.size }
 
-// Err returns the sticky I/O error, if any.
+// Err returns the sticky sync error, if any.
 func (f *File) Err() error {
 	if p := f.err.Load(); p != nil {
 		return *p
@@ -95,24 +95,27 @@ func (f *File) fail(err error) error {
 	return f.Err()
 }
 
-// WriteAt writes p at position pos (relative to Start). A failed or short
-// write makes the file sticky-failed: this and every later WriteAt and Sync
-// return the first error.
-func (f *File) WriteAt(p []byte, pos int64) error {
+// WriteAt writes p at position pos (relative to Start) and returns how many
+// bytes reached the file, which on an error may be some (a short write on a
+// full disk). A failed write is not sticky: nothing was acknowledged for
+// the bytes, and the owner takes them back and may write there again once
+// the cause (ENOSPC) is gone. Writes fail after a failed Sync, which is
+// sticky.
+func (f *File) WriteAt(p []byte, pos int64) (int, error) {
 	if err := f.Err(); err != nil {
-		return err
+		return 0, err
 	}
 	if pos < 0 || pos+int64(len(p)) > f.size {
-		return fmt.Errorf("segment: write %s [%d,%d): outside the file of size %d", f.path, pos, pos+int64(len(p)), f.size)
+		return 0, fmt.Errorf("segment: write %s [%d,%d): outside the file of size %d", f.path, pos, pos+int64(len(p)), f.size)
 	}
 	n, err := f.file.WriteAt(p, pos)
 	if err == nil && n != len(p) {
 		err = fmt.Errorf("short write: %d of %d bytes", n, len(p))
 	}
 	if err != nil {
-		return f.fail(fmt.Errorf("segment: write %s at %d: %w", f.path, pos, err))
+		return n, fmt.Errorf("segment: write %s at %d: %w", f.path, pos, err)
 	}
-	return nil
+	return n, nil
 }
 
 // ReadAt reads len(p) bytes at position pos (relative to Start). The caller
@@ -131,7 +134,7 @@ func (f *File) ReadAt(p []byte, pos int64) (int, error) {
 	return n, nil
 }
 
-// Sync makes the written data durable. A failure is sticky, as for WriteAt:
+// Sync makes the written data durable. A failure is sticky:
 // after a failed fsync the kernel may have dropped the dirty pages, so no
 // later Sync of this file can prove anything (the "fsyncgate" lesson).
 func (f *File) Sync() error {

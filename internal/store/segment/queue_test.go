@@ -55,7 +55,7 @@ func TestRollFindReload(t *testing.T) {
 			if f.Start() != int64(i)*testSize || f.Wrote() != 0 {
 				t.Fatalf("roll %d: start %d wrote %d", i, f.Start(), f.Wrote())
 			}
-			if err := f.WriteAt([]byte{byte(i + 1)}, 0); err != nil {
+			if _, err := f.WriteAt([]byte{byte(i + 1)}, 0); err != nil {
 				t.Fatal(err)
 			}
 			if err := f.Sync(); err != nil {
@@ -284,7 +284,7 @@ func TestStickyErrors(t *testing.T) {
 	if err := f.Sync(); !errors.Is(err, vfs.ErrInjected) {
 		t.Fatalf("sync after a failure must stay failed: %v", err)
 	}
-	if err := f.WriteAt([]byte("x"), 0); err == nil {
+	if _, err := f.WriteAt([]byte("x"), 0); err == nil {
 		t.Fatal("write after a failed sync succeeded")
 	}
 	// A failed creation reports an error and leaves no file behind.
@@ -310,7 +310,7 @@ func TestCrashDuringPreallocation(t *testing.T) {
 			for i := 0; i < 2 && err == nil; i++ {
 				var f *File
 				if f, err = q.Roll(0); err == nil {
-					err = f.WriteAt(bytes.Repeat([]byte{7}, 16), 0)
+					_, err = f.WriteAt(bytes.Repeat([]byte{7}, 16), 0)
 				}
 			}
 			_ = q.Close()

@@ -1,0 +1,47 @@
+package lograte
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLimiterLetsOneLinePerInterval(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	l := Limiter{Every: time.Hour}
+	for range 5 {
+		l.Log(log, slog.LevelError, "write failed", "err", "ENOSPC")
+	}
+	if got := strings.Count(buf.String(), "write failed"); got != 1 {
+		t.Fatalf("%d lines within one interval, want 1:\n%s", got, buf.String())
+	}
+	// A new condition starts: its first line goes through and reports the
+	// four held back.
+	l.Reset()
+	buf.Reset()
+	l.Log(log, slog.LevelError, "write failed")
+	if strings.Contains(buf.String(), "suppressed") || !strings.Contains(buf.String(), "write failed") {
+		t.Fatalf("after Reset: %q", buf.String())
+	}
+}
+
+func TestLimiterCountsHeldBackLines(t *testing.T) {
+	l := Limiter{Every: time.Nanosecond}
+	if ok, _ := l.Allow(); !ok {
+		t.Fatal("first line held back")
+	}
+	l.last.Store(time.Now().Add(time.Hour).UnixNano()) // the next ones fall inside the interval
+	for range 3 {
+		if ok, _ := l.Allow(); ok {
+			t.Fatal("line let through inside the interval")
+		}
+	}
+	l.last.Store(1) // the interval has passed
+	ok, n := l.Allow()
+	if !ok || n != 3 {
+		t.Fatalf("Allow = %v, %d; want true, 3", ok, n)
+	}
+}
