@@ -188,23 +188,19 @@ func (b *Broker) HAStatus() ha.Status {
 // metadata (Java: every 10 s, the first after 3 s).
 const defaultSlaveSyncInterval = 10 * time.Second
 
-// syncMasterSendWorkers is the least number of send workers of a
-// SYNC_MASTER. Java answers such a send from a future completed by the HA
-// service, releasing its (single) send thread at once; here the worker
-// waits for the slave's ack, so the pool must cover the sends in flight
-// during one replication round trip, or SYNC_MASTER throughput collapses
-// to workers/RTT (BenchmarkBrokerProduce64: 23% of ASYNC_MASTER with the
-// default 2 workers on 2 CPUs).
-const syncMasterSendWorkers = 128
+// minSendWorkers is the least number of send workers. Java answers a send
+// from a future completed by the store (or the HA service), releasing its
+// send thread at once; here the worker waits: for the write of the record
+// (every put: an unwritten record may still be taken back, see
+// commitlog's Failures), for the group-commit fdatasync (SYNC_FLUSH) or the
+// slave's ack (SYNC_MASTER). So the pool must cover the sends in flight
+// during one such wait, or throughput collapses to workers/wait
+// (BenchmarkBrokerProduce64: SYNC_MASTER at 23% of ASYNC_MASTER with the
+// default 2 workers on 2 CPUs; a SYNC_FLUSH broker made one fsync per 2
+// messages, ~2k msgs/s at 64 producers).
+const minSendWorkers = 128
 
-// sendWorkers is the send family's worker count. A send that waits for a
-// slave's ack (SYNC_MASTER) or for the group-commit fdatasync (SYNC_FLUSH)
-// holds its worker for the whole wait, so both need enough workers to keep
-// a group commit full: with the default 2 workers a SYNC_FLUSH broker made
-// one fsync per 2 messages (~2k msgs/s at 64 producers, bench/results).
+// sendWorkers is the send family's worker count.
 func sendWorkers(bc *config.BrokerConfig) int {
-	if bc.BrokerRole == config.SyncMaster || bc.FlushDiskType == config.SyncFlush {
-		return max(bc.SendMessageThreadPoolNums, syncMasterSendWorkers)
-	}
-	return bc.SendMessageThreadPoolNums
+	return max(bc.SendMessageThreadPoolNums, minSendWorkers)
 }

@@ -2,6 +2,7 @@ package commitlog
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/bits"
 	"sync"
@@ -174,7 +175,7 @@ func (l *Log) AppendRaw(offset int64, data []byte) error {
 			l.kickCommitter()
 		}
 	}()
-	if err := l.stickyErr(); err != nil {
+	if err := l.writeErr(); err != nil {
 		return err
 	}
 	if l.closed.Load() {
@@ -200,7 +201,11 @@ func (l *Log) AppendRaw(offset int64, data []byte) error {
 		}
 		n := int(min(int64(len(data)), cur.End()-l.head.Load(), int64(chunk)))
 		if st := l.ensureRingLocked(n); st != PutOK {
-			return fmt.Errorf("commitlog: append raw at %d: %w", l.head.Load(), l.stickyErr())
+			err := l.writeErr()
+			if err == nil {
+				err = errors.New("the write failed and was taken back")
+			}
+			return fmt.Errorf("commitlog: append raw at %d: %w", l.head.Load(), err)
 		}
 		l.writeRingLocked(data[:n])
 		data = data[n:]
