@@ -51,7 +51,8 @@
 //  3. Written (WriteAt), read (ReadAt) and synced by the owner. A write or sync
 //     error is sticky: every later write or sync of the file returns it.
 //  4. Removed from the Queue by Truncate (dirty tail) or DeleteExpired /
-//     DeleteBelow (retention). Readers that called Hold keep the file open:
+//     DeleteBelow (retention; DeleteExpired with force also removes head
+//     files not yet expired, logged and counted as such). Readers that called Hold keep the file open:
 //     the file is closed, and deleted from disk when it was removed, when the
 //     last reference is released.
 package segment
