@@ -13,6 +13,12 @@ type DiskStatus struct {
 
 // cleanLoop is RocketMQ's CleanCommitLogService + CleanConsumeQueueService.
 func (s *Store) cleanLoop(quit <-chan struct{}) {
+	s.cfg.Logger.Info("store: cleanup", "interval", s.cfg.CleanInterval,
+		"fileReservedTime", s.cfg.FileReservedTime, "deleteWhen", s.cfg.DeleteWhen,
+		"diskMaxUsedSpaceRatio", s.cfg.DiskMaxUsedSpaceRatio,
+		"diskSpaceCleanForciblyRatio", s.cfg.DiskSpaceCleanForciblyRatio,
+		"diskSpaceWarningLevelRatio", s.cfg.DiskSpaceWarningLevelRatio,
+		"cleanFileForciblyEnable", !s.cfg.KeepUnexpiredSegments)
 	tick := time.NewTicker(s.cfg.CleanInterval)
 	defer tick.Stop()
 	var lastMin int64 = -1
