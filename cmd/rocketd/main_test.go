@@ -143,12 +143,22 @@ func TestBrokerProcess(t *testing.T) {
 	conf := filepath.Join(dir, "broker.conf")
 	text := "brokerClusterName=C1\nbrokerName=b1\nbrokerIP1=127.0.0.1\nlistenPort=" + strconv.Itoa(port) +
 		"\nstorePathRootDir=" + filepath.Join(dir, "store") + "\nmapedFileSizeCommitLog=16777216\nnoSuchKey=1\n" +
-		"haListenPort=" + strconv.Itoa(proc.FreePort(t)) + "\n"
+		"haListenPort=" + strconv.Itoa(proc.FreePort(t)) + "\n" +
+		// Java values that once stopped rocketd ("disk ratios must grow"),
+		// one clamped as Java clamps it (95 -> 85).
+		"diskMaxUsedSpaceRatio=88\ndiskSpaceCleanForciblyRatio=95\ncleanFileForciblyEnable=false\ncleanResourceInterval=5000\n"
 	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	p := proc.Start(t, bin, "broker", "-c", conf)
 	p.WaitLog(t, "broker ready", 15*time.Second)
+	p.WaitLog(t, "store: cleanup", 5*time.Second)
+	for _, want := range []string{"interval=5s", "diskMaxUsedSpaceRatio=88", "diskSpaceCleanForciblyRatio=85",
+		"diskSpaceWarningLevelRatio=90", "cleanFileForciblyEnable=false"} {
+		if !strings.Contains(p.Log(), want) {
+			t.Fatalf("disk settings not in effect: no %q in\n%s", want, p.Log())
+		}
+	}
 	if !strings.Contains(p.Log(), "unknown keys") || !strings.Contains(p.Log(), "noSuchKey") {
 		t.Fatalf("unknown key not warned about:\n%s", p.Log())
 	}

@@ -284,10 +284,15 @@ func storeConfig(bc *config.BrokerConfig, fs vfs.FS, log *slog.Logger, host neti
 		OSPageCacheBusyTimeout:  bc.OSPageCacheBusyTimeout,
 		FileReservedTime:        bc.FileReservedDuration(),
 		DeleteWhen:              bc.DeleteWhen,
-		DiskMaxUsedSpaceRatio:   bc.DiskMaxUsedSpaceRatio,
-		MaxTransferBytes:        bc.MaxTransferBytesOnMessageInMemory,
-		MaxTransferCount:        bc.MaxTransferCountOnMessageInMemory,
-		Logger:                  log,
+		// The disk ratios arrive clamped to Java's ranges (config).
+		DiskMaxUsedSpaceRatio:       bc.DiskMaxUsedSpaceRatio,
+		DiskSpaceCleanForciblyRatio: bc.DiskSpaceCleanForciblyRatio,
+		DiskSpaceWarningLevelRatio:  bc.DiskSpaceWarningLevelRatio,
+		KeepUnexpiredSegments:       !bc.CleanFileForciblyEnable,
+		CleanInterval:               bc.CleanResourceInterval,
+		MaxTransferBytes:            bc.MaxTransferBytesOnMessageInMemory,
+		MaxTransferCount:            bc.MaxTransferCountOnMessageInMemory,
+		Logger:                      log,
 	}, nil
 }
 

@@ -51,6 +51,9 @@ const (
 	DefaultDeleteWhenHours             = "04"
 	DefaultFileReservedHours           = 72
 	DefaultBrokerDiskMaxUsedSpaceRatio = 75
+	DefaultDiskSpaceCleanForciblyRatio = 85
+	DefaultDiskSpaceWarningLevelRatio  = 90
+	DefaultCleanResourceInterval       = 10 * time.Second
 	DefaultMaxMessageSize              = 4 << 20
 	DefaultSyncFlushTimeout            = 5 * time.Second
 	DefaultFlushIntervalCommitLog      = 500 * time.Millisecond
@@ -89,6 +92,12 @@ const (
 	DefaultClientManageThreadPoolNums        = 32
 	DefaultConsumerManageThreadPoolNums      = 32
 
+	// Java clamps the disk ratios to these ranges (percent):
+	// MessageStoreConfig.getDiskMaxUsedSpaceRatio, and CleanCommitLogService's
+	// getDiskSpaceCleanForciblyRatio / getDiskSpaceWarningLevelRatio (5.x).
+	minDiskMaxUsedSpaceRatio, maxDiskMaxUsedSpaceRatio             = 10, 95
+	minDiskSpaceCleanForciblyRatio, maxDiskSpaceCleanForciblyRatio = 30, 85
+	minDiskSpaceWarningLevelRatio, maxDiskSpaceWarningLevelRatio   = 35, 90
 	// Java clamps registerNameServerPeriod to this range.
 	minRegisterNameServerPeriod = 10 * time.Second
 	maxRegisterNameServerPeriod = 60 * time.Second
@@ -273,11 +282,27 @@ type BrokerConfig struct {
 	// FileReservedTime is the CommitLog retention in hours (72); see
 	// FileReservedDuration.
 	FileReservedTime int `prop:"fileReservedTime"`
-	// DiskMaxUsedSpaceRatio (75): above this disk use (percent) expired
-	// files are deleted at any hour.
+	// The disk ratios are whole percents of the CommitLog's disk in use,
+	// counted as df's Use% (used / (used + available)), and compared with
+	// ">". Any order is accepted, as in Java; values outside Java's ranges
+	// are clamped as Java clamps them (see clampDiskRatios).
+	//
+	// DiskMaxUsedSpaceRatio (75; 10..95): above it, expired files are
+	// deleted at any hour, not only at deleteWhen.
 	DiskMaxUsedSpaceRatio int `prop:"diskMaxUsedSpaceRatio"`
-	// CleanFileForciblyEnable deletes the oldest files when the disk is
-	// nearly full, whatever their age (true).
+	// DiskSpaceCleanForciblyRatio (85; 30..85): above it, the oldest files
+	// are deleted whatever their age (when CleanFileForciblyEnable), even
+	// if they hold messages not yet consumed.
+	DiskSpaceCleanForciblyRatio int `prop:"diskSpaceCleanForciblyRatio"`
+	// DiskSpaceWarningLevelRatio (90; 35..90): above it, puts are refused;
+	// they are accepted again once use is at or below both this and
+	// DiskSpaceCleanForciblyRatio.
+	DiskSpaceWarningLevelRatio int `prop:"diskSpaceWarningLevelRatio"`
+	// CleanFileForciblyEnable (true) lets the cleanup delete files before
+	// fileReservedTime when use is above DiskSpaceCleanForciblyRatio. When
+	// false, files are only deleted once expired, and a filling disk ends
+	// in refused puts (above DiskSpaceWarningLevelRatio) rather than in
+	// lost messages.
 	CleanFileForciblyEnable bool `prop:"cleanFileForciblyEnable"`
 	// MaxMessageSize bounds a message body (4 MiB).
 	MaxMessageSize int `prop:"maxMessageSize"`
@@ -308,7 +333,9 @@ type BrokerConfig struct {
 	// the newest CommitLog bytes are assumed to occupy in the page cache; a
 	// pull further behind is "on disk" (and may be redirected to a slave).
 	AccessMessageInMemoryMaxRatio int `prop:"accessMessageInMemoryMaxRatio"`
-	// CleanResourceInterval is the period of the file cleanup (10 s).
+	// CleanResourceInterval is the period of the file cleanup (10 s): how
+	// often disk use is checked and up to 10 expired (or forced) CommitLog
+	// files are deleted.
 	CleanResourceInterval time.Duration `prop:"cleanResourceInterval" unit:"ms"`
 	// HASendHeartbeatInterval (5 s): a slave reports its offset at least
 	// this often; HAHousekeepingInterval (20 s): a silent HA connection is
@@ -369,9 +396,11 @@ func NewBrokerConfig() BrokerConfig {
 
 // EnsureDefaults fills every zero non-boolean field with its default, then
 // the derived ones (brokerIP2 from brokerIP1, the CommitLog path from the
-// root, the end-transaction pool from the send pool).
+// root, the end-transaction pool from the send pool), and clamps the disk
+// ratios to Java's ranges.
 func (c *BrokerConfig) EnsureDefaults() {
 	c.ensureBaseDefaults()
+	c.clampDiskRatios()
 	if c.BrokerIP2 == "" {
 		c.BrokerIP2 = c.BrokerIP1
 	}
@@ -469,6 +498,8 @@ func (c *BrokerConfig) ensureBaseDefaults() {
 	setString(&c.DeleteWhen, DefaultDeleteWhenHours)
 	setInt(&c.FileReservedTime, DefaultFileReservedHours)
 	setInt(&c.DiskMaxUsedSpaceRatio, DefaultBrokerDiskMaxUsedSpaceRatio)
+	setInt(&c.DiskSpaceCleanForciblyRatio, DefaultDiskSpaceCleanForciblyRatio)
+	setInt(&c.DiskSpaceWarningLevelRatio, DefaultDiskSpaceWarningLevelRatio)
 	setInt(&c.MaxMessageSize, DefaultMaxMessageSize)
 	setString(&c.MessageDelayLevel, DefaultMessageDelayLevel)
 	setDur(&c.FlushDelayOffsetInterval, DefaultFlushDelayOffsetInterval)
@@ -484,7 +515,7 @@ func (c *BrokerConfig) ensureBaseDefaults() {
 	setInt(&c.MaxTransferBytesOnMessageInDisk, 64<<10)
 	setInt(&c.MaxTransferCountOnMessageInDisk, 8)
 	setInt(&c.AccessMessageInMemoryMaxRatio, 40)
-	setDur(&c.CleanResourceInterval, 10*time.Second)
+	setDur(&c.CleanResourceInterval, DefaultCleanResourceInterval)
 	setDur(&c.HASendHeartbeatInterval, 5*time.Second)
 	setDur(&c.HAHousekeepingInterval, 20*time.Second)
 	setInt(&c.HATransferBatchSize, 32<<10)
@@ -590,8 +621,18 @@ func (c *BrokerConfig) Validate() error {
 	if c.FileReservedTime <= 0 {
 		bad("fileReservedTime %d (hours) must be positive", c.FileReservedTime)
 	}
-	if c.DiskMaxUsedSpaceRatio <= 0 || c.DiskMaxUsedSpaceRatio > 100 {
-		bad("diskMaxUsedSpaceRatio %d out of range 1..100", c.DiskMaxUsedSpaceRatio)
+	for _, r := range []struct {
+		key            string
+		v, least, most int
+	}{
+		{"diskMaxUsedSpaceRatio", c.DiskMaxUsedSpaceRatio, minDiskMaxUsedSpaceRatio, maxDiskMaxUsedSpaceRatio},
+		{"diskSpaceCleanForciblyRatio", c.DiskSpaceCleanForciblyRatio, minDiskSpaceCleanForciblyRatio, maxDiskSpaceCleanForciblyRatio},
+		{"diskSpaceWarningLevelRatio", c.DiskSpaceWarningLevelRatio, minDiskSpaceWarningLevelRatio, maxDiskSpaceWarningLevelRatio},
+	} {
+		// EnsureDefaults clamps: only a value set after it lands here.
+		if r.v < r.least || r.v > r.most {
+			bad("%s %d out of range %d..%d", r.key, r.v, r.least, r.most)
+		}
 	}
 	if _, err := ParseDelayLevels(c.MessageDelayLevel); err != nil {
 		bad("messageDelayLevel: %w", err)
@@ -681,10 +722,15 @@ func BrokerConfigFromProperties(props Properties) (BrokerConfig, []string, error
 	// brokerIP2.
 	c := NewBrokerConfig()
 	props = resolveAliases(props)
+	if err := checkDiskRatioSyntax(props); err != nil {
+		return c, nil, err
+	}
 	unknown, err := Bind(props, &c)
 	if err != nil {
 		return c, unknown, err
 	}
+	// Before EnsureDefaults: an explicit 0 means Java's minimum, not "unset".
+	c.clampDiskRatios()
 	// Java's enum valueOf is case-sensitive; accepting any case costs
 	// nothing and spares an operator a failed start.
 	c.FlushDiskType = FlushDiskType(strings.ToUpper(string(c.FlushDiskType)))
@@ -694,6 +740,34 @@ func BrokerConfigFromProperties(props Properties) (BrokerConfig, []string, error
 		return c, unknown, err
 	}
 	return c, unknown, nil
+}
+
+// clampDiskRatios clamps the disk ratios as Java does when it reads them:
+// diskMaxUsedSpaceRatio to 10..95, diskSpaceCleanForciblyRatio to 30..85,
+// diskSpaceWarningLevelRatio to 35..90. So a Java broker.conf means the
+// same here ("diskSpaceWarningLevelRatio=95" refuses puts above 90 %, as in
+// Java), and GET_BROKER_CONFIG shows the values in effect.
+func (c *BrokerConfig) clampDiskRatios() {
+	c.DiskMaxUsedSpaceRatio = min(max(c.DiskMaxUsedSpaceRatio, minDiskMaxUsedSpaceRatio), maxDiskMaxUsedSpaceRatio)
+	c.DiskSpaceCleanForciblyRatio = min(max(c.DiskSpaceCleanForciblyRatio, minDiskSpaceCleanForciblyRatio), maxDiskSpaceCleanForciblyRatio)
+	c.DiskSpaceWarningLevelRatio = min(max(c.DiskSpaceWarningLevelRatio, minDiskSpaceWarningLevelRatio), maxDiskSpaceWarningLevelRatio)
+}
+
+// checkDiskRatioSyntax refuses a disk ratio written as a fraction ("0.9"),
+// the form of 4.x's -Drocketmq.broker.diskSpace...Ratio JVM options: Java
+// 5.x cannot parse it as a broker.conf value either (it silently keeps the
+// default), and taking it for 0 % would refuse every put.
+func checkDiskRatioSyntax(props Properties) error {
+	for _, key := range []string{"diskMaxUsedSpaceRatio", "diskSpaceCleanForciblyRatio", "diskSpaceWarningLevelRatio"} {
+		v, ok := props[key]
+		if !ok {
+			continue
+		}
+		if _, err := strconv.ParseInt(v, 10, 32); err != nil {
+			return fmt.Errorf("config: %s=%q: want a whole percent such as %s=90", key, v, key)
+		}
+	}
+	return nil
 }
 
 // resolveAliases returns a copy of props with old spellings renamed to the

@@ -59,6 +59,10 @@ func TestBrokerConfigDefaults(t *testing.T) {
 		{"deleteWhen", c.DeleteWhen, "04"},
 		{"fileReservedTime", c.FileReservedTime, 72},
 		{"diskMaxUsedSpaceRatio", c.DiskMaxUsedSpaceRatio, 75},
+		{"diskSpaceCleanForciblyRatio", c.DiskSpaceCleanForciblyRatio, 85},
+		{"diskSpaceWarningLevelRatio", c.DiskSpaceWarningLevelRatio, 90},
+		{"cleanFileForciblyEnable", c.CleanFileForciblyEnable, true},
+		{"cleanResourceInterval", c.CleanResourceInterval, 10 * time.Second},
 		{"maxMessageSize", c.MaxMessageSize, 4194304},
 		{"syncFlushTimeout", c.SyncFlushTimeout, 5 * time.Second},
 		{"flushIntervalCommitLog", c.FlushIntervalCommitLog, 500 * time.Millisecond},
@@ -224,7 +228,7 @@ func TestBrokerConfigErrorsNameTheKey(t *testing.T) {
 		"namesrvAddr":                   {"namesrvAddr": "10.0.0.1"},
 		"maxMessageSize":                {"maxMessageSize": "-1"},
 		"mappedFileSizeCommitLog":       {"mappedFileSizeCommitLog": "4294967296"},
-		"diskMaxUsedSpaceRatio":         {"diskMaxUsedSpaceRatio": "101"},
+		"diskMaxUsedSpaceRatio":         {"diskMaxUsedSpaceRatio": "0.75"},
 		"fileReservedTime":              {"fileReservedTime": "-3"},
 		"defaultTopicQueueNums":         {"defaultTopicQueueNums": "-8"},
 		"registerNameServerPeriod":      {"registerNameServerPeriod": "-1"},
@@ -238,6 +242,95 @@ func TestBrokerConfigErrorsNameTheKey(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%v: error %v, want mention of %q", props, err, want)
 		}
+	}
+}
+
+// TestDiskKeys: the disk keys take every value a Java 5.x broker.conf may
+// hold and mean what Java makes of it (MessageStoreConfig and
+// CleanCommitLogService): whole percents in any order, clamped to Java's
+// ranges; only what Java cannot parse is refused.
+func TestDiskKeys(t *testing.T) {
+	type disk struct {
+		maxUsed, forcibly, warning int
+		forceEnable                bool
+		interval                   time.Duration
+	}
+	def := disk{75, 85, 90, true, 10 * time.Second}
+	with := func(f func(*disk)) disk { d := def; f(&d); return d }
+	cases := []struct {
+		name  string
+		props Properties
+		want  disk
+	}{
+		{"defaults", Properties{}, def},
+		{"maxUsed 88 above forcibly", Properties{"diskMaxUsedSpaceRatio": "88"}, with(func(d *disk) { d.maxUsed = 88 })},
+		{"maxUsed 90 at warning", Properties{"diskMaxUsedSpaceRatio": "90"}, with(func(d *disk) { d.maxUsed = 90 })},
+		{"maxUsed 95", Properties{"diskMaxUsedSpaceRatio": "95"}, with(func(d *disk) { d.maxUsed = 95 })},
+		{"maxUsed 100 clamped", Properties{"diskMaxUsedSpaceRatio": "100"}, with(func(d *disk) { d.maxUsed = 95 })},
+		{"maxUsed 101 clamped", Properties{"diskMaxUsedSpaceRatio": "101"}, with(func(d *disk) { d.maxUsed = 95 })},
+		{"maxUsed 0 clamped", Properties{"diskMaxUsedSpaceRatio": "0"}, with(func(d *disk) { d.maxUsed = 10 })},
+		{"maxUsed -5 clamped", Properties{"diskMaxUsedSpaceRatio": "-5"}, with(func(d *disk) { d.maxUsed = 10 })},
+		{"forcibly 70", Properties{"diskSpaceCleanForciblyRatio": "70"}, with(func(d *disk) { d.forcibly = 70 })},
+		{"forcibly 95 clamped", Properties{"diskSpaceCleanForciblyRatio": "95"}, with(func(d *disk) { d.forcibly = 85 })},
+		{"forcibly 0 clamped", Properties{"diskSpaceCleanForciblyRatio": "0"}, with(func(d *disk) { d.forcibly = 30 })},
+		{"warning 80", Properties{"diskSpaceWarningLevelRatio": "80"}, with(func(d *disk) { d.warning = 80 })},
+		{"warning 99 clamped", Properties{"diskSpaceWarningLevelRatio": "99"}, with(func(d *disk) { d.warning = 90 })},
+		{"warning 0 clamped", Properties{"diskSpaceWarningLevelRatio": "0"}, with(func(d *disk) { d.warning = 35 })},
+		{"warning below forcibly", Properties{"diskSpaceWarningLevelRatio": "50", "diskSpaceCleanForciblyRatio": "60"},
+			with(func(d *disk) { d.warning, d.forcibly = 50, 60 })},
+		{"all inverted", Properties{"diskMaxUsedSpaceRatio": "90", "diskSpaceCleanForciblyRatio": "80", "diskSpaceWarningLevelRatio": "70"},
+			disk{90, 80, 70, true, 10 * time.Second}},
+		{"blanks", Properties{"diskSpaceWarningLevelRatio": " 88 "}, with(func(d *disk) { d.warning = 88 })},
+		{"forced cleanup off", Properties{"cleanFileForciblyEnable": "false"}, with(func(d *disk) { d.forceEnable = false })},
+		{"interval ms", Properties{"cleanResourceInterval": "2000"}, with(func(d *disk) { d.interval = 2 * time.Second })},
+		{"interval Go", Properties{"cleanResourceInterval": "250ms"}, with(func(d *disk) { d.interval = 250 * time.Millisecond })},
+	}
+	for _, tc := range cases {
+		c, unknown, err := BrokerConfigFromProperties(tc.props)
+		if err != nil || len(unknown) != 0 {
+			t.Errorf("%s: %v, unknown %v", tc.name, err, unknown)
+			continue
+		}
+		got := disk{c.DiskMaxUsedSpaceRatio, c.DiskSpaceCleanForciblyRatio, c.DiskSpaceWarningLevelRatio, c.CleanFileForciblyEnable, c.CleanResourceInterval}
+		if got != tc.want {
+			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+
+	refused := []struct {
+		props Properties
+		want  string
+	}{
+		{Properties{"diskSpaceWarningLevelRatio": "0.9"}, "diskSpaceWarningLevelRatio=\"0.9\": want a whole percent"},
+		{Properties{"diskSpaceCleanForciblyRatio": "85%"}, "diskSpaceCleanForciblyRatio"},
+		{Properties{"diskMaxUsedSpaceRatio": "high"}, "diskMaxUsedSpaceRatio"},
+		{Properties{"diskMaxUsedSpaceRatio": ""}, "diskMaxUsedSpaceRatio"},
+		{Properties{"diskMaxUsedSpaceRatio": "99999999999"}, "diskMaxUsedSpaceRatio"},
+		{Properties{"cleanFileForciblyEnable": "sometimes"}, "cleanFileForciblyEnable"},
+		{Properties{"cleanResourceInterval": "-10"}, "cleanResourceInterval"},
+		{Properties{"cleanResourceInterval": "soon"}, "cleanResourceInterval"},
+	}
+	for _, tc := range refused {
+		_, _, err := BrokerConfigFromProperties(tc.props)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want mention of %q", tc.props, err, tc.want)
+		}
+	}
+
+	// A struct built in code: zero ratios take the defaults, others are
+	// clamped by EnsureDefaults; Validate catches a value set after it.
+	c := NewBrokerConfig()
+	c.DiskMaxUsedSpaceRatio, c.DiskSpaceCleanForciblyRatio, c.DiskSpaceWarningLevelRatio = 0, 200, -1
+	c.EnsureDefaults()
+	if c.DiskMaxUsedSpaceRatio != 75 || c.DiskSpaceCleanForciblyRatio != 85 || c.DiskSpaceWarningLevelRatio != 35 {
+		t.Errorf("EnsureDefaults: %d %d %d", c.DiskMaxUsedSpaceRatio, c.DiskSpaceCleanForciblyRatio, c.DiskSpaceWarningLevelRatio)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	c.DiskSpaceWarningLevelRatio = 95
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "diskSpaceWarningLevelRatio 95 out of range 35..90") {
+		t.Errorf("Validate after EnsureDefaults: %v", err)
 	}
 }
 

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"math"
 	"time"
 )
 
@@ -12,6 +13,12 @@ type DiskStatus struct {
 
 // cleanLoop is RocketMQ's CleanCommitLogService + CleanConsumeQueueService.
 func (s *Store) cleanLoop(quit <-chan struct{}) {
+	s.cfg.Logger.Info("store: cleanup", "interval", s.cfg.CleanInterval,
+		"fileReservedTime", s.cfg.FileReservedTime, "deleteWhen", s.cfg.DeleteWhen,
+		"diskMaxUsedSpaceRatio", s.cfg.DiskMaxUsedSpaceRatio,
+		"diskSpaceCleanForciblyRatio", s.cfg.DiskSpaceCleanForciblyRatio,
+		"diskSpaceWarningLevelRatio", s.cfg.DiskSpaceWarningLevelRatio,
+		"cleanFileForciblyEnable", !s.cfg.KeepUnexpiredSegments)
 	tick := time.NewTicker(s.cfg.CleanInterval)
 	defer tick.Stop()
 	var lastMin int64 = -1
@@ -35,27 +42,30 @@ func (s *Store) diskUsedRatio() (float64, bool) {
 	return d.UsedPercent(), true
 }
 
-// cleanOnce runs one cleanup round:
-//   - disk use above DiskSpaceCleanForciblyRatio (85%): segments are
-//     deleted oldest-first whatever their age (refusing puts above
-//     DiskSpaceWarningLevelRatio is the CommitLog's space guard, on the put
-//     path);
-//   - above DiskMaxUsedSpaceRatio (75%) or at a DeleteWhen hour: segments
-//     older than FileReservedTime are deleted;
+// cleanOnce runs one cleanup round, deciding as RocketMQ 5.x's
+// CleanCommitLogService does (whatever the order of the ratios):
+//   - disk use above DiskSpaceWarningLevelRatio (90%) or
+//     DiskSpaceCleanForciblyRatio (85%): the round is forcible (refusing
+//     puts above the warning ratio is the CommitLog's space guard, on the
+//     put path);
+//   - above DiskMaxUsedSpaceRatio (75%), at a DeleteWhen hour, or in a
+//     forcible round: segments older than FileReservedTime are deleted
+//     (at most DeleteFilesBatchMax, oldest first);
+//   - in a forcible round, unless KeepUnexpiredSegments
+//     (cleanFileForciblyEnable=false), the oldest segments are deleted
+//     whatever their age: a Warn says so, since the store does not know
+//     consumer offsets and they may hold messages nobody has read;
 //   - then ConsumeQueue files wholly below the new CommitLog min offset go,
 //     and every queue's min offset is recomputed.
 func (s *Store) cleanOnce(lastMin *int64) {
 	now := s.cfg.Clock()
 	ratio, ok := s.diskUsedRatio()
-	force := ok && ratio > float64(s.cfg.DiskSpaceCleanForciblyRatio)
+	s.log.DiskStatus() // the put path's space guard sees the same disk
+	force := ok && (ratio > float64(s.cfg.DiskSpaceWarningLevelRatio) || ratio > float64(s.cfg.DiskSpaceCleanForciblyRatio))
+	s.noteKeptUnexpired(force && s.cfg.KeepUnexpiredSegments, ratio)
 	spaceFull := ok && ratio > float64(s.cfg.DiskMaxUsedSpaceRatio)
 	if s.deleteHours[now.Hour()] || spaceFull || force {
-		n, err := s.log.DeleteExpired(now.Add(-s.cfg.FileReservedTime), force, s.cfg.DeleteFilesBatchMax)
-		if err != nil {
-			s.cfg.Logger.Error("store: delete expired commitlog segments", "err", err)
-		} else if n > 0 {
-			s.cfg.Logger.Info("store: deleted commitlog segments", "count", n, "forced", force, "usedPercent", ratio)
-		}
+		s.deleteSegments(now, force && !s.cfg.KeepUnexpiredSegments, ratio)
 	}
 	if minOff := s.log.MinOffset(); minOff > *lastMin {
 		n, err := s.cqs.DeleteBelow(minOff)
@@ -67,6 +77,46 @@ func (s *Store) cleanOnce(lastMin *int64) {
 			s.cfg.Logger.Info("store: deleted consume queue files", "count", n, "commitlogMin", minOff)
 		}
 		*lastMin = minOff
+	}
+}
+
+// deleteSegments deletes expired CommitLog segments, and with forced the
+// oldest unexpired ones too, logging each kind as what it is.
+func (s *Store) deleteSegments(now time.Time, forced bool, usedPercent float64) {
+	usedPercent = math.Round(usedPercent*10) / 10
+	rm, err := s.log.DeleteExpired(now.Add(-s.cfg.FileReservedTime), forced, s.cfg.DeleteFilesBatchMax)
+	if err != nil {
+		s.cfg.Logger.Error("store: delete commitlog segments", "err", err)
+	}
+	if n := rm.Files - rm.Unexpired; n > 0 {
+		s.cfg.Logger.Info("store: deleted expired commitlog segments", "count", n,
+			"fileReservedTime", s.cfg.FileReservedTime, "usedPercent", usedPercent)
+	}
+	if rm.Unexpired > 0 {
+		s.cfg.Logger.Warn("store: disk nearly full: deleted commitlog segments before their retention time;"+
+			" they may hold messages not yet consumed (the store does not know consumer offsets)."+
+			" cleanFileForciblyEnable=false refuses puts instead",
+			"count", rm.Unexpired, "fromOffset", rm.UnexpiredFrom, "toOffset", rm.UnexpiredTo,
+			"usedPercent", usedPercent, "diskSpaceCleanForciblyRatio", s.cfg.DiskSpaceCleanForciblyRatio,
+			"fileReservedTime", s.cfg.FileReservedTime)
+	}
+}
+
+// noteKeptUnexpired warns once when a forcible round may not delete
+// unexpired segments (KeepUnexpiredSegments), and re-arms when the disk is
+// back below the forcible ratio.
+func (s *Store) noteKeptUnexpired(kept bool, usedPercent float64) {
+	if !kept {
+		s.keptUnexpired.Store(false)
+		return
+	}
+	usedPercent = math.Round(usedPercent*10) / 10
+	if !s.keptUnexpired.Swap(true) {
+		s.cfg.Logger.Warn("store: disk nearly full, but cleanFileForciblyEnable=false keeps segments younger than"+
+			" fileReservedTime: only expired ones are deleted, and puts are refused above diskSpaceWarningLevelRatio"+
+			" until space is freed",
+			"usedPercent", usedPercent, "diskSpaceCleanForciblyRatio", s.cfg.DiskSpaceCleanForciblyRatio,
+			"diskSpaceWarningLevelRatio", s.cfg.DiskSpaceWarningLevelRatio, "fileReservedTime", s.cfg.FileReservedTime)
 	}
 }
 

@@ -1,12 +1,17 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
+	"path"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/rocketd/rocketd/internal/store/segment"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
 
@@ -167,4 +172,257 @@ func TestSpaceTriggeredCleanup(t *testing.T) {
 	if s.MinOffset("T", 0) == 0 {
 		t.Fatal("queue min offset not moved")
 	}
+}
+
+// logCapture is slog text output that the store's goroutines may write
+// while a test reads it.
+type logCapture struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logCapture) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logCapture) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// lines returns the captured lines that contain every one of parts.
+func (l *logCapture) lines(parts ...string) []string {
+	var out []string
+next:
+	for _, line := range strings.Split(l.String(), "\n") {
+		for _, p := range parts {
+			if !strings.Contains(line, p) {
+				continue next
+			}
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+func (l *logCapture) logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }
+
+// settleSegments waits until the segment after the CommitLog's last one is
+// preallocated, so that disk use changes only by what the test does.
+func settleSegments(t *testing.T, mem *vfs.MemFS, s *Store) {
+	t.Helper()
+	segs := s.CommitLog().Segments()
+	next := path.Join(testDir, CommitLogDir, segment.Name(segs[len(segs)-1]+s.cfg.SegmentSize))
+	waitFor(t, "next segment preallocated", func() bool {
+		_, err := mem.Stat(next)
+		return err == nil
+	})
+}
+
+// setDiskUse sizes the simulated disk so that what is stored now is pct
+// percent of it.
+func setDiskUse(t *testing.T, mem *vfs.MemFS, pct float64) {
+	t.Helper()
+	d, err := mem.DiskUsage("/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem.SetCapacity(uint64(float64(d.Used) * 100 / pct))
+	if got, _ := mem.DiskUsage("/"); got.UsedPercent() < pct-0.1 || got.UsedPercent() > pct+0.1 {
+		t.Fatalf("disk use %.2f%%, want %.0f%%", got.UsedPercent(), pct)
+	}
+}
+
+// ageSegments makes the first n CommitLog segments look written 100 hours
+// ago (older than the 72 h fileReservedTime).
+func ageSegments(t *testing.T, mem *vfs.MemFS, s *Store, n int) {
+	t.Helper()
+	for _, start := range s.CommitLog().Segments()[:n] {
+		if err := mem.SetModTime(path.Join(testDir, CommitLogDir, segment.Name(start)), time.Now().Add(-100*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// openAgedStore opens a store with the given disk settings whose log holds
+// six segments, the first one expired; deleteWhen is never the hour now.
+func openAgedStore(t *testing.T, tune func(*Config)) (*Store, *vfs.MemFS, *logCapture) {
+	t.Helper()
+	mem := vfs.NewMem()
+	logs := &logCapture{}
+	cfg := testConfig(mem)
+	cfg.DeleteWhen = otherHour(time.Now())
+	cfg.Logger = logs.logger()
+	if tune != nil {
+		tune(&cfg)
+	}
+	s := openStore(t, cfg)
+	fillSegments(t, s, 300)
+	if n := len(s.CommitLog().Segments()); n < 5 {
+		t.Fatalf("%d segments, want at least 5", n)
+	}
+	settleSegments(t, mem, s)
+	ageSegments(t, mem, s, 1)
+	return s, mem, logs
+}
+
+// TestExpiredCleanupAboveMaxUsedRatio: outside deleteWhen, expired segments
+// go once disk use is above diskMaxUsedSpaceRatio (75 %), logged as expired;
+// young ones stay below the forcible ratio.
+func TestExpiredCleanupAboveMaxUsedRatio(t *testing.T) {
+	s, mem, logs := openAgedStore(t, nil)
+	var lastMin int64 = -1
+	setDiskUse(t, mem, 70)
+	s.cleanOnce(&lastMin)
+	if s.CommitLogMinOffset() != 0 {
+		t.Fatal("expired segment deleted at 70% outside deleteWhen")
+	}
+	setDiskUse(t, mem, 80)
+	s.cleanOnce(&lastMin)
+	s.cleanOnce(&lastMin) // a second round finds nothing more to delete
+	if got := s.CommitLogMinOffset(); got != s.cfg.SegmentSize {
+		t.Fatalf("min offset %d after deleting the expired segment, want %d", got, s.cfg.SegmentSize)
+	}
+	if l := logs.lines("segment: removing file", "why=expired"); len(l) != 1 {
+		t.Fatalf("expired removals logged: %q\n%s", l, logs)
+	}
+	if l := logs.lines("level=INFO", "store: deleted expired commitlog segments", "count=1"); len(l) != 1 {
+		t.Fatalf("no summary of the expired deletion:\n%s", logs)
+	}
+	if l := logs.lines("level=WARN"); len(l) != 0 {
+		t.Fatalf("warnings for an expiry-only cleanup: %q", l)
+	}
+	if s.MinOffset("T", 0) == 0 {
+		t.Fatal("queue min offset not moved")
+	}
+}
+
+// TestForcedCleanupWarns: above diskSpaceCleanForciblyRatio (85 %) the
+// oldest segments go whatever their age (up to DeleteFilesBatchMax a
+// round); the unexpired ones are logged at Warn with their offsets and the
+// disk use, and their removal is not called expiry.
+func TestForcedCleanupWarns(t *testing.T) {
+	s, mem, logs := openAgedStore(t, func(c *Config) { c.DeleteFilesBatchMax = 3 })
+	var lastMin int64 = -1
+	setDiskUse(t, mem, 87)
+	s.cleanOnce(&lastMin)
+	size := s.cfg.SegmentSize
+	if got := s.CommitLogMinOffset(); got != 3*size {
+		t.Fatalf("min offset %d after a forced round of 3, want %d", got, 3*size)
+	}
+	if s.DiskStatus().Full {
+		t.Fatal("disk marked full below the warning ratio")
+	}
+	warn := logs.lines("level=WARN", "deleted commitlog segments before their retention time")
+	if len(warn) != 1 {
+		t.Fatalf("forced deletion warnings: %q\n%s", warn, logs)
+	}
+	for _, want := range []string{"may hold messages not yet consumed", "count=2",
+		fmt.Sprintf("fromOffset=%d", size), fmt.Sprintf("toOffset=%d", 3*size),
+		"usedPercent=87 ", "diskSpaceCleanForciblyRatio=85"} {
+		if !strings.Contains(warn[0], want) {
+			t.Errorf("forced deletion warning lacks %q: %s", want, warn[0])
+		}
+	}
+	if l := logs.lines("segment: removing file", "why=expired"); len(l) != 1 || !strings.Contains(l[0], segment.Name(0)) {
+		t.Fatalf("expired removals: %q", l)
+	}
+	if l := logs.lines("segment: removing file", `why="not expired; removed to free disk space"`); len(l) != 2 {
+		t.Fatalf("forced removals: %q\n%s", l, logs)
+	}
+	// Below the forcible ratio again, young segments stay.
+	setDiskUse(t, mem, 80)
+	s.cleanOnce(&lastMin)
+	if got := s.CommitLogMinOffset(); got != 3*size {
+		t.Fatalf("min offset %d at 80%%, want %d", got, 3*size)
+	}
+}
+
+// TestForcedCleanupOff: with cleanFileForciblyEnable=false nothing
+// unexpired is deleted however full the disk; expired segments still go,
+// a Warn says once that space is not being freed, and puts are refused
+// above the warning ratio.
+func TestForcedCleanupOff(t *testing.T) {
+	s, mem, logs := openAgedStore(t, func(c *Config) { c.KeepUnexpiredSegments = true })
+	var lastMin int64 = -1
+	size := s.cfg.SegmentSize
+	setDiskUse(t, mem, 87)
+	s.cleanOnce(&lastMin)
+	if got := s.CommitLogMinOffset(); got != size {
+		t.Fatalf("min offset %d at 87%% without forced cleanup, want %d (the expired segment only)", got, size)
+	}
+	setDiskUse(t, mem, 95)
+	for range 3 {
+		s.cleanOnce(&lastMin)
+	}
+	if got := s.CommitLogMinOffset(); got != size {
+		t.Fatalf("min offset %d at 95%% without forced cleanup, want %d", got, size)
+	}
+	if l := logs.lines("not expired"); len(l) != 0 {
+		t.Fatalf("unexpired segments removed: %q", l)
+	}
+	if l := logs.lines("before their retention time"); len(l) != 0 {
+		t.Fatalf("forced deletion logged: %q", l)
+	}
+	if l := logs.lines("level=WARN", "cleanFileForciblyEnable=false keeps segments"); len(l) != 1 {
+		t.Fatalf("kept-segments warnings: %q\n%s", l, logs)
+	}
+	if !s.DiskStatus().Full {
+		t.Fatal("disk not marked full at 95%")
+	}
+	res := s.PutMessage(context.Background(), newRecord("T", 0, []byte("x"), nil), PutOptions{})
+	if res.Status != ServiceNotAvailable {
+		t.Fatalf("put at 95%% without forced cleanup: %s", res.Status)
+	}
+	// Space back: puts resume, and the warning is re-armed for the next time.
+	setDiskUse(t, mem, 50)
+	s.cleanOnce(&lastMin)
+	put(t, s, newRecord("T", 0, []byte("again"), nil))
+	setDiskUse(t, mem, 87)
+	s.cleanOnce(&lastMin)
+	if l := logs.lines("level=WARN", "cleanFileForciblyEnable=false keeps segments"); len(l) != 2 {
+		t.Fatalf("kept-segments warnings after a second episode: %q", l)
+	}
+}
+
+// TestDiskRatiosAnyOrder: the ratios may come in any order, as in Java
+// (diskMaxUsedSpaceRatio=88 used to stop rocketd: "disk ratios must
+// grow"), and each decides what it decides in Java's CleanCommitLogService.
+func TestDiskRatiosAnyOrder(t *testing.T) {
+	t.Run("maxUsed88", func(t *testing.T) {
+		s, mem, _ := openAgedStore(t, func(c *Config) { c.DiskMaxUsedSpaceRatio = 88 })
+		var lastMin int64 = -1
+		setDiskUse(t, mem, 84) // above the default 75, below 88 and 85
+		s.cleanOnce(&lastMin)
+		if s.CommitLogMinOffset() != 0 {
+			t.Fatal("expired segment deleted below diskMaxUsedSpaceRatio=88")
+		}
+		setDiskUse(t, mem, 86) // above the forcible 85, below 88
+		s.cleanOnce(&lastMin)
+		if s.CommitLogMinOffset() < 2*s.cfg.SegmentSize {
+			t.Fatalf("no forced deletion at 86%%: min offset %d", s.CommitLogMinOffset())
+		}
+	})
+	t.Run("warningBelowForcibly", func(t *testing.T) {
+		s, mem, _ := openAgedStore(t, func(c *Config) {
+			c.DiskMaxUsedSpaceRatio, c.DiskSpaceCleanForciblyRatio, c.DiskSpaceWarningLevelRatio = 40, 60, 50
+		})
+		var lastMin int64 = -1
+		setDiskUse(t, mem, 55) // above warning 50, below forcibly 60
+		if !s.DiskStatus().Full {
+			t.Fatal("disk not marked full above the warning ratio")
+		}
+		s.cleanOnce(&lastMin)
+		if s.CommitLogMinOffset() < 2*s.cfg.SegmentSize {
+			t.Fatalf("no forced deletion above the warning ratio: min offset %d", s.CommitLogMinOffset())
+		}
+		setDiskUse(t, mem, 45)
+		s.cleanOnce(&lastMin)
+		if s.DiskStatus().Full {
+			t.Fatal("disk still full at or below both ratios")
+		}
+	})
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/store/commitlog"
 	"github.com/rocketd/rocketd/internal/store/consumequeue"
 	"github.com/rocketd/rocketd/internal/vfs"
@@ -22,10 +23,10 @@ const (
 	DefaultCQFlushThoroughInterval     = 60 * time.Second
 	DefaultFileReservedTime            = 72 * time.Hour
 	DefaultDeleteWhen                  = "04"
-	DefaultDiskMaxUsedSpaceRatio       = 75
-	DefaultDiskSpaceCleanForciblyRatio = 85
-	DefaultDiskSpaceWarningLevelRatio  = 90
-	DefaultCleanInterval               = 10 * time.Second
+	DefaultDiskMaxUsedSpaceRatio       = config.DefaultBrokerDiskMaxUsedSpaceRatio
+	DefaultDiskSpaceCleanForciblyRatio = config.DefaultDiskSpaceCleanForciblyRatio
+	DefaultDiskSpaceWarningLevelRatio  = config.DefaultDiskSpaceWarningLevelRatio
+	DefaultCleanInterval               = config.DefaultCleanResourceInterval
 	DefaultDeleteFilesBatchMax         = 10
 	DefaultMaxTransferBytes            = 256 << 10
 	DefaultMaxTransferCount            = 32
@@ -82,16 +83,27 @@ type Config struct {
 	// DeleteWhen: the hours (local time of Clock) at which expired segments
 	// are deleted, ";"-separated, e.g. "04" or "04;16". Default "04".
 	DeleteWhen string
-	// DiskMaxUsedSpaceRatio (75): above this disk use (percent) expired
-	// segments are deleted at any hour.
+	// The disk ratios are percents (0..100, 0 = default) of the CommitLog's disk in use,
+	// as df's Use% counts it (vfs.DiskSpace.UsedPercent), each compared with
+	// ">". They may come in any order; cleanOnce says what each decides.
+	// (broker.conf values arrive clamped to Java's ranges by package config.)
+	//
+	// DiskMaxUsedSpaceRatio (75): above it, expired segments are deleted
+	// at any hour, not only at DeleteWhen.
 	DiskMaxUsedSpaceRatio int
-	// DiskSpaceCleanForciblyRatio (85): above this, the oldest segments are
-	// deleted whatever their age.
+	// DiskSpaceCleanForciblyRatio (85): above it, the oldest segments are
+	// deleted whatever their age, unless KeepUnexpiredSegments.
 	DiskSpaceCleanForciblyRatio int
-	// DiskSpaceWarningLevelRatio (90): above this, puts are refused until
-	// use falls back to the forcible-clean ratio or below.
+	// DiskSpaceWarningLevelRatio (90): above it, puts are refused until
+	// use is back at or below both this and DiskSpaceCleanForciblyRatio.
 	DiskSpaceWarningLevelRatio int
-	// CleanInterval is the period of the cleanup service (10 s).
+	// KeepUnexpiredSegments is cleanFileForciblyEnable=false: no segment
+	// younger than FileReservedTime is ever deleted, so a filling disk ends
+	// in refused puts (DiskSpaceWarningLevelRatio) instead of deleted
+	// messages that consumers may not have read yet.
+	KeepUnexpiredSegments bool
+	// CleanInterval is the period of the cleanup service
+	// (cleanResourceInterval, 10 s).
 	CleanInterval time.Duration
 	// DeleteFilesBatchMax bounds the segments deleted per cleanup round (10).
 	DeleteFilesBatchMax int
@@ -193,14 +205,22 @@ func (c *Config) Validate() error {
 	if c.CQUnitsPerFile < 0 || c.SegmentSize < 0 || c.MaxTransferBytes < 0 || c.MaxTransferCount < 0 {
 		return errors.New("store: negative size in Config")
 	}
-	for _, r := range []int{c.DiskMaxUsedSpaceRatio, c.DiskSpaceCleanForciblyRatio, c.DiskSpaceWarningLevelRatio} {
-		if r < 0 || r > 100 {
-			return fmt.Errorf("store: disk ratio %d outside 0..100", r)
+	// No order between the disk ratios is required: Java accepts any, and
+	// cleanOnce decides as Java's CleanCommitLogService does for each.
+	for _, r := range []struct {
+		name string
+		v    int
+	}{
+		{"DiskMaxUsedSpaceRatio", c.DiskMaxUsedSpaceRatio},
+		{"DiskSpaceCleanForciblyRatio", c.DiskSpaceCleanForciblyRatio},
+		{"DiskSpaceWarningLevelRatio", c.DiskSpaceWarningLevelRatio},
+	} {
+		if r.v < 0 || r.v > 100 {
+			return fmt.Errorf("store: Config.%s %d outside 0..100 (percent; 0 = default)", r.name, r.v)
 		}
 	}
-	if c.DiskMaxUsedSpaceRatio > c.DiskSpaceCleanForciblyRatio || c.DiskSpaceCleanForciblyRatio > c.DiskSpaceWarningLevelRatio {
-		return fmt.Errorf("store: disk ratios must grow: max used %d <= clean forcibly %d <= warning %d",
-			c.DiskMaxUsedSpaceRatio, c.DiskSpaceCleanForciblyRatio, c.DiskSpaceWarningLevelRatio)
+	if c.CleanInterval < 0 {
+		return fmt.Errorf("store: Config.CleanInterval %v is negative", c.CleanInterval)
 	}
 	if _, err := parseDeleteWhen(c.DeleteWhen); err != nil {
 		return err

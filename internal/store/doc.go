@@ -38,6 +38,17 @@
 // stored before min(physic, logics) is on disk in both structures, which is
 // what abnormal recovery relies on.
 //
+// Retention and disk protection (cleanup.go, RocketMQ 5.x's
+// CleanCommitLogService): every CleanInterval, disk use is read as df's Use%
+// of the CommitLog's file system. Segments older than FileReservedTime are
+// deleted at a DeleteWhen hour or above DiskMaxUsedSpaceRatio; above
+// DiskSpaceCleanForciblyRatio (or DiskSpaceWarningLevelRatio) the oldest
+// segments go whatever their age, logged at Warn with their offsets since
+// they may hold unconsumed messages, unless KeepUnexpiredSegments
+// (cleanFileForciblyEnable=false). Above DiskSpaceWarningLevelRatio puts are
+// refused. At most DeleteFilesBatchMax segments go per round, never the one
+// being written; ConsumeQueue files wholly below the new minimum follow.
+//
 // Lock order: Store.putGate -> commitlog locks; the dispatcher's state is
 // owned by its goroutine; consumequeue and segment locks are leaves.
 package store

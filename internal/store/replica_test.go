@@ -117,11 +117,24 @@ func TestConfigValidate(t *testing.T) {
 		c.DiskSpaceWarningLevelRatio != 90 || c.CQUnitsPerFile != 300_000 || c.SegmentSize != 1<<30 {
 		t.Fatalf("defaults: %+v", c)
 	}
-	c.DiskSpaceWarningLevelRatio = 80
-	if err := c.Validate(); err == nil {
-		t.Fatal("warning ratio below the forcible-clean ratio accepted")
+	// Any order of the disk ratios is valid (Java accepts any); only a
+	// value that is no percent is not.
+	c.DiskMaxUsedSpaceRatio, c.DiskSpaceCleanForciblyRatio, c.DiskSpaceWarningLevelRatio = 90, 85, 80
+	if err := c.Validate(); err != nil {
+		t.Fatalf("inverted disk ratios refused: %v", err)
 	}
-	c.DiskSpaceWarningLevelRatio = 90
+	for _, bad := range []func(){
+		func() { c.DiskSpaceWarningLevelRatio = 101 },
+		func() { c.DiskSpaceCleanForciblyRatio = -1 },
+		func() { c.CleanInterval = -time.Second },
+	} {
+		saved := c
+		bad()
+		if err := c.Validate(); err == nil {
+			t.Errorf("accepted %d %d %d %v", c.DiskMaxUsedSpaceRatio, c.DiskSpaceCleanForciblyRatio, c.DiskSpaceWarningLevelRatio, c.CleanInterval)
+		}
+		c = saved
+	}
 	c.DeleteWhen = "04;25"
 	if err := c.Validate(); err == nil {
 		t.Fatal("hour 25 accepted")

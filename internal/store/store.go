@@ -54,6 +54,11 @@ type Store struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	// keptUnexpired is set while the disk is above the forcible-clean
+	// ratio and KeepUnexpiredSegments refuses forced deletion: the warning
+	// is logged once per such episode.
+	keptUnexpired atomic.Bool
 }
 
 // service is the quit/done handshake of one background goroutine.

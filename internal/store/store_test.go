@@ -121,9 +121,9 @@ func TestGetMessageAfterRetentionStatuses(t *testing.T) {
 		put(t, s, newRecord("T", 0, body, nil))
 	}
 	waitDispatched(t, s)
-	n, err := s.log.DeleteExpired(time.Now().Add(time.Hour), true, 2)
-	if err != nil || n != 2 {
-		t.Fatalf("delete: %d %v", n, err)
+	rm, err := s.log.DeleteExpired(time.Now().Add(time.Hour), true, 2)
+	if err != nil || rm.Files != 2 {
+		t.Fatalf("delete: %+v %v", rm, err)
 	}
 	// The queue still claims offset 0: its records are gone.
 	r, _ := s.GetMessage("g", "Old", 0, 0, 4, nil)

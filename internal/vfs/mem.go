@@ -73,6 +73,20 @@ func (m *MemFS) SetCapacity(capacity uint64) {
 	m.capacity = capacity
 }
 
+// SetModTime sets the modification time of the named file or directory, as
+// os.Chtimes does; a later write sets it to the wall clock again. Tests of
+// retention use it to age files without waiting.
+func (m *MemFS) SetModTime(name string, t time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n, err := m.lookupLocked(splitPath(name))
+	if err != nil {
+		return pathErr("chtimes", name, err)
+	}
+	n.modTime = t
+	return nil
+}
+
 // memNode is a file or a directory. All fields are guarded by MemFS.mu.
 type memNode struct {
 	isDir   bool

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func memWrite(t *testing.T, m *MemFS, name string, data []byte, sync bool) File {
@@ -330,5 +331,27 @@ func TestMemCrashTornPages(t *testing.T) {
 	}
 	if !bytes.Equal(image(3), got) {
 		t.Fatal("the same seed gave a different crash image")
+	}
+}
+
+func TestMemSetModTime(t *testing.T) {
+	m := NewMem()
+	f := memWrite(t, m, "/a", []byte("x"), false)
+	defer f.Close()
+	old := time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)
+	if err := m.SetModTime("/a", old); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := m.Stat("/a"); err != nil || !fi.ModTime().Equal(old) {
+		t.Fatalf("Stat after SetModTime: %v %v", fi, err)
+	}
+	if _, err := f.WriteAt([]byte("y"), 1); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := m.Stat("/a"); !fi.ModTime().After(old) {
+		t.Fatalf("a write kept the old time %v", fi.ModTime())
+	}
+	if err := m.SetModTime("/missing", old); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("SetModTime of a missing file: %v", err)
 	}
 }

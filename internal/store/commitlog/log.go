@@ -340,14 +340,16 @@ func (l *Log) busyAt(now int64) bool {
 const busyRechecks = 4
 
 // DeleteExpired removes up to max head segments last modified before
-// olderThan (every head segment when force is set), never the segment being
-// written. Readers holding a segment keep it until they release it.
-func (l *Log) DeleteExpired(olderThan time.Time, force bool, max int) (int, error) {
-	n, err := l.segs.DeleteExpired(olderThan, force, max)
+// olderThan, never the segment being written; with force it removes head
+// segments whatever their age, and reports those not yet expired apart
+// (segment.Removed). Readers holding a segment keep it until they release
+// it.
+func (l *Log) DeleteExpired(olderThan time.Time, force bool, max int) (segment.Removed, error) {
+	r, err := l.segs.DeleteExpired(olderThan, force, max)
 	if err != nil {
-		return n, fmt.Errorf("commitlog: delete expired: %w", err)
+		return r, fmt.Errorf("commitlog: delete expired: %w", err)
 	}
-	return n, nil
+	return r, nil
 }
 
 // Truncate cuts the log at end (an HA slave realigning with its master, or

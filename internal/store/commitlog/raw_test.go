@@ -130,9 +130,9 @@ func TestReadErrorsAndRetention(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := l.DeleteExpired(time.Now().Add(time.Hour), false, 2)
-	if err != nil || n != 2 {
-		t.Fatalf("deleted %d: %v", n, err)
+	rm, err := l.DeleteExpired(time.Now().Add(time.Hour), false, 2)
+	if err != nil || rm.Files != 2 || rm.Unexpired != 0 {
+		t.Fatalf("deleted %+v: %v", rm, err)
 	}
 	if l.MinOffset() != 2*testSegment {
 		t.Fatalf("min offset %d", l.MinOffset())

@@ -157,10 +157,11 @@ type DiskStatus struct {
 	Reason      string  // why, when Full
 }
 
-// DiskStatus looks at the disk (at most every spaceCheckInterval) and
-// reports what the space guard knows.
+// DiskStatus looks at the disk now and reports what the space guard makes
+// of it (the put path looks at most every spaceCheckInterval; the store's
+// cleanup round and the admin commands call this).
 func (l *Log) DiskStatus() DiskStatus {
-	l.space.admit()
+	l.space.check(l.clock.mono())
 	r := l.space.reason()
 	return DiskStatus{UsedPercent: l.space.usedPercent(), Full: r != "", Reason: r}
 }

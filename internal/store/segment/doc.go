@@ -53,7 +53,8 @@
 //     error is not: the owner takes the unwritten bytes back (a full disk)
 //     and may write there again.
 //  4. Removed from the Queue by Truncate (dirty tail) or DeleteExpired /
-//     DeleteBelow (retention). Readers that called Hold keep the file open:
+//     DeleteBelow (retention; DeleteExpired with force also removes head
+//     files not yet expired, logged and counted as such). Readers that called Hold keep the file open:
 //     the file is closed, and deleted from disk when it was removed, when the
 //     last reference is released.
 package segment

@@ -299,11 +299,22 @@ func (q *Queue) Truncate(end int64) error {
 // durable on release, and drops the Queue's reference.
 func (q *Queue) removeFiles(files []*File, why string) error {
 	for _, f := range files {
-		f.removed.Store(true)
-		q.cfg.Logger.Info("segment: removing file", "path", f.path, "why", why)
-		f.Release()
+		q.removeFile(f, why)
 	}
-	if len(files) == 0 {
+	return q.syncRemoved(len(files))
+}
+
+// removeFile marks f removed, logs why and drops the Queue's reference: f is
+// closed, and deleted from disk, when its last reader releases it.
+func (q *Queue) removeFile(f *File, why string) {
+	f.removed.Store(true)
+	q.cfg.Logger.Info("segment: removing file", "path", f.path, "why", why)
+	f.Release()
+}
+
+// syncRemoved makes the removal of n files from the directory durable.
+func (q *Queue) syncRemoved(n int) error {
+	if n == 0 {
 		return nil
 	}
 	if err := q.cfg.FS.SyncDir(q.cfg.Dir); err != nil {
@@ -312,35 +323,69 @@ func (q *Queue) removeFiles(files []*File, why string) error {
 	return nil
 }
 
+// Why a head file is removed by DeleteExpired, as its removal log says.
+const (
+	whyExpired = "expired"
+	whyForced  = "not expired; removed to free disk space"
+)
+
+// Removed describes what one DeleteExpired call removed.
+type Removed struct {
+	// Files is the number of files removed.
+	Files int
+	// Unexpired counts the removed files that were not older than the
+	// cutoff (or whose age could not be read): only force removed them.
+	// UnexpiredFrom and UnexpiredTo span their offsets, from the start of
+	// the first to the end of the last; both are 0 when Unexpired is.
+	Unexpired                  int
+	UnexpiredFrom, UnexpiredTo int64
+}
+
 // DeleteExpired removes up to max files from the head whose modification
-// time is before olderThan (every head file when force is set), never the
-// last file (the one being written). It stops at the first file it keeps, so
-// the queue stays contiguous. Files still held by readers are closed and
-// deleted when released. It returns the number of files removed.
-func (q *Queue) DeleteExpired(olderThan time.Time, force bool, max int) (int, error) {
-	var drop []*File
-	var statErr error
+// time is before olderThan, never the last file (the one being written).
+// Without force it stops at the first file it keeps, so the queue stays
+// contiguous; with force it removes head files whatever their age, and
+// each one not yet expired is logged and counted as such (Removed). Files
+// still held by readers are closed and deleted when released.
+func (q *Queue) DeleteExpired(olderThan time.Time, force bool, max int) (Removed, error) {
+	var (
+		drop    []*File
+		expired []bool
+		statErr error
+	)
 	q.mu.Lock()
 	files := q.mu.files
 	for i := 0; i < len(files)-1 && len(drop) < max; i++ {
-		if !force {
-			fi, err := q.cfg.FS.Stat(files[i].path)
-			if err != nil {
-				statErr = fmt.Errorf("segment: stat %s: %w", files[i].path, err)
-				break
-			}
-			if !fi.ModTime().Before(olderThan) {
-				break
-			}
+		fi, err := q.cfg.FS.Stat(files[i].path)
+		if err != nil {
+			statErr = errors.Join(statErr, fmt.Errorf("segment: stat %s: %w", files[i].path, err))
+		}
+		old := err == nil && fi.ModTime().Before(olderThan)
+		if !old && !force {
+			break
 		}
 		drop = append(drop, files[i])
+		expired = append(expired, old)
 	}
 	q.mu.files = files[len(drop):]
 	q.mu.Unlock()
-	if err := q.removeFiles(drop, "expired"); err != nil {
-		return len(drop), err
+	r := Removed{Files: len(drop)}
+	for i, f := range drop {
+		if expired[i] {
+			q.removeFile(f, whyExpired)
+			continue
+		}
+		if r.Unexpired == 0 {
+			r.UnexpiredFrom = f.Start()
+		}
+		r.Unexpired++
+		r.UnexpiredTo = f.End()
+		q.removeFile(f, whyForced)
 	}
-	return len(drop), statErr
+	if err := q.syncRemoved(len(drop)); err != nil {
+		return r, errors.Join(err, statErr)
+	}
+	return r, statErr
 }
 
 // DeleteBelow removes head files whose whole range lies below offset (never

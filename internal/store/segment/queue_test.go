@@ -3,8 +3,11 @@ package segment
 import (
 	"bytes"
 	"errors"
+	"log/slog"
 	"path/filepath"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -224,12 +227,12 @@ func TestDeleteRespectsHolders(t *testing.T) {
 		t.Fatal("FindHeld failed")
 	}
 	// Not expired yet: nothing deleted.
-	if n, err := q.DeleteExpired(time.Now().Add(-time.Hour), false, 10); n != 0 || err != nil {
-		t.Fatalf("deleted %d, %v", n, err)
+	if rm, err := q.DeleteExpired(time.Now().Add(-time.Hour), false, 10); rm.Files != 0 || err != nil {
+		t.Fatalf("deleted %+v, %v", rm, err)
 	}
-	n, err := q.DeleteExpired(time.Now().Add(time.Hour), false, 2)
-	if n != 2 || err != nil {
-		t.Fatalf("deleted %d, %v", n, err)
+	rm, err := q.DeleteExpired(time.Now().Add(time.Hour), false, 2)
+	if rm != (Removed{Files: 2}) || err != nil {
+		t.Fatalf("deleted %+v, %v", rm, err)
 	}
 	if q.First().Start() != 2*testSize {
 		t.Fatalf("first after delete: %d", q.First().Start())
@@ -253,8 +256,8 @@ func TestDeleteRespectsHolders(t *testing.T) {
 		t.Fatal("Hold succeeded on a closed file")
 	}
 	// Force deletes regardless of time but never the last file.
-	if n, _ := q.DeleteExpired(time.Time{}, true, 10); n != 1 || q.Len() != 1 {
-		t.Fatalf("forced delete %d, len %d", n, q.Len())
+	if rm, _ := q.DeleteExpired(time.Time{}, true, 10); rm.Files != 1 || q.Len() != 1 {
+		t.Fatalf("forced delete %+v, len %d", rm, q.Len())
 	}
 	if n, _ := q.DeleteBelow(1 << 40); n != 0 {
 		t.Fatal("DeleteBelow removed the last file")
@@ -332,5 +335,70 @@ func TestCrashDuringPreallocation(t *testing.T) {
 			}
 		}
 		_ = q2.Close()
+	}
+}
+
+// TestDeleteExpiredForcedReportsUnexpired: with force, head files go
+// whatever their age, but the ones not yet expired (or of unknown age) are
+// counted and spanned apart, and their removal is not logged as expiry.
+func TestDeleteExpiredForcedReportsUnexpired(t *testing.T) {
+	now := time.Now()
+	mem := vfs.NewMem()
+	var failStat atomic.Pointer[string] // a path whose Stat fails
+	fs := vfs.NewErrorFS(mem, vfs.InjectorFunc(func(op vfs.Op) error {
+		if p := failStat.Load(); p != nil && op.Kind == vfs.OpStat && op.Path == *p {
+			return vfs.ErrInjected
+		}
+		return nil
+	}))
+	var logs bytes.Buffer // only this goroutine deletes, so only it logs
+	q, err := Open(Config{Dir: "d", FS: fs, Size: testSize, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	for i := 0; i < 6; i++ {
+		if _, err := q.Roll(0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files := q.Files()
+	if err := mem.SetModTime(files[0].Path(), now.Add(-100*time.Hour)); err != nil { // expired
+		t.Fatal(err)
+	}
+	for _, f := range files[1:] {
+		if err := mem.SetModTime(f.Path(), now.Add(-time.Hour)); err != nil { // young
+			t.Fatal(err)
+		}
+	}
+	unreadable := files[3].Path()
+	failStat.Store(&unreadable)
+	cutoff := now.Add(-72 * time.Hour)
+
+	// Without force only the expired head file goes.
+	rm, err := q.DeleteExpired(cutoff, false, 10)
+	if err != nil || rm != (Removed{Files: 1}) {
+		t.Fatalf("unforced: %+v %v", rm, err)
+	}
+	if !strings.Contains(logs.String(), "why=expired") {
+		t.Fatalf("expired removal not logged as such:\n%s", logs.String())
+	}
+	logs.Reset()
+
+	// With force, young files go too, up to max; a file whose age cannot
+	// be read counts as unexpired and its Stat error is reported.
+	rm, err = q.DeleteExpired(cutoff, true, 3)
+	want := Removed{Files: 3, Unexpired: 3, UnexpiredFrom: testSize, UnexpiredTo: 4 * testSize}
+	if rm != want {
+		t.Fatalf("forced: %+v, want %+v", rm, want)
+	}
+	if !errors.Is(err, vfs.ErrInjected) {
+		t.Fatalf("forced: stat error %v", err)
+	}
+	if strings.Contains(logs.String(), "why=expired") || strings.Count(logs.String(), whyForced) != 3 {
+		t.Fatalf("forced removals logged as:\n%s", logs.String())
+	}
+	if q.First().Start() != 4*testSize {
+		t.Fatalf("first after forced delete: %d", q.First().Start())
 	}
 }

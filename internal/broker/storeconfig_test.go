@@ -1,0 +1,52 @@
+package broker
+
+import (
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/rocketd/rocketd/internal/config"
+	"github.com/rocketd/rocketd/internal/vfs"
+)
+
+// TestStoreConfigDiskKeys: the disk keys of broker.conf reach the store, and
+// Java values that rocketd once refused ("disk ratios must grow":
+// diskMaxUsedSpaceRatio=88 above the forcible ratio 85) make a valid store
+// configuration.
+func TestStoreConfigDiskKeys(t *testing.T) {
+	for _, tc := range []struct {
+		props              config.Properties
+		maxUsed, forcibly  int
+		warning            int
+		keep               bool
+		interval, reserved time.Duration
+	}{
+		{config.Properties{}, 75, 85, 90, false, 10 * time.Second, 72 * time.Hour},
+		{config.Properties{"diskMaxUsedSpaceRatio": "88"}, 88, 85, 90, false, 10 * time.Second, 72 * time.Hour},
+		{config.Properties{"diskMaxUsedSpaceRatio": "90"}, 90, 85, 90, false, 10 * time.Second, 72 * time.Hour},
+		{config.Properties{
+			"diskMaxUsedSpaceRatio": "60", "diskSpaceCleanForciblyRatio": "80", "diskSpaceWarningLevelRatio": "95",
+			"cleanFileForciblyEnable": "false", "cleanResourceInterval": "2500", "fileReservedTime": "48",
+		}, 60, 80, 90, true, 2500 * time.Millisecond, 48 * time.Hour},
+	} {
+		bc, _, err := config.BrokerConfigFromProperties(tc.props)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.props, err)
+		}
+		sc, err := storeConfig(&bc, vfs.NewMem(), nil, netip.MustParseAddrPort("127.0.0.1:10911"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sc.DiskMaxUsedSpaceRatio != tc.maxUsed || sc.DiskSpaceCleanForciblyRatio != tc.forcibly ||
+			sc.DiskSpaceWarningLevelRatio != tc.warning || sc.KeepUnexpiredSegments != tc.keep ||
+			sc.CleanInterval != tc.interval || sc.FileReservedTime != tc.reserved {
+			t.Errorf("%v: store config %d %d %d keep=%v interval=%v reserved=%v", tc.props,
+				sc.DiskMaxUsedSpaceRatio, sc.DiskSpaceCleanForciblyRatio, sc.DiskSpaceWarningLevelRatio,
+				sc.KeepUnexpiredSegments, sc.CleanInterval, sc.FileReservedTime)
+		}
+		sc.EnsureDefaults()
+		if err := sc.Validate(); err != nil {
+			t.Errorf("%v: store refuses: %v", tc.props, err)
+		}
+	}
+}
