@@ -110,6 +110,13 @@ type Config struct {
 	MaxTransferBytesOnDisk int
 	MaxTransferCountOnDisk int
 
+	// CommitLogCorruptionAction is what recovery does when it finds an
+	// invalid CommitLog record before data known to be durable (after a
+	// clean shutdown, or older than the checkpoint): refuse to open
+	// (the zero value) or truncate the log there (commitlog doc.go,
+	// "Recovery"). A torn tail after a crash is always cut.
+	CommitLogCorruptionAction commitlog.CorruptionAction
+
 	// DispatchCatchUpTimeout bounds how long Open waits for the dispatcher
 	// to reach the CommitLog end (5 min).
 	DispatchCatchUpTimeout time.Duration
