@@ -247,11 +247,11 @@ func (l *Log) checkCorruption(stop scanStop, lastTS int64, opts RecoverOptions) 
 	if err != nil {
 		return nil, err
 	}
-	if durable == "" {
-		if resume < 0 {
-			return nil, nil // garbage after the end, nothing valid behind it
-		}
+	switch {
+	case opts.CleanShutdown && resume >= 0:
 		durable = "the last shutdown was clean (every record was synced) and valid records follow"
+	case durable == "":
+		return nil, nil // garbage after the end, nothing valid behind it
 	}
 	reason := stop.reason
 	if reason == "" {
