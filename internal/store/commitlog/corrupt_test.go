@@ -232,6 +232,11 @@ var harmlessFlips = []struct {
 		"BLANK filler with a damaged magic code"},
 	{flip{"BLANK/padding", func(c *corruptLog) (int64, byte, int) { return c.blankAt + 100, 0x40, -1 }},
 		""},
+	// The zeros after the last record: cut (and zeroed) as garbage.
+	{flip{"end of data/padding", func(c *corruptLog) (int64, byte, int) {
+		last := c.puts[len(c.puts)-1]
+		return last.WroteOffset + int64(last.WroteBytes) + 2, 0x10, -1
+	}}, ""},
 }
 
 func (c *corruptLog) offsets(n int) []int64 {
@@ -363,6 +368,8 @@ func TestTornTailAfterCrash(t *testing.T) {
 // TestHarmlessFlips: flips in a BLANK filler that leave the segment end
 // recognisable lose nothing, clean shutdown or not; a damaged length or
 // magic is logged at Error, the zero padding after the filler is never read.
+// A flip in the zeros after the last record is garbage after the end: cut,
+// nothing lost.
 func TestHarmlessFlips(t *testing.T) {
 	for _, fl := range harmlessFlips {
 		for _, clean := range []bool{true, false} {

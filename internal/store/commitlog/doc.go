@@ -147,7 +147,9 @@
 // zeroes whole bytes, never that): also logged at Error and followed. A
 // worse magic stops the scan like any invalid record. The zero padding
 // after a BLANK is never read by recovery or readers: a flip there is
-// harmless and not reported.
+// harmless and not reported. A flip in the zeros after the last record is
+// garbage with nothing valid behind it (and the last record is the
+// checkpoint's): cut and zeroed like a torn tail, logged at Warn.
 //
 // Not detected: BODYCRC covers the body only (as in RocketMQ), so a flip
 // in QUEUEID, FLAG, QUEUEOFFSET, timestamps, hosts, RECONSUMETIMES, the

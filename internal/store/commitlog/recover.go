@@ -200,7 +200,10 @@ func (l *Log) RecoverWith(opts RecoverOptions) (RecoverResult, error) {
 			"segmentsDeleted", cerr.LaterSegments)
 		res.Corruption = cerr
 	} else if stop.reason != "" {
-		l.cfg.Logger.Warn("commitlog: invalid record ends the log (torn tail)", "offset", end, "reason", stop.reason)
+		// After a crash: a torn tail. After a clean shutdown: garbage after
+		// the last record, with nothing valid behind it.
+		l.cfg.Logger.Warn("commitlog: invalid bytes end the log (torn tail or garbage after the end); cut",
+			"offset", end, "reason", stop.reason, "cleanShutdown", opts.CleanShutdown)
 	}
 	if err := l.segs.Truncate(end); err != nil {
 		return RecoverResult{}, fmt.Errorf("commitlog: recover: %w", err)
