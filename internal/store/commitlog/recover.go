@@ -435,7 +435,7 @@ func decodeErrorClass(err error) string {
 // returns -1 when there is none.
 func (l *Log) resync(offset int64) (int64, error) {
 	const hdrLen = message.PosPhysicalOffset + 8
-	buf := make([]byte, recoverChunk)
+	buf := make([]byte, min(recoverChunk, l.cfg.SegmentSize))
 	var rec []byte
 	for _, f := range l.segs.Files() {
 		if f.End() <= offset {
@@ -498,7 +498,7 @@ func (l *Log) zeroStaleTail(end int64) error {
 	for pos := staleEnd; pos < f.Size(); {
 		n := min(int64(staleProbe), f.Size()-pos)
 		if buf == nil {
-			buf = make([]byte, staleProbe)
+			buf = make([]byte, min(staleProbe, f.Size()))
 		}
 		if _, err := f.ReadAt(buf[:n], pos); err != nil {
 			return fmt.Errorf("commitlog: recover: %w", err)
