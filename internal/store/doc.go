@@ -41,7 +41,11 @@
 // has unsynced units), and physicMsgTimestamp the store time of the newest
 // dispatched position at or below the CommitLog's flushed end. Everything
 // stored before min(physic, logics) is on disk in both structures, which is
-// what abnormal recovery relies on.
+// what abnormal recovery relies on. Recovery also relies on the record
+// stored at physicMsgTimestamp being on disk (a log ending before it is
+// corrupt). Java masters set it from the flush as well; a Java slave sets
+// it from dispatch, so a Java slave's store after a crash may be refused:
+// CommitLogCorruptionAction truncate opens it.
 //
 // Lock order: Store.putGate -> commitlog locks; the dispatcher's state is
 // owned by its goroutine; consumequeue and segment locks are leaves.
