@@ -177,6 +177,10 @@ func recoverOnDisk(t *testing.T, dir string) (int64, int) {
 	return end, n
 }
 
+// TestTornTail: a bad last record, recovered with Recover (no durability
+// knowledge: a crash with no checkpoint), is a torn tail and cut. After a
+// clean shutdown or below the checkpoint it would be corruption
+// (TestLogEndsBeforeCheckpoint, TestCorruptionAfterCleanShutdown).
 func TestTornTail(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "commitlog")
 	res := writeOnDisk(t, dir, 30) // 3000-byte bodies: two segments
