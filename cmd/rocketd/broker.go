@@ -19,7 +19,10 @@ func newBrokerCommand(root *rootOptions) *cobra.Command {
 given with -c (Java properties, RocketMQ's keys and defaults: brokerClusterName,
 brokerName, brokerId, namesrvAddr, listenPort, brokerIP1, storePathRootDir,
 mapedFileSizeCommitLog, flushDiskType, brokerRole, deleteWhen, fileReservedTime,
-autoCreateTopicEnable, defaultTopicQueueNums, maxMessageSize, ...).
+autoCreateTopicEnable, defaultTopicQueueNums, maxMessageSize, ...), plus
+rocketd's own commitLogCorruptionAction: refuse (default: a corrupt CommitLog
+record before durable data stops the start with an error naming the file and
+offset) or truncate (cut the log there, logged at Error).
 
 Unknown keys are warned about; a value that does not parse or cannot work
 stops the start with an error naming the key. Without -c every default

@@ -157,6 +157,10 @@ func Start(cfg Config) (_ *Broker, err error) {
 		cfg.Tune(&scfg)
 	}
 	if b.store, err = store.Open(scfg); err != nil {
+		if cerr := (*store.CorruptionError)(nil); errors.As(err, &cerr) {
+			return nil, fmt.Errorf("broker: open store: %w (broker.conf: commitLogCorruptionAction=%s starts the broker with the CommitLog cut at offset %d)",
+				err, config.CorruptionTruncate, cerr.Offset)
+		}
 		return nil, fmt.Errorf("broker: open store: %w", err)
 	}
 	closers = append(closers, b.store.Close)
@@ -265,6 +269,10 @@ func storeConfig(bc *config.BrokerConfig, fs vfs.FS, log *slog.Logger, host neti
 	if err != nil {
 		return store.Config{}, fmt.Errorf("broker: messageDelayLevel: %w", err)
 	}
+	onCorruption, err := store.ParseCorruptionAction(bc.CommitLogCorruptionAction)
+	if err != nil {
+		return store.Config{}, fmt.Errorf("broker: commitLogCorruptionAction: %w", err)
+	}
 	return store.Config{
 		Dir:                     bc.StorePathRootDir,
 		FS:                      fs,
@@ -292,6 +300,7 @@ func storeConfig(bc *config.BrokerConfig, fs vfs.FS, log *slog.Logger, host neti
 		CleanInterval:               bc.CleanResourceInterval,
 		MaxTransferBytes:            bc.MaxTransferBytesOnMessageInMemory,
 		MaxTransferCount:            bc.MaxTransferCountOnMessageInMemory,
+		CommitLogCorruptionAction:   onCorruption,
 		Logger:                      log,
 	}, nil
 }

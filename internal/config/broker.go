@@ -23,6 +23,12 @@ const (
 	SyncFlush  FlushDiskType = "SYNC_FLUSH"
 )
 
+// The values of commitLogCorruptionAction.
+const (
+	CorruptionRefuse   = "refuse"
+	CorruptionTruncate = "truncate"
+)
+
 // BrokerRole is MessageStoreConfig.brokerRole, written by its Java enum name.
 type BrokerRole string
 
@@ -80,6 +86,7 @@ const (
 	DefaultMaxIndexNum                 = 20000000
 	DefaultQueryMaxNum                 = 32
 	DefaultMaxMsgsNumBatch             = 64
+	DefaultCommitLogCorruptionAction   = CorruptionRefuse
 
 	DefaultSendThreadPoolQueueCapacity       = 10000
 	DefaultPullThreadPoolQueueCapacity       = 100000
@@ -348,6 +355,14 @@ type BrokerConfig struct {
 	HASlaveFallbehindMax    int64         `prop:"haSlaveFallbehindMax"`
 	// CheckCRCOnRecover verifies body CRCs during recovery (true).
 	CheckCRCOnRecover bool `prop:"checkCRCOnRecover"`
+	// CommitLogCorruptionAction is rocketd's own key (Java has none): what
+	// recovery does with an invalid CommitLog record before data known to
+	// be durable (after a clean shutdown, or older than the checkpoint).
+	// "refuse" (default): the broker does not start, and the error names
+	// the segment file and offset. "truncate": the log is cut there, losing
+	// every later record (what RocketMQ does silently), logged at Error.
+	// A torn tail after a crash is always cut.
+	CommitLogCorruptionAction string `prop:"commitLogCorruptionAction"`
 	// MessageIndexEnable builds the key index (true); MessageIndexSafe (false).
 	MessageIndexEnable bool `prop:"messageIndexEnable"`
 	MessageIndexSafe   bool `prop:"messageIndexSafe"`
@@ -526,6 +541,7 @@ func (c *BrokerConfig) ensureBaseDefaults() {
 	setInt(&c.MaxIndexNum, DefaultMaxIndexNum)
 	setInt(&c.DefaultQueryMaxNum, DefaultQueryMaxNum)
 	setInt(&c.MaxMsgsNumBatch, DefaultMaxMsgsNumBatch)
+	setString(&c.CommitLogCorruptionAction, DefaultCommitLogCorruptionAction)
 }
 
 // Validate reports every setting that cannot work (after EnsureDefaults).
@@ -559,6 +575,11 @@ func (c *BrokerConfig) Validate() error {
 	case AsyncFlush, SyncFlush:
 	default:
 		bad("flushDiskType %q: want ASYNC_FLUSH or SYNC_FLUSH", c.FlushDiskType)
+	}
+	switch c.CommitLogCorruptionAction {
+	case CorruptionRefuse, CorruptionTruncate:
+	default:
+		bad("commitLogCorruptionAction %q: want %s or %s", c.CommitLogCorruptionAction, CorruptionRefuse, CorruptionTruncate)
 	}
 	for _, p := range []struct {
 		key  string
@@ -735,6 +756,7 @@ func BrokerConfigFromProperties(props Properties) (BrokerConfig, []string, error
 	// nothing and spares an operator a failed start.
 	c.FlushDiskType = FlushDiskType(strings.ToUpper(string(c.FlushDiskType)))
 	c.BrokerRole = BrokerRole(strings.ToUpper(string(c.BrokerRole)))
+	c.CommitLogCorruptionAction = strings.ToLower(c.CommitLogCorruptionAction)
 	c.EnsureDefaults()
 	if err := c.Validate(); err != nil {
 		return c, unknown, err

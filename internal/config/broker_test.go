@@ -76,6 +76,7 @@ func TestBrokerConfigDefaults(t *testing.T) {
 		{"haSendHeartbeatInterval", c.HASendHeartbeatInterval, 5 * time.Second},
 		{"haSlaveFallbehindMax", c.HASlaveFallbehindMax, int64(256 << 20)},
 		{"enablePropertyFilter", c.EnablePropertyFilter, false},
+		{"commitLogCorruptionAction", c.CommitLogCorruptionAction, "refuse"},
 		{"HAPort", c.HAPort(), 10912},
 		{"ConsumeQueueUnitsPerFile", c.ConsumeQueueUnitsPerFile(), 300000},
 		{"FileReservedDuration", c.FileReservedDuration(), 72 * time.Hour},
@@ -149,6 +150,7 @@ defaultTopicQueueNums = 4
 syncFlushTimeout = 2000
 messageDelayLevel = 1s 1m 1h 1d
 registerNameServerPeriod = 5000
+commitLogCorruptionAction = Truncate
 rocketmqHome = /opt/rocketmq
 aclEnable = false
 `
@@ -166,7 +168,8 @@ aclEnable = false
 	if c.BrokerClusterName != "ProdCluster" || c.BrokerName != "broker-b" || c.BrokerID != 1 || c.BrokerRole != Slave ||
 		c.FlushDiskType != SyncFlush || c.ListenPort != 20911 || c.BrokerIP1 != "10.0.0.5" || c.BrokerIP2 != "10.0.0.5" ||
 		c.AutoCreateTopicEnable || !c.AutoCreateSubscriptionGroup || c.DefaultTopicQueueNums != 4 ||
-		c.SyncFlushTimeout != 2*time.Second || c.FileReservedTime != 48 || c.DeleteWhen != "04;16" {
+		c.SyncFlushTimeout != 2*time.Second || c.FileReservedTime != 48 || c.DeleteWhen != "04;16" ||
+		c.CommitLogCorruptionAction != CorruptionTruncate {
 		t.Fatalf("loaded %+v", c)
 	}
 	if c.StorePathCommitLog != "/data/rocketmq/store/commitlog" {
@@ -236,6 +239,7 @@ func TestBrokerConfigErrorsNameTheKey(t *testing.T) {
 		"haListenPort 10911":            {"haListenPort": "10911"},
 		"accessMessageInMemoryMaxRatio": {"accessMessageInMemoryMaxRatio": "101"},
 		"waitTimeMillsInPullQueue":      {"waitTimeMillsInPullQueue": "-5"},
+		"commitLogCorruptionAction":     {"commitLogCorruptionAction": "repair"},
 	}
 	for want, props := range cases {
 		_, _, err := BrokerConfigFromProperties(props)

@@ -35,6 +35,23 @@ const (
 	DefaultDispatchCatchUpTimeout      = 5 * time.Minute
 )
 
+// CorruptionAction, its values and CorruptionError are the CommitLog's,
+// for callers that do not import it.
+type (
+	CorruptionAction = commitlog.CorruptionAction
+	CorruptionError  = commitlog.CorruptionError
+)
+
+const (
+	CorruptionRefuse   = commitlog.CorruptionRefuse
+	CorruptionTruncate = commitlog.CorruptionTruncate
+)
+
+// ParseCorruptionAction parses "refuse" or "truncate".
+func ParseCorruptionAction(s string) (CorruptionAction, error) {
+	return commitlog.ParseCorruptionAction(s)
+}
+
 // Config describes a Store. The zero value of a field means its default
 // (EnsureDefaults fills them); Validate reports what cannot work.
 type Config struct {
@@ -121,6 +138,13 @@ type Config struct {
 	InMemoryBytes          int64
 	MaxTransferBytesOnDisk int
 	MaxTransferCountOnDisk int
+
+	// CommitLogCorruptionAction (CorruptionRefuse, CorruptionTruncate) is what recovery does when it finds an
+	// invalid CommitLog record before data known to be durable (after a
+	// clean shutdown, or older than the checkpoint): refuse to open
+	// (the zero value) or truncate the log there (commitlog doc.go,
+	// "Recovery"). A torn tail after a crash is always cut.
+	CommitLogCorruptionAction CorruptionAction
 
 	// DispatchCatchUpTimeout bounds how long Open waits for the dispatcher
 	// to reach the CommitLog end (5 min).

@@ -16,8 +16,13 @@
 // valid ends), then the CommitLog: normally from its last three segments;
 // after a crash from the newest segment whose first record is older than the
 // checkpoint's min(physic, logics) - 3 s. Both check magic codes and body
-// CRCs and cut the torn tail. ConsumeQueue units pointing past the recovered
-// end are cut. The dispatcher then re-dispatches from the recovery start
+// CRCs and cut the torn tail. The CommitLog is told whether the last
+// shutdown was clean and the checkpoint's physicMsgTimestamp: an invalid
+// record before data known durable is corruption, and Open fails with a
+// *commitlog.CorruptionError (Config.CommitLogCorruptionAction = truncate
+// cuts it instead, and lowers physicMsgTimestamp to what is left; commitlog
+// doc.go, "Recovery"). ConsumeQueue units pointing past the recovered end
+// are cut. The dispatcher then re-dispatches from the recovery start
 // (abnormal) or from the ConsumeQueues' end (normal) — duplicates are
 // ignored by the queues — and Open waits until it has caught up, rebuilds
 // the CommitLog's next-queue-offset table from the queues, starts the
@@ -36,7 +41,11 @@
 // has unsynced units), and physicMsgTimestamp the store time of the newest
 // dispatched position at or below the CommitLog's flushed end. Everything
 // stored before min(physic, logics) is on disk in both structures, which is
-// what abnormal recovery relies on.
+// what abnormal recovery relies on. Recovery also relies on the record
+// stored at physicMsgTimestamp being on disk (a log ending before it is
+// corrupt). Java masters set it from the flush as well; a Java slave sets
+// it from dispatch, so a Java slave's store after a crash may be refused:
+// CommitLogCorruptionAction truncate opens it.
 //
 // Retention and disk protection (cleanup.go, RocketMQ 5.x's
 // CleanCommitLogService): every CleanInterval, disk use is read as df's Use%

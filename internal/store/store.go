@@ -175,9 +175,24 @@ func (s *Store) recover() error {
 	if !s.lastExitOK {
 		from = s.abnormalRecoveryStart()
 	}
-	end, err := s.log.Recover(from, nil)
+	durable := s.ckpt.State().PhysicMsgTimestamp
+	res, err := s.log.RecoverWith(commitlog.RecoverOptions{
+		From:             from,
+		CleanShutdown:    s.lastExitOK,
+		DurableTimestamp: durable,
+		OnCorruption:     s.cfg.CommitLogCorruptionAction,
+	})
 	if err != nil {
 		return fmt.Errorf("store: recover commitlog: %w", err)
+	}
+	end := res.End
+	if res.Corruption != nil && res.LastTimestamp < durable {
+		// The truncation removed records the checkpoint counted as
+		// durable: lower it to what is left, or the next recovery would
+		// find the same "corruption" at the new end.
+		s.ckpt.SetPhysicMsgTimestamp(res.LastTimestamp)
+		s.cfg.Logger.Error("store: commitlog truncated below the checkpoint", "physicMsgTimestamp", durable,
+			"lastStoreTimestamp", res.LastTimestamp, "offset", res.Corruption.Offset)
 	}
 	if len(s.log.Segments()) == 0 && cqMax > 0 {
 		// No CommitLog at all: the queues point at nothing (spec §7 step 5).

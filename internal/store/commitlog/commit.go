@@ -91,6 +91,9 @@ func (l *Log) commitPutLocked() error {
 func (l *Log) commitLocked() error {
 	cur := l.cur.Load()
 	tail := l.committed.Load()
+	// Read before head: the put that stored ts had advanced head already,
+	// so the run covers every record stamped before ts.
+	ts := l.lastPutTime.Load()
 	head := l.head.Load()
 	if err := l.writeErr(); err != nil {
 		if tail < head && l.rollback.Load() == nil {
@@ -115,6 +118,7 @@ func (l *Log) commitLocked() error {
 	}
 	cur.SetWrote(max(cur.Wrote(), head-cur.Start()))
 	cur.SetCommitted(head - cur.Start())
+	l.committedTime.Store(ts)
 	l.committed.Store(head)
 	l.space.consumed(head - tail)
 	if l.cfg.OnCommit != nil {

@@ -3,6 +3,7 @@ package commitlog
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -176,6 +177,10 @@ func recoverOnDisk(t *testing.T, dir string) (int64, int) {
 	return end, n
 }
 
+// TestTornTail: a bad last record, recovered with Recover (no durability
+// knowledge: a crash with no checkpoint), is a torn tail and cut. After a
+// clean shutdown or below the checkpoint it would be corruption
+// (TestLogEndsBeforeCheckpoint, TestCorruptionAfterCleanShutdown).
 func TestTornTail(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "commitlog")
 	res := writeOnDisk(t, dir, 30) // 3000-byte bodies: two segments
@@ -230,9 +235,10 @@ func TestHalfTruncatedLastSegment(t *testing.T) {
 	}
 }
 
-// TestStaleRecordNotResurrected: records after a torn one are cut by
-// recovery; an append of exactly the torn record's length must not make
-// the next cut record valid again.
+// TestStaleRecordNotResurrected: after a crash, records after a torn one
+// are cut by recovery; an append of exactly the torn record's length must
+// not make the next cut record valid again. (The same damage after a clean
+// shutdown is corruption: recovery refuses, see corrupt_test.go.)
 func TestStaleRecordNotResurrected(t *testing.T) {
 	mem := vfs.NewMem()
 	cfg := testConfig(mem, true)
@@ -254,12 +260,24 @@ func TestStaleRecordNotResurrected(t *testing.T) {
 	_ = f.Sync()
 	_ = f.Close()
 
+	// Had the shutdown been clean, c after the bad b would be corruption.
+	lc, err := Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cerr *CorruptionError
+	if _, err := lc.RecoverWith(RecoverOptions{From: NormalRecovery, CleanShutdown: true}); !errors.As(err, &cerr) || cerr.Offset != b.WroteOffset {
+		t.Fatalf("recover after a clean shutdown: %v, want corruption at %d", err, b.WroteOffset)
+	}
+	_ = lc.Close()
+
+	// After a crash with nothing known durable past a, b is a torn tail.
 	l2, err := Open(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if end, err := l2.Recover(NormalRecovery, nil); err != nil || end != b.WroteOffset {
-		t.Fatalf("recover: end %d, want %d: %v", end, b.WroteOffset, err)
+	if res, err := l2.RecoverWith(RecoverOptions{From: NormalRecovery, DurableTimestamp: a.StoreTimestamp}); err != nil || res.End != b.WroteOffset {
+		t.Fatalf("recover: end %d, want %d: %v", res.End, b.WroteOffset, err)
 	}
 	if err := l2.Start(); err != nil {
 		t.Fatal(err)

@@ -124,12 +124,75 @@
 //
 // # Recovery
 //
-// Recover scans from the third-to-last segment (normal) or from an offset
-// the caller derives from the checkpoint (abnormal), validating magic,
-// length, body CRC and PHYSICALOFFSET, and truncates at the first invalid
-// record: a torn tail, zeros, garbage. Unacknowledged data may be lost;
-// data acknowledged under SYNC_FLUSH was synced before the answer, so it is
-// valid and kept. The bytes after the end in the last segment are zeroed up
+// RecoverWith scans from the third-to-last segment (normal) or from an
+// offset the caller derives from the checkpoint (abnormal), validating
+// magic, length, body CRC and PHYSICALOFFSET, and stops at the first
+// invalid record or at zeros. What the stop means depends on what is known
+// to be durable (RecoverOptions):
+//
+//   - Torn tail: after a crash, an invalid record whose data is not known
+//     durable. Page-cache writeback is not ordered, so valid records may
+//     follow it; they were never acknowledged under SYNC_FLUSH (a put is
+//     answered after the sync that covers it and everything before it). The
+//     log is cut there, logged at Warn.
+//   - Corruption: an invalid record (or zeros) before data known durable:
+//     (a) the last shutdown was clean (every record was synced) and a valid
+//     record follows it, or (b) the last valid record was stored before the
+//     checkpoint's physicMsgTimestamp. (b) holds because the checkpoint is
+//     written only after the CommitLog was flushed past the record stored
+//     at that time, and store times never decrease along the log: that
+//     record is on disk after the last valid one, so something before it
+//     is damaged. A record stored at exactly that time may be a later,
+//     unflushed one of the same millisecond, so only strictly older ones
+//     count. (a) needs to find "a valid record follows": a resync scan reads
+//     forward from the bad position, through later segments, for a position
+//     p whose magic is a record's, whose PHYSICALOFFSET is p, whose TOTALSIZE
+//     fits and whose body CRC matches; a bit flip cannot produce that by
+//     chance. The scan runs only when corruption is possible, never for a
+//     torn tail after a crash.
+//
+// Corruption is logged at Error with the segment file, the offset, what is
+// wrong (the position class: a header field, the body or BODYCRC, a length
+// field such as PROPERTIESLENGTH, a BLANK filler) and where valid records
+// resume; then, by CorruptionAction:
+//
+//   - refuse (the default): RecoverWith returns a *CorruptionError and
+//     changes no file. The operator restores the segment (from a slave or a
+//     backup), or chooses truncate.
+//   - truncate: the log is cut at the bad record as for a torn tail, and the
+//     Error log says what is cut: the valid records and bytes after it and
+//     the segment files deleted.
+//
+// Why refuse rather than keep the later records and mark the bad one
+// unreadable: the bad record's header cannot be trusted, so its topic,
+// queue and queue offset are unknown; a ConsumeQueue has no holes, so the
+// unit it had is missing or points at bytes no reader can decode, and a
+// consumer pulling that queue offset would stall or skip silently; a slave
+// fetching the log raw would receive the same damage and refuse or cut it
+// at its own recovery. Refusing loses nothing and makes the operator aware;
+// truncating is today's behaviour, now explicit and logged. (Recover, with
+// no durability knowledge, treats every stop as a torn tail: tools and
+// tests only; the store passes the abort file and the checkpoint.)
+//
+// A BLANK filler is recognised by its magic alone (readers and RocketMQ's
+// checker ignore its length), so a damaged length loses nothing: logged at
+// Error, the scan continues at the next segment. No record can be as long
+// as the space left in its segment (a record needs 8 bytes more), so 8
+// bytes whose length is exactly that space and whose magic differs from
+// BLANK's in at most 2 bits are a BLANK with flipped bits (a torn write
+// zeroes whole bytes, never that): also logged at Error and followed. A
+// worse magic stops the scan like any invalid record. The zero padding
+// after a BLANK is never read by recovery or readers: a flip there is
+// harmless and not reported. A flip in the zeros after the last record is
+// garbage with nothing valid behind it (and the last record is the
+// checkpoint's): cut and zeroed like a torn tail, logged at Warn.
+//
+// Not detected: BODYCRC covers the body only (as in RocketMQ), so a flip
+// in QUEUEID, FLAG, QUEUEOFFSET, timestamps, hosts, RECONSUMETIMES, the
+// topic or the properties' content (not their lengths) leaves a valid
+// record with a changed value, kept as such.
+//
+// After the cut, the bytes after the end in the last segment are zeroed up
 // to the last non-zero byte (records cut off behind a torn one must not
 // come back after a later append of the same length), and the scanned
 // segments are synced, so Flushed() = end holds after Recover.

@@ -161,10 +161,9 @@ func (l *Log) syncFlushLoop() {
 		// (WAIT=false), then sync what is committed (after a failed write
 		// too: the records before it wait for their flush) and answer the
 		// rest.
-		ts := l.lastPutTime.Load()
-		cerr := l.commit()
+		_ = l.commit()
 		l.completeWaiters(nil, false)
-		err := l.syncCommitted(ts, cerr == nil)
+		err := l.syncCommitted()
 		if err != nil {
 			// Sticky now: take back what the ring still holds.
 			_ = l.commit()
@@ -196,12 +195,9 @@ func (l *Log) asyncFlushLoop() {
 		if dirty <= 0 || (dirty < least && !thorough) {
 			continue
 		}
-		ts := l.lastPutTime.Load() // before the sync: the sync covers it
-		if err := l.syncTo(l.committed.Load()); err != nil {
+		if err := l.syncCommitted(); err != nil {
 			l.flushLog.Log(l.cfg.Logger, slog.LevelError, "commitlog: async flush failed; puts are refused", "err", err)
-			continue
 		}
-		l.flushedTime.Store(ts)
 	}
 }
 

@@ -79,7 +79,11 @@ type Log struct {
 	// lastPutTime is the store timestamp (ms) of the latest put; flushedTime
 	// the latest one known flushed (for the checkpoint).
 	lastPutTime atomic.Int64
-	flushedTime atomic.Int64
+	// committedTime is a store timestamp (ms) the committed data covers:
+	// every record stamped before it is committed (set with committed; a
+	// rolled-back record's time never gets here).
+	committedTime atomic.Int64
+	flushedTime   atomic.Int64
 
 	err atomic.Pointer[error] // sticky write/sync failure
 	// rollback is a failed commit run not yet taken back (rollbackLocked).
@@ -221,21 +225,21 @@ func (l *Log) Close() error {
 
 // flushAll commits the ring and syncs up to the committed end.
 func (l *Log) flushAll() error {
-	ts := l.lastPutTime.Load() // before the commit: the sync covers it
 	cerr := l.commit()
-	err := l.syncCommitted(ts, cerr == nil)
+	err := l.syncCommitted()
 	if cerr != nil {
 		return cerr
 	}
 	return err
 }
 
-// syncCommitted syncs up to the committed end; when covered is set, the
-// sync covers every record stamped ts or earlier, and ts becomes the
-// flushed store timestamp (the checkpoint's).
-func (l *Log) syncCommitted(ts int64, covered bool) error {
+// syncCommitted syncs up to the committed end; the store timestamp the
+// committed data covers becomes the flushed one (the checkpoint's
+// physicMsgTimestamp).
+func (l *Log) syncCommitted() error {
+	ts := l.committedTime.Load() // before committed: the sync covers it
 	err := l.syncTo(l.committed.Load())
-	if err == nil && covered {
+	if err == nil {
 		l.flushedTime.Store(ts)
 	}
 	return err
