@@ -354,6 +354,9 @@ func TestAbnormalRecoveryIsBoundedByCheckpoint(t *testing.T) {
 	}
 	// The in-memory checkpoint moves before its file is durable: wait until
 	// a crash image holds it (timestamps of the last put, file synced).
+	// Both timestamps: the CommitLog flushes on its own schedule, and an
+	// image taken before it reached the last put loses the unflushed tail
+	// (ASYNC_FLUSH), which this test does not measure.
 	var image *vfs.MemFS
 	waitFor(t, "durable checkpoint", func() bool {
 		image = mem.CrashClone()
@@ -362,7 +365,7 @@ func TestAbnormalRecoveryIsBoundedByCheckpoint(t *testing.T) {
 			return false
 		}
 		st, err := checkpoint.Parse(data)
-		return err == nil && st.LogicsMsgTimestamp == lastTs && st.PhysicMsgTimestamp > 0
+		return err == nil && st.LogicsMsgTimestamp == lastTs && st.PhysicMsgTimestamp == lastTs
 	})
 	s.Close()
 
