@@ -282,7 +282,13 @@ func (l *Log) rewriteDelay(r *message.Record) {
 func (l *Log) afterAppend(ctx context.Context, end, epoch int64, opts PutOptions) PutStatus {
 	switch {
 	case !l.cfg.FlushSync:
-		l.kickCommitter()
+		// An idle committer means light traffic: write the ring here
+		// rather than pay two goroutine switches for a one-record run.
+		// A busy one gathers the records that arrive meanwhile into its
+		// next run.
+		if !l.committerIdle.Load() || !l.commitIfIdle() {
+			l.kickCommitter()
+		}
 	case opts.NoWait:
 		// The group-commit flusher commits only between fdatasyncs: a put
 		// that does not wait for the flush writes the ring itself rather
