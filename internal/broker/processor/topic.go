@@ -46,12 +46,6 @@ func (p *Processor) handleDeleteTopic(_ *remoting.Conn, req *remoting.Command) *
 	return ok(nil)
 }
 
-// handleAllTopicConfig serves GET_ALL_TOPIC_CONFIG.
-func (p *Processor) handleAllTopicConfig(_ *remoting.Conn, _ *remoting.Command) *remoting.Command {
-	snap := p.topics.Snapshot()
-	return bodyResponse(&snap)
-}
-
 // handleTopicStats serves GET_TOPIC_STATS_INFO: min/max offset and last
 // store time of each write queue.
 func (p *Processor) handleTopicStats(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
