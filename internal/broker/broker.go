@@ -50,8 +50,9 @@ type Config struct {
 	// HAListenAddr, when set, overrides the HA listen address built from
 	// haListenPort ("127.0.0.1:0" in tests: the bound port is advertised).
 	HAListenAddr string
-	// SlaveSyncInterval is how often a slave copies the master's metadata
-	// (default 10 s).
+	// SlaveSyncInterval is how often a slave polls a rocketd master's
+	// metadata (default 500 ms); a Java master, which answers in full, is
+	// polled every max(10 s, SlaveSyncInterval).
 	SlaveSyncInterval time.Duration
 }
 
@@ -242,9 +243,9 @@ func Start(cfg Config) (_ *Broker, err error) {
 	// NameServer registration: now, every period, and after topic changes.
 	b.nsClient = remoting.NewClient(remoting.ClientConfig{Logger: log})
 	closers = append(closers, b.nsClient.Close)
-	b.repl.startMetaSync()
 	b.reg = newRegistrar(b, bc.NamesrvAddrs())
 	b.topics.OnChange(b.reg.kick)
+	b.repl.startMetaSync(b.reg.kick)
 	b.reg.start()
 	closers = append(closers, func() error { b.reg.close(); return nil })
 

@@ -11,13 +11,18 @@ import (
 
 // registrar keeps the broker registered with its NameServers: at start,
 // every registerNameServerPeriod (30 s) and soon after each topic change
-// (a kick; kicks while a round runs coalesce into one more round). One
-// goroutine owns the loop; close stops it.
+// (a kick; kicks while a round runs coalesce into one more round). A slave
+// whose master is not known yet registers again after 1 s, 2 s, 4 s, then
+// every 5 s: the registration answer is how it learns its
+// master, and a slave started before its master would otherwise copy
+// nothing for 30 s. One goroutine owns the loop; close stops it.
 type registrar struct {
 	b       *Broker
 	addrs   []string
 	period  time.Duration
 	timeout time.Duration
+	// awaiting paces the rounds of a slave that awaits its master.
+	awaiting backoff
 
 	// ctx is cancelled by close: it stops the loop and cuts a
 	// registration round short (a dead NameServer must not delay shutdown).
@@ -33,12 +38,13 @@ func newRegistrar(b *Broker, addrs []string) *registrar {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &registrar{
 		b: b, addrs: addrs,
-		period:  b.cfg.RegisterPeriod(),
-		timeout: b.cfg.RegisterBrokerTimeout,
-		ctx:     ctx,
-		cancel:  cancel,
-		kickc:   make(chan struct{}, 1),
-		done:    make(chan struct{}),
+		period:   b.cfg.RegisterPeriod(),
+		timeout:  b.cfg.RegisterBrokerTimeout,
+		awaiting: backoff{min: awaitMasterRetry, max: min(awaitMasterRetryMax, b.cfg.RegisterPeriod())},
+		ctx:      ctx,
+		cancel:   cancel,
+		kickc:    make(chan struct{}, 1),
+		done:     make(chan struct{}),
 	}
 }
 
@@ -57,9 +63,16 @@ func (r *registrar) start() {
 	go r.loop()
 }
 
+// awaitMasterRetry and awaitMasterRetryMax bound the wait before a slave
+// that awaits its master registers again.
+const (
+	awaitMasterRetry    = time.Second
+	awaitMasterRetryMax = 5 * time.Second
+)
+
 func (r *registrar) loop() {
 	defer close(r.done)
-	t := time.NewTicker(r.period)
+	t := time.NewTimer(r.period)
 	defer t.Stop()
 	for {
 		select {
@@ -69,6 +82,19 @@ func (r *registrar) loop() {
 		case <-r.kickc:
 		}
 		r.registerAll()
+		next := r.period
+		if r.b.repl.awaitsMaster() {
+			next = r.awaiting.wait()
+		} else {
+			r.awaiting.reset()
+		}
+		if !t.Stop() {
+			select {
+			case <-t.C:
+			default:
+			}
+		}
+		t.Reset(next)
 	}
 }
 
