@@ -231,23 +231,27 @@ func Start(cfg Config) (_ *Broker, err error) {
 	}
 	closers = append(closers, b.txn.Close)
 
+	// NameServer registration: now, every period, and after topic changes
+	// (UPDATE_AND_CREATE_TOPIC waits for that round, so the registrar
+	// exists before the processors serve).
+	b.nsClient = remoting.NewClient(remoting.ClientConfig{Logger: log})
+	closers = append(closers, b.nsClient.Close)
+	b.reg = newRegistrar(b, bc.NamesrvAddrs())
+	closers = append(closers, func() error { b.reg.close(); return nil })
+
 	proc, err := processor.New(processor.Deps{
 		Config: &b.cfg, Store: b.store, Topics: b.topics, Groups: b.groups, Offsets: b.offsets,
-		Clients: b.clients, Holder: b.holder, StoreHost: storeHost, InMemoryBytes: scfg.InMemoryBytes, SendHooks: cfg.SendHooks, Txn: b.txn, Logger: log,
+		Clients: b.clients, Holder: b.holder, StoreHost: storeHost, InMemoryBytes: scfg.InMemoryBytes, SendHooks: cfg.SendHooks, Txn: b.txn,
+		AwaitRegistration: b.reg.awaitRound, Logger: log,
 	})
 	if err != nil {
 		return nil, err
 	}
 	proc.Register(b.srv, fams)
 
-	// NameServer registration: now, every period, and after topic changes.
-	b.nsClient = remoting.NewClient(remoting.ClientConfig{Logger: log})
-	closers = append(closers, b.nsClient.Close)
-	b.reg = newRegistrar(b, bc.NamesrvAddrs())
 	b.topics.OnChange(b.reg.kick)
 	b.repl.startMetaSync(b.reg.kick)
 	b.reg.start()
-	closers = append(closers, func() error { b.reg.close(); return nil })
 
 	b.started.Store(true)
 	log.Info("broker: started", "name", bc.BrokerName, "cluster", bc.BrokerClusterName, "addr", b.addr,

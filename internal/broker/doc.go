@@ -25,7 +25,10 @@
 // One goroutine (registrar) sends REGISTER_BROKER to every address of
 // namesrvAddr in parallel: at start, every registerNameServerPeriod (30 s,
 // clamped to [10 s, 60 s] as Java does) and after every topic change (a
-// slave's table changes when it copies its master's). The body is the
+// slave's table changes when it copies its master's). UPDATE_AND_CREATE_TOPIC
+// answers only after a round with the new topic ended (registrar.awaitRound),
+// as Java's registers before it answers: an acknowledged topic is routed
+// even if the master dies right after. The body is the
 // fastjson RegisterBrokerBody (topic table + data version) and the header
 // carries its masked CRC32 (bodyCrc32). Shutdown sends UNREGISTER_BROKER.
 // A slave learns its master's addresses from the answers: until it has,

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -32,11 +33,19 @@ type registrar struct {
 	done    chan struct{}
 	started bool // set by start, before the loop runs
 	once    sync.Once
+
+	// rounds counts the rounds begun and ended; done is closed (and
+	// replaced) when one ends. awaitRound waits on them.
+	rounds struct {
+		sync.Mutex
+		begun, ended uint64
+		done         chan struct{}
+	}
 }
 
 func newRegistrar(b *Broker, addrs []string) *registrar {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &registrar{
+	r := &registrar{
 		b: b, addrs: addrs,
 		period:   b.cfg.RegisterPeriod(),
 		timeout:  b.cfg.RegisterBrokerTimeout,
@@ -46,6 +55,49 @@ func newRegistrar(b *Broker, addrs []string) *registrar {
 		kickc:    make(chan struct{}, 1),
 		done:     make(chan struct{}),
 	}
+	r.rounds.done = make(chan struct{})
+	return r
+}
+
+// errRegistrarClosed ends awaitRound when the broker shuts down.
+var errRegistrarClosed = errors.New("broker: registration stopped")
+
+// awaitRound asks for a round and returns once a round that began after
+// the call has ended, so the NameServers have been sent the topic table as
+// it was at the call (each answered or timed out).
+func (r *registrar) awaitRound(ctx context.Context) error {
+	r.rounds.Lock()
+	target := r.rounds.begun + 1
+	r.rounds.Unlock()
+	r.kick()
+	for {
+		r.rounds.Lock()
+		ended, done := r.rounds.ended, r.rounds.done
+		r.rounds.Unlock()
+		if ended >= target {
+			return nil
+		}
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-r.ctx.Done():
+			return errRegistrarClosed
+		}
+	}
+}
+
+// round runs one registration round, counted for awaitRound.
+func (r *registrar) round() {
+	r.rounds.Lock()
+	r.rounds.begun++
+	r.rounds.Unlock()
+	r.registerAll()
+	r.rounds.Lock()
+	r.rounds.ended++
+	close(r.rounds.done)
+	r.rounds.done = make(chan struct{})
+	r.rounds.Unlock()
 }
 
 // kick asks for a registration round soon; it never blocks (Topics.OnChange
@@ -81,7 +133,7 @@ func (r *registrar) loop() {
 		case <-t.C:
 		case <-r.kickc:
 		}
-		r.registerAll()
+		r.round()
 		next := r.period
 		if r.b.repl.awaitsMaster() {
 			next = r.awaiting.wait()
