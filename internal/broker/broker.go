@@ -51,9 +51,12 @@ type Config struct {
 	// haListenPort ("127.0.0.1:0" in tests: the bound port is advertised).
 	HAListenAddr string
 	// SlaveSyncInterval is how often a slave polls a rocketd master's
-	// metadata (default 500 ms); a Java master, which answers in full, is
-	// polled every max(10 s, SlaveSyncInterval).
+	// metadata (default 500 ms).
 	SlaveSyncInterval time.Duration
+	// SlaveFullSyncInterval is how often a slave copies the metadata of a
+	// master that answers in full, without versions (Java): default 10 s,
+	// Java's own period, and never below SlaveSyncInterval.
+	SlaveFullSyncInterval time.Duration
 }
 
 // Broker is a RocketMQ master broker: the remoting server with its

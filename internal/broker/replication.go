@@ -59,7 +59,7 @@ func newReplication(b *Broker, cfg *Config, scfg *store.Config) *replication {
 		HousekeepingInterval: bc.HAHousekeepingInterval,
 		Logger:               b.log,
 	})
-	r.meta = newSlaveSync(b, scfg.FS, r.masterMainAddr, cfg.SlaveSyncInterval)
+	r.meta = newSlaveSync(b, scfg.FS, r.masterMainAddr, cfg.SlaveSyncInterval, cfg.SlaveFullSyncInterval)
 	return r
 }
 

@@ -63,13 +63,16 @@ const slaveSyncFullInterval = 10 * time.Second
 // slaveSyncRequestTimeout bounds one copy request.
 const slaveSyncRequestTimeout = 3 * time.Second
 
-func newSlaveSync(b *Broker, fs vfs.FS, master func() string, interval time.Duration) *slaveSync {
+func newSlaveSync(b *Broker, fs vfs.FS, master func() string, interval, fullInterval time.Duration) *slaveSync {
 	if interval <= 0 {
 		interval = defaultSlaveSyncInterval
 	}
+	if fullInterval <= 0 {
+		fullInterval = slaveSyncFullInterval
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &slaveSync{b: b, fs: fs, master: master, register: func() {}, interval: interval,
-		fullInterval: max(interval, slaveSyncFullInterval),
+		fullInterval: max(interval, fullInterval),
 		ctx:          ctx, cancel: cancel, kickc: make(chan struct{}, 1), done: make(chan struct{}),
 		known: map[protocol.RequestCode]tableVersion{},
 		lost:  backoff{min: time.Second, max: 30 * time.Second},
@@ -182,6 +185,10 @@ func (s *slaveSync) fetch(addr string, code protocol.RequestCode) (versioned boo
 	defer cancel()
 	resp, err := s.b.nsClient.Invoke(ctx, addr, remoting.NewRequest(code, protocol.Ext(&h), nil))
 	if err != nil {
+		// The master may be restarting: copy everything once it answers
+		// (a table loaded from its file keeps its version, yet the
+		// startup topics may have changed with the configuration).
+		clear(s.known)
 		return true, &unreachableError{fmt.Errorf("request %d: %w", code, err)}
 	}
 	var rh protocol.SlaveSyncResponseHeader

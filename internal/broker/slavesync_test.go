@@ -3,8 +3,10 @@ package broker_test
 import (
 	"bytes"
 	"context"
+	"maps"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/namesrv"
 	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/remoting"
 )
 
 // startSlaveWith starts a slave of c's master with the default metadata
@@ -174,5 +177,103 @@ func TestSlaveTopicRoutedWithoutMaster(t *testing.T) {
 			addrs := c.routeAddrs(ns, topic)
 			return len(addrs) == 1 && addrs[0] == s.Addr()
 		})
+	}
+}
+
+// javaLikeMaster is a master that answers the metadata copy requests as
+// Java's AdminBrokerProcessor does: always the whole table, no rocketd
+// version keys. It records when each GET_ALL_TOPIC_CONFIG arrived and with
+// which ext fields.
+type javaLikeMaster struct {
+	srv *remoting.Server
+	mu  sync.Mutex
+	at  []time.Time
+	ext []map[string]string
+}
+
+func startJavaLikeMaster(t *testing.T) *javaLikeMaster {
+	t.Helper()
+	m := &javaLikeMaster{srv: remoting.NewServer(remoting.ServerConfig{Addr: "127.0.0.1:0"})}
+	body := func(s string) remoting.HandlerFunc {
+		return func(_ *remoting.Conn, _ *remoting.Command) *remoting.Command {
+			r := remoting.NewResponse(protocol.Success, "")
+			r.Body = []byte(s)
+			return r
+		}
+	}
+	topics := body(`{"dataVersion":{"counter":3,"stateVersion":0,"timestamp":1700000000000},"topicConfigTable":{` +
+		`"JavaTopic":{"attributes":{},"order":false,"perm":6,"readQueueNums":2,"topicFilterType":"SINGLE_TAG","topicName":"JavaTopic","topicSysFlag":0,"writeQueueNums":2}},` +
+		`"topicQueueMappingDetailMap":{},"mappingDataVersion":{"counter":0,"stateVersion":0,"timestamp":1700000000000}}`)
+	m.srv.Handle(protocol.GetAllTopicConfig, nil, func(c *remoting.Conn, req *remoting.Command) *remoting.Command {
+		m.mu.Lock()
+		m.at = append(m.at, time.Now())
+		m.ext = append(m.ext, maps.Clone(req.ExtFields))
+		m.mu.Unlock()
+		return topics(c, req)
+	})
+	m.srv.Handle(protocol.GetAllConsumerOffset, nil, body(`{"dataVersion":{"counter":0,"timestamp":1700000000000},"offsetTable":{"JavaTopic@JavaGroup":{0:3,1:5}}}`))
+	m.srv.Handle(protocol.GetAllDelayOffset, nil, body(`{"dataVersion":{"counter":0,"timestamp":1700000000000},"offsetTable":{1:4}}`))
+	m.srv.Handle(protocol.GetAllSubscriptionGroupConfig, nil, body(`{"dataVersion":{"counter":2,"timestamp":1700000000000},"forbiddenTable":{},"subscriptionGroupTable":{`+
+		`"JavaGroup":{"brokerId":0,"consumeBroadcastEnable":true,"consumeEnable":true,"consumeFromMinEnable":true,"groupName":"JavaGroup","notifyConsumerIdsChangedEnable":true,"retryMaxTimes":16,"retryQueueNums":1,"whichBrokerWhenConsumeSlowly":1}}}`))
+	if err := m.srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = m.srv.Shutdown(ctx)
+	})
+	return m
+}
+
+// TestSlaveOfJavaLikeMaster: a rocketd slave whose master answers as Java
+// does (no versions) copies the whole tables, never claims a version in
+// its requests, and polls at the full-copy interval, not every
+// SlaveSyncInterval.
+func TestSlaveOfJavaLikeMaster(t *testing.T) {
+	c := startCluster(t, nil)
+	m := startJavaLikeMaster(t)
+	const group = "JavaLikeGroup"
+	body := (&protocol.RegisterBrokerBody{FilterServerList: []string{}}).MarshalFastJSON()
+	h := protocol.RegisterBrokerRequestHeader{BrokerName: group, BrokerAddr: m.srv.Addr().String(),
+		ClusterName: "DefaultCluster", BrokerID: 0, BodyCrc32: protocol.BodyCRC32(body)}
+	if r := c.invoke(c.nsAddr, protocol.RegisterBroker, &h, body); r.Code != protocol.Success {
+		t.Fatalf("register the Java-like master: %d %s", r.Code, r.Remark)
+	}
+	const full = time.Second
+	bc := c.brokerConfig()
+	bc.BrokerName, bc.BrokerID, bc.BrokerRole = group, 1, config.Slave
+	bc.StorePathRootDir = filepath.Join(c.dir, "slave-store")
+	s, err := broker.Start(broker.Config{Broker: bc, ListenAddr: "127.0.0.1:0",
+		SlaveSyncInterval: 50 * time.Millisecond, SlaveFullSyncInterval: full})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := s.Shutdown(ctx); err != nil {
+			t.Errorf("slave shutdown: %v", err)
+		}
+		c.rc.CloseConn(s.Addr())
+	})
+	waitFor(t, 10*time.Second, "the Java-like master's tables on the slave", func() bool { return c.slaveHas(s.Addr(), "JavaTopic", "JavaGroup", 5) })
+	waitFor(t, 10*time.Second, "three copies", func() bool {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		return len(m.at) >= 3
+	})
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, ext := range m.ext {
+		if _, ok := ext["rocketdKnownStamp"]; ok {
+			t.Errorf("request %d claims a version the master never gave: %v", i, ext)
+		}
+	}
+	for i := 1; i < len(m.at); i++ {
+		// The timer runs from the end of a round: a gap is never shorter.
+		if gap := m.at[i].Sub(m.at[i-1]); gap < full {
+			t.Errorf("copies %d and %d %v apart, want >= %v (full-copy interval)", i-1, i, gap, full)
+		}
 	}
 }
