@@ -5,6 +5,7 @@ import (
 	"hash/crc32"
 	"io/fs"
 	"path/filepath"
+	"time"
 
 	"github.com/rocketd/rocketd/internal/broker/meta"
 	"github.com/rocketd/rocketd/internal/protocol"
@@ -51,6 +52,8 @@ func (p *Processor) handleAllGroups(_ *remoting.Conn, req *remoting.Command) *re
 // handleAllConsumerOffset serves GET_ALL_CONSUMER_OFFSET. Offsets change
 // with every commit, so a slave that holds a version of this open table
 // gets the keys changed since (meta.Offsets.SnapshotSince), not the table.
+// The body carries a dataVersion (ms at open, change count): Java 5.x's
+// slave assigns it to its own table and fails on a body without one.
 func (p *Processor) handleAllConsumerOffset(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	var h protocol.SlaveSyncRequestHeader
 	if err := h.Decode(req.ExtFields); err != nil {
@@ -64,6 +67,7 @@ func (p *Processor) handleAllConsumerOffset(_ *remoting.Conn, req *remoting.Comm
 	if delta && len(snap.OffsetTable) == 0 {
 		return unchanged(v.Epoch, int64(v.Changes))
 	}
+	snap.DataVersion = &protocol.DataVersion{Timestamp: v.Epoch / int64(time.Millisecond), Counter: int64(v.Changes)}
 	return versioned(bodyResponse(&snap), v.Epoch, int64(v.Changes), delta)
 }
 
