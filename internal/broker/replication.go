@@ -107,8 +107,9 @@ func (r *replication) startMetaSync(register func()) {
 	}
 }
 
-// awaitsMaster reports a slave that has not learnt its master's address
-// yet (neither configured nor answered by a NameServer): the registrar
+// awaitsMaster reports a slave that has not learnt its master's main
+// address yet (no NameServer answer named one; haMasterAddress names only
+// the HA port): the registrar
 // then registers again soon instead of after the 30 s period, since the
 // answer is how a slave finds its master.
 func (r *replication) awaitsMaster() bool {
