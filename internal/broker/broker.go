@@ -50,9 +50,13 @@ type Config struct {
 	// HAListenAddr, when set, overrides the HA listen address built from
 	// haListenPort ("127.0.0.1:0" in tests: the bound port is advertised).
 	HAListenAddr string
-	// SlaveSyncInterval is how often a slave copies the master's metadata
-	// (default 10 s).
+	// SlaveSyncInterval is how often a slave polls a rocketd master's
+	// metadata (default 500 ms).
 	SlaveSyncInterval time.Duration
+	// SlaveFullSyncInterval is how often a slave copies the metadata of a
+	// master that answers in full, without versions (Java): default 10 s,
+	// Java's own period, and never below SlaveSyncInterval.
+	SlaveFullSyncInterval time.Duration
 }
 
 // Broker is a RocketMQ master broker: the remoting server with its
@@ -234,23 +238,27 @@ func Start(cfg Config) (_ *Broker, err error) {
 	}
 	closers = append(closers, b.txn.Close)
 
+	// NameServer registration: now, every period, and after topic changes
+	// (UPDATE_AND_CREATE_TOPIC waits for that round, so the registrar
+	// exists before the processors serve).
+	b.nsClient = remoting.NewClient(remoting.ClientConfig{Logger: log})
+	closers = append(closers, b.nsClient.Close)
+	b.reg = newRegistrar(b, bc.NamesrvAddrs())
+	closers = append(closers, func() error { b.reg.close(); return nil })
+
 	proc, err := processor.New(processor.Deps{
 		Config: &b.cfg, Store: b.store, Topics: b.topics, Groups: b.groups, Offsets: b.offsets,
-		Clients: b.clients, Holder: b.holder, StoreHost: storeHost, InMemoryBytes: scfg.InMemoryBytes, SendHooks: cfg.SendHooks, Txn: b.txn, Logger: log,
+		Clients: b.clients, Holder: b.holder, StoreHost: storeHost, InMemoryBytes: scfg.InMemoryBytes, SendHooks: cfg.SendHooks, Txn: b.txn,
+		AwaitRegistration: b.reg.awaitRound, Logger: log,
 	})
 	if err != nil {
 		return nil, err
 	}
 	proc.Register(b.srv, fams)
 
-	// NameServer registration: now, every period, and after topic changes.
-	b.nsClient = remoting.NewClient(remoting.ClientConfig{Logger: log})
-	closers = append(closers, b.nsClient.Close)
-	b.repl.startMetaSync()
-	b.reg = newRegistrar(b, bc.NamesrvAddrs())
 	b.topics.OnChange(b.reg.kick)
+	b.repl.startMetaSync(b.reg.kick)
 	b.reg.start()
-	closers = append(closers, func() error { b.reg.close(); return nil })
 
 	b.started.Store(true)
 	log.Info("broker: started", "name", bc.BrokerName, "cluster", bc.BrokerClusterName, "addr", b.addr,

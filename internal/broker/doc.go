@@ -24,10 +24,18 @@
 //
 // One goroutine (registrar) sends REGISTER_BROKER to every address of
 // namesrvAddr in parallel: at start, every registerNameServerPeriod (30 s,
-// clamped to [10 s, 60 s] as Java does) and after every topic change. The
-// body is the fastjson RegisterBrokerBody (topic table + data version) and
-// the header carries its masked CRC32 (bodyCrc32). Shutdown sends
-// UNREGISTER_BROKER.
+// clamped to [10 s, 60 s] as Java does) and after every topic change (a
+// slave's table changes when it copies its master's). UPDATE_AND_CREATE_TOPIC
+// answers only after a round with the new topic ended (registrar.awaitRound),
+// as Java's registers before it answers: an acknowledged topic is routed
+// even if the master dies right after. The body is the
+// fastjson RegisterBrokerBody (topic table + data version) and the header
+// carries its masked CRC32 (bodyCrc32). Shutdown sends UNREGISTER_BROKER.
+// A slave learns its master's addresses from the answers: until it has,
+// it registers again after 1, 2, 4 and then every 5 s (a slave started
+// before its master would otherwise wait for the 30 s period), and while
+// its master does not answer it registers again at 1, 2, 4 ... 30 s, so
+// that a NameServer without the master routes the slave's topics to it.
 //
 // # Addresses
 //
@@ -45,8 +53,13 @@
 // (brokerId >= 1) opens its store refusing puts, replicates from
 // haMasterAddress or the haServerAddr the NameServer's registration answer
 // names, serves pulls, and copies the master's topics, subscription groups,
-// consumer and delay offsets every 10 s (slaveSync, main port of the
-// registration answer's masterAddr).
+// consumer and delay offsets (slaveSync, main port of the registration
+// answer's masterAddr). It polls every 500 ms (Config.SlaveSyncInterval)
+// with the version of each table it holds; a rocketd master answers an
+// unchanged table with an empty body and consumer offsets with the entries
+// changed since, so a change reaches the slave within about a second. A
+// master whose answers carry no version (Java) is polled every 10 s, as a
+// Java slave polls (protocol doc.go, "Slave metadata copy").
 //
 // # Lifecycle
 //

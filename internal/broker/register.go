@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -11,13 +12,18 @@ import (
 
 // registrar keeps the broker registered with its NameServers: at start,
 // every registerNameServerPeriod (30 s) and soon after each topic change
-// (a kick; kicks while a round runs coalesce into one more round). One
-// goroutine owns the loop; close stops it.
+// (a kick; kicks while a round runs coalesce into one more round). A slave
+// whose master is not known yet registers again after 1 s, 2 s, 4 s, then
+// every 5 s: the registration answer is how it learns its
+// master, and a slave started before its master would otherwise copy
+// nothing for 30 s. One goroutine owns the loop; close stops it.
 type registrar struct {
 	b       *Broker
 	addrs   []string
 	period  time.Duration
 	timeout time.Duration
+	// awaiting paces the rounds of a slave that awaits its master.
+	awaiting backoff
 
 	// ctx is cancelled by close: it stops the loop and cuts a
 	// registration round short (a dead NameServer must not delay shutdown).
@@ -27,19 +33,71 @@ type registrar struct {
 	done    chan struct{}
 	started bool // set by start, before the loop runs
 	once    sync.Once
+
+	// rounds counts the rounds begun and ended; done is closed (and
+	// replaced) when one ends. awaitRound waits on them.
+	rounds struct {
+		sync.Mutex
+		begun, ended uint64
+		done         chan struct{}
+	}
 }
 
 func newRegistrar(b *Broker, addrs []string) *registrar {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &registrar{
+	r := &registrar{
 		b: b, addrs: addrs,
-		period:  b.cfg.RegisterPeriod(),
-		timeout: b.cfg.RegisterBrokerTimeout,
-		ctx:     ctx,
-		cancel:  cancel,
-		kickc:   make(chan struct{}, 1),
-		done:    make(chan struct{}),
+		period:   b.cfg.RegisterPeriod(),
+		timeout:  b.cfg.RegisterBrokerTimeout,
+		awaiting: backoff{min: awaitMasterRetry, max: min(awaitMasterRetryMax, b.cfg.RegisterPeriod())},
+		ctx:      ctx,
+		cancel:   cancel,
+		kickc:    make(chan struct{}, 1),
+		done:     make(chan struct{}),
 	}
+	r.rounds.done = make(chan struct{})
+	return r
+}
+
+// errRegistrarClosed ends awaitRound when the broker shuts down.
+var errRegistrarClosed = errors.New("broker: registration stopped")
+
+// awaitRound asks for a round and returns once a round that began after
+// the call has ended, so the NameServers have been sent the topic table as
+// it was at the call (each answered or timed out).
+func (r *registrar) awaitRound(ctx context.Context) error {
+	r.rounds.Lock()
+	target := r.rounds.begun + 1
+	r.rounds.Unlock()
+	r.kick()
+	for {
+		r.rounds.Lock()
+		ended, done := r.rounds.ended, r.rounds.done
+		r.rounds.Unlock()
+		if ended >= target {
+			return nil
+		}
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-r.ctx.Done():
+			return errRegistrarClosed
+		}
+	}
+}
+
+// round runs one registration round, counted for awaitRound.
+func (r *registrar) round() {
+	r.rounds.Lock()
+	r.rounds.begun++
+	r.rounds.Unlock()
+	r.registerAll()
+	r.rounds.Lock()
+	r.rounds.ended++
+	close(r.rounds.done)
+	r.rounds.done = make(chan struct{})
+	r.rounds.Unlock()
 }
 
 // kick asks for a registration round soon; it never blocks (Topics.OnChange
@@ -57,9 +115,16 @@ func (r *registrar) start() {
 	go r.loop()
 }
 
+// awaitMasterRetry and awaitMasterRetryMax bound the wait before a slave
+// that awaits its master registers again.
+const (
+	awaitMasterRetry    = time.Second
+	awaitMasterRetryMax = 5 * time.Second
+)
+
 func (r *registrar) loop() {
 	defer close(r.done)
-	t := time.NewTicker(r.period)
+	t := time.NewTimer(r.period)
 	defer t.Stop()
 	for {
 		select {
@@ -68,7 +133,20 @@ func (r *registrar) loop() {
 		case <-t.C:
 		case <-r.kickc:
 		}
-		r.registerAll()
+		r.round()
+		next := r.period
+		if r.b.repl.awaitsMaster() {
+			next = r.awaiting.wait()
+		} else {
+			r.awaiting.reset()
+		}
+		if !t.Stop() {
+			select {
+			case <-t.C:
+			default:
+			}
+		}
+		t.Reset(next)
 	}
 }
 

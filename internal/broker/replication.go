@@ -59,7 +59,7 @@ func newReplication(b *Broker, cfg *Config, scfg *store.Config) *replication {
 		HousekeepingInterval: bc.HAHousekeepingInterval,
 		Logger:               b.log,
 	})
-	r.meta = newSlaveSync(b, scfg.FS, r.masterMainAddr, cfg.SlaveSyncInterval)
+	r.meta = newSlaveSync(b, scfg.FS, r.masterMainAddr, cfg.SlaveSyncInterval, cfg.SlaveFullSyncInterval)
 	return r
 }
 
@@ -99,11 +99,21 @@ func (r *replication) startHA() error {
 	return nil
 }
 
-// startMetaSync starts a slave's periodic metadata copy.
-func (r *replication) startMetaSync() {
+// startMetaSync starts a slave's metadata copy; register asks for a
+// NameServer registration round.
+func (r *replication) startMetaSync(register func()) {
 	if r.meta != nil {
-		r.meta.start()
+		r.meta.start(register)
 	}
+}
+
+// awaitsMaster reports a slave that has not learnt its master's main
+// address yet (no NameServer answer named one; haMasterAddress names only
+// the HA port): the registrar
+// then registers again soon instead of after the 30 s period, since the
+// answer is how a slave finds its master.
+func (r *replication) awaitsMaster() bool {
+	return r.client != nil && r.masterMainAddr() == ""
 }
 
 // close stops replication: the metadata copy, then the HA client or
@@ -184,9 +194,10 @@ func (b *Broker) HAStatus() ha.Status {
 	return b.repl.client.Status()
 }
 
-// defaultSlaveSyncInterval is how often a slave copies the master's
-// metadata (Java: every 10 s, the first after 3 s).
-const defaultSlaveSyncInterval = 10 * time.Second
+// defaultSlaveSyncInterval is how often a slave polls a rocketd master's
+// metadata; a master that answers in full (Java) is polled every
+// slaveSyncFullInterval, Java's own period.
+const defaultSlaveSyncInterval = 500 * time.Millisecond
 
 // minSendWorkers is the least number of send workers. Java answers a send
 // from a future completed by the store (or the HA service), releasing its

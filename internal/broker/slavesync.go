@@ -3,6 +3,7 @@ package broker
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"reflect"
@@ -18,48 +19,90 @@ import (
 // slaveSync copies the master's metadata to a slave (Java's
 // SlaveSynchronize): topic configs, consumer offsets, delay offsets and
 // subscription groups, so a consumer that moves to the slave continues
-// where it was. One goroutine; first copy soon after start (or as soon as
-// the master's address is learnt), then every interval.
+// where it was. One goroutine polls the master every interval (500 ms),
+// sending the version of each table it holds; a rocketd master answers an
+// unchanged table with an empty body and consumer offsets with what
+// changed (protocol doc.go, "Slave metadata copy"), so a change reaches
+// the slave within one interval at the cost of four small round trips. A
+// master whose answers carry no version (Java) answers in full every time:
+// it is polled every fullInterval (Java's 10 s) instead.
 type slaveSync struct {
-	b        *Broker
-	fs       vfs.FS
-	master   func() string
-	interval time.Duration
-	first    time.Duration
+	b            *Broker
+	fs           vfs.FS
+	master       func() string
+	register     func() // asks for a NameServer registration round soon
+	interval     time.Duration
+	fullInterval time.Duration
 
-	kickc chan struct{}
-	quit  chan struct{}
-	done  chan struct{}
+	// ctx is cancelled by close: it stops the loop and cuts a request in
+	// progress short.
+	ctx    context.Context
+	cancel context.CancelFunc
+	kickc  chan struct{}
+	done   chan struct{}
 	// started is set by start before the goroutine runs; close reads it
 	// after (never concurrently: Start and Shutdown are sequential).
 	started bool
+
+	// The loop goroutine's own state.
+	addr  string                                // the master the versions below are of
+	known map[protocol.RequestCode]tableVersion // version of each master table last applied
+	fails failureLog                            // rate-limits the warning of a failing copy
+	lost  backoff                               // re-registration while the master is unreachable
+	apply map[protocol.RequestCode]func([]byte) error
 }
 
-func newSlaveSync(b *Broker, fs vfs.FS, master func() string, interval time.Duration) *slaveSync {
+// tableVersion is a master table's version as SlaveSyncResponseHeader
+// carries it.
+type tableVersion struct{ stamp, count int64 }
+
+// slaveSyncFullInterval is how often a slave copies the tables of a master
+// that answers in full (Java's SlaveSynchronize period).
+const slaveSyncFullInterval = 10 * time.Second
+
+// slaveSyncRequestTimeout bounds one copy request.
+const slaveSyncRequestTimeout = 3 * time.Second
+
+func newSlaveSync(b *Broker, fs vfs.FS, master func() string, interval, fullInterval time.Duration) *slaveSync {
 	if interval <= 0 {
 		interval = defaultSlaveSyncInterval
 	}
-	return &slaveSync{b: b, fs: fs, master: master, interval: interval, first: min(3*time.Second, interval),
-		kickc: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
+	if fullInterval <= 0 {
+		fullInterval = slaveSyncFullInterval
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &slaveSync{b: b, fs: fs, master: master, register: func() {}, interval: interval,
+		fullInterval: max(interval, fullInterval),
+		ctx:          ctx, cancel: cancel, kickc: make(chan struct{}, 1), done: make(chan struct{}),
+		known: map[protocol.RequestCode]tableVersion{},
+		lost:  backoff{min: time.Second, max: 30 * time.Second},
+	}
+	s.apply = map[protocol.RequestCode]func([]byte) error{
+		protocol.GetAllTopicConfig:             s.applyTopics,
+		protocol.GetAllConsumerOffset:          s.applyOffsets,
+		protocol.GetAllDelayOffset:             s.applyDelayOffsets,
+		protocol.GetAllSubscriptionGroupConfig: s.applyGroups,
+	}
+	return s
 }
 
-func (s *slaveSync) start() {
+// start runs the loop; register is called (it must not block) when the
+// master stops answering, so that a NameServer that lost the master
+// learns from the slave's registration which topics the slave serves.
+func (s *slaveSync) start(register func()) {
+	s.register = register
 	s.started = true
 	go s.loop()
 }
 
 func (s *slaveSync) close() {
-	select {
-	case <-s.quit:
-		return
-	default:
-	}
-	close(s.quit)
+	s.cancel()
 	if s.started {
 		<-s.done
 	}
 }
 
+// kick asks for a copy now (the master's address was learnt).
 func (s *slaveSync) kick() {
 	select {
 	case s.kickc <- struct{}{}:
@@ -69,72 +112,131 @@ func (s *slaveSync) kick() {
 
 func (s *slaveSync) loop() {
 	defer close(s.done)
-	t := time.NewTimer(s.first)
+	t := time.NewTimer(s.interval)
 	defer t.Stop()
 	for {
 		select {
-		case <-s.quit:
+		case <-s.ctx.Done():
 			return
 		case <-t.C:
 		case <-s.kickc:
 		}
+		next := s.interval
 		if addr := s.master(); addr != "" {
-			if err := s.syncOnce(addr); err != nil {
-				s.b.log.Warn("broker: copy of the master's metadata failed", "master", addr, "err", err)
+			if addr != s.addr { // another master: its versions mean nothing here
+				s.addr, s.known = addr, map[protocol.RequestCode]tableVersion{}
+			}
+			versioned, err := s.syncOnce(addr)
+			s.report(addr, err)
+			if !versioned {
+				next = s.fullInterval
 			}
 		}
-		t.Reset(s.interval)
+		if !t.Stop() {
+			select { // a tick that fired while a kick was served
+			case <-t.C:
+			default:
+			}
+		}
+		t.Reset(next)
 	}
 }
 
-// syncOnce copies every table once; it keeps going past a failed table and
-// returns the first error.
-func (s *slaveSync) syncOnce(addr string) error {
-	var first error
-	for _, step := range []struct {
-		code  protocol.RequestCode
-		apply func([]byte) error
-	}{
-		{protocol.GetAllTopicConfig, s.applyTopics},
-		{protocol.GetAllConsumerOffset, s.applyOffsets},
-		{protocol.GetAllDelayOffset, s.applyDelayOffsets},
-		{protocol.GetAllSubscriptionGroupConfig, s.applyGroups},
+// syncOnce copies every table once and reports whether the master
+// answered with versions (a rocketd master). It keeps going past a table
+// that fails to apply and returns the first error; a master that cannot be
+// reached ends the round.
+func (s *slaveSync) syncOnce(addr string) (versioned bool, err error) {
+	versioned = true
+	for _, code := range []protocol.RequestCode{
+		protocol.GetAllTopicConfig,
+		protocol.GetAllConsumerOffset,
+		protocol.GetAllDelayOffset,
+		protocol.GetAllSubscriptionGroupConfig,
 	} {
-		err := s.fetch(addr, step.code, step.apply)
-		if err != nil && first == nil {
-			first = err
+		v, ferr := s.fetch(addr, code)
+		versioned = versioned && v
+		var unreachable *unreachableError
+		if errors.As(ferr, &unreachable) {
+			return versioned, ferr
+		}
+		if ferr != nil && err == nil {
+			err = ferr
 		}
 	}
-	return first
+	return versioned, err
 }
 
-func (s *slaveSync) fetch(addr string, code protocol.RequestCode, apply func([]byte) error) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+// unreachableError is a copy request that got no answer.
+type unreachableError struct{ err error }
+
+func (e *unreachableError) Error() string { return e.err.Error() }
+func (e *unreachableError) Unwrap() error { return e.err }
+
+// fetch requests one table with the version the slave holds and applies
+// the answer unless it is unchanged. versioned reports an answer that
+// carried the master's version.
+func (s *slaveSync) fetch(addr string, code protocol.RequestCode) (versioned bool, err error) {
+	var h protocol.SlaveSyncRequestHeader
+	if v, ok := s.known[code]; ok {
+		h.KnownStamp, h.KnownCount = protocol.Some(v.stamp), protocol.Some(v.count)
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, slaveSyncRequestTimeout)
 	defer cancel()
-	go func() { // shutdown cuts a slow request short
-		select {
-		case <-s.quit:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	resp, err := s.b.nsClient.Invoke(ctx, addr, remoting.NewRequest(code, nil, nil))
+	resp, err := s.b.nsClient.Invoke(ctx, addr, remoting.NewRequest(code, protocol.Ext(&h), nil))
+	if err != nil {
+		// The master may be restarting: copy everything once it answers
+		// (a table loaded from its file keeps its version, yet the
+		// startup topics may have changed with the configuration).
+		clear(s.known)
+		return true, &unreachableError{fmt.Errorf("request %d: %w", code, err)}
+	}
+	var rh protocol.SlaveSyncResponseHeader
+	_ = rh.Decode(resp.ExtFields) // a malformed version is no version: apply in full
+	stamp, count, versioned := rh.Version()
 	switch {
-	case err != nil:
-		return fmt.Errorf("request %d: %w", code, err)
 	case code == protocol.GetAllDelayOffset && resp.Code == protocol.SystemError:
-		return nil // the master has no delay offsets yet
+		return true, nil // the master has no delay offsets yet (no version either)
 	case resp.Code != protocol.Success:
-		return fmt.Errorf("request %d: code %d: %s", code, resp.Code, resp.Remark)
+		return versioned, fmt.Errorf("request %d: code %d: %s", code, resp.Code, resp.Remark)
 	}
-	if err := apply(resp.Body); err != nil {
-		return fmt.Errorf("request %d: %w", code, err)
+	if !rh.Unchanged.Value {
+		if err := s.apply[code](resp.Body); err != nil {
+			delete(s.known, code)
+			return versioned, fmt.Errorf("request %d: %w", code, err)
+		}
 	}
-	return nil
+	if versioned {
+		s.known[code] = tableVersion{stamp, count}
+	} else {
+		delete(s.known, code)
+	}
+	return versioned, nil
+}
+
+// report logs a failing copy once, then every failureLogEvery while it
+// keeps failing the same way, and the recovery; while the master is
+// unreachable it asks for registration rounds with backoff.
+func (s *slaveSync) report(addr string, err error) {
+	if err == nil {
+		if s.fails.recovered() {
+			s.b.log.Info("broker: copy of the master's metadata works again", "master", addr)
+		}
+		s.lost.reset()
+		return
+	}
+	if n, ok := s.fails.failed(err, time.Now()); ok {
+		s.b.log.Warn("broker: copy of the master's metadata failed", "master", addr, "err", err, "failures", n)
+	}
+	var unreachable *unreachableError
+	if errors.As(err, &unreachable) && s.lost.due(time.Now()) {
+		s.register()
+	}
 }
 
 // applyTopics makes the slave's topic table the master's: changed topics
-// are put, topics the master no longer has are deleted.
+// are put, topics the master no longer has are deleted. Every change
+// re-registers the slave with the NameServers (Topics.OnChange).
 func (s *slaveSync) applyTopics(body []byte) error {
 	var w protocol.TopicConfigSerializeWrapper
 	if err := protocol.UnmarshalFastJSON(body, &w); err != nil {
@@ -159,7 +261,8 @@ func (s *slaveSync) applyTopics(body []byte) error {
 	return nil
 }
 
-// applyOffsets takes the master's consumer offsets (keys "topic@group").
+// applyOffsets takes the master's consumer offsets (keys "topic@group"):
+// the whole table or the entries changed since the slave's version.
 func (s *slaveSync) applyOffsets(body []byte) error {
 	var t protocol.ConsumerOffsetTable
 	if err := protocol.UnmarshalFastJSON(body, &t); err != nil {
@@ -171,6 +274,9 @@ func (s *slaveSync) applyOffsets(body []byte) error {
 			continue
 		}
 		for q, off := range queues {
+			if cur, ok := s.b.offsets.Query(group, topic, q); ok && cur == off {
+				continue
+			}
 			s.b.offsets.Commit(group, topic, q, off)
 		}
 	}
@@ -192,18 +298,30 @@ func (s *slaveSync) applyDelayOffsets(body []byte) error {
 	return vfs.WriteFileAtomic(s.fs, name, body)
 }
 
-// applyGroups puts the master's subscription groups that differ.
+// applyGroups makes the slave's subscription groups the master's: changed
+// groups are put, groups the master no longer has are deleted (as Java's
+// syncSubscriptionGroupConfig does).
 func (s *slaveSync) applyGroups(body []byte) error {
 	var t protocol.SubscriptionGroupTable
 	if err := protocol.UnmarshalFastJSON(body, &t); err != nil {
 		return err
 	}
 	for name, gc := range t.SubscriptionGroupTable {
+		if gc.GroupName == "" {
+			gc.GroupName = name
+		}
 		if cur, ok := s.b.groups.Get(name); ok && reflect.DeepEqual(cur, gc) {
 			continue
 		}
 		if err := s.b.groups.Put(gc); err != nil {
 			return err
+		}
+	}
+	for _, name := range s.b.groups.Names() {
+		if _, ok := t.SubscriptionGroupTable[name]; !ok {
+			if _, err := s.b.groups.Delete(name); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -18,10 +18,18 @@
 //   - The broker name joins its cluster; its BrokerData is created if new.
 //   - Another brokerId entry with the same address is dropped first (a
 //     slave that became master, or the reverse, is listed once).
-//   - Queue data comes from masters (brokerId 0) only, and is rebuilt only
+//   - Queue data comes from masters (brokerId 0), and is rebuilt only
 //     when the registered DataVersion differs from the one last seen for that
-//     address, or on the group's or id's first registration. Slaves' topic
-//     configs are ignored.
+//     address, or on the group's or id's first registration. A slave's topic
+//     configs are ignored while its group has a master. Without one, the
+//     slave with the lowest id speaks for the group (Java 5.x's "prime
+//     slave"; 4.9.8 ignores slaves always): its topics are applied as a
+//     master's are, except that with an unchanged DataVersion only topics
+//     the group has no queue data for are added. So a topic whose master
+//     registration never reached this name server (the master died first,
+//     or the name server started after it) is still routed to the slave
+//     that serves it; a rocketd slave copies new topics from its master
+//     within a second and re-registers on every change of its table.
 //   - A slave is answered with its master's address and HA address when the
 //     master is registered.
 //   - A non-zero bodyCrc32 must equal the masked CRC32 (IEEE & 0x7FFFFFFF) of

@@ -56,6 +56,23 @@ func (b *BrokerData) clone() BrokerData {
 	return BrokerData{Cluster: b.Cluster, BrokerName: b.BrokerName, BrokerAddrs: maps.Clone(b.BrokerAddrs)}
 }
 
+// primeSlave reports whether id is a slave that speaks for the group: the
+// group has no master and id is its lowest broker id (Java 5.x).
+func (b *BrokerData) primeSlave(id int64) bool {
+	if id == MasterID {
+		return false
+	}
+	if _, ok := b.BrokerAddrs[MasterID]; ok {
+		return false
+	}
+	for other := range b.BrokerAddrs {
+		if other < id {
+			return false
+		}
+	}
+	return true
+}
+
 // Route is what GET_ROUTEINFO_BY_TOPIC answers for a topic: the queue data of
 // every broker group that serves it and those groups' members, both sorted by
 // broker name.
@@ -179,10 +196,24 @@ func (t *Table) Register(r Registration, now time.Time) RegisterResult {
 	}
 	bd.BrokerAddrs[r.BrokerID] = r.BrokerAddr
 
-	if r.BrokerID == MasterID {
-		prev := t.mu.live[r.BrokerAddr]
-		if first || prev == nil || prev.dataVersion != r.DataVersion {
+	prev := t.mu.live[r.BrokerAddr]
+	changed := first || prev == nil || prev.dataVersion != r.DataVersion
+	switch {
+	case r.BrokerID == MasterID:
+		if changed {
 			for _, tc := range r.Topics {
+				t.updateQueueDataLocked(r.BrokerName, tc)
+			}
+		}
+	case bd.primeSlave(r.BrokerID):
+		// No master: the slave with the lowest id speaks for the group
+		// (Java 5.x's prime slave). Queue data the master registered is
+		// kept unless the slave's version changed; topics the group lacks
+		// are added, so a topic whose master registration never arrived
+		// (the master died first, or this name server started after it)
+		// is still routed to the slave that serves it.
+		for _, tc := range r.Topics {
+			if changed || !t.hasQueueDataLocked(r.BrokerName, tc.TopicName) {
 				t.updateQueueDataLocked(r.BrokerName, tc)
 			}
 		}
@@ -205,6 +236,13 @@ func (t *Table) Register(r Registration, now time.Time) RegisterResult {
 		}
 	}
 	return res
+}
+
+// hasQueueDataLocked reports whether brokerName serves topic.
+// REQUIRES: t.mu held.
+func (t *Table) hasQueueDataLocked(brokerName, topic string) bool {
+	_, ok := t.mu.topics[topic][brokerName]
+	return ok
 }
 
 // updateQueueDataLocked sets the queue data of one topic on one broker group.

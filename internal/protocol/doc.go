@@ -61,6 +61,29 @@
 // (DecodeFor picks by code). The Go client sends single messages with V1 and
 // batches with V2.
 //
+// # Slave metadata copy (rocketd extension)
+//
+// A rocketd slave polls its master's tables often (every 500 ms) and adds
+// to GET_ALL_TOPIC_CONFIG (21), GET_ALL_CONSUMER_OFFSET (43),
+// GET_ALL_DELAY_OFFSET (45) and GET_ALL_SUBSCRIPTIONGROUP_CONFIG (201) the
+// version of the master's table it last applied (SlaveSyncRequestHeader):
+//
+//	rocketdKnownStamp, rocketdKnownCount   request; both absent on a first copy
+//	rocketdStamp, rocketdCount             response; the version the answer reflects
+//	rocketdUnchanged=true                  response; the slave is current, body empty
+//	rocketdDelta=true                      response (43 only); body holds only the
+//	                                       "topic@group" entries changed since
+//
+// Versions: topics and groups, their DataVersion (timestamp, counter);
+// consumer offsets, the table's epoch (ns at open) and change count;
+// delay offsets, 0 and the CRC32 of the delayOffset.json text. The key
+// names are not Java's (5.x's paged GET_ALL_TOPIC_CONFIG uses dataVersion,
+// topicSeq, maxTopicNum, which rocketd ignores and answers in full, without
+// totalTopicNum, so a Java slave takes the one page). Java ignores unknown
+// keys both ways: a Java slave gets full answers, and a rocketd slave that
+// sees no rocketdStamp in an answer knows its master answers in full and
+// polls at Java's 10 s instead.
+//
 // # JSON bodies (fastjson compatibility)
 //
 // Writers (MarshalFastJSON, MarshalFastJSONStyle, MarshalFastJSONPretty)

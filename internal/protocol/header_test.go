@@ -219,6 +219,7 @@ func TestHeaderRoundTrips(t *testing.T) {
 		&CloneGroupOffsetRequestHeader{}, &GetConsumeStatsInBrokerHeader{}, &QueryConsumeQueueRequestHeader{},
 		&ViewBrokerStatsDataRequestHeader{}, &QueryCorrectionOffsetHeader{},
 		&ResumeCheckHalfMessageRequestHeader{}, &GetBrokerConfigResponseHeader{},
+		&SlaveSyncRequestHeader{}, &SlaveSyncResponseHeader{},
 	}
 	for _, h := range headers {
 		name := reflect.TypeOf(h).Elem().Name()

@@ -33,10 +33,17 @@ type Offsets struct {
 	mu struct {
 		sync.RWMutex
 		table map[topicGroup]map[int32]int64
+		// changedAt is the value of changes after the last change of each
+		// key (absent: unchanged since open), so a slave can be sent only
+		// what changed since the version it holds (SnapshotSince).
+		changedAt map[topicGroup]uint64
 	}
-	// changes counts mutations; persisted is its value at the last
-	// successful persist (guarded by file.mu), so an idle table is not
-	// rewritten every 5 s.
+	// epoch tells this open table from any other (ns at open): a change
+	// count means nothing across a restart.
+	epoch int64
+	// changes counts mutations; it is incremented under mu (write).
+	// persisted is its value at the last successful persist (guarded by
+	// file.mu), so an idle table is not rewritten every 5 s.
 	changes   atomic.Uint64
 	persisted uint64
 	wroteOnce bool
@@ -49,8 +56,9 @@ func OpenOffsets(opts Options) (*Offsets, error) {
 	if err := opts.ensureDefaults(); err != nil {
 		return nil, err
 	}
-	o := &Offsets{file: opts.file(ConsumerOffsetFile), log: opts.Logger}
+	o := &Offsets{file: opts.file(ConsumerOffsetFile), log: opts.Logger, epoch: opts.Now().UnixNano()}
 	o.mu.table = map[topicGroup]map[int32]int64{}
+	o.mu.changedAt = map[topicGroup]uint64{}
 	_, err := o.file.load(func(data []byte) error {
 		var f protocol.ConsumerOffsetTable
 		if err := protocol.UnmarshalFastJSON(data, &f); err != nil {
@@ -90,8 +98,8 @@ func (o *Offsets) Commit(group, topic string, queueID int32, offset int64) {
 		o.mu.table[k] = queues
 	}
 	queues[queueID] = offset
+	o.mu.changedAt[k] = o.changes.Add(1)
 	o.mu.Unlock()
-	o.changes.Add(1)
 }
 
 // Query returns the committed offset of group on a queue; ok=false when
@@ -119,12 +127,11 @@ func (o *Offsets) Clone(srcGroup, dstGroup, topic string) bool {
 	o.mu.Lock()
 	src, ok := o.mu.table[topicGroup{topic, srcGroup}]
 	if ok {
-		o.mu.table[topicGroup{topic, dstGroup}] = maps.Clone(src)
+		dst := topicGroup{topic, dstGroup}
+		o.mu.table[dst] = maps.Clone(src)
+		o.mu.changedAt[dst] = o.changes.Add(1)
 	}
 	o.mu.Unlock()
-	if ok {
-		o.changes.Add(1)
-	}
 	return ok
 }
 
@@ -152,13 +159,14 @@ func (o *Offsets) deleteWhere(match func(topicGroup) bool) int {
 	for k := range o.mu.table {
 		if match(k) {
 			delete(o.mu.table, k)
+			delete(o.mu.changedAt, k)
 			n++
 		}
 	}
-	o.mu.Unlock()
 	if n > 0 {
 		o.changes.Add(1)
 	}
+	o.mu.Unlock()
 	return n
 }
 
@@ -239,12 +247,15 @@ func (o *Offsets) DropUnsubscribed(subscribed func(group, topic string) bool, mi
 		}
 		if stale {
 			delete(o.mu.table, k)
+			delete(o.mu.changedAt, k)
 			dropped = append(dropped, k.String())
 		}
 	}
-	o.mu.Unlock()
 	if len(dropped) > 0 {
 		o.changes.Add(1)
+	}
+	o.mu.Unlock()
+	if len(dropped) > 0 {
 		slices.Sort(dropped)
 		o.log.Warn("meta: dropped offsets of unsubscribed groups behind the store", "keys", dropped)
 	}
@@ -256,11 +267,55 @@ func (o *Offsets) DropUnsubscribed(subscribed func(group, topic string) bool, mi
 func (o *Offsets) Snapshot() protocol.ConsumerOffsetTable {
 	o.mu.RLock()
 	defer o.mu.RUnlock()
+	return o.snapshotLocked()
+}
+
+// REQUIRES: o.mu held (read).
+func (o *Offsets) snapshotLocked() protocol.ConsumerOffsetTable {
 	table := make(map[string]map[int32]int64, len(o.mu.table))
 	for k, queues := range o.mu.table {
 		table[k.String()] = maps.Clone(queues)
 	}
 	return protocol.ConsumerOffsetTable{OffsetTable: table}
+}
+
+// OffsetsVersion identifies a state of an open offset table: Epoch is
+// fixed while it is open, Changes counts its mutations.
+type OffsetsVersion struct {
+	Epoch   int64
+	Changes uint64
+}
+
+// Version is the table's current version.
+func (o *Offsets) Version() OffsetsVersion {
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	return OffsetsVersion{Epoch: o.epoch, Changes: o.changes.Load()}
+}
+
+// SnapshotSince is Snapshot for a slave that holds the table as it was at
+// since: when since is a version of this open table, only the keys
+// committed or cloned after it (delta=true; possibly none). Keys deleted
+// since are not reported: a slave keeps offsets the master dropped, as
+// Java's slave does (it merges the master's table into its own). A
+// version of another epoch, or one ahead of the table, gets the whole
+// table (delta=false). v is the version the snapshot reflects.
+func (o *Offsets) SnapshotSince(since OffsetsVersion) (snap protocol.ConsumerOffsetTable, v OffsetsVersion, delta bool) {
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	v = OffsetsVersion{Epoch: o.epoch, Changes: o.changes.Load()}
+	if since.Epoch != o.epoch || since.Changes > v.Changes {
+		return o.snapshotLocked(), v, false
+	}
+	table := map[string]map[int32]int64{}
+	if since.Changes < v.Changes {
+		for k, at := range o.mu.changedAt {
+			if at > since.Changes {
+				table[k.String()] = maps.Clone(o.mu.table[k])
+			}
+		}
+	}
+	return protocol.ConsumerOffsetTable{OffsetTable: table}, v, true
 }
 
 // Persist writes config/consumerOffset.json if anything changed since the

@@ -308,3 +308,32 @@ func TestMinOffsetsAndDropUnsubscribed(t *testing.T) {
 		t.Fatalf("groups left %v", got)
 	}
 }
+
+// SnapshotSince gives a slave the keys changed after its version of this
+// open table, and the whole table for a version of another epoch or one
+// ahead of the table.
+func TestOffsetsSnapshotSince(t *testing.T) {
+	o := openOffsets(t, vfs.NewMem())
+	o.Commit("g1", "T", 0, 1)
+	o.Commit("g2", "T", 0, 2)
+	full, v0, delta := o.SnapshotSince(OffsetsVersion{Epoch: -1})
+	if delta || len(full.OffsetTable) != 2 || v0 != o.Version() {
+		t.Fatalf("foreign epoch: delta=%v %v %v", delta, full.OffsetTable, v0)
+	}
+	if snap, v, delta := o.SnapshotSince(v0); !delta || len(snap.OffsetTable) != 0 || v != v0 {
+		t.Fatalf("current version: delta=%v %v %v", delta, snap.OffsetTable, v)
+	}
+	o.Commit("g1", "T", 1, 5)
+	o.Clone("g1", "g3", "T")
+	o.Commit("g2", "U", 0, 7)
+	o.Delete("g2", "U") // a deletion is not reported
+	snap, v1, delta := o.SnapshotSince(v0)
+	want := map[string]map[int32]int64{"T@g1": {0: 1, 1: 5}, "T@g3": {0: 1, 1: 5}}
+	if !delta || !reflect.DeepEqual(snap.OffsetTable, want) || v1.Changes <= v0.Changes {
+		t.Fatalf("after changes: delta=%v %v %v, want %v", delta, snap.OffsetTable, v1, want)
+	}
+	ahead := OffsetsVersion{Epoch: v1.Epoch, Changes: v1.Changes + 1}
+	if snap, _, delta := o.SnapshotSince(ahead); delta || len(snap.OffsetTable) != 3 {
+		t.Fatalf("version ahead: delta=%v %v", delta, snap.OffsetTable)
+	}
+}

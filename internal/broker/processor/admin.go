@@ -61,18 +61,6 @@ func (p *Processor) handleRuntimeInfo(_ *remoting.Conn, _ *remoting.Command) *re
 	return bodyResponse(&t)
 }
 
-// handleAllConsumerOffset serves GET_ALL_CONSUMER_OFFSET.
-func (p *Processor) handleAllConsumerOffset(_ *remoting.Conn, _ *remoting.Command) *remoting.Command {
-	snap := p.offsets.Snapshot()
-	return bodyResponse(&snap)
-}
-
-// handleAllGroups serves GET_ALL_SUBSCRIPTIONGROUP_CONFIG.
-func (p *Processor) handleAllGroups(_ *remoting.Conn, _ *remoting.Command) *remoting.Command {
-	snap := p.groups.Snapshot()
-	return bodyResponse(&snap)
-}
-
 // handleCreateGroup serves UPDATE_AND_CREATE_SUBSCRIPTIONGROUP.
 func (p *Processor) handleCreateGroup(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	var gc protocol.SubscriptionGroupConfig

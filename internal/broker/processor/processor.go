@@ -1,6 +1,7 @@
 package processor
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -42,8 +43,14 @@ type Deps struct {
 	SendHooks []SendHook
 	// Txn serves half messages and END_TRANSACTION. Nil: transactional
 	// sends are refused with NO_PERMISSION.
-	Txn    *txn.Service
-	Logger *slog.Logger // default: discard
+	Txn *txn.Service
+	// AwaitRegistration, when set, returns once a NameServer registration
+	// round that started after the call has ended (or ctx is done).
+	// UPDATE_AND_CREATE_TOPIC waits for it, as Java's registers the topic
+	// before it answers: a topic acknowledged to the admin is routed even
+	// if the master dies at once.
+	AwaitRegistration func(ctx context.Context) error
+	Logger            *slog.Logger // default: discard
 }
 
 // SendHook observes send requests (SEND_MESSAGE, SEND_MESSAGE_V2,
@@ -78,6 +85,7 @@ type Processor struct {
 	inMemory  int64
 	sendHooks []SendHook
 	txn       *txn.Service
+	awaitReg  func(ctx context.Context) error
 	log       *slog.Logger
 
 	// Strings echoed in every send response (ext fields MSG_REGION,
@@ -100,7 +108,7 @@ func New(d Deps) (*Processor, error) {
 	}
 	return &Processor{
 		cfg: d.Config, store: d.Store, topics: d.Topics, groups: d.Groups, offsets: d.Offsets,
-		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, inMemory: d.InMemoryBytes, sendHooks: d.SendHooks, txn: d.Txn, log: log,
+		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, inMemory: d.InMemoryBytes, sendHooks: d.SendHooks, txn: d.Txn, awaitReg: d.AwaitRegistration, log: log,
 		region: d.Config.RegionID, traceOn: strconv.FormatBool(d.Config.TraceOn),
 		configVersion: fmt.Sprintf(`{"counter":1,"timestamp":%d}`, time.Now().UnixMilli()),
 	}, nil

@@ -1,6 +1,7 @@
 package processor
 
 import (
+	"context"
 	"github.com/rocketd/rocketd/internal/broker/meta"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
@@ -22,7 +23,24 @@ func (p *Processor) handleCreateTopic(_ *remoting.Conn, req *remoting.Command) *
 	if err := p.topics.Put(h.TopicConfig()); err != nil {
 		return remoting.ErrorResponse(err)
 	}
+	p.awaitRegistration(h.Topic)
 	return ok(nil)
+}
+
+// awaitRegistration waits until the NameServers were told about a topic
+// change (Deps.AwaitRegistration), at most two registration timeouts (a
+// round in progress, then the one with the change). A failure is logged:
+// the topic is created and the next round registers it, as in Java, whose
+// answer does not depend on the registration either.
+func (p *Processor) awaitRegistration(topic string) {
+	if p.awaitReg == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*p.cfg.RegisterBrokerTimeout)
+	defer cancel()
+	if err := p.awaitReg(ctx); err != nil {
+		p.log.Warn("processor: topic created; its registration with the NameServers is late", "topic", topic, "err", err)
+	}
 }
 
 // handleDeleteTopic serves DELETE_TOPIC_IN_BROKER: the config, every
@@ -44,12 +62,6 @@ func (p *Processor) handleDeleteTopic(_ *remoting.Conn, req *remoting.Command) *
 		return remoting.ErrorResponse(err)
 	}
 	return ok(nil)
-}
-
-// handleAllTopicConfig serves GET_ALL_TOPIC_CONFIG.
-func (p *Processor) handleAllTopicConfig(_ *remoting.Conn, _ *remoting.Command) *remoting.Command {
-	snap := p.topics.Snapshot()
-	return bodyResponse(&snap)
 }
 
 // handleTopicStats serves GET_TOPIC_STATS_INFO: min/max offset and last
