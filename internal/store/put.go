@@ -6,6 +6,7 @@ import (
 
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/store/commitlog"
+	"github.com/rocketd/rocketd/internal/store/segment"
 )
 
 // Put types are the CommitLog's; the store adds its own refusals.
@@ -30,7 +31,9 @@ const (
 )
 
 // RefusalReason says why puts are refused right now ("" when they are
-// accepted): the text for the SERVICE_NOT_AVAILABLE remark.
+// accepted): the text for the SERVICE_NOT_AVAILABLE and
+// CREATE_MAPPED_FILE_FAILED remarks. A segment that cannot be prepared
+// (a full disk) refuses the puts that need it.
 func (s *Store) RefusalReason() string {
 	switch {
 	case s.closed.Load():
@@ -43,6 +46,12 @@ func (s *Store) RefusalReason() string {
 		return "store: consume queue write error"
 	case s.log.Err() != nil:
 		return "store: commitlog write error: " + s.log.Err().Error()
+	}
+	if err := s.log.RollErr(); err != nil {
+		if segment.IsDiskFull(err) {
+			return "store: disk full, cannot create the next commitlog segment: " + err.Error()
+		}
+		return "store: cannot create the next commitlog segment: " + err.Error()
 	}
 	return ""
 }
