@@ -47,6 +47,9 @@ func (l *Log) PrepareSegment() (prepared bool, err error) {
 // segment.IsDiskFull(err) tells a full disk.
 func (l *Log) RollErr() error { return l.segs.PrepareErr() }
 
+// RollStats is how long rolls waited for their segment to be prepared.
+func (l *Log) RollStats() segment.RollStats { return l.segs.RollStats() }
+
 // logRollFailure logs a failed roll, except one failing fast while the
 // allocator backs off: the allocator logged that failure once per attempt,
 // and every put during the back-off would repeat it.

@@ -222,4 +222,7 @@ func TestPrepareKeepsFileForRoll(t *testing.T) {
 	if n := cc.creates.Load(); n > 2 {
 		t.Fatalf("%d files created", n)
 	}
+	if st := q.RollStats(); st.Rolls != 1 || st.MaxWait <= 0 || st.TotalWait != st.MaxWait {
+		t.Fatalf("roll stats %+v", st)
+	}
 }

@@ -58,6 +58,7 @@ func (c *Config) validate() error {
 type Queue struct {
 	cfg   Config
 	alloc *allocator
+	stats rollStats
 
 	mu struct {
 		sync.RWMutex
@@ -287,7 +288,9 @@ func (q *Queue) FindHeld(offset int64) *File {
 // *BackoffError.
 func (q *Queue) Roll(start int64) (*File, error) {
 	start = q.nextStart(start)
+	began := time.Now()
 	f, err := q.alloc.get(start)
+	q.stats.note(time.Since(began))
 	if err != nil {
 		return nil, err
 	}
