@@ -32,8 +32,11 @@ func (l *Log) PrepareSegment() (prepared bool, err error) {
 		head = cur.End()
 	}
 	began := time.Now()
-	l.cfg.Logger.Info("commitlog: preparing the segment the first put writes", "offset", head,
-		"size", l.cfg.SegmentSize, "zeroFill", l.cfg.FlushSync)
+	msg := "commitlog: preparing the segment the first put writes"
+	if l.cfg.FlushSync {
+		msg = "commitlog: zero-filling the segment the first put writes (SYNC_FLUSH); the store opens when it is ready"
+	}
+	l.cfg.Logger.Info(msg, "offset", head, "size", l.cfg.SegmentSize)
 	if err := l.segs.Prepare(head); err != nil {
 		return true, fmt.Errorf("commitlog: prepare the segment at %d: %w", head, err)
 	}
