@@ -32,8 +32,8 @@ const (
 
 // RefusalReason says why puts are refused right now ("" when they are
 // accepted): the text for the SERVICE_NOT_AVAILABLE and
-// CREATE_MAPPED_FILE_FAILED remarks. A segment that cannot be prepared
-// (a full disk) refuses the puts that need it.
+// CREATE_MAPPED_FILE_FAILED remarks, including a next segment that cannot
+// be prepared (a full disk) once the current one is full.
 func (s *Store) RefusalReason() string {
 	switch {
 	case s.closed.Load():
@@ -47,7 +47,10 @@ func (s *Store) RefusalReason() string {
 	case s.log.Err() != nil:
 		return "store: commitlog write error: " + s.log.Err().Error()
 	}
-	if err := s.log.RollErr(); err != nil {
+	// A failed preparation refuses puts once the log has reached the end
+	// of its segment (a failed roll leaves it there); before that the
+	// current segment still takes them.
+	if err := s.log.RollErr(); err != nil && s.log.MaxOffset()%s.log.SegmentSize() == 0 {
 		if segment.IsDiskFull(err) {
 			return "store: disk full, cannot create the next commitlog segment: " + err.Error()
 		}

@@ -94,3 +94,45 @@ func TestDiskFullSegmentPreparation(t *testing.T) {
 		t.Fatalf("refusal reason %q after success", why)
 	}
 }
+
+// TestDiskFullNextSegment: the first segment fits but the next does not.
+// Puts go on into the first segment (no refusal reason yet); the put that
+// needs the next one is refused with "disk full", not stored; once space is
+// back puts continue in the next segment.
+func TestDiskFullNextSegment(t *testing.T) {
+	mem := vfs.NewMem()
+	cfg := testConfig(mem)
+	cfg.FlushSync = true
+	d, err := mem.DiskUsage("/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Room for segment 0 and its margin (72 KiB), not for segment 1 after it.
+	mem.SetCapacity(d.Used + 72<<10 + 60<<10)
+	s := openStore(t, cfg)
+	log := s.CommitLog()
+	body := bodyFor(1, 8<<10)
+	put(t, s, newRecord("T", 0, body, nil)) // takes segment 0; segment 1 is asked for
+	waitFor(t, "failed prefetch of the next segment", func() bool { return log.RollErr() != nil })
+	if why := s.RefusalReason(); why != "" {
+		t.Fatalf("refusal reason %q while the first segment has room", why)
+	}
+	var refused PutResult
+	for i := 0; i < 20; i++ {
+		res := s.PutMessage(context.Background(), newRecord("T", 0, body, nil), PutOptions{})
+		if res.Status != PutOK {
+			refused = res
+			break
+		}
+	}
+	if refused.Status != CreateMappedFileFailed {
+		t.Fatalf("put needing the next segment: %s", refused.Status)
+	}
+	if why := s.RefusalReason(); !strings.Contains(why, "disk full") {
+		t.Fatalf("refusal reason %q does not say the disk is full", why)
+	}
+	mem.SetCapacity(0)
+	if res := put(t, s, newRecord("T", 0, body, nil)); res.WroteOffset != cfg.SegmentSize {
+		t.Fatalf("put after space came back at %d, want %d", res.WroteOffset, cfg.SegmentSize)
+	}
+}
