@@ -31,9 +31,7 @@ const (
 )
 
 // RefusalReason says why puts are refused right now ("" when they are
-// accepted): the text for the SERVICE_NOT_AVAILABLE and
-// CREATE_MAPPED_FILE_FAILED remarks, including a next segment that cannot
-// be prepared (a full disk) once the current one is full.
+// accepted): the text for the SERVICE_NOT_AVAILABLE remark.
 func (s *Store) RefusalReason() string {
 	switch {
 	case s.closed.Load():
@@ -47,9 +45,10 @@ func (s *Store) RefusalReason() string {
 	case s.log.Err() != nil:
 		return "store: commitlog write error: " + s.log.Err().Error()
 	}
-	// A failed preparation refuses puts once the log has reached the end
-	// of its segment (a failed roll leaves it there); before that the
-	// current segment still takes them.
+	// A next segment that cannot be prepared (a full disk) refuses puts
+	// once the log has reached the end of its segment (a failed roll
+	// leaves it there); before that the current segment still takes them.
+	// The CREATE_MAPPED_FILE_FAILED remark quotes this reason too.
 	if err := s.log.RollErr(); err != nil && s.log.MaxOffset()%s.log.SegmentSize() == 0 {
 		if segment.IsDiskFull(err) {
 			return "store: disk full, cannot create the next commitlog segment: " + err.Error()
