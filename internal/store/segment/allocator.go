@@ -160,28 +160,34 @@ func (a *allocator) finish(start int64, f *File, err error) {
 	a.mu.Lock()
 	a.working = false
 	var stale *File
+	var recovered, failures int
+	var backoff time.Duration
 	switch {
 	case a.want != start || !a.running:
 		stale = f
 	case err == nil:
 		if a.failed != nil {
-			a.q.cfg.Logger.Info("segment: next file prepared after failed attempts",
-				"path", f.path, "failedAttempts", a.failures)
+			recovered = a.failures
 		}
 		a.ready, a.failed, a.failures = f, nil, 0
 	default:
 		a.failures++
+		failures = a.failures
 		a.failed = err
-		backoff := min(minRetryBackoff<<min(a.failures-1, 16), maxRetryBackoff)
+		backoff = min(minRetryBackoff<<min(a.failures-1, 16), maxRetryBackoff)
 		a.retryAt = a.q.cfg.Now().Add(backoff)
-		// One line per attempt: the back-off bounds the rate.
-		a.q.cfg.Logger.Error("segment: cannot prepare the next file; rolls fail until it is prepared",
-			"file", Name(start), "diskFull", IsDiskFull(err), "attempt", a.failures, "retryIn", backoff, "err", err)
 	}
 	a.cond.Broadcast()
 	a.mu.Unlock()
-	if stale != nil {
+	switch {
+	case stale != nil:
 		a.q.discard(stale)
+	case recovered > 0:
+		a.q.cfg.Logger.Info("segment: next file prepared after failed attempts", "path", f.path, "failedAttempts", recovered)
+	case failures > 0:
+		// One line per attempt: the back-off bounds the rate.
+		a.q.cfg.Logger.Error("segment: cannot prepare the next file; rolls fail until it is prepared",
+			"file", Name(start), "diskFull", IsDiskFull(err), "attempt", failures, "retryIn", backoff, "err", err)
 	}
 }
 
