@@ -179,6 +179,8 @@ func TestRollFailureThenRecovery(t *testing.T) {
 	clock := newManualClock()
 	cfg := testConfig(vfs.NewErrorFS(vfs.NewMem(), inj), true)
 	cfg.Now = clock.now
+	var logs logLines
+	cfg.Logger = logs.logger()
 	l := openLog(t, cfg)
 	defer l.Close()
 	first := putBody(t, l, testSegment-2000, 1)
@@ -199,6 +201,10 @@ func TestRollFailureThenRecovery(t *testing.T) {
 	}
 	if err := l.RollErr(); !segment.IsDiskFull(err) {
 		t.Fatalf("RollErr %v, want a disk-full error", err)
+	}
+	// One error line for the one attempt, none for the puts failing fast.
+	if n := logs.count("level=ERROR"); n != 1 {
+		t.Fatalf("%d error lines, want 1:\n%s", n, logs.String())
 	}
 	// Space is back: after the back-off puts resume in the new segment.
 	failCreate.Store(false)

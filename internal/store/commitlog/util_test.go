@@ -1,10 +1,47 @@
 package commitlog
 
 import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 )
+
+// logLines collects a logger's text output; safe for concurrent use.
+type logLines struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logLines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+// count is the number of lines containing s.
+func (l *logLines) count(s string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, line := range strings.Split(l.buf.String(), "\n") {
+		if strings.Contains(line, s) {
+			n++
+		}
+	}
+	return n
+}
+
+func (l *logLines) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+func (l *logLines) logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }
 
 // manualClock is a clock the test moves (the allocator's retry back-off
 // and store timestamps).
