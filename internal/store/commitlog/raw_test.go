@@ -202,7 +202,10 @@ func TestRollFailureThenRecovery(t *testing.T) {
 	if err := l.RollErr(); !segment.IsDiskFull(err) {
 		t.Fatalf("RollErr %v, want a disk-full error", err)
 	}
-	// One error line for the one attempt, none for the puts failing fast.
+	// One error line for the one attempt (the allocator writes it after
+	// answering), none for the puts failing fast (written before they
+	// returned).
+	waitFor(t, func() bool { return logs.count("level=ERROR") > 0 })
 	if n := logs.count("level=ERROR"); n != 1 {
 		t.Fatalf("%d error lines, want 1:\n%s", n, logs.String())
 	}
