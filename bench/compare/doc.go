@@ -36,9 +36,13 @@
 //	produce 128 B x64   64 producers, synchronous sends
 //	consume backlog     a 1 M-message backlog of 1 KiB (filled unmeasured, in batches), read from the start
 //	fixed 20k/s p99     16 paced producers at 20 000 msgs/s in total; p99 latency from the due time
+//	first sends         rocketd, RocketMQ: 16 producers of 1 KiB right after the topics exist on the fresh
+//	                    store, before the warm-up; the max send latency shows a first CommitLog segment
+//	                    prepared only when the first send needs it (a 1 GiB zero-fill under SYNC_FLUSH)
 //
 // Per target it also records the time from process start to the broker's
-// port accepting connections, RSS once idle after start, and the peak RSS
+// port accepting connections, to the topics' creation through the
+// NameServer (rocketd, RocketMQ: the broker has registered), RSS once idle after start, and the peak RSS
 // (VmHWM) at the end, summed over the target's processes.
 //
 // With --profile DIR the rocketd targets run in-process in a child of this

@@ -147,6 +147,7 @@ func (h *harness) logf(format string, args ...any) {
 type targetResult struct {
 	name    string
 	startup time.Duration
+	routed  time.Duration // process start to the topics created (broker registered)
 	idleRSS int64
 	peakRSS int64
 	metrics map[string]metric
@@ -161,6 +162,7 @@ type targetResult struct {
 type metric struct {
 	TPS      float64
 	P99      float64 // ms
+	Max      float64 // ms
 	Failures int64
 	Messages int64
 	FailedBy map[string]int64 // by response code name (rocketctl)

@@ -20,8 +20,9 @@ import (
 type server struct {
 	procs   []*exec.Cmd
 	logs    []*os.File
-	addr    string // NameServer (rocketd, RocketMQ) or NATS client address
-	pprof   string // rocketd-pprof: the debug HTTP address
+	addr    string    // NameServer (rocketd, RocketMQ) or NATS client address
+	pprof   string    // rocketd-pprof: the debug HTTP address
+	started time.Time // the first process's start
 	startup time.Duration
 	idleRSS int64 // bytes, summed over procs
 }
@@ -35,6 +36,9 @@ func (s *server) startProcess(cmd *exec.Cmd, logPath string) error {
 	cmd.Stdout, cmd.Stderr = f, f
 	// Own process group: a stop reaches the JVM's children too.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if s.started.IsZero() {
+		s.started = time.Now()
+	}
 	if err := cmd.Start(); err != nil {
 		f.Close()
 		return fmt.Errorf("start %s: %w", cmd.Path, err)

@@ -26,7 +26,11 @@
 // (abnormal) or from the ConsumeQueues' end (normal) — duplicates are
 // ignored by the queues — and Open waits until it has caught up, rebuilds
 // the CommitLog's next-queue-offset table from the queues, starts the
-// background services and creates `abort`.
+// background services and creates `abort`. Before that it waits for the
+// segment the first put writes to be prepared (PrepareSegment: seconds for
+// a 1 GiB SYNC_FLUSH zero-fill, so that no put waits for it); a failure (a
+// full disk) does not fail Open: puts answer CREATE_MAPPED_FILE_FAILED and
+// RefusalReason says "disk full" until the segment can be prepared.
 //
 // Dispatch: one goroutine follows the CommitLog's committed end in order,
 // kicked by the CommitLog's OnCommit hook. For each record of transaction

@@ -6,6 +6,7 @@ import (
 
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/store/commitlog"
+	"github.com/rocketd/rocketd/internal/store/segment"
 )
 
 // Put types are the CommitLog's; the store adds its own refusals.
@@ -42,6 +43,16 @@ func (s *Store) RefusalReason() string {
 		return "store: consume queue write error"
 	case s.log.Refusal() != "":
 		return "store: " + s.log.Refusal()
+	}
+	// A next segment that cannot be prepared (a full disk) refuses puts
+	// once the log has reached the end of its segment (a failed roll
+	// leaves it there); before that the current segment still takes them.
+	// The CREATE_MAPPED_FILE_FAILED remark quotes this reason too.
+	if err := s.log.RollErr(); err != nil && s.log.MaxOffset()%s.log.SegmentSize() == 0 {
+		if segment.IsDiskFull(err) {
+			return "store: disk full, cannot create the next commitlog segment: " + err.Error()
+		}
+		return "store: cannot create the next commitlog segment: " + err.Error()
 	}
 	return ""
 }

@@ -226,6 +226,7 @@ func (s *Store) recover() error {
 	if err := s.log.Start(); err != nil {
 		return fmt.Errorf("store: start commitlog: %w", err)
 	}
+	s.prepareSegment()
 	s.disp.start(resume)
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.DispatchCatchUpTimeout)
 	defer cancel()
@@ -251,6 +252,22 @@ func (s *Store) recover() error {
 		"commitlogMin", minOff, "commitlogEnd", end, "dispatchFrom", resume,
 		"queues", len(s.cqs.Queues()), "took", time.Since(started))
 	return nil
+}
+
+// prepareSegment has the segment the first put writes prepared before Open
+// returns (and so before the broker registers with the NameServer): under
+// SYNC_FLUSH a fresh store's first put would otherwise wait seconds for a
+// 1 GiB zero-fill. A slave without segments is skipped: it starts wherever
+// its master's data starts, which it does not know yet. A failure (a full
+// disk) does not fail Open: puts are refused with the reason (RollErr)
+// until the allocator's retry succeeds.
+func (s *Store) prepareSegment() {
+	if s.cfg.Slave && len(s.log.Segments()) == 0 {
+		return
+	}
+	if _, err := s.log.PrepareSegment(); err != nil {
+		s.cfg.Logger.Error("store: cannot prepare the first commitlog segment; puts fail until it is prepared", "err", err)
+	}
 }
 
 func (s *Store) createAbort() error {

@@ -1,12 +1,16 @@
 package processor
 
 import (
+	"context"
+	"strings"
 	"testing"
 
 	"github.com/rocketd/rocketd/internal/config"
+	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
 	"github.com/rocketd/rocketd/internal/store"
+	"github.com/rocketd/rocketd/internal/vfs"
 )
 
 // TestPutResponse: every put status maps to the code Java answers, and a
@@ -77,5 +81,28 @@ func TestPullCode(t *testing.T) {
 		if got := pullCode(c.st, c.offset); got != c.code {
 			t.Errorf("%v at %d: %d, want %d", c.st, c.offset, got, c.code)
 		}
+	}
+}
+
+// TestCreateMappedFileFailedRemark: when the next CommitLog segment cannot
+// be created because the disk is full, the send remark says so.
+func TestCreateMappedFileFailedRemark(t *testing.T) {
+	mem := vfs.NewMem()
+	mem.SetCapacity(512 << 10) // no room for a 1 MiB zero-filled segment
+	st, err := store.Open(store.Config{Dir: "/data", FS: mem, SegmentSize: 1 << 20, CQUnitsPerFile: 100, FlushSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	cfg := config.NewBrokerConfig()
+	p := &Processor{cfg: &cfg, store: st}
+	res := st.PutMessage(context.Background(), &message.Record{Topic: "T", Body: []byte("x")}, store.PutOptions{})
+	if res.Status != store.CreateMappedFileFailed {
+		t.Fatalf("put on a full disk: %v", res.Status)
+	}
+	resp := p.putResponse(remoting.NewResponse(protocol.Success, ""), res, 0)
+	if resp.Code != protocol.SystemError || !strings.Contains(resp.Remark, "create mapped file failed") ||
+		!strings.Contains(resp.Remark, "disk full") {
+		t.Fatalf("response %d %q", resp.Code, resp.Remark)
 	}
 }

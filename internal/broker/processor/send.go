@@ -206,7 +206,11 @@ func (p *Processor) putResponse(resp *remoting.Command, res store.PutResult, que
 	case store.SlaveNotAvailable:
 		resp.Code = protocol.SlaveNotAvailable
 	case store.CreateMappedFileFailed:
-		return fail(resp, protocol.SystemError, "create mapped file failed, server is busy or broken.")
+		remark := "create mapped file failed, server is busy or broken."
+		if why := p.store.RefusalReason(); why != "" {
+			remark += " (" + why + ")" // e.g. the disk is full
+		}
+		return fail(resp, protocol.SystemError, remark)
 	case store.MessageIllegal, store.PropertiesSizeExceeded:
 		return fail(resp, protocol.MessageIllegal,
 			"the message is illegal, maybe msg body or properties length not matched. msg body length limit "+

@@ -44,6 +44,17 @@
 // the next segment. Readers treat BLANK as "continue at the next segment".
 // A batch (PutBatch) is placed as one unit: it moves whole.
 //
+// # Segment preparation
+//
+// Segments are prepared by the segment package's allocator, ahead of the
+// roll that takes them: the next one right after each roll and after Start.
+// PrepareSegment (the store calls it before Open returns) has the segment
+// the first put writes prepared too, so that no put waits for a zero-fill.
+// A segment that cannot be prepared (a full disk: see segment's doc) fails
+// the roll: the put answers CREATE_MAPPED_FILE_FAILED at once, not stored,
+// and RollErr says why until the allocator's retry succeeds. The log stays
+// usable (no sticky failure): its end is the full segment's end.
+//
 // # Write path (architecture.md; write-path.md strategy B)
 //
 //	put (any goroutine)              committer / flusher           readers

@@ -146,6 +146,7 @@ func Open(cfg Config) (*Log, error) {
 		Size:     cfg.SegmentSize,
 		ZeroFill: cfg.FlushSync,
 		Logger:   cfg.Logger,
+		Now:      cfg.Now,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("commitlog: open: %w", err)

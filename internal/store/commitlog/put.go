@@ -471,7 +471,7 @@ func (l *Log) rollLocked(blank bool) PutStatus {
 	}
 	next, err := l.segs.Roll(start)
 	if err != nil {
-		l.cfg.Logger.Error("commitlog: roll", "at", start, "err", err)
+		l.logRollFailure(start, err)
 		return CreateMappedFileFailed
 	}
 	pos := start - next.Start() // 0 except for the first segment of a log starting mid-file (HA)

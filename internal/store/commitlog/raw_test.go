@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/rocketd/rocketd/internal/store/segment"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/rocketd/rocketd/internal/message"
+	"github.com/rocketd/rocketd/internal/store/segment"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
 
@@ -163,30 +164,60 @@ func TestReadErrorsAndRetention(t *testing.T) {
 func TestRollFailureThenRecovery(t *testing.T) {
 	// Creating the third segment fails (disk full) until the flag is cleared.
 	var failCreate atomic.Bool
+	var attempts atomic.Int64
 	failCreate.Store(true)
 	third := segment.Name(2 * testSegment)
 	inj := vfs.InjectorFunc(func(op vfs.Op) error {
-		if failCreate.Load() && op.Kind == vfs.OpCreate && strings.Contains(op.Path, third) {
-			return errors.New("no space left on device")
+		if op.Kind == vfs.OpCreate && strings.Contains(op.Path, third) {
+			attempts.Add(1)
+			if failCreate.Load() {
+				return syscall.ENOSPC
+			}
 		}
 		return nil
 	})
-	l := openLog(t, testConfig(vfs.NewErrorFS(vfs.NewMem(), inj), true))
+	clock := newManualClock()
+	cfg := testConfig(vfs.NewErrorFS(vfs.NewMem(), inj), true)
+	cfg.Now = clock.now
+	var logs logLines
+	cfg.Logger = logs.logger()
+	l := openLog(t, cfg)
 	defer l.Close()
 	first := putBody(t, l, testSegment-2000, 1)
 	putBody(t, l, testSegment-2000, 2) // rolls into the second segment
-	res := l.Put(context.Background(), newRecord("T", 0, make([]byte, testSegment-2000), ""), PutOptions{})
-	if res.Status != CreateMappedFileFailed {
-		t.Fatalf("put needing a third segment: %v", res.Status)
+	for i := 0; i < 3; i++ {
+		res := l.Put(context.Background(), newRecord("T", 0, make([]byte, testSegment-2000), ""), PutOptions{})
+		if res.Status != CreateMappedFileFailed {
+			t.Fatalf("put %d needing a third segment: %v", i, res.Status)
+		}
 	}
 	if l.MaxOffset() != 2*testSegment {
 		t.Fatalf("max offset %d after a failed roll, want the segment end %d", l.MaxOffset(), 2*testSegment)
 	}
-	// Space is back: puts resume in the new segment.
+	// The allocator tried once (prefetching after the second roll) and
+	// backs off: the failed puts did not try again.
+	if n := attempts.Load(); n != 1 {
+		t.Fatalf("%d attempts to create the third segment, want 1", n)
+	}
+	if err := l.RollErr(); !segment.IsDiskFull(err) {
+		t.Fatalf("RollErr %v, want a disk-full error", err)
+	}
+	// One error line for the one attempt (the allocator writes it after
+	// answering), none for the puts failing fast (written before they
+	// returned).
+	waitFor(t, func() bool { return logs.count("level=ERROR") > 0 })
+	if n := logs.count("level=ERROR"); n != 1 {
+		t.Fatalf("%d error lines, want 1:\n%s", n, logs.String())
+	}
+	// Space is back: after the back-off puts resume in the new segment.
 	failCreate.Store(false)
-	res = l.Put(context.Background(), newRecord("T", 0, []byte("again"), ""), PutOptions{})
+	clock.advance(time.Second)
+	res := l.Put(context.Background(), newRecord("T", 0, []byte("again"), ""), PutOptions{})
 	if res.Status != PutOK || res.WroteOffset != 2*testSegment {
 		t.Fatalf("put after the failure: %v at %d", res.Status, res.WroteOffset)
+	}
+	if err := l.RollErr(); err != nil {
+		t.Fatalf("RollErr after success: %v", err)
 	}
 	if _, buf, err := l.ReadRecordAt(first.WroteOffset); err != nil {
 		t.Fatal(err)

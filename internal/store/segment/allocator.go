@@ -2,19 +2,37 @@ package segment
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"runtime/pprof"
 	"sync"
+	"time"
+)
+
+// Retry back-off of a failed preparation: the first retry after
+// minRetryBackoff, each further one after twice the previous wait, at most
+// maxRetryBackoff.
+const (
+	minRetryBackoff = time.Second
+	maxRetryBackoff = 30 * time.Second
 )
 
 // allocator prepares the next segment file in the background (RocketMQ's
 // AllocateMappedFileService; etcd's filePipeline) so that a roll under the
 // CommitLog's put lock only takes a ready file.
 //
-// One job at a time: want is the offset asked for, ready/readyErr its
-// outcome. get(want) waits for the job; get of any other offset creates the
-// file synchronously (and throws away a stale prepared one).
+// One job at a time: want is the offset asked for, ready the prepared file.
+// get(want) waits for the job; get of another offset asks for that offset
+// instead (throwing away a stale prepared file) and waits for it.
+//
+// A failed attempt is not repeated by every roll (on a full disk each retry
+// of a 1 GiB zero-fill costs seconds of I/O and fills the disk again): the
+// allocator keeps the error, retries by itself after a back-off (1 s
+// doubling to 30 s), and until then get fails at once with a *BackoffError
+// wrapping it. The wait ends early when space may be back: a file of the
+// queue was deleted (retrySoon), or the free-space check that failed passes
+// again when a roll asks.
 type allocator struct {
 	q *Queue
 
@@ -24,12 +42,31 @@ type allocator struct {
 	want     int64 // -1: nothing asked
 	working  bool
 	ready    *File
-	readyErr error
+	failed   error // the latest attempt's error; nil once one succeeds
+	failures int   // consecutive failed attempts
+	retryAt  time.Time
 
 	kick chan struct{}
 	quit chan struct{}
 	done chan struct{}
 }
+
+// BackoffError is returned by Roll (and Prepare) while the allocator waits
+// to retry a failed preparation. It wraps the failure: errors.Is(err,
+// syscall.ENOSPC) tells a full disk (see IsDiskFull).
+type BackoffError struct {
+	Start    int64         // the file that could not be prepared
+	Attempts int           // consecutive failed attempts
+	RetryIn  time.Duration // until the next attempt
+	Err      error         // the latest attempt's error
+}
+
+func (e *BackoffError) Error() string {
+	return fmt.Sprintf("segment: file %s not prepared (%d failed attempts, next in %s): %v",
+		Name(e.Start), e.Attempts, e.RetryIn.Round(time.Millisecond), e.Err)
+}
+
+func (e *BackoffError) Unwrap() error { return e.Err }
 
 func newAllocator(q *Queue) *allocator {
 	a := &allocator{q: q, want: -1, kick: make(chan struct{}, 1)}
@@ -61,7 +98,7 @@ func (a *allocator) close() {
 	}
 	a.mu.Lock()
 	stale := a.ready
-	a.ready, a.readyErr, a.want = nil, nil, -1
+	a.ready, a.want = nil, -1
 	a.cond.Broadcast()
 	a.mu.Unlock()
 	if stale != nil {
@@ -71,36 +108,99 @@ func (a *allocator) close() {
 
 func (a *allocator) loop() {
 	defer close(a.done)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
 	for {
+		a.mu.Lock()
+		start, due, wait := a.nextJobLocked()
+		if due {
+			a.working = true
+		}
+		a.mu.Unlock()
+		if due {
+			f, err := a.q.create(start)
+			a.finish(start, f, err)
+			continue
+		}
+		var retry <-chan time.Time
+		if wait > 0 {
+			// A real timer even when Config.Now is fake: nextJobLocked
+			// checks the back-off against Config.Now when it fires.
+			timer.Reset(wait)
+			retry = timer.C
+		}
 		select {
 		case <-a.quit:
 			return
 		case <-a.kick:
+		case <-retry:
 		}
-		a.mu.Lock()
-		start := a.want
-		if start < 0 || a.ready != nil || a.readyErr != nil {
-			a.mu.Unlock()
-			continue
-		}
-		a.working = true
-		a.mu.Unlock()
+		timer.Stop()
+	}
+}
 
-		f, err := a.q.create(start)
+// nextJobLocked reports whether an attempt for want is due now, or else how
+// long until a failed one may be retried (0: nothing to wait for).
+// REQUIRES: a.mu held.
+func (a *allocator) nextJobLocked() (start int64, due bool, wait time.Duration) {
+	if !a.running || a.want < 0 || a.ready != nil || a.working {
+		return 0, false, 0
+	}
+	if a.failed != nil {
+		if d := a.retryAt.Sub(a.q.cfg.Now()); d > 0 {
+			return 0, false, d
+		}
+	}
+	return a.want, true, 0
+}
 
-		a.mu.Lock()
-		a.working = false
-		var stale *File
-		if a.want == start && a.running {
-			a.ready, a.readyErr = f, err
-		} else {
-			stale = f
+// finish records the outcome of an attempt.
+func (a *allocator) finish(start int64, f *File, err error) {
+	a.mu.Lock()
+	a.working = false
+	var stale *File
+	var recovered, failures int
+	var backoff time.Duration
+	switch {
+	case a.want != start || !a.running:
+		stale = f
+	case err == nil:
+		if a.failed != nil {
+			recovered = a.failures
 		}
-		a.cond.Broadcast()
-		a.mu.Unlock()
-		if stale != nil {
-			a.q.discard(stale)
-		}
+		a.ready, a.failed, a.failures = f, nil, 0
+	default:
+		a.failures++
+		failures = a.failures
+		a.failed = err
+		backoff = min(minRetryBackoff<<min(a.failures-1, 16), maxRetryBackoff)
+		a.retryAt = a.q.cfg.Now().Add(backoff)
+	}
+	a.cond.Broadcast()
+	a.mu.Unlock()
+	switch {
+	case stale != nil:
+		a.q.discard(stale)
+	case recovered > 0:
+		a.q.cfg.Logger.Info("segment: next file prepared after failed attempts", "path", f.path, "failedAttempts", recovered)
+	case failures > 0:
+		// One line per attempt: the back-off bounds the rate.
+		a.q.cfg.Logger.Error("segment: cannot prepare the next file; rolls fail until it is prepared",
+			"file", Name(start), "diskFull", IsDiskFull(err), "attempt", failures, "retryIn", backoff, "err", err)
+	}
+}
+
+// backoffErrLocked describes the current back-off. REQUIRES: a.mu held.
+func (a *allocator) backoffErrLocked(start int64, now time.Time) error {
+	return &BackoffError{Start: start, Attempts: a.failures, RetryIn: max(a.retryAt.Sub(now), 0), Err: a.failed}
+}
+
+// wake makes the goroutine look at its state again.
+func (a *allocator) wake() {
+	select {
+	case a.kick <- struct{}{}:
+	default:
 	}
 }
 
@@ -112,43 +212,117 @@ func (a *allocator) prefetch(start int64) {
 		return
 	}
 	stale := a.ready
-	a.want, a.ready, a.readyErr = start, nil, nil
+	a.want, a.ready = start, nil
 	a.mu.Unlock()
 	if stale != nil {
 		a.q.discard(stale)
 	}
-	select {
-	case a.kick <- struct{}{}:
-	default:
+	a.wake()
+}
+
+// retrySoon ends a back-off: space may have come back (a file was deleted).
+func (a *allocator) retrySoon() {
+	a.mu.Lock()
+	if a.failed == nil {
+		a.mu.Unlock()
+		return
+	}
+	a.retryAt = a.q.cfg.Now()
+	a.mu.Unlock()
+	a.wake()
+}
+
+// get returns the file at start: the prepared one, or the one the
+// background goroutine prepares now. During a back-off it fails at once.
+// With the allocator stopped (or not started) it creates the file here.
+func (a *allocator) get(start int64) (*File, error) {
+	f, err := a.await(start, true)
+	if errors.Is(err, errNotRunning) {
+		return a.createHere(start)
+	}
+	return f, err
+}
+
+// errNotRunning: the allocator is not started (or stopped).
+var errNotRunning = errors.New("segment: allocator not running")
+
+// await asks for start (unless asked already), waits for the attempt and
+// returns the prepared file, taken when take is set (otherwise it stays
+// ready and f is nil), or the back-off error.
+func (a *allocator) await(start int64, take bool) (*File, error) {
+	a.mu.Lock()
+	if !a.running {
+		a.mu.Unlock()
+		return nil, errNotRunning
+	}
+	if a.want != start {
+		stale := a.ready
+		a.want, a.ready = start, nil
+		a.mu.Unlock()
+		if stale != nil {
+			a.q.discard(stale)
+		}
+		a.wake()
+		a.mu.Lock()
+	}
+	for {
+		switch {
+		case !a.running:
+			a.mu.Unlock()
+			return nil, errNotRunning
+		case a.want != start:
+			a.mu.Unlock()
+			return nil, fmt.Errorf("segment: file %s: asked for another file concurrently", Name(start))
+		case a.ready != nil:
+			var f *File
+			if take {
+				f, a.ready, a.want = a.ready, nil, -1
+			}
+			a.mu.Unlock()
+			return f, nil
+		case !a.working && a.failed != nil:
+			now := a.q.cfg.Now()
+			if now.Before(a.retryAt) {
+				if !a.failedForRoom() {
+					err := a.backoffErrLocked(start, now)
+					a.mu.Unlock()
+					return nil, err
+				}
+				// The attempt failed the free-space check: retry as soon
+				// as the space is there (a statfs, not a zero-fill).
+				a.mu.Unlock()
+				room := a.q.checkRoom() == nil
+				a.mu.Lock()
+				if !room {
+					err := a.backoffErrLocked(start, now)
+					a.mu.Unlock()
+					return nil, err
+				}
+				a.retryAt = now
+				continue // the state may have changed while unlocked
+			}
+			a.wake()
+		}
+		a.cond.Wait()
 	}
 }
 
-// get returns the file at start: the prepared one, or one made now.
-func (a *allocator) get(start int64) (*File, error) {
+// failedForRoom reports whether the latest attempt failed the free-space
+// check (and so wrote nothing). REQUIRES: a.mu held.
+func (a *allocator) failedForRoom() bool {
+	var e *DiskFullError
+	return errors.As(a.failed, &e)
+}
+
+// createHere creates the file synchronously (allocator not running): after
+// a job still in progress on another offset ends.
+func (a *allocator) createHere(start int64) (*File, error) {
 	a.mu.Lock()
-	if a.running && a.want == start {
-		for a.running && a.want == start && a.ready == nil && a.readyErr == nil {
-			a.cond.Wait()
-		}
-		if a.want == start && (a.ready != nil || a.readyErr != nil) {
-			f, err := a.ready, a.readyErr
-			a.ready, a.readyErr, a.want = nil, nil, -1
-			a.mu.Unlock()
-			if err != nil {
-				// The background attempt failed; try once more here so
-				// that a transient error does not fail the roll.
-				return a.q.create(start)
-			}
-			return f, nil
-		}
-	}
-	// Not asked for (first roll, or the allocator is stopped): wait for a
-	// job in progress on another offset to end, then create it here.
 	for a.working {
 		a.cond.Wait()
 	}
 	stale := a.ready
-	a.ready, a.readyErr, a.want = nil, nil, -1
+	a.ready, a.want = nil, -1
 	a.mu.Unlock()
 	if stale != nil {
 		a.q.discard(stale)
@@ -157,11 +331,17 @@ func (a *allocator) get(start int64) (*File, error) {
 }
 
 // create makes the file for start: "<name>.tmp" sized (and zero-filled),
-// synced, renamed into place, directory synced, reopened.
+// synced, renamed into place, directory synced, reopened. A zero-filled
+// file is only started when the disk has room for it (checkRoom).
 func (q *Queue) create(start int64) (*File, error) {
 	name := filepath.Join(q.cfg.Dir, Name(start))
 	tmp := name + tmpSuffix
 	fsys := q.cfg.FS
+	if q.cfg.ZeroFill {
+		if err := q.checkRoom(); err != nil {
+			return nil, fmt.Errorf("segment: create %s: %w", name, err)
+		}
+	}
 	fail := func(step string, err error) (*File, error) {
 		_ = fsys.Remove(tmp)
 		return nil, fmt.Errorf("segment: create %s: %s: %w", name, step, err)

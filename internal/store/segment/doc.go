@@ -47,6 +47,17 @@
 //     The zeros are written with write-behind (4 MiB spans, at most two dirty
 //     or in flight; vfs.Writeback), so that the fill never queues a whole
 //     segment's writeback in front of the CommitLog's fdatasyncs.
+//     The allocator prepares the file after the last one as soon as it starts
+//     and again after every roll; Prepare has the first file of an empty
+//     queue prepared before any roll asks (the CommitLog calls it at store
+//     open, so that no put waits for a zero-fill). A zero-filled file is
+//     only started when the disk has the file's size plus a margin (an
+//     eighth of the file, at most 64 MiB) available; otherwise the attempt
+//     fails before writing anything (DiskFullError, matching ENOSPC).
+//     A failed attempt is retried by the allocator after a back-off (1 s,
+//     doubling up to 30 s), earlier when files of the queue are deleted or
+//     the failed free-space check passes again; meanwhile Roll fails at once
+//     with a BackoffError wrapping the failure (IsDiskFull tells a full disk).
 //  2. Taken by Roll when the previous file is full: appended to the Queue.
 //  3. Written (WriteAt), read (ReadAt) and synced by the owner. A sync error
 //     is sticky: every later write or sync of the file returns it. A write

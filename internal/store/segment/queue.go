@@ -26,6 +26,8 @@ type Config struct {
 	ZeroFill bool
 	// Logger receives roll, delete and close-failure events. Default: discard.
 	Logger *slog.Logger
+	// Now is the clock of the allocator's retry back-off. Default time.Now.
+	Now func() time.Time
 }
 
 func (c *Config) validate() error {
@@ -41,6 +43,9 @@ func (c *Config) validate() error {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
 	return nil
 }
 
@@ -53,6 +58,7 @@ func (c *Config) validate() error {
 type Queue struct {
 	cfg   Config
 	alloc *allocator
+	stats rollStats
 
 	mu struct {
 		sync.RWMutex
@@ -146,9 +152,45 @@ func (q *Queue) lastRelease(f *File, err error) {
 	}
 }
 
-// Start starts the background allocator. Without it, Roll creates files
-// synchronously.
-func (q *Queue) Start() { q.alloc.start() }
+// Start starts the background allocator and has it prepare the file after
+// the last one (a log reopened with its last file partly written rolls
+// into a ready file). Without it, Roll creates files synchronously.
+func (q *Queue) Start() {
+	q.alloc.start()
+	if last := q.Last(); last != nil {
+		q.alloc.prefetch(last.End())
+	}
+}
+
+// Prepare has the file the next Roll(start) takes prepared now and waits
+// until it is ready (it stays with the allocator until that Roll) or its
+// preparation failed (a *BackoffError). The allocator must be started.
+func (q *Queue) Prepare(start int64) error {
+	_, err := q.alloc.await(q.nextStart(start), false)
+	if errors.Is(err, errNotRunning) {
+		return fmt.Errorf("segment: prepare %s: %w", Name(q.nextStart(start)), err)
+	}
+	return err
+}
+
+// PrepareErr is the error of the latest failed preparation while the
+// allocator has not prepared a file since: why rolls fail now.
+func (q *Queue) PrepareErr() error {
+	q.alloc.mu.Lock()
+	defer q.alloc.mu.Unlock()
+	return q.alloc.failed
+}
+
+// nextStart is where the next Roll(start) puts its file: the end of the
+// last file, or start rounded down to a file start when the queue is empty.
+func (q *Queue) nextStart(start int64) int64 {
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	if n := len(q.mu.files); n > 0 {
+		return q.mu.files[n-1].End()
+	}
+	return start - start%q.cfg.Size
+}
 
 // Close stops the allocator (discarding a prepared, unused file) and releases
 // the Queue's reference on every file; files held by readers close when they
@@ -241,17 +283,14 @@ func (q *Queue) FindHeld(offset int64) *File {
 // Roll appends the next file: at the end of the last file, or at start
 // (rounded down to a multiple of the size) when the queue is empty. It takes
 // the file the allocator prepared when it is ready (waiting for it when it is
-// being prepared) and asks for the one after in the background.
+// being prepared) and asks for the one after in the background. While a
+// failed preparation waits for its retry, Roll fails at once with a
+// *BackoffError.
 func (q *Queue) Roll(start int64) (*File, error) {
-	q.mu.RLock()
-	if n := len(q.mu.files); n > 0 {
-		start = q.mu.files[n-1].End()
-	} else {
-		start -= start % q.cfg.Size
-	}
-	q.mu.RUnlock()
-
+	start = q.nextStart(start)
+	began := time.Now()
 	f, err := q.alloc.get(start)
+	q.stats.note(time.Since(began))
 	if err != nil {
 		return nil, err
 	}
@@ -317,6 +356,8 @@ func (q *Queue) syncRemoved(n int) error {
 	if n == 0 {
 		return nil
 	}
+	// Space may be back for a preparation that failed on a full disk.
+	q.alloc.retrySoon()
 	if err := q.cfg.FS.SyncDir(q.cfg.Dir); err != nil {
 		return fmt.Errorf("segment: sync dir %s: %w", q.cfg.Dir, err)
 	}
