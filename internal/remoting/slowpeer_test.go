@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"io"
 	"net"
 	"runtime"
 	"sync"
@@ -296,5 +297,70 @@ func TestLongPollPastIdleTimeoutIsClosed(t *testing.T) {
 	}
 	if d := time.Since(start); d < idle || d > idle+idle/2 {
 		t.Fatalf("closed after %v, want the idle timeout %v", d, idle)
+	}
+}
+
+// TestClientClosesStalledResponse: the client's connections share the
+// reader. A server that answers with the first bytes of a 16 MiB response
+// and stalls costs the client no frame buffer, and the connection is
+// closed IdleTimeout after those bytes, failing the call.
+func TestClientClosesStalledResponse(t *testing.T) {
+	const idle = 400 * time.Millisecond
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	sent := make(chan time.Time, 1)
+	var srv sync.WaitGroup
+	defer srv.Wait()
+	srv.Go(func() {
+		nc, err := ln.Accept()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer nc.Close()
+		var l [4]byte
+		if _, err := io.ReadFull(nc, l[:]); err != nil { // the request's length
+			t.Error(err)
+			return
+		}
+		b := make([]byte, 4+100)
+		binary.BigEndian.PutUint32(b, DefaultMaxFrameSize-4)
+		before := time.Now()
+		if _, err := nc.Write(b); err != nil {
+			t.Error(err)
+			return
+		}
+		sent <- before
+		_, _ = io.Copy(io.Discard, nc) // until the client hangs up
+	})
+	cl := newClient(t, ClientConfig{IdleTimeout: idle})
+	addr := ln.Addr().String()
+	done := make(chan error, 1)
+	go func() {
+		_, err := cl.Invoke(ctxTimeout(t, 10*time.Second), addr, NewRequest(protocol.HeartBeat, nil, nil))
+		done <- err
+	}()
+	var c *Conn
+	waitFor(t, 5*time.Second, "the response announced", func() bool {
+		cl.mu.Lock()
+		defer cl.mu.Unlock()
+		if d := cl.mu.conns[addr]; d != nil && d.conn != nil {
+			c = d.conn
+		}
+		return c != nil && c.frameLen.Load() == DefaultMaxFrameSize-4
+	})
+	if held := c.frameHeld.Load(); held != 0 {
+		t.Errorf("client holds a frame buffer of %d for 100 bytes received", held)
+	}
+	err = <-done
+	end := time.Now()
+	if !errors.Is(err, ErrConnClosed) {
+		t.Fatalf("call answered by a stalled frame: %v, want ErrConnClosed", err)
+	}
+	if d := end.Sub(<-sent); d < idle || d > idle+idle/2 {
+		t.Fatalf("closed %v after the server's last bytes, want the idle timeout %v", d, idle)
 	}
 }
