@@ -3,8 +3,10 @@ package remoting
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"runtime"
 	"sync"
@@ -352,6 +354,105 @@ func BenchmarkInvokeLatency(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkLargeRequest is one caller sending requests with a large body
+// (a batch of messages) over loopback, answered with a small response: it
+// measures the reader's path for frames larger than its read buffer, which
+// assembles them in chunks (B/op counts the chunks the frame outgrew).
+func BenchmarkLargeRequest(b *testing.B) {
+	for _, size := range []int{256 << 10, 1 << 20, 4 << 20} {
+		b.Run(fmt.Sprintf("body=%dKiB", size>>10), func(b *testing.B) {
+			s := NewServer(ServerConfig{Addr: "127.0.0.1:0"})
+			s.Handle(protocol.SendBatchMessage, nil, func(_ *Conn, req *Command) *Command {
+				return NewResponse(protocol.Success, "")
+			})
+			if err := s.Start(); err != nil {
+				b.Fatal(err)
+			}
+			c := NewClient(ClientConfig{})
+			defer func() {
+				_ = c.Close()
+				_ = s.Shutdown(context.Background())
+			}()
+			addr := s.Addr().String()
+			req := NewRequest(protocol.SendBatchMessage, sendV2Fields(), make([]byte, size))
+			ctx := context.Background()
+			if _, err := c.Invoke(ctx, addr, req); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.SetBytes(int64(size))
+			for b.Loop() {
+				if _, err := c.Invoke(ctx, addr, req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkReadFrames is a connection's reader alone, without sockets or
+// handlers: SEND_MESSAGE_V2 requests (1 KiB body) read from a connection
+// whose reads return 64 KiB at a time (frames whole in the read buffer) or
+// 1000 bytes (most frames split across reads), with the idle timeout off
+// and on (120 s, the default).
+func BenchmarkReadFrames(b *testing.B) {
+	frame, err := benchRequest(JSON).AppendFrame(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, idle := range []time.Duration{-1, 120 * time.Second} {
+		for _, cut := range []int{64 << 10, 1000} {
+			b.Run(fmt.Sprintf("idle=%v/read=%d", idle > 0, cut), func(b *testing.B) {
+				nc := &repeatConn{frame: frame, cut: cut, left: b.N * len(frame)}
+				c := newConn(nc, &dropOwner{}, slog.New(slog.DiscardHandler), DefaultMaxFrameSize, idle)
+				b.ReportAllocs()
+				b.SetBytes(int64(len(frame)))
+				b.ResetTimer()
+				if err := c.readFrames(); !errors.Is(err, io.EOF) {
+					b.Fatal(err)
+				}
+			})
+		}
+	}
+}
+
+// repeatConn is a net.Conn whose reads return frame over and over, at most
+// cut bytes a read, left bytes in all, then io.EOF.
+type repeatConn struct {
+	frame     []byte
+	off, cut  int
+	left      int
+	net.Conn  // the rest is never called
+	localAddr net.TCPAddr
+}
+
+func (r *repeatConn) Read(p []byte) (int, error) {
+	if r.left == 0 {
+		return 0, io.EOF
+	}
+	p = p[:min(len(p), r.cut, r.left)]
+	n := 0
+	for n < len(p) {
+		m := copy(p[n:], r.frame[r.off:])
+		n += m
+		r.off = (r.off + m) % len(r.frame)
+	}
+	r.left -= n
+	return n, nil
+}
+
+func (r *repeatConn) RemoteAddr() net.Addr            { return &r.localAddr }
+func (r *repeatConn) SetReadDeadline(time.Time) error { return nil }
+
+// dropOwner drops the requests a reader dispatches.
+type dropOwner struct{ warn warnLimiter }
+
+func (*dropOwner) dispatch(*Conn, *Command)        {}
+func (*dropOwner) nextOpaque() int32               { return 1 }
+func (*dropOwner) connClosed(*Conn)                {}
+func (o *dropOwner) badFrameLimiter() *warnLimiter { return &o.warn }
+func (*dropOwner) extPolicy() *extPolicy           { return nil }
 
 // benchSendHeader is the SEND_MESSAGE_V2 header of benchRequest, typed.
 func benchSendHeader() protocol.SendMessageRequestHeader {

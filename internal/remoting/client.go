@@ -23,7 +23,9 @@ type ClientConfig struct {
 	DialTimeout  time.Duration // default 3 s (Java connectTimeoutMillis)
 	MaxFrameSize int           // default 16 MiB
 	// IdleTimeout closes a pooled connection with no traffic for this
-	// long; the next call dials again. Default 120 s; negative disables.
+	// long (no byte read, nothing written, as the server's); the next
+	// call dials again. Default 120 s (clientChannelMaxIdleTimeSeconds);
+	// negative disables.
 	IdleTimeout time.Duration
 	Logger      *slog.Logger // default: discard
 	// LazyResponseExt keeps the custom header of every response in its

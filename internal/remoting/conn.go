@@ -32,7 +32,8 @@ var (
 
 const (
 	// readBufferSize is the bufio.Reader size: large enough that a burst of
-	// small requests is read with one syscall.
+	// small requests is read with one syscall. A frame that fits in it is
+	// decoded in place; a larger one is assembled in chunks (readLargeFrame).
 	readBufferSize = 64 << 10
 	// maxPendingWrite bounds the bytes queued for one connection's writer.
 	// A sender finding more than this waits (back-pressure towards the
@@ -68,6 +69,16 @@ type Conn struct {
 	log      *slog.Logger
 	maxFrame int
 	idle     time.Duration // <= 0: never close for idleness
+	readBuf  int           // the read buffer's size: readBufferSize; tests make it smaller
+
+	in activityReader // the socket as the reader goroutine's read buffer sees it
+	// probing: the read deadline found the connection idle and one last
+	// read (idleProbe) is under way. Reader goroutine only.
+	probing bool
+	// The frame the reader waits for the rest of (a diagnostic, and what
+	// tests observe): its announced length (0: none) and the bytes held for
+	// it beyond the read buffer.
+	frameLen, frameHeld atomic.Int64
 
 	wmu struct {
 		sync.Mutex
@@ -118,6 +129,8 @@ func newConn(nc net.Conn, owner connOwner, log *slog.Logger, maxFrame int, idle 
 		log:      log.With("remote", nc.RemoteAddr().String()),
 		maxFrame: maxFrame,
 		idle:     idle,
+		readBuf:  readBufferSize,
+		in:       activityReader{nc: nc, track: idle > 0},
 		wkick:    make(chan struct{}, 1),
 		closed:   make(chan struct{}),
 	}
@@ -455,29 +468,19 @@ func (c *Conn) readLoop() {
 }
 
 func (c *Conn) readFrames() error {
-	br := bufio.NewReaderSize(c.nc, readBufferSize)
+	br := bufio.NewReaderSize(&c.in, c.readBuf)
 	first := true
-	var lastRead time.Time
 	if c.idle > 0 {
-		lastRead = time.Now()
-		_ = c.nc.SetReadDeadline(lastRead.Add(c.idle))
+		c.in.last = time.Now().UnixNano()
+		_ = c.nc.SetReadDeadline(time.Unix(0, c.in.last).Add(c.idle))
 	}
 	for {
 		lenBytes, err := br.Peek(4)
 		if err != nil {
-			if c.idle > 0 && isTimeout(err) {
-				// The deadline is moved lazily: only when it fires do we
-				// look at the last activity in either direction.
-				last := max(lastRead.UnixNano(), c.lastWrite.Load())
-				next := time.Unix(0, last).Add(c.idle)
-				if time.Now().Before(next) {
-					_ = c.nc.SetReadDeadline(next)
-					continue
-				}
-				c.log.Info("remoting: closing idle connection", "idle", c.idle)
-				return errIdle
+			if err = c.readFailed(err, false); err != nil {
+				return err
 			}
-			return c.readErr(err)
+			continue
 		}
 		if first && lenBytes[0] == tlsHandshake {
 			// Java servers in "permissive" mode would negotiate TLS here
@@ -497,13 +500,10 @@ func (c *Conn) readFrames() error {
 		cmd, err := c.readFrame(br, int(length))
 		if err != nil {
 			if !errors.Is(err, ErrMalformed) {
-				return c.readErr(err)
+				return err
 			}
 			c.warnBadFrame("remoting: undecodable frame, closing connection", "err", err)
 			return err
-		}
-		if c.idle > 0 {
-			lastRead = time.Now()
 		}
 		if cmd.IsResponse() {
 			c.complete(cmd)
@@ -513,56 +513,168 @@ func (c *Conn) readFrames() error {
 	}
 }
 
-// readFrame reads and decodes the frame of length bytes (the length field
-// already consumed). A read error is returned as is; a decoding error wraps
-// ErrMalformed.
+// readFailed decides what a failed read of the reader goroutine means. The
+// read deadline is moved lazily: when it fires before IdleTimeout has passed
+// since the last byte read or written, it is moved to that point and
+// readFailed returns nil (read again); past it one last read is made
+// (idleProbe) and, if that times out too, the connection is idle (errIdle).
+// Any other error ends the connection too; an end of stream inside a frame
+// (inFrame) is io.ErrUnexpectedEOF.
 //
-// A frame already whole in the read buffer (the usual case for small
-// frames, which arrive in bursts) is decoded where it lies and only its
-// body is copied out: the header strings are copies anyway, so a frame
-// without a body costs no buffer at all. A larger or partly arrived frame
-// is read into a fresh buffer that its Body then aliases. Either way the
+// Bytes of a frame still arriving count as activity as whole frames do
+// (Java's IdleStateHandler counts every read), so a frame sent slowly is
+// not cut off; a peer that stops sending, between frames or inside one, is
+// closed IdleTimeout after its last byte.
+func (c *Conn) readFailed(err error, inFrame bool) error {
+	if c.idle > 0 && isTimeout(err) {
+		now := time.Now()
+		last := max(c.in.last, c.lastWrite.Load())
+		if next := time.Unix(0, last).Add(c.idle); now.Before(next) {
+			c.probing = false
+			_ = c.nc.SetReadDeadline(next)
+			return nil
+		}
+		if !c.probing {
+			c.probing = true
+			_ = c.nc.SetReadDeadline(now.Add(idleProbe))
+			return nil
+		}
+		c.log.Info("remoting: closing idle connection", "idle", c.idle, "in_frame", inFrame)
+		return errIdle
+	}
+	if inFrame && errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF
+	}
+	return c.readErr(err)
+}
+
+// idleProbe is how long the last read before an idle close may wait. A
+// deadline fires as a timer: a reader that the machine did not schedule for
+// a while can find it expired with bytes waiting in the socket that arrived
+// well before it, and a read with an expired deadline does not look at
+// them. The probe, a read with a fresh short deadline, takes them.
+const idleProbe = 10 * time.Millisecond
+
+// activityReader is the socket as the reader's read buffer sees it: it
+// notes when bytes last arrived, for the idle timeout. One clock read per
+// read syscall, which carries many small frames in a burst.
+type activityReader struct {
+	nc    net.Conn
+	track bool  // idle timeout enabled
+	last  int64 // unix nanos of the last read that returned bytes; reader goroutine only
+}
+
+func (r *activityReader) Read(p []byte) (int, error) {
+	n, err := r.nc.Read(p)
+	if n > 0 && r.track {
+		r.last = time.Now().UnixNano()
+	}
+	return n, err
+}
+
+// readFrame reads and decodes the frame of length bytes (the length field
+// already consumed). A read error ends the connection (see readFailed); a
+// decoding error wraps ErrMalformed.
+//
+// A frame that fits in the read buffer is decoded where it lies once it has
+// all arrived (usually it already has: small frames come in bursts), and
+// only its body is copied out: the header strings are copies anyway, so a
+// frame without a body costs no buffer at all. A larger frame is assembled
+// by readLargeFrame in a buffer that its Body then aliases. Either way the
 // Body belongs to whoever receives the Command.
 func (c *Conn) readFrame(br *bufio.Reader, length int) (*Command, error) {
 	pol := c.owner.extPolicy()
-	if length <= br.Buffered() {
-		frame, _ := br.Peek(length)
-		cmd, err := decodeFrame(frame, pol)
-		if err == nil && cmd.Body != nil {
-			cmd.Body = bytes.Clone(cmd.Body)
+	if length > br.Size() {
+		frame, err := c.readLargeFrame(br, length)
+		if err != nil {
+			return nil, err
 		}
-		_, _ = br.Discard(length)
-		return cmd, err
+		return decodeFrame(frame, pol)
 	}
-	frame := make([]byte, length)
-	if err := c.readFull(br, frame); err != nil {
-		return nil, err
+	if br.Buffered() < length {
+		c.frameLen.Store(int64(length))
+		_, err := c.peekFull(br, length)
+		c.frameLen.Store(0)
+		if err != nil {
+			return nil, err
+		}
 	}
-	return decodeFrame(frame, pol)
+	frame, _ := br.Peek(length)
+	cmd, err := decodeFrame(frame, pol)
+	if err == nil && cmd.Body != nil {
+		cmd.Body = bytes.Clone(cmd.Body)
+	}
+	_, _ = br.Discard(length)
+	return cmd, err
 }
 
-// readFull fills frame. A large frame may take longer than the idle
-// timeout to arrive: a deadline that fires while bytes are still coming in
-// is moved on, and only a whole idle period without a byte ends the read.
-func (c *Conn) readFull(br *bufio.Reader, frame []byte) error {
-	n, progress := 0, 0
-	for n < len(frame) {
-		m, err := br.Read(frame[n:])
-		n += m
-		if err != nil {
-			if c.idle > 0 && isTimeout(err) && n > progress {
-				progress = n
-				_ = c.nc.SetReadDeadline(time.Now().Add(c.idle))
-				continue
-			}
-			if errors.Is(err, io.EOF) && n > 0 {
-				err = io.ErrUnexpectedEOF
-			}
-			return err
+// peekFull returns the next n bytes (at most the read buffer's size) once
+// they have all arrived, reading through deadlines as readFailed allows.
+func (c *Conn) peekFull(br *bufio.Reader, n int) ([]byte, error) {
+	for {
+		b, err := br.Peek(n)
+		if err == nil {
+			return b, nil
+		}
+		if err = c.readFailed(err, true); err != nil {
+			return nil, err
 		}
 	}
-	return nil
 }
+
+// readLargeFrame reads a frame longer than the read buffer. Its memory
+// grows with the bytes that actually arrive, not with the length the peer
+// announced: nothing is allocated until the read buffer is full of the
+// frame; then a buffer of at most twice that takes it over and is doubled
+// each time it fills. The sizes are length halved k times, k-1 times, ...,
+// once, then length itself, so the last doubling ends exactly at length
+// (doubling from 64 KiB would make a frame just past a power of two pay a
+// last full-size step). So the buffer is never more than twice the bytes
+// received (those it outgrew are garbage, about length in all), and a
+// peer that announces 16 MiB and sends a little costs only its read
+// buffer. The price for a frame that does arrive is about one extra copy
+// of it, spread over the doublings (BenchmarkLargeRequest).
+func (c *Conn) readLargeFrame(br *bufio.Reader, length int) ([]byte, error) {
+	c.frameLen.Store(int64(length))
+	defer c.frameLen.Store(0)
+	defer c.frameHeld.Store(0)
+	head, err := c.peekFull(br, br.Size())
+	if err != nil {
+		return nil, err
+	}
+	halvings := 0
+	for halve(length, halvings) > 2*len(head) {
+		halvings++
+	}
+	frame := make([]byte, len(head), halve(length, halvings))
+	copy(frame, head)
+	_, _ = br.Discard(len(head))
+	c.frameHeld.Store(int64(cap(frame)))
+	for len(frame) < length {
+		if len(frame) == cap(frame) {
+			halvings-- // > 0: cap(frame) < length
+			grown := make([]byte, len(frame), halve(length, halvings))
+			copy(grown, frame)
+			frame = grown
+			c.frameHeld.Store(int64(cap(frame)))
+		}
+		// Never past cap(frame) <= length: what follows the frame stays in
+		// the read buffer for the next one. An empty read buffer hands
+		// reads this large straight to the socket.
+		n, err := br.Read(frame[len(frame):cap(frame)])
+		frame = frame[:len(frame)+n]
+		if err != nil {
+			if err = c.readFailed(err, true); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return frame, nil
+}
+
+// halve returns n halved k times, rounded up: at most twice n halved k+1
+// times.
+func halve(n, k int) int { return (n + 1<<k - 1) >> k }
 
 // tlsHandshake is the first byte of a TLS ClientHello record.
 const tlsHandshake = 0x16

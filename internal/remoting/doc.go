@@ -133,13 +133,26 @@
 // bounded too (4 MiB): a sender finding it full waits until the writer
 // drains it, so a peer that does not read stalls its own handlers only.
 // The reader checks each frame's length against MaxFrameSize before it
-// allocates anything.
+// allocates anything, and never allocates for bytes that have not arrived
+// (see Frame memory).
+//
+// Frame memory. A frame that fits in the 64 KiB read buffer is decoded in
+// place once it has all arrived. A larger one is assembled in a buffer that
+// grows with the bytes actually received: nothing is allocated until the
+// read buffer is full of the frame; then a buffer of at most twice that
+// takes over and is doubled each time it fills, its sizes being the frame's
+// length halved k times, k-1 times, ..., once, so that the last doubling
+// ends exactly at the length. The buffer is never more than twice the bytes
+// received, so a peer announcing a 16 MiB frame and sending a few bytes
+// (Slowloris) costs its read buffer only, not 16 MiB. A large frame that
+// does arrive pays about one extra copy of itself over the doublings, and
+// as much again in garbage (BenchmarkLargeRequest).
 //
 // Slice lifetimes. A received Command's Body is a buffer of its own that
 // belongs to whoever receives the Command (handlers may keep it): a frame
-// already whole in the 64 KiB read buffer is decoded in place and its body
-// copied out (a frame without a body then costs no buffer); a larger one is
-// read into a fresh buffer that the Body aliases and nothing reuses. Header strings (remark,
+// decoded in the read buffer has its body copied out (a frame without a
+// body then costs no buffer); a larger one's Body aliases the buffer it
+// was assembled in, which nothing reuses. Header strings (remark,
 // extFields values) do not alias the frame: they are cut from one string
 // copy of the header, so keeping one small value keeps that header copy
 // (a few hundred bytes) alive; strings.Clone a value before storing it in
@@ -151,12 +164,24 @@
 // and Client one each (connections, configuration); none is ever taken
 // while another is held, and none is held across a socket read or write.
 //
-// Idle connections. The read deadline is moved lazily: when it fires
-// between frames the reader looks at the last frame read and the last
-// write, and closes the connection only when both are older than
-// IdleTimeout. When it fires inside a frame that is still arriving, it is
-// moved on; a whole idle period without a byte closes the connection. The
-// write deadline (same length) is moved once half of it is used up.
+// Idle connections. As Java's IdleStateHandler with allIdle, a connection
+// is idle when for IdleTimeout no byte was read from it and nothing was
+// written to it. Every read that returns bytes counts, a few bytes inside a
+// frame as much as a whole frame: a large frame sent slowly but steadily
+// keeps its connection; a peer that stops sending, between frames or
+// inside one, is closed IdleTimeout after its last byte. A connection
+// waiting on a long poll (nothing sent either way) is idle like any other:
+// it lives until IdleTimeout after the request or the last traffic since,
+// as in Java, whose push consumers ask for pulls held 15 s at most against
+// the 120 s default. The read deadline is moved lazily: when it fires, the reader
+// looks at the times of the last read and the last write and either moves
+// the deadline to IdleTimeout after the later one or, after one last read
+// with a 10 ms deadline (bytes may be waiting that a reader the machine did
+// not schedule in time has not seen), closes the connection. So a
+// connection is closed IdleTimeout after its last activity, plus 10 ms and
+// timer and scheduling latency. The write deadline (same length) is moved
+// once half of it is used up, so a write blocked by a peer that does not
+// read fails after between half and all of IdleTimeout.
 //
 // Shutdown. Server.Shutdown closes the listener, answers new requests with
 // SYSTEM_BUSY, waits for the accepted requests to finish and their responses

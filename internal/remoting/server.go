@@ -40,8 +40,9 @@ func ErrorResponse(err error) *Command {
 type ServerConfig struct {
 	Addr string // listen address; "127.0.0.1:0" in tests
 	// IdleTimeout closes a connection with no traffic in either direction
-	// for this long. Default 120 s (serverChannelMaxIdleTimeSeconds);
-	// negative disables it.
+	// for this long: no byte read (part of a frame counts) and nothing
+	// written, as Java's allIdle. Default 120 s
+	// (serverChannelMaxIdleTimeSeconds); negative disables it.
 	IdleTimeout time.Duration
 	// MaxFrameSize limits a received frame, counting the 4-byte length
 	// field. Default 16 MiB.

@@ -364,30 +364,6 @@ func TestFramesSplitAcrossReads(t *testing.T) {
 	}
 }
 
-// TestSlowLargeFrameIsNotIdle: a frame that takes several idle periods to
-// arrive, byte groups trickling in, keeps its connection.
-func TestSlowLargeFrameIsNotIdle(t *testing.T) {
-	s := NewServer(ServerConfig{Addr: "127.0.0.1:0", IdleTimeout: 60 * time.Millisecond})
-	s.Handle(protocol.SendMessage, nil, func(_ *Conn, req *Command) *Command {
-		return NewResponse(protocol.Success, strconv.Itoa(len(req.Body)))
-	})
-	addr := startServer(t, s)
-	rc := dialRaw(t, addr)
-	f, err := NewRequest(protocol.SendMessage, nil, make([]byte, 64<<10)).AppendFrame(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const pieces = 10 // 10 x 25 ms: about four idle periods in all
-	step := len(f)/pieces + 1
-	for off := 0; off < len(f); off += step {
-		rc.write(f[off:min(off+step, len(f))])
-		time.Sleep(25 * time.Millisecond)
-	}
-	if r := rc.mustRead(); r.Code != protocol.Success || r.Remark != strconv.Itoa(64<<10) {
-		t.Fatalf("slow frame answered %+v", r)
-	}
-}
-
 // TestKeptBodiesSurviveLaterFrames: a handler and a caller may keep the
 // Body they received while more frames arrive on the same connection. Small
 // frames are decoded inside the read buffer, so this fails if a Body were
