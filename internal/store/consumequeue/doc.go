@@ -39,6 +39,14 @@
 // only safe with that order. Truncation and recovery zero the bytes after the
 // new end, so that stale units can never reappear as valid after a crash.
 //
+// Descriptors: a queue keeps its file list and positions in memory and
+// opens a file only to use it, through the Options.Files cache (package
+// fdcache), which keeps at most its cap of files open, closing the least
+// recently used idle ones (a written file is synced before it is closed).
+// So a store with 100,000 queues needs no more descriptors than the cap:
+// loading a Set only lists and stats files, and recovery opens each scanned
+// file once, one at a time.
+//
 // Write side: one writer (the store's dispatcher, or recovery) calls Append
 // for each record and Commit once per batch; Commit writes the pending units
 // of the batch with one WriteAt per file touched, and only then are they

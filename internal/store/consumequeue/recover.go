@@ -10,14 +10,14 @@ const scanChunk = 64 << 10
 
 // readFull reads b at off from f, treating io.EOF after a full read as success.
 func readFull(f *file, b []byte, off int64) error {
-	n, err := f.f.ReadAt(b, off)
+	n, err := f.h.ReadAt(b, off)
 	if n == len(b) {
 		return nil
 	}
 	if err == nil {
 		err = io.ErrUnexpectedEOF
 	}
-	return fmt.Errorf("consumequeue: read %s at %d: %w", f.path, off, err)
+	return fmt.Errorf("consumequeue: read %s at %d: %w", f.path(), off, err)
 }
 
 // Recover finds the end of the queue after a restart (spec §7 step 4): files
@@ -50,9 +50,14 @@ func (q *Queue) Recover() error {
 scan:
 	for i := from; i < len(files); i++ {
 		f := files[i]
+		// Held for the scan: one open, however many chunks.
+		if err := f.h.Hold(); err != nil {
+			return fmt.Errorf("consumequeue: recover %s: %w", f.path(), err)
+		}
 		for pos := int64(0); pos < q.fileSize; pos += int64(len(buf)) {
 			chunk := buf[:min(int64(len(buf)), q.fileSize-pos)]
 			if err := readFull(f, chunk, pos); err != nil {
+				f.h.Release()
 				return err
 			}
 			n := ValidPrefix(chunk)
@@ -63,9 +68,11 @@ scan:
 			}
 			if n*UnitSize < len(chunk) {
 				endFile, endPos = i, pos+int64(n*UnitSize)
+				f.h.Release()
 				break scan
 			}
 		}
+		f.h.Release()
 		f.wrote.Store(q.fileSize)
 		f.flushed.Store(q.fileSize)
 	}
@@ -128,12 +135,12 @@ func (q *Queue) zeroStaleTail(f *file, pos int64) error {
 	if end == pos {
 		return nil
 	}
-	q.log.Info("consumequeue: zeroing stale units after the end", "path", f.path, "from", pos, "to", end)
-	if _, err := f.f.WriteAt(make([]byte, end-pos), pos); err != nil {
-		return fmt.Errorf("consumequeue: zero %s at %d: %w", f.path, pos, err)
+	q.log.Info("consumequeue: zeroing stale units after the end", "path", f.path(), "from", pos, "to", end)
+	if _, err := f.h.WriteAt(make([]byte, end-pos), pos); err != nil {
+		return fmt.Errorf("consumequeue: zero %s at %d: %w", f.path(), pos, err)
 	}
-	if err := f.f.Sync(); err != nil {
-		return fmt.Errorf("consumequeue: sync %s: %w", f.path, err)
+	if err := f.h.Sync(); err != nil {
+		return fmt.Errorf("consumequeue: sync %s: %w", f.path(), err)
 	}
 	return nil
 }
@@ -148,11 +155,11 @@ func (q *Queue) removeFile(f *file) error {
 		}
 	}
 	q.mu.Unlock()
-	err := f.release()
-	if rerr := q.fs.Remove(f.path); rerr != nil && !isNotExist(rerr) {
-		return fmt.Errorf("consumequeue: remove %s: %w", f.path, rerr)
+	f.h.Forget()
+	if err := q.fs.Remove(f.path()); err != nil && !isNotExist(err) {
+		return fmt.Errorf("consumequeue: remove %s: %w", f.path(), err)
 	}
-	return err
+	return nil
 }
 
 // Truncate removes every unit whose record does not end at or before phyEnd
@@ -187,19 +194,19 @@ func (q *Queue) Truncate(phyEnd int64) error {
 			keep = pos + UnitSize
 		}
 		if keep == 0 && wrote > 0 || keep == 0 && q.fileCount() > 1 {
-			q.log.Info("consumequeue: delete file past the commitlog end", "path", f.path, "commitlogEnd", phyEnd)
+			q.log.Info("consumequeue: delete file past the commitlog end", "path", f.path(), "commitlogEnd", phyEnd)
 			if err := q.removeFile(f); err != nil {
 				return err
 			}
 			continue
 		}
 		if int64(keep) < wrote {
-			q.log.Info("consumequeue: truncate", "path", f.path, "from", wrote, "to", keep, "commitlogEnd", phyEnd)
-			if _, err := f.f.WriteAt(make([]byte, wrote-int64(keep)), int64(keep)); err != nil {
-				return fmt.Errorf("consumequeue: zero %s at %d: %w", f.path, keep, err)
+			q.log.Info("consumequeue: truncate", "path", f.path(), "from", wrote, "to", keep, "commitlogEnd", phyEnd)
+			if _, err := f.h.WriteAt(make([]byte, wrote-int64(keep)), int64(keep)); err != nil {
+				return fmt.Errorf("consumequeue: zero %s at %d: %w", f.path(), keep, err)
 			}
-			if err := f.f.Sync(); err != nil {
-				return fmt.Errorf("consumequeue: sync %s: %w", f.path, err)
+			if err := f.h.Sync(); err != nil {
+				return fmt.Errorf("consumequeue: sync %s: %w", f.path(), err)
 			}
 			f.wrote.Store(int64(keep))
 			f.flushed.Store(int64(keep))
@@ -226,16 +233,13 @@ func (q *Queue) DeleteBelow(phyMin int64) (int, error) {
 		var f *file
 		if len(q.mu.files) > 1 {
 			f = q.mu.files[0]
-			f.refs.Add(1)
 		}
 		q.mu.RUnlock()
 		if f == nil {
 			break
 		}
 		var last [UnitSize]byte
-		err := readFull(f, last[:], q.fileSize-UnitSize)
-		f.release()
-		if err != nil {
+		if err := readFull(f, last[:], q.fileSize-UnitSize); err != nil {
 			return deleted, err
 		}
 		if u := unitAt(last[:], 0); !u.IsFiller() && u.Offset >= phyMin {
@@ -256,15 +260,7 @@ func (q *Queue) DeleteBelow(phyMin int64) (int, error) {
 func (q *Queue) CorrectMinOffset(phyMin int64) error {
 	q.mu.RLock()
 	files := append([]*file(nil), q.mu.files...)
-	for _, f := range files {
-		f.refs.Add(1)
-	}
 	q.mu.RUnlock()
-	defer func() {
-		for _, f := range files {
-			f.release()
-		}
-	}()
 	end := q.written.Load()
 	from := q.minLogic.Load()
 	below := func(u Unit) bool { return u.IsFiller() || !u.Valid() || u.Offset < phyMin }
@@ -318,11 +314,9 @@ func (q *Queue) Destroy() error {
 	q.mu.Unlock()
 	var firstErr error
 	for _, f := range files {
-		if err := f.release(); err != nil && firstErr == nil {
-			firstErr = err
-		}
+		f.h.Forget()
 	}
-	if err := q.fs.RemoveAll(q.dir); err != nil && firstErr == nil {
+	if err := q.fs.RemoveAll(q.dir); err != nil {
 		firstErr = fmt.Errorf("consumequeue: remove %s: %w", q.dir, err)
 	}
 	q.written.Store(0)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/rocketd/rocketd/internal/store/fdcache"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
 
@@ -19,6 +20,8 @@ const DirName = "consumequeue"
 type Set struct {
 	dir  string
 	opts Options
+	// ownFiles: opts.Files was made by OpenSet, and Close closes it.
+	ownFiles bool
 
 	mu struct {
 		sync.RWMutex
@@ -32,6 +35,11 @@ type Set struct {
 func OpenSet(dir string, o Options) (*Set, error) {
 	o.ensureDefaults()
 	s := &Set{dir: dir, opts: o}
+	if s.opts.Files == nil {
+		s.opts.Files = fdcache.New(o.FS, DefaultMaxOpenFiles)
+		s.ownFiles = true
+	}
+	o = s.opts
 	s.mu.queues = map[string]map[int32]*Queue{}
 	if err := vfs.MkdirAllSync(o.FS, dir, 0o755); err != nil {
 		return nil, fmt.Errorf("consumequeue: mkdir %s: %w", dir, err)
@@ -90,7 +98,7 @@ func (s *Set) GetOrCreate(topic string, queueID int32) *Queue {
 	}
 	topic = strings.Clone(topic) // the caller's string may alias a read buffer
 	q := &Queue{topic: topic, queueID: queueID,
-		dir: filepath.Join(s.dir, topic, strconv.Itoa(int(queueID))), fs: s.opts.FS,
+		dir: filepath.Join(s.dir, topic, strconv.Itoa(int(queueID))), fs: s.opts.FS, files: s.opts.Files,
 		fileSize: int64(s.opts.UnitsPerFile) * UnitSize,
 		log:      s.opts.Logger.With("topic", topic, "queueId", queueID)}
 	if s.mu.queues[topic] == nil {
@@ -215,15 +223,17 @@ func (s *Set) Destroy() error {
 	return errors.Join(errs...)
 }
 
-// Close releases every file; it does not flush.
+// Close drops every queue's files without flushing them (their descriptors
+// close now, or when their readers finish), then closes the Files cache
+// if OpenSet made it.
 func (s *Set) Close() error {
-	var errs []error
 	for _, q := range s.Queues() {
-		if err := q.closeFiles(); err != nil {
-			errs = append(errs, err)
-		}
+		q.closeFiles()
 	}
-	return errors.Join(errs...)
+	if s.ownFiles {
+		return s.opts.Files.Close()
+	}
+	return nil
 }
 
 // Options returns the options the set creates queues with.
