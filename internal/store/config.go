@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/store/commitlog"
 	"github.com/rocketd/rocketd/internal/store/consumequeue"
 	"github.com/rocketd/rocketd/internal/vfs"
@@ -47,6 +48,10 @@ type Config struct {
 	SegmentSize int64
 	// CQUnitsPerFile is mappedFileSizeConsumeQueue / 20. Default 300,000.
 	CQUnitsPerFile int
+	// MaxOpenCQFiles caps the ConsumeQueue files open at once
+	// (maxOpenConsumeQueueFiles); the rest are opened on demand. Default:
+	// config.DefaultMaxOpenConsumeQueueFiles (half of RLIMIT_NOFILE).
+	MaxOpenCQFiles int
 	// FlushSync selects SYNC_FLUSH (flushDiskType); default ASYNC_FLUSH.
 	FlushSync bool
 	// SyncFlushTimeout (5 s), FlushInterval (500 ms), FlushThoroughInterval
@@ -132,6 +137,9 @@ func (c *Config) EnsureDefaults() {
 	if c.CQUnitsPerFile == 0 {
 		c.CQUnitsPerFile = consumequeue.DefaultUnitsPerFile
 	}
+	if c.MaxOpenCQFiles == 0 {
+		c.MaxOpenCQFiles = config.DefaultMaxOpenConsumeQueueFiles()
+	}
 	if c.CQFlushInterval == 0 {
 		c.CQFlushInterval = DefaultCQFlushInterval
 	}
@@ -190,7 +198,7 @@ func (c *Config) Validate() error {
 	if c.Dir == "" {
 		return errors.New("store: Config.Dir is empty")
 	}
-	if c.CQUnitsPerFile < 0 || c.SegmentSize < 0 || c.MaxTransferBytes < 0 || c.MaxTransferCount < 0 {
+	if c.CQUnitsPerFile < 0 || c.SegmentSize < 0 || c.MaxTransferBytes < 0 || c.MaxTransferCount < 0 || c.MaxOpenCQFiles < 0 {
 		return errors.New("store: negative size in Config")
 	}
 	for _, r := range []int{c.DiskMaxUsedSpaceRatio, c.DiskSpaceCleanForciblyRatio, c.DiskSpaceWarningLevelRatio} {

@@ -14,6 +14,7 @@ import (
 	"github.com/rocketd/rocketd/internal/store/checkpoint"
 	"github.com/rocketd/rocketd/internal/store/commitlog"
 	"github.com/rocketd/rocketd/internal/store/consumequeue"
+	"github.com/rocketd/rocketd/internal/store/fdcache"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
 
@@ -33,6 +34,7 @@ type Store struct {
 	cfg         Config
 	log         *commitlog.Log
 	cqs         *consumequeue.Set
+	files       *fdcache.Cache // open ConsumeQueue files, at most MaxOpenCQFiles
 	ckpt        *checkpoint.File
 	lock        io.Closer
 	deleteHours map[int]bool
@@ -128,8 +130,9 @@ func (s *Store) open() error {
 	}
 	s.ckpt = ckpt
 
+	s.files = fdcache.New(fsys, s.cfg.MaxOpenCQFiles)
 	s.cqs, err = consumequeue.OpenSet(s.path(consumequeue.DirName), consumequeue.Options{
-		FS: fsys, UnitsPerFile: s.cfg.CQUnitsPerFile, Logger: s.cfg.Logger})
+		FS: fsys, UnitsPerFile: s.cfg.CQUnitsPerFile, Logger: s.cfg.Logger, Files: s.files})
 	if err != nil {
 		return fmt.Errorf("store: %w", err)
 	}
@@ -270,6 +273,9 @@ func (s *Store) abandon() {
 	if s.cqs != nil {
 		_ = s.cqs.Close()
 	}
+	if s.files != nil {
+		_ = s.files.Close()
+	}
 	if s.lock != nil {
 		_ = s.lock.Close()
 	}
@@ -350,6 +356,9 @@ func (s *Store) close() error {
 
 	// step 8
 	if err := s.cqs.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("store: %w", err))
+	}
+	if err := s.files.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("store: %w", err))
 	}
 	if err := s.lock.Close(); err != nil {
