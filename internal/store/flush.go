@@ -45,7 +45,7 @@ func (s *Store) flushQueuesAndCheckpoint(leastPages int) {
 	}
 	st := s.ckpt.State()
 	changed := false
-	if cqErr == nil && ts != 0 && ts != st.LogicsMsgTimestamp && !s.anyQueueDirty() {
+	if cqErr == nil && ts != 0 && ts != st.LogicsMsgTimestamp && !s.cqs.Dirty() {
 		s.ckpt.SetLogicsMsgTimestamp(ts)
 		changed = true
 	}
@@ -59,13 +59,4 @@ func (s *Store) flushQueuesAndCheckpoint(leastPages int) {
 	if err := s.ckpt.Flush(); err != nil {
 		s.cfg.Logger.Error("store: write checkpoint", "err", err)
 	}
-}
-
-func (s *Store) anyQueueDirty() bool {
-	for _, q := range s.cqs.Queues() {
-		if q.Dirty() {
-			return true
-		}
-	}
-	return false
 }

@@ -40,9 +40,12 @@ func (s *Store) RefusalReason() string {
 	case s.diskFull.Load():
 		return "store: disk full (use above the warning level), puts refused until space is freed"
 	case s.logicsErr.Load() != nil:
-		return "store: consume queue write error"
+		return "store: dispatch stopped, puts refused until the store is reopened: " + (*s.logicsErr.Load()).Error()
 	case s.log.Err() != nil:
 		return "store: commitlog write error: " + s.log.Err().Error()
+	}
+	if err := s.disp.blockedErr(); err != nil {
+		return "store: dispatch blocked, puts refused until it resumes (retrying): " + err.Error()
 	}
 	return ""
 }
@@ -50,7 +53,9 @@ func (s *Store) RefusalReason() string {
 // admit applies the store's refusals (spec §14.6 step 4) and enters the put
 // gate; the caller must call s.putGate.RUnlock when admitted.
 func (s *Store) admit(topic string, propsLen int) PutStatus {
-	if s.closed.Load() || s.cfg.Slave || s.diskFull.Load() || s.logicsErr.Load() != nil {
+	// A blocked dispatcher would leave what is stored now invisible to
+	// consumers: refuse rather than acknowledge it.
+	if s.closed.Load() || s.cfg.Slave || s.diskFull.Load() || s.logicsErr.Load() != nil || s.disp.blocked.Load() != nil {
 		return ServiceNotAvailable
 	}
 	if len(topic) > message.MaxTopicLenV1 {
@@ -69,8 +74,8 @@ func (s *Store) admit(topic string, propsLen int) PutStatus {
 
 // PutMessage stores one message (see commitlog.Log.Put for the record
 // fields it fills in and the statuses). Refused with ServiceNotAvailable
-// when closed, a slave, the disk is full or a queue write failed (see
-// RefusalReason); MessageIllegal for a topic over 127 bytes;
+// when closed, a slave, the disk is full or dispatch is blocked or
+// stopped (see RefusalReason); MessageIllegal for a topic over 127 bytes;
 // PropertiesSizeExceeded for properties over 32767 bytes.
 func (s *Store) PutMessage(ctx context.Context, r *message.Record, opts PutOptions) PutResult {
 	if st := s.admit(r.Topic, len(r.Properties)); st != PutOK {

@@ -46,8 +46,10 @@ type Store struct {
 	putGate  sync.RWMutex
 	closed   atomic.Bool
 	diskFull atomic.Bool
-	// logicsErr is a ConsumeQueue write failure: puts are refused (RocketMQ's
-	// WRITE_LOGICS_QUEUE_ERROR running flag) until the store is reopened.
+	// logicsErr stops dispatch for good (undecodable CommitLog data): puts
+	// are refused (RocketMQ's WRITE_LOGICS_QUEUE_ERROR running flag) until
+	// the store is reopened. A failing ConsumeQueue write only blocks
+	// dispatch (dispatcher.blocked) while it retries.
 	logicsErr atomic.Pointer[error]
 
 	disp      *dispatcher
@@ -195,7 +197,8 @@ func (s *Store) recover() error {
 	// any of them may have lost units the others kept.
 	minOff := s.log.MinOffset()
 	resume := minOff
-	for _, q := range s.cqs.Queues() {
+	queues := s.cqs.Queues()
+	for _, q := range queues {
 		resume = max(resume, q.MaxPhysicOffset())
 	}
 	if from >= 0 {
@@ -214,8 +217,10 @@ func (s *Store) recover() error {
 	if err := s.disp.waitFor(ctx, end); err != nil {
 		return fmt.Errorf("store: dispatch after recovery (from %d to %d): %w", resume, end, err)
 	}
-	// Rebuild the next-queue-offset table (spec §7 step 6).
-	for _, q := range s.cqs.Queues() {
+	// Rebuild the next-queue-offset table (spec §7 step 6), with the queues
+	// re-dispatch may have created.
+	queues = s.cqs.Queues()
+	for _, q := range queues {
 		s.log.SetQueueOffset(q.Topic(), q.QueueID(), q.MaxOffset())
 	}
 	s.flusher = newService()
@@ -231,7 +236,7 @@ func (s *Store) recover() error {
 	}
 	s.cfg.Logger.Info("store: open", "dir", s.cfg.Dir, "lastExitOK", s.lastExitOK,
 		"commitlogMin", minOff, "commitlogEnd", end, "dispatchFrom", resume,
-		"queues", len(s.cqs.Queues()), "took", time.Since(started))
+		"queues", len(queues), "took", time.Since(started))
 	return nil
 }
 
@@ -318,6 +323,9 @@ func (s *Store) close() error {
 	if err := s.disp.err(); err != nil {
 		caughtUp = false
 		errs = append(errs, err)
+	} else if err := s.disp.blockedErr(); err != nil {
+		caughtUp = false
+		errs = append(errs, fmt.Errorf("store: dispatch blocked at shutdown: %w", err))
 	}
 
 	if err := s.log.Close(); err != nil { // step 4
