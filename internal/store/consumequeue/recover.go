@@ -5,8 +5,19 @@ import (
 	"io"
 )
 
-// scanChunk is how much of a file recovery reads at a time.
-const scanChunk = 64 << 10
+// Recovery reads a file firstScanChunk bytes first, doubling up to
+// scanChunk: most queues of a store with many queues hold a few units, and
+// reading 64 KiB (twice: the end, then the stale tail) of each of 100,000
+// files dominated startup. Both are whole units: a chunk that cut a unit
+// in two would end the scan there (64 KiB did: recovery kept 3,276 units
+// of a fuller file and zeroed the rest).
+const (
+	firstScanChunk = 200 * UnitSize  // 4,000 bytes
+	scanChunk      = 3276 * UnitSize // 65,520 bytes
+)
+
+// nextChunk is the size of the read after one of n bytes.
+func nextChunk(n int) int { return min(2*n, scanChunk) }
 
 // readFull reads b at off from f, treating io.EOF after a full read as success.
 func readFull(f *file, b []byte, off int64) error {
@@ -44,6 +55,7 @@ func (q *Queue) Recover() error {
 		f.flushed.Store(q.fileSize)
 	}
 	buf := make([]byte, min(scanChunk, q.fileSize))
+	size := firstScanChunk
 	var lastEnd int64 = -1
 	endFile := len(files) - 1
 	var endPos int64 = q.fileSize
@@ -54,8 +66,8 @@ scan:
 		if err := f.h.Hold(); err != nil {
 			return fmt.Errorf("consumequeue: recover %s: %w", f.path(), err)
 		}
-		for pos := int64(0); pos < q.fileSize; pos += int64(len(buf)) {
-			chunk := buf[:min(int64(len(buf)), q.fileSize-pos)]
+		for pos := int64(0); pos < q.fileSize; pos, size = pos+int64(size), nextChunk(size) {
+			chunk := buf[:min(int64(size), q.fileSize-pos)]
 			if err := readFull(f, chunk, pos); err != nil {
 				f.h.Release()
 				return err
@@ -115,8 +127,9 @@ func (q *Queue) lastUnitEndBefore(pos int64) int64 {
 func (q *Queue) zeroStaleTail(f *file, pos int64) error {
 	buf := make([]byte, min(scanChunk, q.fileSize))
 	end := pos
-	for p := pos; p < q.fileSize; p += int64(len(buf)) {
-		chunk := buf[:min(int64(len(buf)), q.fileSize-p)]
+	size := firstScanChunk
+	for p := pos; p < q.fileSize; p, size = p+int64(size), nextChunk(size) {
+		chunk := buf[:min(int64(size), q.fileSize-p)]
 		if err := readFull(f, chunk, p); err != nil {
 			return err
 		}
