@@ -92,6 +92,12 @@ type Queue struct {
 
 	pending   []byte // writer-owned: units staged by Append, written by Commit
 	destroyed atomic.Bool
+
+	// dirGen counts the files created (each dirties the queue's
+	// directories: the new entry, and the directories MkdirAll made);
+	// dirSynced is the count the last sync of the directories covered.
+	dirGen    atomic.Int64
+	dirSynced atomic.Int64
 }
 
 func fileName(start int64) string { return fmt.Sprintf("%020d", start) }
@@ -258,6 +264,12 @@ func (q *Queue) Commit() error {
 				}
 				f.flushed.Store(max(f.flushed.Load(), w))
 			}
+			if f != nil {
+				// Its name too (once per file rolled: cheap).
+				if err := q.syncDirs(); err != nil {
+					return err
+				}
+			}
 			nf, err := q.createFile(pos - pos%q.fileSize)
 			if err != nil {
 				return err
@@ -278,10 +290,14 @@ func (q *Queue) Commit() error {
 
 // createFile creates the zero-filled file starting at start and appends it.
 func (q *Queue) createFile(start int64) (*file, error) {
-	// The topic and queue directories must survive a crash with the file.
-	if err := vfs.MkdirAllSync(q.fs, q.dir, 0o755); err != nil {
+	// The file's entry and the topic and queue directories become durable
+	// with the next Flush (Set.Flush syncs each directory once for every
+	// queue created since): syncing three directories per new queue here
+	// held dispatch to a few hundred new queues a second.
+	if err := q.fs.MkdirAll(q.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("consumequeue: mkdir %s: %w", q.dir, err)
 	}
+	q.dirGen.Add(1)
 	path := filepath.Join(q.dir, fileName(start))
 	h, err := q.files.Create(path)
 	if err != nil {
@@ -291,10 +307,6 @@ func (q *Queue) createFile(start int64) (*file, error) {
 	if err := h.Truncate(q.fileSize); err != nil {
 		h.Forget()
 		return nil, fmt.Errorf("consumequeue: size %s: %w", path, err)
-	}
-	if err := q.fs.SyncDir(q.dir); err != nil {
-		h.Forget()
-		return nil, fmt.Errorf("consumequeue: sync dir %s: %w", q.dir, err)
 	}
 	qf := &file{start: start, h: h}
 	q.mu.Lock()
@@ -372,6 +384,9 @@ func (q *Queue) UnitAt(offset int64) (Unit, error) {
 // Flush syncs files whose unsynced committed bytes reach leastPages pages
 // (any amount when leastPages <= 0). The list lock is not held across Sync.
 func (q *Queue) Flush(leastPages int) error {
+	if err := q.syncDirs(); err != nil {
+		return err
+	}
 	q.mu.RLock()
 	var dirty []*file
 	for _, f := range q.mu.files {
@@ -396,8 +411,46 @@ func (q *Queue) Flush(leastPages int) error {
 	return firstErr
 }
 
-// Dirty reports whether committed units are not yet flushed.
+// dirs are the directories a new file of the queue dirties, parents first:
+// the Set's directory, the topic's, the queue's.
+func (q *Queue) dirs() [3]string {
+	topic := filepath.Dir(q.dir)
+	return [3]string{filepath.Dir(topic), topic, q.dir}
+}
+
+// syncDirs syncs the queue's directories if files were created since they
+// were last synced.
+func (q *Queue) syncDirs() error {
+	gen := q.dirGen.Load()
+	if gen == q.dirSynced.Load() {
+		return nil
+	}
+	for _, d := range q.dirs() {
+		if err := q.fs.SyncDir(d); err != nil && !isNotExist(err) {
+			return fmt.Errorf("consumequeue: sync dir %s: %w", d, err)
+		}
+	}
+	q.markDirsSynced(gen)
+	return nil
+}
+
+// markDirsSynced records that the directories are durable for the first
+// gen files created.
+func (q *Queue) markDirsSynced(gen int64) {
+	for {
+		s := q.dirSynced.Load()
+		if s >= gen || q.dirSynced.CompareAndSwap(s, gen) {
+			return
+		}
+	}
+}
+
+// Dirty reports whether committed units, or the entries of new files, are
+// not yet flushed.
 func (q *Queue) Dirty() bool {
+	if q.dirGen.Load() != q.dirSynced.Load() {
+		return true
+	}
 	q.mu.RLock()
 	defer q.mu.RUnlock()
 	for _, f := range q.mu.files {

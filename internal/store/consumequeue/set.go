@@ -214,13 +214,55 @@ func (s *Set) CorrectMinOffsets(phyMin int64) error {
 // Flush flushes every queue (see Queue.Flush); it reports the first error
 // but tries every queue.
 func (s *Set) Flush(leastPages int) error {
+	queues := s.snapshot()
 	var errs []error
-	for _, q := range s.snapshot() {
+	if err := s.syncDirs(queues); err != nil {
+		errs = append(errs, err)
+	}
+	for _, q := range queues {
 		if err := q.Flush(leastPages); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// syncDirs makes the entries of the files created since the last flush
+// durable, syncing each directory once however many queues share it, parents
+// before children.
+func (s *Set) syncDirs(queues []*Queue) error {
+	type created struct {
+		q   *Queue
+		gen int64
+	}
+	var pending []created
+	var levels [3][]string
+	seen := map[string]bool{}
+	for _, q := range queues {
+		gen := q.dirGen.Load()
+		if gen == q.dirSynced.Load() {
+			continue
+		}
+		pending = append(pending, created{q, gen})
+		for i, d := range q.dirs() {
+			if !seen[d] {
+				seen[d] = true
+				levels[i] = append(levels[i], d)
+			}
+		}
+	}
+	for _, dirs := range levels {
+		for _, d := range dirs {
+			// A directory gone meanwhile belonged to a removed topic.
+			if err := s.opts.FS.SyncDir(d); err != nil && !isNotExist(err) {
+				return fmt.Errorf("consumequeue: sync dir %s: %w", d, err)
+			}
+		}
+	}
+	for _, c := range pending {
+		c.q.markDirsSynced(c.gen)
+	}
+	return nil
 }
 
 // RemoveTopic destroys every queue of topic.
