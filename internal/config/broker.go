@@ -351,8 +351,10 @@ type BrokerConfig struct {
 	// once: files are opened on demand and the least recently used idle
 	// ones closed, so the broker's descriptors do not grow with the number
 	// of queues. Default: DefaultMaxOpenConsumeQueueFiles (half of
-	// RLIMIT_NOFILE, at least 64). A cap below the number of busy queues
-	// still works, at the cost of reopening files.
+	// RLIMIT_NOFILE, at least 64). A cap below the number of queues being
+	// written still works, at a cost: writing to a queue whose file was
+	// closed reopens it, and closing a file with unflushed units syncs it
+	// first (an fsync in the dispatcher's path).
 	MaxOpenConsumeQueueFiles int `prop:"maxOpenConsumeQueueFiles"`
 	// MaxHashSlotNum (5,000,000) and MaxIndexNum (20,000,000) size an index file.
 	MaxHashSlotNum int `prop:"maxHashSlotNum"`
