@@ -205,7 +205,8 @@ type File struct {
 	prev      *File // idle list links (set while open, unheld and not busy)
 	next      *File
 
-	// writes counts writes; synced is the count a successful Sync covered.
+	// writes counts completed writes; synced is the count a successful
+	// Sync covered (it read the count before its fsync began).
 	writes atomic.Uint64
 	synced atomic.Uint64
 }
@@ -323,8 +324,11 @@ func (f *File) WriteAt(b []byte, off int64) (int, error) {
 		return 0, err
 	}
 	defer f.put()
+	n, err := vf.WriteAt(b, off)
+	// Counted once done: a Sync that reads the count before this write
+	// completes must not take it for synced.
 	f.writes.Add(1)
-	return vf.WriteAt(b, off)
+	return n, err
 }
 
 // Truncate sets the file's size; the file is dirty until the next Sync.
@@ -334,8 +338,9 @@ func (f *File) Truncate(size int64) error {
 		return err
 	}
 	defer f.put()
+	err = vf.Truncate(size)
 	f.writes.Add(1)
-	return vf.Truncate(size)
+	return err
 }
 
 // Size returns the file's size.

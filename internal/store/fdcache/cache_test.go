@@ -300,3 +300,84 @@ func TestConcurrentUse(t *testing.T) {
 		t.Fatalf("%d open after Close", n)
 	}
 }
+
+// gateFS holds WriteAt on its files until release is closed, once armed.
+type gateFS struct {
+	vfs.FS
+	armed   atomic.Bool
+	entered chan struct{}
+	release chan struct{}
+}
+
+type gateFile struct {
+	vfs.File
+	fs *gateFS
+}
+
+func (g *gateFS) Create(name string) (vfs.File, error) {
+	f, err := g.FS.Create(name)
+	if err != nil {
+		return nil, err
+	}
+	return &gateFile{f, g}, nil
+}
+
+func (g *gateFS) OpenReadWrite(name string) (vfs.File, error) {
+	f, err := g.FS.OpenReadWrite(name)
+	if err != nil {
+		return nil, err
+	}
+	return &gateFile{f, g}, nil
+}
+
+func (f *gateFile) WriteAt(b []byte, off int64) (int, error) {
+	if f.fs.armed.CompareAndSwap(true, false) {
+		close(f.fs.entered)
+		<-f.fs.release
+	}
+	return f.File.WriteAt(b, off)
+}
+
+// TestWriteDuringSyncStaysDirty: a write still in progress when a Sync
+// starts is not covered by it, so the file is synced again when evicted
+// and the write survives a crash.
+func TestWriteDuringSyncStaysDirty(t *testing.T) {
+	mem := vfs.NewMem()
+	_ = vfs.MkdirAllSync(mem, "/d", 0o755)
+	g := &gateFS{FS: mem, entered: make(chan struct{}), release: make(chan struct{})}
+	c := New(g, 4)
+	f, err := c.Create("/d/a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Release()
+	if err := mem.SyncDir("/d"); err != nil {
+		t.Fatal(err)
+	}
+	g.armed.Store(true)
+	done := make(chan error, 1)
+	go func() {
+		_, err := f.WriteAt([]byte("late"), 0)
+		done <- err
+	}()
+	<-g.entered
+	if err := f.Sync(); err != nil { // runs while the write is held
+		t.Fatal(err)
+	}
+	close(g.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	createFiles(t, c, "x", 4) // evicts /d/a
+	crashed := mem.CrashClone()
+	cf, err := crashed.Open("/d/a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cf.Close()
+	b := make([]byte, 4)
+	if _, err := cf.ReadAt(b, 0); err != nil || string(b) != "late" {
+		t.Fatalf("write made during a Sync lost at eviction: %q %v", b, err)
+	}
+	_ = c.Close()
+}
