@@ -336,6 +336,9 @@ func (d *dispatcher) catchUp(quit <-chan struct{}) (retry time.Duration, stop bo
 		} else {
 			end := d.s.log.Committed()
 			if from >= end {
+				// Nothing left that could fail (retention may have
+				// removed what a failing read was retrying).
+				d.unblock()
 				return 0, false
 			}
 			if minOff := d.s.log.MinOffset(); from < minOff {
