@@ -454,3 +454,35 @@ func TestQueueWriteFailureRefusesPutsUntilResolved(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenFailsWhenRedispatchCannotWrite: recovery's re-dispatch that keeps
+// failing to write queues fails Open after a few retries, saying why,
+// instead of waiting DispatchCatchUpTimeout.
+func TestOpenFailsWhenRedispatchCannotWrite(t *testing.T) {
+	mem := vfs.NewMem()
+	s := openStore(t, testConfig(mem))
+	for i := 0; i < 3; i++ {
+		put(t, s, newRecord("Q", 0, bodyFor(i, 50), nil))
+	}
+	waitDispatched(t, s)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := mem.RemoveAll(testDir + "/consumequeue"); err != nil {
+		t.Fatal(err)
+	}
+	efs := vfs.NewErrorFS(mem, vfs.InjectorFunc(func(op vfs.Op) error {
+		if op.Kind == vfs.OpCreate && strings.Contains(op.Path, "/consumequeue/") {
+			return syscall.ENOSPC
+		}
+		return nil
+	}))
+	s2, err := Open(testConfig(efs))
+	if err == nil {
+		s2.Close()
+		t.Fatal("Open succeeded although no queue can be written")
+	}
+	if !strings.Contains(err.Error(), syscall.ENOSPC.Error()) {
+		t.Fatalf("Open's error does not say why: %v", err)
+	}
+}

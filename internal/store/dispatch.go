@@ -31,8 +31,8 @@ const (
 	maxDispatchRetry = time.Second
 	blockedLogEvery  = 10 * time.Second
 	// openGiveUpFailures: Open stops waiting for a dispatcher blocked this
-	// many times in a row (about 5 s of retries) and fails.
-	openGiveUpFailures = 10
+	// many times in a row (about 2.3 s of retries) and fails.
+	openGiveUpFailures = 8
 )
 
 // dispatchChunk is how much CommitLog the dispatcher reads at a time.
