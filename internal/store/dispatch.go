@@ -31,7 +31,7 @@ const (
 	maxDispatchRetry = time.Second
 	blockedLogEvery  = 10 * time.Second
 	// openGiveUpFailures: Open stops waiting for a dispatcher blocked this
-	// many times in a row (about 2.3 s of retries) and fails.
+	// many times in a row (about 1.3 s of retries) and fails.
 	openGiveUpFailures = 8
 )
 
