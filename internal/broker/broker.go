@@ -286,6 +286,7 @@ func storeConfig(bc *config.BrokerConfig, fs vfs.FS, log *slog.Logger, host neti
 		FS:                      fs,
 		SegmentSize:             bc.MappedFileSizeCommitLog,
 		CQUnitsPerFile:          bc.ConsumeQueueUnitsPerFile(),
+		MaxOpenCQFiles:          bc.MaxOpenConsumeQueueFiles,
 		FlushSync:               bc.FlushDiskType == config.SyncFlush,
 		SyncFlushTimeout:        bc.SyncFlushTimeout,
 		FlushInterval:           bc.FlushIntervalCommitLog,

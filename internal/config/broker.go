@@ -110,7 +110,29 @@ const (
 	maxRegisterNameServerPeriod = 60 * time.Second
 	// cqUnitSize is the size of one ConsumeQueue unit.
 	cqUnitSize = 20
+
+	// MinOpenConsumeQueueFiles is the smallest maxOpenConsumeQueueFiles
+	// accepted, and the floor of its derived default.
+	MinOpenConsumeQueueFiles = 64
+	// maxDerivedOpenConsumeQueueFiles bounds the derived default when the
+	// descriptor limit is huge or unlimited.
+	maxDerivedOpenConsumeQueueFiles = 1 << 20
+	// fallbackOpenFileLimit stands for RLIMIT_NOFILE where it cannot be read.
+	fallbackOpenFileLimit = 1024
 )
+
+// DefaultMaxOpenConsumeQueueFiles is maxOpenConsumeQueueFiles when unset:
+// half of the process's descriptor limit (RLIMIT_NOFILE; the Go runtime
+// raises the soft limit to the hard one at start), the other half left for
+// sockets, CommitLog segments and the rest, with a floor of
+// MinOpenConsumeQueueFiles. With ulimit -n 2048: 1024.
+func DefaultMaxOpenConsumeQueueFiles() int {
+	return openFilesShare(openFileLimit())
+}
+
+func openFilesShare(limit uint64) int {
+	return int(min(max(limit/2, MinOpenConsumeQueueFiles), maxDerivedOpenConsumeQueueFiles))
+}
 
 // BrokerConfig is a broker's configuration: RocketMQ's BrokerConfig, the
 // netty listenPort and the MessageStoreConfig settings a broker.conf
@@ -366,6 +388,16 @@ type BrokerConfig struct {
 	// MessageIndexEnable builds the key index (true); MessageIndexSafe (false).
 	MessageIndexEnable bool `prop:"messageIndexEnable"`
 	MessageIndexSafe   bool `prop:"messageIndexSafe"`
+	// MaxOpenConsumeQueueFiles (rocketd-specific; Java maps every file and
+	// keeps it mapped) caps the ConsumeQueue files the store keeps open at
+	// once: files are opened on demand and the least recently used idle
+	// ones closed, so the broker's descriptors do not grow with the number
+	// of queues. Default: DefaultMaxOpenConsumeQueueFiles (half of
+	// RLIMIT_NOFILE, at least 64). A cap below the number of queues being
+	// written still works, at a cost: writing to a queue whose file was
+	// closed reopens it, and closing a file with unflushed units syncs it
+	// first (an fsync in the dispatcher's path).
+	MaxOpenConsumeQueueFiles int `prop:"maxOpenConsumeQueueFiles"`
 	// MaxHashSlotNum (5,000,000) and MaxIndexNum (20,000,000) size an index file.
 	MaxHashSlotNum int `prop:"maxHashSlotNum"`
 	MaxIndexNum    int `prop:"maxIndexNum"`
@@ -537,6 +569,9 @@ func (c *BrokerConfig) ensureBaseDefaults() {
 	if c.HASlaveFallbehindMax == 0 {
 		c.HASlaveFallbehindMax = 256 << 20
 	}
+	if c.MaxOpenConsumeQueueFiles == 0 {
+		c.MaxOpenConsumeQueueFiles = DefaultMaxOpenConsumeQueueFiles()
+	}
 	setInt(&c.MaxHashSlotNum, DefaultMaxHashSlotNum)
 	setInt(&c.MaxIndexNum, DefaultMaxIndexNum)
 	setInt(&c.DefaultQueryMaxNum, DefaultQueryMaxNum)
@@ -635,6 +670,9 @@ func (c *BrokerConfig) Validate() error {
 	}
 	if c.MaxMessageSize <= 0 {
 		bad("maxMessageSize %d must be positive", c.MaxMessageSize)
+	}
+	if c.MaxOpenConsumeQueueFiles < MinOpenConsumeQueueFiles {
+		bad("maxOpenConsumeQueueFiles %d: want at least %d", c.MaxOpenConsumeQueueFiles, MinOpenConsumeQueueFiles)
 	}
 	if _, err := ParseDeleteWhen(c.DeleteWhen); err != nil {
 		bad("deleteWhen: %w", err)

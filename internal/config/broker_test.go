@@ -399,3 +399,27 @@ func FuzzBrokerConfig(f *testing.F) {
 		}
 	})
 }
+
+// TestMaxOpenConsumeQueueFiles: the default is half the descriptor limit
+// with a floor; broker.conf sets it; a value below the floor is refused.
+func TestMaxOpenConsumeQueueFiles(t *testing.T) {
+	for _, c := range []struct {
+		limit uint64
+		want  int
+	}{{2048, 1024}, {100, MinOpenConsumeQueueFiles}, {1 << 20, 1 << 19}, {^uint64(0), 1 << 20}} {
+		if got := openFilesShare(c.limit); got != c.want {
+			t.Errorf("limit %d: %d, want %d", c.limit, got, c.want)
+		}
+	}
+	c := NewBrokerConfig()
+	if c.MaxOpenConsumeQueueFiles != DefaultMaxOpenConsumeQueueFiles() || c.MaxOpenConsumeQueueFiles != openFilesShare(openFileLimit()) {
+		t.Fatalf("default %d, want %d", c.MaxOpenConsumeQueueFiles, DefaultMaxOpenConsumeQueueFiles())
+	}
+	c, _, err := BrokerConfigFromProperties(Properties{"maxOpenConsumeQueueFiles": "500"})
+	if err != nil || c.MaxOpenConsumeQueueFiles != 500 {
+		t.Fatalf("set: %d %v", c.MaxOpenConsumeQueueFiles, err)
+	}
+	if _, _, err := BrokerConfigFromProperties(Properties{"maxOpenConsumeQueueFiles": "10"}); err == nil || !strings.Contains(err.Error(), "maxOpenConsumeQueueFiles") {
+		t.Fatalf("10 accepted or unnamed: %v", err)
+	}
+}

@@ -33,12 +33,13 @@ var allowed = map[string][]string{
 	"remoting": {"protocol"},
 
 	"store/segment":      {"vfs"},
+	"store/fdcache":      {"vfs"},
 	"store/checkpoint":   {"vfs"},
 	"store/commitlog":    {"store/segment", "vfs", "message", "config", "lograte"},
-	"store/consumequeue": {"store/segment", "vfs", "message", "config"},
-	"store/index":        {"store/segment", "vfs", "message", "config"},
+	"store/consumequeue": {"store/segment", "store/fdcache", "vfs", "message", "config"},
+	"store/index":        {"store/segment", "store/fdcache", "vfs", "message", "config"},
 	"store": {"store/segment", "store/checkpoint", "store/commitlog", "store/consumequeue",
-		"store/index", "vfs", "message", "config", "lograte"},
+		"store/index", "store/fdcache", "vfs", "message", "config", "lograte"},
 
 	"ha":      {"store", "store/commitlog", "message", "config", "vfs", "protocol", "remoting", "testutil/proc"},
 	"namesrv": {"protocol", "remoting", "config", "vfs"},

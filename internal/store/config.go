@@ -65,6 +65,10 @@ type Config struct {
 	SegmentSize int64
 	// CQUnitsPerFile is mappedFileSizeConsumeQueue / 20. Default 300,000.
 	CQUnitsPerFile int
+	// MaxOpenCQFiles caps the ConsumeQueue files open at once
+	// (maxOpenConsumeQueueFiles); the rest are opened on demand. Default:
+	// config.DefaultMaxOpenConsumeQueueFiles (half of RLIMIT_NOFILE).
+	MaxOpenCQFiles int
 	// FlushSync selects SYNC_FLUSH (flushDiskType); default ASYNC_FLUSH.
 	FlushSync bool
 	// SyncFlushTimeout (5 s), FlushInterval (500 ms), FlushThoroughInterval
@@ -168,6 +172,9 @@ func (c *Config) EnsureDefaults() {
 	if c.CQUnitsPerFile == 0 {
 		c.CQUnitsPerFile = consumequeue.DefaultUnitsPerFile
 	}
+	if c.MaxOpenCQFiles == 0 {
+		c.MaxOpenCQFiles = config.DefaultMaxOpenConsumeQueueFiles()
+	}
 	if c.CQFlushInterval == 0 {
 		c.CQFlushInterval = DefaultCQFlushInterval
 	}
@@ -226,7 +233,7 @@ func (c *Config) Validate() error {
 	if c.Dir == "" {
 		return errors.New("store: Config.Dir is empty")
 	}
-	if c.CQUnitsPerFile < 0 || c.SegmentSize < 0 || c.MaxTransferBytes < 0 || c.MaxTransferCount < 0 {
+	if c.CQUnitsPerFile < 0 || c.SegmentSize < 0 || c.MaxTransferBytes < 0 || c.MaxTransferCount < 0 || c.MaxOpenCQFiles < 0 {
 		return errors.New("store: negative size in Config")
 	}
 	// No order between the disk ratios is required: Java accepts any, and

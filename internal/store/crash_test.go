@@ -420,9 +420,10 @@ func TestCheckpointAdvancesUnderLoad(t *testing.T) {
 	})
 }
 
-// TestDispatchRetriesReadFailures: a few failed CommitLog reads delay
-// dispatch; they neither lose units nor stop the store. Persistent
-// failures stop dispatch and make the store refuse puts.
+// TestDispatchRetriesReadFailures: failed CommitLog reads delay dispatch;
+// they lose no units and do not stop the store. While dispatch cannot read,
+// puts are refused with the reason (what they stored would stay invisible);
+// once a read succeeds, puts are accepted again.
 func TestDispatchRetriesReadFailures(t *testing.T) {
 	var failReads atomic.Int64
 	efs := vfs.NewErrorFS(vfs.NewMem(), vfs.InjectorFunc(func(op vfs.Op) error {
@@ -434,8 +435,17 @@ func TestDispatchRetriesReadFailures(t *testing.T) {
 	cfg := testConfig(efs)
 	s := openStore(t, cfg)
 	failReads.Store(3)
-	for i := 0; i < 10; i++ {
-		put(t, s, newRecord("R", 0, bodyFor(i, 100), nil))
+	stored := 0
+	for i := 0; stored < 10; i++ {
+		res := s.PutMessage(context.Background(), newRecord("R", 0, bodyFor(i, 100), nil), PutOptions{})
+		switch {
+		case res.Status == PutOK:
+			stored++
+		case res.Status != ServiceNotAvailable:
+			t.Fatalf("put: %s", res.Status)
+		default:
+			waitFor(t, "dispatch to resume", func() bool { return s.RefusalReason() == "" })
+		}
 	}
 	waitDispatched(t, s)
 	if s.MaxOffset("R", 0) != 10 || s.RefusalReason() != "" {
@@ -443,9 +453,15 @@ func TestDispatchRetriesReadFailures(t *testing.T) {
 	}
 	failReads.Store(1 << 40)
 	put(t, s, newRecord("R", 0, []byte("stuck"), nil))
-	waitFor(t, "dispatch to give up", func() bool { return s.RefusalReason() != "" })
+	waitFor(t, "dispatch to block", func() bool { return strings.Contains(s.RefusalReason(), "dispatch blocked") })
 	if res := s.PutMessage(context.Background(), newRecord("R", 0, []byte("x"), nil), PutOptions{}); res.Status != ServiceNotAvailable {
-		t.Fatalf("put after dispatch failure: %s", res.Status)
+		t.Fatalf("put while dispatch is blocked: %s", res.Status)
 	}
 	failReads.Store(0)
+	waitFor(t, "dispatch to resume", func() bool { return s.RefusalReason() == "" })
+	waitDispatched(t, s)
+	if s.MaxOffset("R", 0) != 11 {
+		t.Fatalf("max %d after resuming, want 11", s.MaxOffset("R", 0))
+	}
+	put(t, s, newRecord("R", 0, []byte("after"), nil))
 }

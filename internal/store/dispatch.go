@@ -14,14 +14,26 @@ import (
 )
 
 // errDispatchFatal marks what stops dispatch for good (and makes the store
-// refuse puts): committed CommitLog data that cannot be decoded — skipping
-// records silently is worse — and ConsumeQueue write failures. Read
-// failures are not fatal: they are retried.
+// refuse puts until it is reopened): committed CommitLog data that cannot be
+// decoded — skipping records silently is worse. Everything else that stops
+// dispatch (a ConsumeQueue write or a CommitLog read failing: EMFILE,
+// ENOSPC, EIO) blocks it: puts are refused while it retries.
 var errDispatchFatal = errors.New("store: dispatch cannot continue")
 
-// maxReadFailures is how many consecutive failed reads (about 100 ms
-// apart) the dispatcher tolerates before it gives up.
-const maxReadFailures = 20
+// errQueueWrite marks a ConsumeQueue write failure (as opposed to a
+// CommitLog read failure) in the blocking condition.
+var errQueueWrite = errors.New("store: consume queue write error")
+
+// The blocked dispatcher retries after minDispatchRetry, doubling up to
+// maxDispatchRetry; it logs the condition at most every blockedLogEvery.
+const (
+	minDispatchRetry = 10 * time.Millisecond
+	maxDispatchRetry = time.Second
+	blockedLogEvery  = 10 * time.Second
+	// openGiveUpFailures: Open stops waiting for a dispatcher blocked this
+	// many times in a row (about 1.3 s of retries) and fails.
+	openGiveUpFailures = 8
+)
 
 // dispatchChunk is how much CommitLog the dispatcher reads at a time.
 const dispatchChunk = 1 << 20
@@ -62,8 +74,11 @@ type dispatcher struct {
 	next   atomic.Int64 // CommitLog offset up to which everything is dispatched
 	lastTs atomic.Int64 // store time of the last dispatched record
 	failed atomic.Pointer[error]
-	// stalled: the last CommitLog read failed and is being retried.
-	stalled atomic.Bool
+	// blocked is the failure dispatch is retrying (nil while it runs):
+	// puts are refused while it is set (Store.admit).
+	blocked atomic.Pointer[error]
+	// blockedFailures counts the consecutive failed attempts.
+	blockedFailures atomic.Int64
 
 	progressMu sync.Mutex
 	progress   chan struct{} // closed and replaced whenever next advances
@@ -73,10 +88,18 @@ type dispatcher struct {
 	nSamples int
 
 	// owned by the goroutine
-	touched      []*consumequeue.Queue // queues with units staged in this chunk
-	touchedSet   map[*consumequeue.Queue]bool
-	arrivals     []arrival
-	readFailures int // consecutive failed CommitLog reads
+	touched    []*consumequeue.Queue // queues with units staged in this chunk
+	touchedSet map[*consumequeue.Queue]bool
+	committed  int // touched[:committed] are written
+	arrivals   []arrival
+	// staged: a chunk is parsed and its units staged, but not all of its
+	// queues are written yet; stagedNext/stagedTs are where it ends.
+	staged     bool
+	stagedNext int64
+	stagedTs   int64
+	retry      time.Duration // next retry delay while blocked
+	blockedAt  time.Time     // first failure of the current block
+	loggedAt   time.Time     // last log of the current block
 }
 
 func newDispatcher(s *Store) *dispatcher {
@@ -123,8 +146,16 @@ func (d *dispatcher) err() error {
 	return nil
 }
 
+// blockedErr is the failure dispatch is retrying, or nil.
+func (d *dispatcher) blockedErr() error {
+	if p := d.blocked.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
 // waitFor blocks until everything below end is dispatched, ctx ends, or the
-// dispatcher stops on an error.
+// dispatcher stops on an error or stays blocked openGiveUpFailures times.
 func (d *dispatcher) waitFor(ctx context.Context, end int64) error {
 	for {
 		d.progressMu.Lock()
@@ -135,6 +166,9 @@ func (d *dispatcher) waitFor(ctx context.Context, end int64) error {
 		}
 		if err := d.err(); err != nil {
 			return err
+		}
+		if err := d.blockedErr(); err != nil && d.blockedFailures.Load() >= openGiveUpFailures {
+			return fmt.Errorf("store: dispatch failed %d times: %w", d.blockedFailures.Load(), err)
 		}
 		select {
 		case <-ch:
@@ -162,7 +196,7 @@ func (d *dispatcher) drain(l interface {
 		if d.next.Load() >= l.MaxOffset() {
 			return true
 		}
-		if l.Err() != nil || d.err() != nil || d.stalled.Load() {
+		if l.Err() != nil || d.err() != nil || d.blocked.Load() != nil {
 			return false // shutting down: no time for retries
 		}
 		select {
@@ -205,18 +239,74 @@ func (d *dispatcher) advance(to, ts int64) {
 
 func (d *dispatcher) setErr(err error) {
 	d.failed.CompareAndSwap(nil, &err)
+	d.wakeWaiters()
+}
+
+// wakeWaiters wakes waitFor and drain to look at the state again.
+func (d *dispatcher) wakeWaiters() {
 	d.progressMu.Lock()
 	close(d.progress)
 	d.progress = make(chan struct{})
 	d.progressMu.Unlock()
 }
 
+// block records a failed attempt: puts are refused from the first one on
+// (nothing a put stores could become visible), the condition is logged
+// (at most every blockedLogEvery), and it returns the delay before the
+// next attempt.
+func (d *dispatcher) block(err error, offset int64) time.Duration {
+	now := time.Now()
+	n := d.blockedFailures.Add(1)
+	if d.blocked.Swap(&err) == nil {
+		d.blockedAt, d.loggedAt = now, now
+		d.retry = minDispatchRetry
+		d.s.cfg.Logger.Error("store: dispatch blocked; refusing puts while retrying", "offset", offset, "err", err)
+	} else if now.Sub(d.loggedAt) >= blockedLogEvery {
+		d.loggedAt = now
+		d.s.cfg.Logger.Error("store: dispatch still blocked; refusing puts", "offset", offset, "failures", n,
+			"since", d.blockedAt, "err", err)
+	}
+	d.wakeWaiters()
+	delay := d.retry
+	d.retry = min(2*d.retry, maxDispatchRetry)
+	return delay
+}
+
+// unblock ends a block after a successful attempt: puts are accepted again.
+func (d *dispatcher) unblock() {
+	if d.blocked.Load() == nil {
+		return
+	}
+	d.s.cfg.Logger.Warn("store: dispatch resumed; accepting puts", "offset", d.next.Load(),
+		"failures", d.blockedFailures.Load(), "blockedFor", time.Since(d.blockedAt))
+	d.blocked.Store(nil)
+	d.blockedFailures.Store(0)
+}
+
 func (d *dispatcher) loop(quit <-chan struct{}) {
 	// A slow tick as a safety net: a missed kick costs at most this delay.
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
+	retry := time.NewTimer(time.Hour)
+	retry.Stop()
+	defer retry.Stop()
 	for {
-		d.catchUp(quit)
+		delay, stop := d.catchUp(quit)
+		switch {
+		case stop:
+			<-quit
+			return
+		case delay > 0:
+			// Blocked: kicks (puts are refused anyway) do not shorten
+			// the backoff.
+			retry.Reset(delay)
+			select {
+			case <-quit:
+				return
+			case <-retry.C:
+			}
+			continue
+		}
 		select {
 		case <-quit:
 			return
@@ -226,49 +316,58 @@ func (d *dispatcher) loop(quit <-chan struct{}) {
 	}
 }
 
-// catchUp dispatches up to the committed end, chunk by chunk.
-func (d *dispatcher) catchUp(quit <-chan struct{}) {
+// catchUp dispatches up to the committed end, chunk by chunk. It returns
+// the delay before a retry when dispatch is blocked, and stop when it
+// cannot ever continue.
+func (d *dispatcher) catchUp(quit <-chan struct{}) (retry time.Duration, stop bool) {
 	for {
 		select {
 		case <-quit:
-			return
+			return 0, false
 		default:
 		}
-		from, end := d.next.Load(), d.s.log.Committed()
-		if from >= end {
-			return
-		}
-		if minOff := d.s.log.MinOffset(); from < minOff {
-			// Retention removed what was never dispatched (a slave far
-			// behind): those records are gone; continue at what exists.
-			d.s.cfg.Logger.Warn("store: dispatch skipped deleted commitlog data", "from", from, "to", minOff)
-			d.advance(minOff, d.lastTs.Load())
-			continue
-		}
-		progressed, err := d.dispatchChunk(from, end)
-		if err != nil && !errors.Is(err, errDispatchFatal) {
-			// A read failure (a segment removed under us, an I/O error):
-			// retried on the next kick or tick, a limited number of times.
-			d.readFailures++
-			d.stalled.Store(true)
-			if d.readFailures <= maxReadFailures {
-				d.s.cfg.Logger.Warn("store: dispatch read failed; will retry", "offset", from, "err", err)
-				return
+		from := d.next.Load()
+		var progressed bool
+		var err error
+		if d.staged {
+			// A chunk whose queue writes failed: write the rest.
+			err = d.commitStaged()
+			progressed = err == nil
+		} else {
+			end := d.s.log.Committed()
+			if from >= end {
+				// Nothing left that could fail (retention may have
+				// removed what a failing read was retrying).
+				d.unblock()
+				return 0, false
 			}
-			err = fmt.Errorf("%w: %d reads failed: %w", errDispatchFatal, d.readFailures, err)
+			if minOff := d.s.log.MinOffset(); from < minOff {
+				// Retention removed what was never dispatched (a slave far
+				// behind): those records are gone; continue at what exists.
+				d.s.cfg.Logger.Warn("store: dispatch skipped deleted commitlog data", "from", from, "to", minOff)
+				d.advance(minOff, d.lastTs.Load())
+				continue
+			}
+			progressed, err = d.dispatchChunk(from, end)
 		}
-		d.readFailures = 0
-		d.stalled.Store(false)
-		if err != nil {
+		if errors.Is(err, errDispatchFatal) {
 			d.s.cfg.Logger.Error("store: dispatch stopped", "offset", from, "err", err)
 			d.setErr(err)
 			// Messages stored from now on would never reach their queues:
 			// refuse puts rather than accept messages nobody can consume.
 			d.s.setLogicsErr(err)
-			return
+			return 0, true
 		}
+		if err != nil {
+			// A queue write (EMFILE, ENOSPC, EIO) or a CommitLog read
+			// failed: nothing is lost (the records stay in the CommitLog,
+			// staged units stay staged); retry after a backoff, refusing
+			// puts meanwhile.
+			return d.block(err, from), false
+		}
+		d.unblock()
 		if !progressed {
-			return // a partly committed record: wait for the rest
+			return 0, false // a partly committed record: wait for the rest
 		}
 	}
 }
@@ -324,15 +423,28 @@ func (d *dispatcher) dispatchChunk(from, end int64) (bool, error) {
 	if next == from {
 		return false, nil
 	}
-	for _, q := range d.touched {
+	d.staged, d.stagedNext, d.stagedTs = true, next, ts
+	return true, d.commitStaged()
+}
+
+// commitStaged writes the staged chunk's units queue by queue, then
+// advances the dispatched offset and tells the listeners. When a queue
+// write fails, the queues written so far stay written (their units are
+// readable), the others keep their units staged, and the next call
+// resumes with the failed queue.
+func (d *dispatcher) commitStaged() error {
+	for ; d.committed < len(d.touched); d.committed++ {
+		q := d.touched[d.committed]
 		if err := q.Commit(); err != nil {
-			return false, fmt.Errorf("%w: %w", errDispatchFatal, err)
+			return fmt.Errorf("%w: %s/%d: %w", errQueueWrite, q.Topic(), q.QueueID(), err)
 		}
 	}
 	clear(d.touched)
 	d.touched = d.touched[:0]
+	d.committed = 0
 	clear(d.touchedSet)
-	d.advance(next, ts)
+	d.staged = false
+	d.advance(d.stagedNext, d.stagedTs)
 	if len(d.arrivals) > 0 {
 		listeners := *d.s.listeners.Load()
 		for _, a := range d.arrivals {
@@ -343,7 +455,7 @@ func (d *dispatcher) dispatchChunk(from, end int64) (bool, error) {
 		clear(d.arrivals)
 		d.arrivals = d.arrivals[:0]
 	}
-	return true, nil
+	return nil
 }
 
 // appendUnit stages the record's ConsumeQueue unit.
@@ -383,6 +495,6 @@ func (s *Store) tagsCode(rec *message.Record) int64 {
 
 func (s *Store) setLogicsErr(err error) {
 	if s.logicsErr.CompareAndSwap(nil, &err) {
-		s.cfg.Logger.Error("store: consume queue write failed; refusing puts", "err", err)
+		s.cfg.Logger.Error("store: dispatch stopped for good; refusing puts until the store is reopened", "err", err)
 	}
 }

@@ -40,6 +40,20 @@
 // dispatched offset advances and arrival listeners are called: readers see
 // exactly the dispatched units.
 //
+// Dispatch failure: when a queue write (EMFILE, ENOSPC, EIO) or a CommitLog
+// read fails, dispatch is blocked: puts are refused with
+// SERVICE_NOT_AVAILABLE and RefusalReason says why, the condition is
+// logged (when it starts, every 10 s, when it ends), and the dispatcher
+// retries after 10 ms, doubling up to 1 s, resuming a half-written chunk
+// with the queue that failed. The first successful attempt unblocks puts.
+// Only undecodable CommitLog data stops dispatch for good (puts refused
+// until the store is reopened).
+//
+// Descriptors: the ConsumeQueue files are opened on demand through one
+// fdcache.Cache of Config.MaxOpenCQFiles (maxOpenConsumeQueueFiles;
+// default half of RLIMIT_NOFILE), so the number of queues does not bound
+// the number of open files; recovery opens each queue's files one at a time.
+//
 // Checkpoint: after each ConsumeQueue flush, logicsMsgTimestamp becomes the
 // store time of the last record dispatched before that flush (once no queue
 // has unsynced units), and physicMsgTimestamp the store time of the newest

@@ -12,6 +12,7 @@ func (s *Store) flushLoop(quit <-chan struct{}) {
 	tick := time.NewTicker(s.cfg.CQFlushInterval)
 	defer tick.Stop()
 	lastThorough := time.Now()
+	var errLog rateLimit
 	for {
 		select {
 		case <-quit:
@@ -23,8 +24,30 @@ func (s *Store) flushLoop(quit <-chan struct{}) {
 			least = 0
 			lastThorough = time.Now()
 		}
-		s.flushQueuesAndCheckpoint(least)
+		if err := s.flushQueuesAndCheckpoint(least); err != nil && errLog.allow(time.Now()) {
+			// A failed sync is sticky (fdcache): the same error comes back
+			// on every tick until the store is reopened.
+			s.cfg.Logger.Error("store: flush consume queues", "err", err, "failures", errLog.failures)
+		}
 	}
+}
+
+// rateLimit lets one log line through per flushErrLogEvery and counts the
+// failures in between.
+type rateLimit struct {
+	last     time.Time
+	failures int
+}
+
+const flushErrLogEvery = 10 * time.Second
+
+func (r *rateLimit) allow(now time.Time) bool {
+	r.failures++
+	if !r.last.IsZero() && now.Sub(r.last) < flushErrLogEvery {
+		return false
+	}
+	r.last = now
+	return true
 }
 
 // flushQueuesAndCheckpoint flushes the queues and advances the checkpoint:
@@ -36,16 +59,15 @@ func (s *Store) flushLoop(quit <-chan struct{}) {
 //
 // Everything stored before min(physic, logics) is then durable in both
 // structures, which is what abnormal recovery relies on.
-func (s *Store) flushQueuesAndCheckpoint(leastPages int) {
+//
+// It returns the queue flush error, for the caller to log.
+func (s *Store) flushQueuesAndCheckpoint(leastPages int) error {
 	// Snapshot before flushing: whatever is dispatched now is covered.
 	_, ts := s.disp.position()
 	cqErr := s.cqs.Flush(leastPages)
-	if cqErr != nil {
-		s.cfg.Logger.Error("store: flush consume queues", "err", cqErr)
-	}
 	st := s.ckpt.State()
 	changed := false
-	if cqErr == nil && ts != 0 && ts != st.LogicsMsgTimestamp && !s.anyQueueDirty() {
+	if cqErr == nil && ts != 0 && ts != st.LogicsMsgTimestamp && !s.cqs.Dirty() {
 		s.ckpt.SetLogicsMsgTimestamp(ts)
 		changed = true
 	}
@@ -54,18 +76,10 @@ func (s *Store) flushQueuesAndCheckpoint(leastPages int) {
 		changed = true
 	}
 	if !changed {
-		return
+		return cqErr
 	}
 	if err := s.ckpt.Flush(); err != nil {
 		s.cfg.Logger.Error("store: write checkpoint", "err", err)
 	}
-}
-
-func (s *Store) anyQueueDirty() bool {
-	for _, q := range s.cqs.Queues() {
-		if q.Dirty() {
-			return true
-		}
-	}
-	return false
+	return cqErr
 }

@@ -18,7 +18,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	if runChildIfAsked() {
+	if runChildIfAsked() || runLowLimitChildIfAsked() {
 		return
 	}
 	goleak.VerifyTestMain(m)

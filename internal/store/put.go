@@ -40,9 +40,12 @@ func (s *Store) RefusalReason() string {
 	case s.cfg.Slave:
 		return "store: this broker is a slave"
 	case s.logicsErr.Load() != nil:
-		return "store: consume queue write error"
+		return "store: dispatch stopped, puts refused until the store is reopened: " + (*s.logicsErr.Load()).Error()
 	case s.log.Refusal() != "":
 		return "store: " + s.log.Refusal()
+	}
+	if err := s.disp.blockedErr(); err != nil {
+		return "store: dispatch blocked, puts refused until it resumes (retrying): " + err.Error()
 	}
 	// A next segment that cannot be prepared (a full disk) refuses puts
 	// once the log has reached the end of its segment (a failed roll
@@ -62,7 +65,9 @@ func (s *Store) RefusalReason() string {
 // is the CommitLog's refusal (its space guard looks at the disk on the put
 // path).
 func (s *Store) admit(topic string, propsLen int) PutStatus {
-	if s.closed.Load() || s.cfg.Slave || s.logicsErr.Load() != nil {
+	// A blocked dispatcher would leave what is stored now invisible to
+	// consumers: refuse rather than acknowledge it.
+	if s.closed.Load() || s.cfg.Slave || s.logicsErr.Load() != nil || s.disp.blocked.Load() != nil {
 		return ServiceNotAvailable
 	}
 	if len(topic) > message.MaxTopicLenV1 {
@@ -81,8 +86,8 @@ func (s *Store) admit(topic string, propsLen int) PutStatus {
 
 // PutMessage stores one message (see commitlog.Log.Put for the record
 // fields it fills in and the statuses). Refused with ServiceNotAvailable
-// when closed, a slave, the disk is full or a queue write failed (see
-// RefusalReason); MessageIllegal for a topic over 127 bytes;
+// when closed, a slave, the disk is full or dispatch is blocked or
+// stopped (see RefusalReason); MessageIllegal for a topic over 127 bytes;
 // PropertiesSizeExceeded for properties over 32767 bytes.
 func (s *Store) PutMessage(ctx context.Context, r *message.Record, opts PutOptions) PutResult {
 	if st := s.admit(r.Topic, len(r.Properties)); st != PutOK {

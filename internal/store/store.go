@@ -14,6 +14,7 @@ import (
 	"github.com/rocketd/rocketd/internal/store/checkpoint"
 	"github.com/rocketd/rocketd/internal/store/commitlog"
 	"github.com/rocketd/rocketd/internal/store/consumequeue"
+	"github.com/rocketd/rocketd/internal/store/fdcache"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
 
@@ -33,6 +34,7 @@ type Store struct {
 	cfg         Config
 	log         *commitlog.Log
 	cqs         *consumequeue.Set
+	files       *fdcache.Cache // open ConsumeQueue files, at most MaxOpenCQFiles
 	ckpt        *checkpoint.File
 	lock        io.Closer
 	deleteHours map[int]bool
@@ -43,8 +45,10 @@ type Store struct {
 	// no accepted put is still inside the CommitLog when it shuts down.
 	putGate sync.RWMutex
 	closed  atomic.Bool
-	// logicsErr is a ConsumeQueue write failure: puts are refused (RocketMQ's
-	// WRITE_LOGICS_QUEUE_ERROR running flag) until the store is reopened.
+	// logicsErr stops dispatch for good (undecodable CommitLog data): puts
+	// are refused (RocketMQ's WRITE_LOGICS_QUEUE_ERROR running flag) until
+	// the store is reopened. A failing ConsumeQueue write only blocks
+	// dispatch (dispatcher.blocked) while it retries.
 	logicsErr atomic.Pointer[error]
 
 	disp      *dispatcher
@@ -132,8 +136,9 @@ func (s *Store) open() error {
 	}
 	s.ckpt = ckpt
 
+	s.files = fdcache.New(fsys, s.cfg.MaxOpenCQFiles)
 	s.cqs, err = consumequeue.OpenSet(s.path(consumequeue.DirName), consumequeue.Options{
-		FS: fsys, UnitsPerFile: s.cfg.CQUnitsPerFile, Logger: s.cfg.Logger})
+		FS: fsys, UnitsPerFile: s.cfg.CQUnitsPerFile, Logger: s.cfg.Logger, Files: s.files})
 	if err != nil {
 		return fmt.Errorf("store: %w", err)
 	}
@@ -213,7 +218,8 @@ func (s *Store) recover() error {
 	// any of them may have lost units the others kept.
 	minOff := s.log.MinOffset()
 	resume := minOff
-	for _, q := range s.cqs.Queues() {
+	queues := s.cqs.Queues()
+	for _, q := range queues {
 		resume = max(resume, q.MaxPhysicOffset())
 	}
 	if from >= 0 {
@@ -233,8 +239,10 @@ func (s *Store) recover() error {
 	if err := s.disp.waitFor(ctx, end); err != nil {
 		return fmt.Errorf("store: dispatch after recovery (from %d to %d): %w", resume, end, err)
 	}
-	// Rebuild the next-queue-offset table (spec §7 step 6).
-	for _, q := range s.cqs.Queues() {
+	// Rebuild the next-queue-offset table (spec §7 step 6), with the queues
+	// re-dispatch may have created.
+	queues = s.cqs.Queues()
+	for _, q := range queues {
 		s.log.SetQueueOffset(q.Topic(), q.QueueID(), q.MaxOffset())
 	}
 	s.flusher = newService()
@@ -250,7 +258,7 @@ func (s *Store) recover() error {
 	}
 	s.cfg.Logger.Info("store: open", "dir", s.cfg.Dir, "lastExitOK", s.lastExitOK,
 		"commitlogMin", minOff, "commitlogEnd", end, "dispatchFrom", resume,
-		"queues", len(s.cqs.Queues()), "took", time.Since(started))
+		"queues", len(queues), "took", time.Since(started))
 	return nil
 }
 
@@ -308,6 +316,9 @@ func (s *Store) abandon() {
 	if s.cqs != nil {
 		_ = s.cqs.Close()
 	}
+	if s.files != nil {
+		_ = s.files.Close()
+	}
 	if s.lock != nil {
 		_ = s.lock.Close()
 	}
@@ -350,6 +361,9 @@ func (s *Store) close() error {
 	if err := s.disp.err(); err != nil {
 		caughtUp = false
 		errs = append(errs, err)
+	} else if err := s.disp.blockedErr(); err != nil {
+		caughtUp = false
+		errs = append(errs, fmt.Errorf("store: dispatch blocked at shutdown: %w", err))
 	}
 
 	if err := s.log.Close(); err != nil { // step 4
@@ -388,6 +402,9 @@ func (s *Store) close() error {
 
 	// step 8
 	if err := s.cqs.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("store: %w", err))
+	}
+	if err := s.files.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("store: %w", err))
 	}
 	if err := s.lock.Close(); err != nil {

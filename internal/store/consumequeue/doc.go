@@ -36,8 +36,22 @@
 // is synced when it fills up, before the next file is created, so a file is
 // never durable while an earlier one is not: recovery takes every file before
 // the last three as full without scanning it (as RocketMQ does), which is
-// only safe with that order. Truncation and recovery zero the bytes after the
+// only safe with that order. A new file's directory entry (and the topic
+// and queue directories made for it) become durable at the next Flush,
+// which syncs each directory once for all the queues created since, or
+// when the file is full and synced before its successor is created; until
+// then a crash may lose the new file, which is the newest of its queue, so
+// no earlier file is missing after it.
+// Truncation and recovery zero the bytes after the
 // new end, so that stale units can never reappear as valid after a crash.
+//
+// Descriptors: a queue keeps its file list and positions in memory and
+// opens a file only to use it, through the Options.Files cache (package
+// fdcache), which keeps at most its cap of files open, closing the least
+// recently used idle ones (a written file is synced before it is closed).
+// So a store with 100,000 queues needs no more descriptors than the cap:
+// loading a Set only lists and stats files, and recovery opens each scanned
+// file once, one at a time.
 //
 // Write side: one writer (the store's dispatcher, or recovery) calls Append
 // for each record and Commit once per batch; Commit writes the pending units

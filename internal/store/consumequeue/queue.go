@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/rocketd/rocketd/internal/store/fdcache"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
 
@@ -28,11 +29,20 @@ const pageSize = 4096
 // readPool holds read buffers for Units.
 var readPool = sync.Pool{New: func() any { b := make([]byte, 0, 32*UnitSize); return &b }}
 
+// DefaultMaxOpenFiles caps the open queue files of a Set that is given no
+// Files cache (tests and tools; the store passes its own, sized by its
+// configuration).
+const DefaultMaxOpenFiles = 256
+
 // Options configure a queue.
 type Options struct {
 	FS           vfs.FS
 	UnitsPerFile int          // 0 = DefaultUnitsPerFile
 	Logger       *slog.Logger // nil = discard
+	// Files opens the queue files on demand and bounds how many are open
+	// at once; the store shares one with its other file users. nil: the
+	// Set makes its own of DefaultMaxOpenFiles and closes it on Close.
+	Files *fdcache.Cache
 }
 
 func (o *Options) ensureDefaults() {
@@ -44,26 +54,18 @@ func (o *Options) ensureDefaults() {
 	}
 }
 
-// file is one queue file. The queue holds one reference while the file is in
-// its list; readers take another for the duration of a read, so deletion
-// never closes a file under a reader.
+// file is one queue file. Its descriptor belongs to the Files cache: opened
+// on demand, closed when the cache needs room, never while in use. A file
+// dropped from the queue is forgotten by the cache, so a reader that still
+// has it gets ErrFileMissing instead of reading a deleted file.
 type file struct {
 	start   int64 // logical byte offset of the first unit
-	path    string
-	f       vfs.File
+	h       *fdcache.File
 	wrote   atomic.Int64 // bytes of committed units in this file
 	flushed atomic.Int64 // bytes known durable
-	refs    atomic.Int32
 }
 
-func (f *file) release() error {
-	if f.refs.Add(-1) == 0 {
-		if err := f.f.Close(); err != nil {
-			return fmt.Errorf("consumequeue: close %s: %w", f.path, err)
-		}
-	}
-	return nil
-}
+func (f *file) path() string { return f.h.Path() }
 
 // Queue is the ConsumeQueue of one (topic, queueId).
 //
@@ -76,6 +78,7 @@ type Queue struct {
 	queueID  int32
 	dir      string
 	fs       vfs.FS
+	files    *fdcache.Cache
 	fileSize int64
 	log      *slog.Logger
 
@@ -89,15 +92,20 @@ type Queue struct {
 
 	pending   []byte // writer-owned: units staged by Append, written by Commit
 	destroyed atomic.Bool
+
+	// dirGen counts the files created (each dirties the queue's
+	// directories: the new entry, and the directories MkdirAll made);
+	// dirSynced is the count the last sync of the directories covered.
+	dirGen    atomic.Int64
+	dirSynced atomic.Int64
 }
 
 func fileName(start int64) string { return fmt.Sprintf("%020d", start) }
 
-// openQueue loads the files under dir (possibly none). Each loaded file claims
-// to be full until Recover finds its end.
+// openQueue loads the files under dir (possibly none) without keeping them
+// open. Each loaded file claims to be full until Recover finds its end.
 func openQueue(dir, topic string, queueID int32, o Options) (*Queue, error) {
-	o.ensureDefaults()
-	q := &Queue{topic: topic, queueID: queueID, dir: dir, fs: o.FS,
+	q := &Queue{topic: topic, queueID: queueID, dir: dir, fs: o.FS, files: o.Files,
 		fileSize: int64(o.UnitsPerFile) * UnitSize,
 		log:      o.Logger.With("topic", topic, "queueId", queueID)}
 	names, err := o.FS.List(dir)
@@ -117,36 +125,28 @@ func openQueue(dir, topic string, queueID int32, o Options) (*Queue, error) {
 			return nil, fmt.Errorf("%w: %s/%s is not a multiple of the file size %d", ErrBadFile, dir, name, q.fileSize)
 		}
 		path := filepath.Join(dir, name)
-		f, err := o.FS.OpenReadWrite(path)
+		st, err := o.FS.Stat(path)
 		if err != nil {
 			q.closeFiles()
-			return nil, fmt.Errorf("consumequeue: open %s: %w", path, err)
+			return nil, fmt.Errorf("consumequeue: stat %s: %w", path, err)
 		}
-		size, err := f.Size()
-		if err != nil {
-			f.Close()
-			q.closeFiles()
-			return nil, fmt.Errorf("consumequeue: size %s: %w", path, err)
-		}
-		if size < q.fileSize {
+		qf := &file{start: start, h: q.files.File(path)}
+		if size := st.Size(); size < q.fileSize {
 			// A file created just before a crash may not have reached its
 			// full size; growing it reads back zeros (= no units).
-			if err := f.Truncate(q.fileSize); err != nil {
-				f.Close()
+			if err := qf.h.Truncate(q.fileSize); err != nil {
+				qf.h.Forget()
 				q.closeFiles()
 				return nil, fmt.Errorf("consumequeue: extend %s: %w", path, err)
 			}
 		} else if size > q.fileSize {
-			f.Close()
 			q.closeFiles()
 			return nil, fmt.Errorf("%w: %s has %d bytes, want %d", ErrBadFile, path, size, q.fileSize)
 		}
-		qf := &file{start: start, path: path, f: f}
-		qf.refs.Store(1)
 		qf.wrote.Store(q.fileSize)
 		qf.flushed.Store(q.fileSize)
 		if n := len(q.mu.files); n > 0 && q.mu.files[n-1].start+q.fileSize != start {
-			q.log.Warn("consumequeue: gap between files", "before", q.mu.files[n-1].path, "after", path)
+			q.log.Warn("consumequeue: gap between files", "before", q.mu.files[n-1].path(), "after", path)
 		}
 		q.mu.files = append(q.mu.files, qf)
 	}
@@ -259,10 +259,16 @@ func (q *Queue) Commit() error {
 			// scanning, so no later file may outlive an earlier one's data.
 			if f != nil && f.flushed.Load() < f.wrote.Load() {
 				w := f.wrote.Load()
-				if err := f.f.Sync(); err != nil {
-					return fmt.Errorf("consumequeue: sync full file %s: %w", f.path, err)
+				if err := f.h.Sync(); err != nil {
+					return fmt.Errorf("consumequeue: sync full file %s: %w", f.path(), err)
 				}
 				f.flushed.Store(max(f.flushed.Load(), w))
+			}
+			if f != nil {
+				// Its name too (once per file rolled: cheap).
+				if err := q.syncDirs(); err != nil {
+					return err
+				}
 			}
 			nf, err := q.createFile(pos - pos%q.fileSize)
 			if err != nil {
@@ -272,8 +278,8 @@ func (q *Queue) Commit() error {
 		}
 		rel := pos - f.start
 		n := min(int64(len(q.pending)-done), q.fileSize-rel)
-		if _, err := f.f.WriteAt(q.pending[done:done+int(n)], rel); err != nil {
-			return fmt.Errorf("consumequeue: write %s at %d: %w", f.path, rel, err)
+		if _, err := f.h.WriteAt(q.pending[done:done+int(n)], rel); err != nil {
+			return fmt.Errorf("consumequeue: write %s at %d: %w", f.path(), rel, err)
 		}
 		f.wrote.Store(rel + n)
 		q.written.Store(pos + n)
@@ -284,25 +290,25 @@ func (q *Queue) Commit() error {
 
 // createFile creates the zero-filled file starting at start and appends it.
 func (q *Queue) createFile(start int64) (*file, error) {
-	// The topic and queue directories must survive a crash with the file.
-	if err := vfs.MkdirAllSync(q.fs, q.dir, 0o755); err != nil {
+	// The file's entry and the topic and queue directories become durable
+	// with the next Flush (Set.Flush syncs each directory once for every
+	// queue created since): syncing three directories per new queue here
+	// held dispatch to a few hundred new queues a second.
+	if err := q.fs.MkdirAll(q.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("consumequeue: mkdir %s: %w", q.dir, err)
 	}
+	q.dirGen.Add(1)
 	path := filepath.Join(q.dir, fileName(start))
-	f, err := q.fs.Create(path)
+	h, err := q.files.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("consumequeue: create %s: %w", path, err)
 	}
-	if err := f.Truncate(q.fileSize); err != nil {
-		f.Close()
+	defer h.Release()
+	if err := h.Truncate(q.fileSize); err != nil {
+		h.Forget()
 		return nil, fmt.Errorf("consumequeue: size %s: %w", path, err)
 	}
-	if err := q.fs.SyncDir(q.dir); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("consumequeue: sync dir %s: %w", q.dir, err)
-	}
-	qf := &file{start: start, path: path, f: f}
-	qf.refs.Store(1)
+	qf := &file{start: start, h: h}
 	q.mu.Lock()
 	q.mu.files = append(q.mu.files, qf)
 	q.mu.Unlock()
@@ -310,7 +316,7 @@ func (q *Queue) createFile(start int64) (*file, error) {
 	return qf, nil
 }
 
-// fileFor returns the file holding logical byte pos with a reference taken.
+// fileFor returns the file holding logical byte pos (nil if none).
 func (q *Queue) fileFor(pos int64) *file {
 	q.mu.RLock()
 	defer q.mu.RUnlock()
@@ -323,13 +329,11 @@ func (q *Queue) fileFor(pos int64) *file {
 		// not contiguous: search
 		for _, f := range files {
 			if f.start <= pos && pos < f.start+q.fileSize {
-				f.refs.Add(1)
 				return f
 			}
 		}
 		return nil
 	}
-	files[i].refs.Add(1)
 	return files[i]
 }
 
@@ -346,7 +350,6 @@ func (q *Queue) Read(offset int64, maxUnits int) (Units, error) {
 	if f == nil {
 		return Units{First: offset}, fmt.Errorf("%w: %s/%d offset %d", ErrFileMissing, q.topic, q.queueID, offset)
 	}
-	defer f.release()
 	n := min(end, f.start+q.fileSize) - pos
 	n = min(n, int64(maxUnits)*UnitSize)
 	bp := readPool.Get().(*[]byte)
@@ -354,9 +357,13 @@ func (q *Queue) Read(offset int64, maxUnits int) (Units, error) {
 		*bp = make([]byte, n)
 	}
 	b := (*bp)[:n]
-	if _, err := f.f.ReadAt(b, pos-f.start); err != nil && !errors.Is(err, io.EOF) {
+	if _, err := f.h.ReadAt(b, pos-f.start); err != nil && !errors.Is(err, io.EOF) {
 		readPool.Put(bp)
-		return Units{First: offset}, fmt.Errorf("consumequeue: read %s at %d: %w", f.path, pos-f.start, err)
+		if errors.Is(err, fdcache.ErrForgotten) {
+			// Deleted by retention since fileFor found it.
+			return Units{First: offset}, fmt.Errorf("%w: %s/%d offset %d", ErrFileMissing, q.topic, q.queueID, offset)
+		}
+		return Units{First: offset}, fmt.Errorf("consumequeue: read %s at %d: %w", f.path(), pos-f.start, err)
 	}
 	return Units{First: offset, buf: bp, b: b}, nil
 }
@@ -377,11 +384,13 @@ func (q *Queue) UnitAt(offset int64) (Unit, error) {
 // Flush syncs files whose unsynced committed bytes reach leastPages pages
 // (any amount when leastPages <= 0). The list lock is not held across Sync.
 func (q *Queue) Flush(leastPages int) error {
+	if err := q.syncDirs(); err != nil {
+		return err
+	}
 	q.mu.RLock()
 	var dirty []*file
 	for _, f := range q.mu.files {
 		if f.flushed.Load() < f.wrote.Load() {
-			f.refs.Add(1)
 			dirty = append(dirty, f)
 		}
 	}
@@ -390,21 +399,58 @@ func (q *Queue) Flush(leastPages int) error {
 	for _, f := range dirty {
 		w := f.wrote.Load()
 		if firstErr == nil && (leastPages <= 0 || w-f.flushed.Load() >= int64(leastPages)*pageSize) {
-			if err := f.f.Sync(); err != nil {
-				firstErr = fmt.Errorf("consumequeue: sync %s: %w", f.path, err)
+			if err := f.h.Sync(); errors.Is(err, fdcache.ErrForgotten) {
+				continue // deleted meanwhile
+			} else if err != nil {
+				firstErr = fmt.Errorf("consumequeue: sync %s: %w", f.path(), err)
 			} else {
 				f.flushed.Store(max(f.flushed.Load(), w))
 			}
-		}
-		if err := f.release(); err != nil && firstErr == nil {
-			firstErr = err
 		}
 	}
 	return firstErr
 }
 
-// Dirty reports whether committed units are not yet flushed.
+// dirs are the directories a new file of the queue dirties, parents first:
+// the Set's directory, the topic's, the queue's.
+func (q *Queue) dirs() [3]string {
+	topic := filepath.Dir(q.dir)
+	return [3]string{filepath.Dir(topic), topic, q.dir}
+}
+
+// syncDirs syncs the queue's directories if files were created since they
+// were last synced.
+func (q *Queue) syncDirs() error {
+	gen := q.dirGen.Load()
+	if gen == q.dirSynced.Load() {
+		return nil
+	}
+	for _, d := range q.dirs() {
+		if err := q.fs.SyncDir(d); err != nil && !isNotExist(err) {
+			return fmt.Errorf("consumequeue: sync dir %s: %w", d, err)
+		}
+	}
+	q.markDirsSynced(gen)
+	return nil
+}
+
+// markDirsSynced records that the directories are durable for the first
+// gen files created.
+func (q *Queue) markDirsSynced(gen int64) {
+	for {
+		s := q.dirSynced.Load()
+		if s >= gen || q.dirSynced.CompareAndSwap(s, gen) {
+			return
+		}
+	}
+}
+
+// Dirty reports whether committed units, or the entries of new files, are
+// not yet flushed.
 func (q *Queue) Dirty() bool {
+	if q.dirGen.Load() != q.dirSynced.Load() {
+		return true
+	}
 	q.mu.RLock()
 	defer q.mu.RUnlock()
 	for _, f := range q.mu.files {
@@ -415,17 +461,14 @@ func (q *Queue) Dirty() bool {
 	return false
 }
 
-// closeFiles drops the queue's references (files close once readers finish).
-func (q *Queue) closeFiles() error {
+// closeFiles drops the queue's files without syncing them: their
+// descriptors close now, or when their readers finish.
+func (q *Queue) closeFiles() {
 	q.mu.Lock()
 	files := q.mu.files
 	q.mu.files = nil
 	q.mu.Unlock()
-	var firstErr error
 	for _, f := range files {
-		if err := f.release(); err != nil && firstErr == nil {
-			firstErr = err
-		}
+		f.h.Forget()
 	}
-	return firstErr
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/rocketd/rocketd/internal/store/fdcache"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
 
@@ -19,6 +20,8 @@ const DirName = "consumequeue"
 type Set struct {
 	dir  string
 	opts Options
+	// ownFiles: opts.Files was made by OpenSet, and Close closes it.
+	ownFiles bool
 
 	mu struct {
 		sync.RWMutex
@@ -32,6 +35,11 @@ type Set struct {
 func OpenSet(dir string, o Options) (*Set, error) {
 	o.ensureDefaults()
 	s := &Set{dir: dir, opts: o}
+	if s.opts.Files == nil {
+		s.opts.Files = fdcache.New(o.FS, DefaultMaxOpenFiles)
+		s.ownFiles = true
+	}
+	o = s.opts
 	s.mu.queues = map[string]map[int32]*Queue{}
 	if err := vfs.MkdirAllSync(o.FS, dir, 0o755); err != nil {
 		return nil, fmt.Errorf("consumequeue: mkdir %s: %w", dir, err)
@@ -90,7 +98,7 @@ func (s *Set) GetOrCreate(topic string, queueID int32) *Queue {
 	}
 	topic = strings.Clone(topic) // the caller's string may alias a read buffer
 	q := &Queue{topic: topic, queueID: queueID,
-		dir: filepath.Join(s.dir, topic, strconv.Itoa(int(queueID))), fs: s.opts.FS,
+		dir: filepath.Join(s.dir, topic, strconv.Itoa(int(queueID))), fs: s.opts.FS, files: s.opts.Files,
 		fileSize: int64(s.opts.UnitsPerFile) * UnitSize,
 		log:      s.opts.Logger.With("topic", topic, "queueId", queueID)}
 	if s.mu.queues[topic] == nil {
@@ -98,6 +106,35 @@ func (s *Set) GetOrCreate(topic string, queueID int32) *Queue {
 	}
 	s.mu.queues[topic][queueID] = q
 	return q
+}
+
+// snapshot returns all queues in no particular order: the per-queue loops
+// below need no order, and sorting 100,000 queues on every flush costs
+// tens of milliseconds.
+func (s *Set) snapshot() []*Queue {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	n := 0
+	for _, m := range s.mu.queues {
+		n += len(m)
+	}
+	out := make([]*Queue, 0, n)
+	for _, m := range s.mu.queues {
+		for _, q := range m {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// Dirty reports whether any queue has committed units not yet flushed.
+func (s *Set) Dirty() bool {
+	for _, q := range s.snapshot() {
+		if q.Dirty() {
+			return true
+		}
+	}
+	return false
 }
 
 // Queues returns a snapshot of all queues, ordered by topic then queue id.
@@ -131,7 +168,7 @@ func (s *Set) Topics() map[string][]int32 {
 // Recover recovers every queue and returns the largest CommitLog end any of
 // them references (0 if none).
 func (s *Set) Recover() (maxPhysic int64, err error) {
-	for _, q := range s.Queues() {
+	for _, q := range s.snapshot() {
 		if err := q.Recover(); err != nil {
 			return 0, err
 		}
@@ -142,7 +179,7 @@ func (s *Set) Recover() (maxPhysic int64, err error) {
 
 // Truncate truncates every queue to units whose record ends at or before phyEnd.
 func (s *Set) Truncate(phyEnd int64) error {
-	for _, q := range s.Queues() {
+	for _, q := range s.snapshot() {
 		if err := q.Truncate(phyEnd); err != nil {
 			return err
 		}
@@ -154,7 +191,7 @@ func (s *Set) Truncate(phyEnd int64) error {
 // recomputes the min offsets. It returns the number of files deleted.
 func (s *Set) DeleteBelow(phyMin int64) (int, error) {
 	total := 0
-	for _, q := range s.Queues() {
+	for _, q := range s.snapshot() {
 		n, err := q.DeleteBelow(phyMin)
 		total += n
 		if err != nil {
@@ -166,7 +203,7 @@ func (s *Set) DeleteBelow(phyMin int64) (int, error) {
 
 // CorrectMinOffsets recomputes every queue's min offset against phyMin.
 func (s *Set) CorrectMinOffsets(phyMin int64) error {
-	for _, q := range s.Queues() {
+	for _, q := range s.snapshot() {
 		if err := q.CorrectMinOffset(phyMin); err != nil {
 			return err
 		}
@@ -177,13 +214,55 @@ func (s *Set) CorrectMinOffsets(phyMin int64) error {
 // Flush flushes every queue (see Queue.Flush); it reports the first error
 // but tries every queue.
 func (s *Set) Flush(leastPages int) error {
+	queues := s.snapshot()
 	var errs []error
-	for _, q := range s.Queues() {
+	if err := s.syncDirs(queues); err != nil {
+		errs = append(errs, err)
+	}
+	for _, q := range queues {
 		if err := q.Flush(leastPages); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// syncDirs makes the entries of the files created since the last flush
+// durable, syncing each directory once however many queues share it, parents
+// before children.
+func (s *Set) syncDirs(queues []*Queue) error {
+	type created struct {
+		q   *Queue
+		gen int64
+	}
+	var pending []created
+	var levels [3][]string
+	seen := map[string]bool{}
+	for _, q := range queues {
+		gen := q.dirGen.Load()
+		if gen == q.dirSynced.Load() {
+			continue
+		}
+		pending = append(pending, created{q, gen})
+		for i, d := range q.dirs() {
+			if !seen[d] {
+				seen[d] = true
+				levels[i] = append(levels[i], d)
+			}
+		}
+	}
+	for _, dirs := range levels {
+		for _, d := range dirs {
+			// A directory gone meanwhile belonged to a removed topic.
+			if err := s.opts.FS.SyncDir(d); err != nil && !isNotExist(err) {
+				return fmt.Errorf("consumequeue: sync dir %s: %w", d, err)
+			}
+		}
+	}
+	for _, c := range pending {
+		c.q.markDirsSynced(c.gen)
+	}
+	return nil
 }
 
 // RemoveTopic destroys every queue of topic.
@@ -215,15 +294,17 @@ func (s *Set) Destroy() error {
 	return errors.Join(errs...)
 }
 
-// Close releases every file; it does not flush.
+// Close drops every queue's files without flushing them (their descriptors
+// close now, or when their readers finish), then closes the Files cache
+// if OpenSet made it.
 func (s *Set) Close() error {
-	var errs []error
-	for _, q := range s.Queues() {
-		if err := q.closeFiles(); err != nil {
-			errs = append(errs, err)
-		}
+	for _, q := range s.snapshot() {
+		q.closeFiles()
 	}
-	return errors.Join(errs...)
+	if s.ownFiles {
+		return s.opts.Files.Close()
+	}
+	return nil
 }
 
 // Options returns the options the set creates queues with.
