@@ -62,7 +62,7 @@ func TestClassify(t *testing.T) {
 		"moved":   {queueID: 2, queueOffset: 3},
 		"bad":     {queueID: 2, queueOffset: 4},
 	}
-	notAcked := map[string]int{"late": 1, "gone": 1}
+	notAcked := map[string]string{"late": "error timeout", "gone": "error code 14"}
 	s := &topicScan{
 		byKey: map[string][]position{
 			"ok": {{0, 5}}, "dup": {{1, 7}, {1, 8}}, "moved": {{2, 9}}, "bad": {{2, 4}}, "late": {{3, 0}}, "stranger": {{3, 1}},
@@ -75,7 +75,7 @@ func TestClassify(t *testing.T) {
 	want := check{acked: 6, ok: 1, lost: 1, expired: 1, duplicated: 1, moved: 1, corrupt: 1, unackedStored: 1, lostKeys: []string{"lost"}}
 	if c.acked != want.acked || c.ok != want.ok || c.lost != want.lost || c.expired != want.expired || c.duplicated != want.duplicated ||
 		c.moved != want.moved || c.corrupt != want.corrupt || c.unackedStored != want.unackedStored ||
-		strings.Join(c.lostKeys, ",") != "lost" {
+		strings.Join(c.lostKeys, ",") != "lost" || c.storedBy["error timeout"] != 1 || len(c.storedBy) != 1 {
 		t.Errorf("classify = %+v\nwant %+v", c, want)
 	}
 	if !c.failed() {

@@ -26,7 +26,7 @@ type ack struct {
 type ledger struct {
 	mu        sync.Mutex
 	acked     map[string]ack
-	notAcked  map[string]int            // key -> cycle
+	notAcked  map[string]string         // key -> outcome
 	outcomes  map[int]map[string]int    // cycle -> outcome -> count; "SEND_OK" included
 	firstOK   map[int]time.Time         // cycle -> the first SEND_OK after markFault
 	faultMark map[int]time.Time         // cycle -> when the fault was cleared
@@ -36,7 +36,7 @@ type ledger struct {
 }
 
 func newLedger() *ledger {
-	return &ledger{acked: map[string]ack{}, notAcked: map[string]int{}, outcomes: map[int]map[string]int{},
+	return &ledger{acked: map[string]ack{}, notAcked: map[string]string{}, outcomes: map[int]map[string]int{},
 		firstOK: map[int]time.Time{}, faultMark: map[int]time.Time{}, refused: map[int]time.Time{},
 		faultOn: map[int]time.Time{}, errSample: map[int]map[string]string{}}
 }
@@ -51,7 +51,7 @@ func (l *ledger) record(cycle int, key string, start time.Time, r *primitive.Sen
 	}
 	l.outcomes[cycle][outcome]++
 	if outcome != "SEND_OK" {
-		l.notAcked[key] = cycle
+		l.notAcked[key] = outcome
 		if err != nil && l.errSample[cycle][outcome] == "" {
 			l.errSample[cycle][outcome] = err.Error()
 		}

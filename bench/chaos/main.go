@@ -169,7 +169,17 @@ func run(ctx context.Context, o *options) (*report, error) {
 	rep := &report{opts: o, started: time.Now()}
 	kinds := o.kinds
 	if slices.Contains(kinds, kindDisk) {
-		if why := diskUnavailable(); why != "" {
+		why := diskUnavailable()
+		if why == "" {
+			// Root and the tools are not enough (a container may have no
+			// loop devices): mount a small one to know.
+			if l, err := mountLoop(ctx, work, 64<<20); err != nil {
+				why = err.Error()
+			} else if err := l.unmount(); err != nil {
+				return rep, fmt.Errorf("unmount the trial file system: %w", err)
+			}
+		}
+		if why != "" {
 			if o.ci {
 				return rep, fmt.Errorf("the disk-full cycle cannot run here (%s), and CI=true makes that a failure", why)
 			}

@@ -57,15 +57,27 @@ func (c *cycleResult) recoveryText() string {
 	return fmt.Sprintf("%d ms", c.recovery.Milliseconds())
 }
 
-func (c *cycleResult) outcomeText() string {
-	if len(c.outcomes) == 0 {
+func (c *cycleResult) outcomeText() string { return countsText(c.outcomes) }
+
+// countsText writes counts by name in name order ("-" when none).
+func countsText(m map[string]int) string {
+	if len(m) == 0 {
 		return "-"
 	}
 	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(c.outcomes)) {
-		parts = append(parts, fmt.Sprintf("%s %d", k, c.outcomes[k]))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// storedText is the stored-but-not-acknowledged count with the sends'
+// outcomes.
+func (c check) storedText() string {
+	if c.unackedStored == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%d (%s)", c.unackedStored, countsText(c.storedBy))
 }
 
 func (r *report) markdown() string {
@@ -112,8 +124,8 @@ func (r *report) markdown() string {
 			if c.check.corrupt > 0 {
 				notes = strings.TrimPrefix(fmt.Sprintf("%s; %d with a wrong body", notes, c.check.corrupt), "; ")
 			}
-			fmt.Fprintf(&b, "| %d | %s | %d | %s | %d | %d | %d | %d | %d | %s | %s | %s |\n", c.n, c.kind, c.acked, c.outcomeText(),
-				c.check.lost, c.check.duplicated, c.check.moved, c.check.unackedStored, c.check.expired, c.recoveryText(), load,
+			fmt.Fprintf(&b, "| %d | %s | %d | %s | %d | %d | %d | %s | %d | %s | %s | %s |\n", c.n, c.kind, c.acked, c.outcomeText(),
+				c.check.lost, c.check.duplicated, c.check.moved, c.check.storedText(), c.check.expired, c.recoveryText(), load,
 				strings.ReplaceAll(notes, "|", "/"))
 			if c.recovered {
 				recov = append(recov, c.recovery)
@@ -128,9 +140,9 @@ func (r *report) markdown() string {
 			last = fr.cycles[n-1].check
 		}
 		fmt.Fprintf(&b, "\n**Totals**: %d cycles, %d acked; after the last cycle %d acked so far: %d at their position, "+
-			"%d lost, %d duplicated, %d moved, %d stored but not acked, %d expired; %d keys ever found lost; "+
+			"%d lost, %d duplicated, %d moved, %s stored but not acked, %d expired; %d keys ever found lost; "+
 			"%d incomplete reads; %d master restarts because sends did not resume.",
-			len(fr.cycles), acked, last.acked, last.ok, last.lost, last.duplicated, last.moved, last.unackedStored, last.expired,
+			len(fr.cycles), acked, last.acked, last.ok, last.lost, last.duplicated, last.moved, last.storedText(), last.expired,
 			len(fr.lostEver), readErrs, restarts)
 		for _, k := range slices.Sorted(maps.Keys(byKind)) {
 			d := byKind[k]

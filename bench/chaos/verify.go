@@ -160,23 +160,24 @@ func (r *reader) readQueue(ctx context.Context, s *topicScan, qid int, from, to 
 
 // check is the state of every message acknowledged so far after a cycle.
 type check struct {
-	acked         int // acknowledged so far
-	ok            int // at its recorded position, body intact, once
-	lost          int // found nowhere, at or above its queue's min offset
-	expired       int // found nowhere, below its queue's min offset (deleted by the store's cleanup)
-	duplicated    int // keys (acknowledged or not) found more than once
-	moved         int // acknowledged, found, but not at the recorded position
-	corrupt       int // a copy with a wrong body
-	unackedStored int // not acknowledged, yet stored
-	holes         int // queue offsets in [min, max) without a message
-	messages      int // read in all
+	acked         int            // acknowledged so far
+	ok            int            // at its recorded position, body intact, once
+	lost          int            // found nowhere, at or above its queue's min offset
+	expired       int            // found nowhere, below its queue's min offset (deleted by the store's cleanup)
+	duplicated    int            // keys (acknowledged or not) found more than once
+	moved         int            // acknowledged, found, but not at the recorded position
+	corrupt       int            // a copy with a wrong body
+	unackedStored int            // not acknowledged, yet stored
+	storedBy      map[string]int // unackedStored by the send's outcome
+	holes         int            // queue offsets in [min, max) without a message
+	messages      int            // read in all
 	lostKeys      []string
 	readErr       error
 }
 
 // classify compares the ledger with what was read.
-func classify(acked map[string]ack, notAcked map[string]int, s *topicScan) check {
-	c := check{acked: len(acked), holes: s.holes, messages: s.messages}
+func classify(acked map[string]ack, notAcked map[string]string, s *topicScan) check {
+	c := check{acked: len(acked), holes: s.holes, messages: s.messages, storedBy: map[string]int{}}
 	for key, a := range acked {
 		found := s.byKey[key]
 		switch {
@@ -202,8 +203,9 @@ func classify(acked map[string]ack, notAcked map[string]int, s *topicScan) check
 			c.corrupt++
 		}
 		if _, isAcked := acked[key]; !isAcked {
-			if _, sent := notAcked[key]; sent {
+			if outcome, sent := notAcked[key]; sent {
 				c.unackedStored++
+				c.storedBy[outcome]++
 			}
 		}
 	}
