@@ -154,3 +154,41 @@ func TestChaosShort(t *testing.T) {
 		}
 	}
 }
+
+// TestReportMarkdown: a cycle row carries its counts, a lost key makes the
+// verdict FAIL and is attributed to the cycle that acknowledged it.
+func TestReportMarkdown(t *testing.T) {
+	o, err := parseFlags([]string{"--cycles", "2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.command = "go run ./bench/chaos --cycles 2"
+	fr := &flushRun{flush: "ASYNC_FLUSH", role: "SYNC_MASTER", lostEver: map[string]lostKey{}}
+	fr.cycles = []*cycleResult{
+		{n: 1, kind: kindKill, acked: 10, outcomes: map[string]int{"error timeout": 4}, recovered: true, recovery: 1500 * time.Millisecond,
+			check: check{acked: 10, ok: 10}},
+		{n: 2, kind: kindDisk, acked: 5, recovered: false, notes: []string{"master exited"},
+			check: check{acked: 15, ok: 14, lost: 1, unackedStored: 2, storedBy: map[string]int{"error code 14": 2}, lostKeys: []string{"k"}}},
+	}
+	fr.lostEver["k"] = lostKey{cycle: 1, text: "acked in cycle 1"}
+	rep := &report{opts: o, runs: []*flushRun{fr}}
+	md := rep.markdown()
+	for _, want := range []string{
+		"Command: `go run ./bench/chaos --cycles 2`",
+		"| 1 | kill | 10 | error timeout 4 | 0 | 0 | 0 | 0 | 0 | 1500 ms | - |  |",
+		"| 2 | disk | 5 | - | 1 | 0 | 0 | 2 (error code 14 2) | 0 | none | - | master exited |",
+		"cycle 1 (kill) 1;",
+		"**FAIL",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+	if !rep.failed() {
+		t.Error("a report with a lost key did not fail")
+	}
+	fr.lostEver, fr.cycles[1].check = map[string]lostKey{}, check{acked: 15, ok: 15}
+	if rep.failed() || !strings.Contains(rep.markdown(), "**PASS") {
+		t.Errorf("a clean report failed:\n%s", rep.markdown())
+	}
+}

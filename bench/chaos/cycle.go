@@ -25,8 +25,14 @@ type flushRun struct {
 	flush, role string
 	kinds       []string
 	cycles      []*cycleResult
-	lostEver    map[string]string // key -> the cycle and position it was acknowledged at
+	lostEver    map[string]lostKey
 	err         error
+}
+
+// lostKey is a key found lost: the cycle that acknowledged it, and where.
+type lostKey struct {
+	cycle int
+	text  string
 }
 
 // cycleResult is one cycle's row.
@@ -61,7 +67,7 @@ type env struct {
 
 func runFlush(ctx context.Context, o *options, fr *flushRun, dir string) (err error) {
 	e := &env{o: o, led: newLedger()}
-	fr.lostEver = map[string]string{}
+	fr.lostEver = map[string]lostKey{}
 	masterStore := filepath.Join(dir, "master-store")
 	if slices.Contains(fr.kinds, kindDisk) {
 		e.disk, err = mountLoop(ctx, dir, o.diskMiB<<20)
@@ -113,8 +119,8 @@ func runFlush(ctx context.Context, o *options, fr *flushRun, dir string) (err er
 		for _, k := range cr.check.lostKeys {
 			if _, seen := fr.lostEver[k]; !seen {
 				a := e.led.acked[k]
-				fr.lostEver[k] = fmt.Sprintf("acked in cycle %d at queue %d offset %d (%s), missing after cycle %d",
-					a.cycle, a.queueID, a.queueOffset, a.offsetMsgID, n)
+				fr.lostEver[k] = lostKey{cycle: a.cycle, text: fmt.Sprintf("acked in cycle %d (%s) at queue %d offset %d (offsetMsgId %s), missing after cycle %d",
+					a.cycle, fr.cycles[a.cycle-1].kind, a.queueID, a.queueOffset, a.offsetMsgID, n)}
 			}
 		}
 		e.led.mu.Unlock()

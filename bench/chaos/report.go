@@ -153,10 +153,18 @@ func (r *report) markdown() string {
 			fmt.Fprintf(&b, "\n**Run stopped**: %v\n", fr.err)
 		}
 		if len(fr.lostEver) > 0 {
-			b.WriteString("\nLost keys (first 20):\n\n")
+			byCycle := map[int]int{}
+			for _, l := range fr.lostEver {
+				byCycle[l.cycle]++
+			}
+			b.WriteString("\nLost keys by the cycle that acknowledged them:")
+			for _, n := range slices.Sorted(maps.Keys(byCycle)) {
+				fmt.Fprintf(&b, " cycle %d (%s) %d;", n, fr.cycles[n-1].kind, byCycle[n])
+			}
+			b.WriteString("\n\nLost keys (first 10):\n\n")
 			keys := slices.Sorted(maps.Keys(fr.lostEver))
-			for _, k := range keys[:min(20, len(keys))] {
-				fmt.Fprintf(&b, "- `%s` %s\n", k, fr.lostEver[k])
+			for _, k := range keys[:min(10, len(keys))] {
+				fmt.Fprintf(&b, "- `%s` %s\n", k, fr.lostEver[k].text)
 			}
 		}
 		b.WriteString("\n")
