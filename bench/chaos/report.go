@@ -121,6 +121,11 @@ func (r *report) markdown() string {
 				readErrs++
 				notes = strings.TrimPrefix(notes+"; READ INCOMPLETE: "+c.check.readErr.Error(), "; ")
 			}
+			if c.check.holes > 0 {
+				// Offsets in [min, max) the broker skipped: a message was
+				// indexed there once; lost keys say whether it was acked.
+				notes = strings.TrimPrefix(fmt.Sprintf("%s; %d queue offsets without a message", notes, c.check.holes), "; ")
+			}
 			if c.check.corrupt > 0 {
 				notes = strings.TrimPrefix(fmt.Sprintf("%s; %d with a wrong body", notes, c.check.corrupt), "; ")
 			}
