@@ -28,7 +28,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	rep, err := run(ctx, o)
-	if rep != nil {
+	if rep != nil && len(rep.runs) > 0 {
 		fmt.Println(rep.markdown())
 		if o.out != "" {
 			if werr := os.WriteFile(o.out, []byte(rep.markdown()), 0o644); werr != nil {
