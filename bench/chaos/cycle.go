@@ -259,6 +259,10 @@ func (e *env) cycle(ctx context.Context, cr *cycleResult) error {
 			cr.outcomes[k] = v
 		}
 	}
+	if text := e.led.errSample[cr.n]["error other"]; text != "" {
+		// An error of no known kind: show one.
+		cr.notes = append(cr.notes, "error other, e.g.: "+text)
+	}
 	cr.loadRecovery, cr.loadResumed = 0, false
 	if ok, seen := e.led.firstOK[cr.n]; seen {
 		cr.loadRecovery, cr.loadResumed = ok.Sub(e.led.faultMark[cr.n]), true
