@@ -168,6 +168,11 @@ type clusterSpec struct {
 	masterStore string // the master's store root (the size-limited file system, when there is one)
 	flush       string // ASYNC_FLUSH or SYNC_FLUSH
 	role        string // SYNC_MASTER, ASYNC_MASTER or none
+	// cleanForcibly is cleanFileForciblyEnable: off (the default here),
+	// a full disk makes the broker refuse puts rather than delete
+	// segments before their retention time, so that every acknowledged
+	// message must still be there to read back.
+	cleanForcibly bool
 }
 
 // brokerProps are the broker.conf keys every chaos broker gets: small
@@ -187,6 +192,7 @@ func brokerProps(s clusterSpec, nsAddr string, port, haPort int, store string) m
 		// the disk is stuck.
 		"syncFlushTimeout":        "2000",
 		"haSendHeartbeatInterval": "1000",
+		"cleanFileForciblyEnable": strconv.FormatBool(s.cleanForcibly),
 	}
 }
 

@@ -85,7 +85,7 @@ func runFlush(ctx context.Context, o *options, fr *flushRun, dir string) (err er
 		}()
 		masterStore = filepath.Join(e.disk.dir, "store")
 	}
-	e.c, err = startCluster(ctx, clusterSpec{bin: o.rocketd, dir: dir, masterStore: masterStore, flush: fr.flush, role: fr.role})
+	e.c, err = startCluster(ctx, clusterSpec{bin: o.rocketd, dir: dir, masterStore: masterStore, flush: fr.flush, role: fr.role, cleanForcibly: o.cleanForcibly})
 	if err != nil {
 		return err
 	}

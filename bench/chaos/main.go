@@ -74,6 +74,7 @@ type options struct {
 	diskMiB        int64
 	out            string
 	keep           bool
+	cleanForcibly  bool   // cleanFileForciblyEnable
 	rocketd        string // a built rocketd ("" = go build it)
 	ci             bool   // CI=true: a cycle kind this machine cannot run is a failure
 
@@ -99,6 +100,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.Int64Var(&o.diskMiB, "disk-mib", 256, "size of the master's ext4 file system (MiB)")
 	fs.StringVar(&o.out, "out", "", "also write the report (Markdown) to this file")
 	fs.BoolVar(&o.keep, "keep", false, "keep the work directory (logs, stores)")
+	fs.BoolVar(&o.cleanForcibly, "clean-forcibly", false, "cleanFileForciblyEnable: let a full disk delete segments before their retention time (their messages then count as expired, not lost); off, the broker refuses puts instead")
 	fs.StringVar(&o.rocketd, "rocketd", "", "a rocketd binary to run (default: go build ./cmd/rocketd)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err

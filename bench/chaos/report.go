@@ -89,9 +89,9 @@ func (r *report) markdown() string {
 	fmt.Fprintf(&b, "Started %s, took %s, on %s (%d CPUs, %s/%s). Load: %d producer goroutines of one official Go client "+
 		"(rocketmq-client-go/v2, retries off), %d-byte bodies, at most %d messages a cycle; %s steady load before each fault "+
 		"and after each recovery, faults of %s; mappedFileSizeCommitLog 16 MiB, the master's store on a %d MiB ext4 loop "+
-		"file system when disk cycles run. Master role %s.\n\n",
+		"file system when disk cycles run. Master role %s; cleanFileForciblyEnable=%t.\n\n",
 		r.started.UTC().Format(time.RFC3339), r.finished.Sub(r.started).Round(time.Second), host, runtime.NumCPU(),
-		runtime.GOOS, runtime.GOARCH, o.producers, o.bodySize, o.perCycle, o.steady, o.fault, o.diskMiB, o.role)
+		runtime.GOOS, runtime.GOARCH, o.producers, o.bodySize, o.perCycle, o.steady, o.fault, o.diskMiB, o.role, o.cleanForcibly)
 	if r.skipped != "" {
 		fmt.Fprintf(&b, "**%s**\n\n", r.skipped)
 	}
