@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/apache/rocketmq-client-go/v2/rlog"
+	"github.com/rocketd/rocketd/bench/internal/repo"
 )
 
 func main() {
@@ -158,7 +159,7 @@ func run(ctx context.Context, o *options) (*report, error) {
 		defer os.RemoveAll(work)
 	}
 	if o.rocketd == "" {
-		root, err := repoRoot()
+		root, err := repo.Root()
 		if err != nil {
 			return nil, err
 		}
@@ -212,23 +213,6 @@ func run(ctx context.Context, o *options) (*report, error) {
 	}
 	rep.finished = time.Now()
 	return rep, nil
-}
-
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			if _, err := os.Stat(filepath.Join(d, "cmd", "rocketd")); err == nil {
-				return d, nil
-			}
-		}
-		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("run from inside the rocketd repository (no go.mod with cmd/rocketd above %s)", dir)
-		}
-	}
 }
 
 // sleep waits d or until ctx ends.

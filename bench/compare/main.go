@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rocketd/rocketd/bench/internal/repo"
 	"github.com/rocketd/rocketd/internal/config"
 )
 
@@ -170,7 +171,7 @@ type metric struct {
 
 func (h *harness) run(ctx context.Context) error {
 	var err error
-	if h.root, err = repoRoot(); err != nil {
+	if h.root, err = repo.Root(); err != nil {
 		return err
 	}
 	if h.profileDir != "" {
@@ -267,23 +268,6 @@ func (h *harness) runTarget(ctx context.Context, name string) *targetResult {
 		r.err = h.rocketWorkloads(ctx, name, s, r)
 	}
 	return r
-}
-
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			if _, err := os.Stat(filepath.Join(d, "cmd", "rocketd")); err == nil {
-				return d, nil
-			}
-		}
-		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("run from inside the rocketd repository (no go.mod with cmd/rocketd above %s)", dir)
-		}
-	}
 }
 
 func loadAvg() string {
