@@ -223,7 +223,7 @@ func (l *Log) PutBatch(ctx context.Context, recs []message.Record, opts PutOptio
 // admit is the cheap refusal check before any work; now is the put's
 // clock reading (mono).
 func (l *Log) admit(now int64) PutStatus {
-	if l.closed.Load() || !l.recovered.Load() || l.writeErr() != nil || !l.space.admit() {
+	if l.closed.Load() || !l.recovered.Load() || l.writeErr() != nil || !l.space.admit(now) {
 		return ServiceNotAvailable
 	}
 	if l.busyAt(now) {

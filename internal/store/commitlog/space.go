@@ -65,9 +65,10 @@ func (g *spaceGuard) init(cfg *Config, now func() int64) {
 }
 
 // admit reports whether a put may go on; it looks at the disk when the
-// last look is older than spaceCheckInterval.
-func (g *spaceGuard) admit() bool {
-	if now := g.now(); now >= g.checkAt.Load() {
+// last look is older than spaceCheckInterval. now is the put's clock
+// reading (mono ns).
+func (g *spaceGuard) admit(now int64) bool {
+	if now >= g.checkAt.Load() {
 		g.check(now)
 	}
 	return g.full.Load() == nil
@@ -88,10 +89,10 @@ func (g *spaceGuard) check(now int64) {
 	}
 	pct := d.UsedPercent()
 	reserve := min(g.ringSize, int64(d.Total/20))
+	avail := int64(min(d.Avail, math.MaxInt64))
 	g.usedPct.Store(math.Float64bits(pct))
 	g.reserve.Store(reserve)
-	g.avail.Store(int64(min(d.Avail, math.MaxInt64)))
-	avail := int64(min(d.Avail, math.MaxInt64))
+	g.avail.Store(avail)
 	if g.full.Load() != nil {
 		if pct <= g.resumePercent || g.resumePercent == 0 {
 			if avail >= reserve {
