@@ -130,6 +130,9 @@ func TestSlaveBeyondMaxGapNotAvailable(t *testing.T) {
 	}
 	ps.resume()
 	caughtUp(t, m, s)
+	// The slave's store has everything; the master learns it from the
+	// slave's next report.
+	waitFor(t, "the master to see the slave in sync", 10*time.Second, srv.slaveInSync)
 	if res := m.PutMessage(context.Background(), record("Gap", 0, 100), store.PutOptions{}); res.Status != commitlog.PutOK {
 		t.Fatalf("after catch-up: status %v, want PUT_OK", res.Status)
 	}
