@@ -2,9 +2,11 @@ package broker_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -283,13 +285,23 @@ func TestTransactionRejected(t *testing.T) {
 
 // startBrokerAt starts the broker again on addr (the address the clients
 // and the NameServer already know).
+//
+// The ports are taken again after they were released: another process's
+// outgoing connection may hold one of them (the HA port, listenPort+1, is
+// no listener's reservation) for a moment, so a bind failure is retried.
 func (c *cluster) startBrokerAt(addr string) {
 	c.t.Helper()
-	b, err := broker.Start(broker.Config{Broker: c.brokerConfig(), ListenAddr: addr})
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	c.b = b
+	waitFor(c.t, 10*time.Second, "the broker's ports to be free again", func() bool {
+		b, err := broker.Start(broker.Config{Broker: c.brokerConfig(), ListenAddr: addr})
+		if err != nil {
+			if !errors.Is(err, syscall.EADDRINUSE) {
+				c.t.Fatal(err)
+			}
+			return false
+		}
+		c.b = b
+		return true
+	})
 }
 
 // Half messages whose producer said "unknown" (each checked at least once
