@@ -223,17 +223,22 @@ func settleSegments(t *testing.T, mem *vfs.MemFS, s *Store) {
 }
 
 // setDiskUse sizes the simulated disk so that what is stored now is pct
-// percent of it.
+// percent of it. The store may be creating a file meanwhile (the
+// allocator prepares the next segment in the background, and retries one
+// that did not fit once space is back), so it sizes again until the use
+// it reads is the one it set.
 func setDiskUse(t *testing.T, mem *vfs.MemFS, pct float64) {
 	t.Helper()
-	d, err := mem.DiskUsage("/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	mem.SetCapacity(uint64(float64(d.Used) * 100 / pct))
-	if got, _ := mem.DiskUsage("/"); got.UsedPercent() < pct-0.1 || got.UsedPercent() > pct+0.1 {
-		t.Fatalf("disk use %.2f%%, want %.0f%%", got.UsedPercent(), pct)
-	}
+	waitFor(t, fmt.Sprintf("disk use %.0f%%", pct), func() bool {
+		d, err := mem.DiskUsage("/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		mem.SetCapacity(uint64(float64(d.Used) * 100 / pct))
+		now, _ := mem.DiskUsage("/")
+		got := now.UsedPercent()
+		return got >= pct-0.1 && got <= pct+0.1
+	})
 }
 
 // ageSegments makes the first n CommitLog segments look written 100 hours
