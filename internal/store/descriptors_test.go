@@ -264,13 +264,7 @@ func (f *compactFile) Close() error {
 // workload that takes seconds on a loaded machine.
 func waitDispatchedWithin(t *testing.T, s *Store, d time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for s.DispatchedOffset() < s.CommitLogMaxOffset() {
-		if time.Now().After(deadline) {
-			t.Fatalf("dispatched %d of %d after %v", s.DispatchedOffset(), s.CommitLogMaxOffset(), d)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitForWithin(t, d, "dispatch", func() bool { return s.DispatchedOffset() >= s.CommitLogMaxOffset() })
 }
 
 // getOne pulls the message at offset of a queue and checks its body.

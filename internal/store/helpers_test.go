@@ -80,10 +80,16 @@ func put(t testing.TB, s *Store, r *message.Record) PutResult {
 	return res
 }
 
-// waitFor polls cond until it holds or the deadline passes.
+// waitFor polls cond until it holds or 10 s pass.
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	waitForWithin(t, 10*time.Second, what, cond)
+}
+
+// waitForWithin polls cond until it holds or d passes.
+func waitForWithin(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
