@@ -32,16 +32,6 @@ func (s *Store) cleanLoop(quit <-chan struct{}) {
 	}
 }
 
-// diskUsedRatio returns the percentage of the CommitLog's disk in use.
-func (s *Store) diskUsedRatio() (float64, bool) {
-	d, err := s.cfg.FS.DiskUsage(s.path(CommitLogDir))
-	if err != nil || d.Total == 0 {
-		s.cfg.Logger.Warn("store: disk usage unavailable", "err", err)
-		return 0, false
-	}
-	return d.UsedPercent(), true
-}
-
 // cleanOnce runs one cleanup round, deciding as RocketMQ 5.x's
 // CleanCommitLogService does (whatever the order of the ratios):
 //   - disk use above DiskSpaceWarningLevelRatio (90%) or
@@ -59,8 +49,10 @@ func (s *Store) diskUsedRatio() (float64, bool) {
 //     and every queue's min offset is recomputed.
 func (s *Store) cleanOnce(lastMin *int64) {
 	now := s.cfg.Clock()
-	ratio, ok := s.diskUsedRatio()
-	s.log.DiskStatus() // the put path's space guard sees the same disk
+	// One look at the disk serves the deletion decisions and the put
+	// path's space guard.
+	disk := s.log.DiskStatus()
+	ratio, ok := disk.UsedPercent, disk.Err == nil
 	force := ok && (ratio > float64(s.cfg.DiskSpaceWarningLevelRatio) || ratio > float64(s.cfg.DiskSpaceCleanForciblyRatio))
 	s.noteKeptUnexpired(force && s.cfg.KeepUnexpiredSegments, ratio)
 	spaceFull := ok && ratio > float64(s.cfg.DiskMaxUsedSpaceRatio)

@@ -75,17 +75,20 @@ func (g *spaceGuard) admit(now int64) bool {
 }
 
 // check runs statfs and updates the state; concurrent callers leave it to
-// the first.
-func (g *spaceGuard) check(now int64) {
+// the first. It returns the statfs error (nil when another caller looks).
+func (g *spaceGuard) check(now int64) error {
 	if !g.checking.CompareAndSwap(false, true) {
-		return
+		return nil
 	}
 	defer g.checking.Store(false)
 	g.checkAt.Store(now + int64(spaceCheckInterval))
 	d, err := g.fs.DiskUsage(g.dir)
+	if err == nil && d.Total == 0 {
+		err = fmt.Errorf("statfs %s: a file system of size 0", g.dir)
+	}
 	if err != nil {
 		g.errLog.Log(g.logger, slog.LevelWarn, "commitlog: disk usage unavailable; keeping the last state", "dir", g.dir, "err", err)
-		return
+		return err
 	}
 	pct := d.UsedPercent()
 	reserve := min(g.ringSize, int64(d.Total/20))
@@ -101,7 +104,7 @@ func (g *spaceGuard) check(now int64) {
 					"usedPercent", round1(pct), "availMiB", avail>>20)
 			}
 		}
-		return
+		return nil
 	}
 	switch {
 	case g.fullPercent > 0 && pct > g.fullPercent:
@@ -111,6 +114,7 @@ func (g *spaceGuard) check(now int64) {
 		g.setFull(fmt.Sprintf("disk full: %d MiB available on the disk holding %s, below the %d MiB the log keeps in reserve; puts are refused until space is freed",
 			avail>>20, g.dir, reserve>>20))
 	}
+	return nil
 }
 
 func (g *spaceGuard) setFull(reason string) {
@@ -156,13 +160,14 @@ type DiskStatus struct {
 	UsedPercent float64 // df's Use% of the disk holding the log, at the last look
 	Full        bool    // puts are refused for lack of space
 	Reason      string  // why, when Full
+	Err         error   // this look failed: UsedPercent and Full are the last known
 }
 
 // DiskStatus looks at the disk now and reports what the space guard makes
 // of it (the put path looks at most every spaceCheckInterval; the store's
 // cleanup round and the admin commands call this).
 func (l *Log) DiskStatus() DiskStatus {
-	l.space.check(l.clock.mono())
+	err := l.space.check(l.clock.mono())
 	r := l.space.reason()
-	return DiskStatus{UsedPercent: l.space.usedPercent(), Full: r != "", Reason: r}
+	return DiskStatus{UsedPercent: l.space.usedPercent(), Full: r != "", Reason: r, Err: err}
 }
