@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Java interop check: builds rocketd and rocketctl, starts `rocketd serve` on
-# free ports with a temporary data dir, and runs InteropCheck (official Java
-# client: sync/async/oneway/batch send, push consumers, tag filter) and
-# TxnCheck (transaction producer: commit, rollback, check-back) once per
-# client version (Maven profiles rmq4 = 4.9.x, rmq5 = 5.x). Exits non-zero
-# when a check fails or rocketd does not come up.
+# free ports with a temporary data dir, and runs every check listed in
+# checks.txt (a Java class in src/, official Java client) once per client
+# version it names (Maven profiles rmq4 = 4.9.x, rmq5 = 5.x). Each check runs
+# as `CLASS NAMESRV_ADDR TOPIC BROKER_ADDR` on a topic of its own and exits 0
+# when it passes. Exits non-zero when a check fails or rocketd does not come up.
 #
 #   interop/java/run.sh              both client versions
 #   interop/java/run.sh rmq4         one profile
@@ -68,10 +68,7 @@ echo "rocketd up after $(( $(now_ms) - t0 )) ms (including the Go build)"
 status=0
 for profile in "${profiles[@]}"; do
 	t1=$(now_ms)
-	topic="JavaInterop_${profile}_$$"
-	echo "== $profile: creating $topic"
-	"$ctl" topic create -t "$topic" -r 4 -w 4
-	echo "== $profile: building the check"
+	echo "== $profile: building the checks"
 	if ! (cd "$here" && mvn -B -q -P "$profile" compile dependency:build-classpath \
 		-Dmdep.outputFile="$tmp/cp-$profile.txt" -Dmdep.includeScope=runtime) >"$tmp/mvn-$profile.log" 2>&1; then
 		cat "$tmp/mvn-$profile.log" >&2
@@ -80,22 +77,27 @@ for profile in "${profiles[@]}"; do
 		continue
 	fi
 	client=$(tr ':' '\n' <"$tmp/cp-$profile.txt" | grep -o 'rocketmq-client-[0-9][^/]*\.jar' | head -1)
-	echo "== $profile: running InteropCheck with $client"
-	# Client logs go to the temp dir: logRoot is 4.9.x's key, rocketmq.log.root 5.x's.
-	if java -Drocketmq.client.logRoot="$tmp/client-logs-$profile" -Drocketmq.log.root="$tmp/client-logs-$profile" \
-		-Drocketmq.client.logLevel=WARN \
-		-cp "$here/target/$profile/classes:$(cat "$tmp/cp-$profile.txt")" \
-		io.rocketd.interop.InteropCheck "$NAMESRV_ADDR" "$topic" &&
-		"$ctl" topic create -t "${topic}_txn" -r 2 -w 2 &&
-		java -Drocketmq.client.logRoot="$tmp/client-logs-$profile" -Drocketmq.log.root="$tmp/client-logs-$profile" \
+	# checks.txt: one check a line, "CLASS QUEUES PROFILES" (PROFILES: a
+	# comma-separated list, or "all"); each gets a topic of its own.
+	while read -r class queues wanted; do
+		case "$class" in '' | '#'*) continue ;; esac
+		case ",$wanted," in *",$profile,"* | *",all,"*) ;; *) continue ;; esac
+		t2=$(now_ms)
+		topic="${class}_${profile}_$$"
+		"$ctl" topic create -t "$topic" -r "$queues" -w "$queues" >/dev/null
+		echo "== $profile: $class with $client on $topic"
+		# Client logs go to the temp dir: logRoot is 4.9.x's key, rocketmq.log.root 5.x's.
+		if java -Drocketmq.client.logRoot="$tmp/client-logs-$profile" -Drocketmq.log.root="$tmp/client-logs-$profile" \
 			-Drocketmq.client.logLevel=WARN \
 			-cp "$here/target/$profile/classes:$(cat "$tmp/cp-$profile.txt")" \
-			io.rocketd.interop.TxnCheck "$NAMESRV_ADDR" "${topic}_txn"; then
-		echo "== $profile: PASS in $(( $(now_ms) - t1 )) ms"
-	else
-		echo "== $profile: FAIL in $(( $(now_ms) - t1 )) ms" >&2
-		status=1
-	fi
+			"io.rocketd.interop.$class" "$NAMESRV_ADDR" "$topic" "127.0.0.1:$broker_port"; then
+			echo "== $profile: $class PASS in $(( $(now_ms) - t2 )) ms"
+		else
+			echo "== $profile: $class FAIL in $(( $(now_ms) - t2 )) ms" >&2
+			status=1
+		fi
+	done <"$here/checks.txt"
+	echo "== $profile: done in $(( $(now_ms) - t1 )) ms"
 done
 
 if [ "$status" != 0 ]; then

@@ -51,7 +51,7 @@ public final class InteropCheck {
     }
 
     public static void main(String[] args) throws Exception {
-        if (args.length != 2) {
+        if (args.length < 2) {
             System.err.println("usage: InteropCheck NAMESRV_ADDR TOPIC");
             System.exit(2);
         }

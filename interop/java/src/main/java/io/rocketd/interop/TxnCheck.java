@@ -48,7 +48,7 @@ public final class TxnCheck {
     }
 
     public static void main(String[] args) throws Exception {
-        if (args.length != 2) {
+        if (args.length < 2) {
             System.err.println("usage: TxnCheck NAMESRV_ADDR TOPIC");
             System.exit(2);
         }
