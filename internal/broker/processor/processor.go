@@ -158,9 +158,14 @@ func (p *Processor) Register(srv *remoting.Server, f Families) {
 }
 
 // notSupported is the admin processor's answer to a code nobody serves
-// (rocketmq-spec.md §1.7: the remark has a leading space).
+// (rocketmq-spec.md §1.7: the remark has a leading space). A code refused
+// on purpose (protocol.RequestCodeMap) also says why.
 func notSupported(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	return remoting.NewResponse(protocol.RequestCodeNotSupported, fmt.Sprintf(" request type %d not supported", req.Code))
+	remark := fmt.Sprintf(" request type %d not supported", req.Code)
+	if c, ok := protocol.LookupRequestCode(req.Code); ok && c.Status == protocol.CodeRefused {
+		remark += ": " + c.Note
+	}
+	return remoting.NewResponse(protocol.RequestCodeNotSupported, remark)
 }
 
 // headerError answers a request whose header does not decode: Java's

@@ -53,6 +53,14 @@ func (p *Processor) handleEndTransaction(_ *remoting.Conn, req *remoting.Command
 	if err := h.Decode(req.ExtFields); err != nil {
 		return headerError(err)
 	}
+	// Java's decoder refuses a header without its @CFNotNull fields
+	// (SYSTEM_ERROR); without this a half-built request sent two-way would
+	// fall into the unanswered "unknown" case below and hang its sender.
+	for _, k := range [...]string{"producerGroup", "tranStateTableOffset", "commitLogOffset", "commitOrRollback", "msgId"} {
+		if _, ok := req.ExtFields[k]; !ok {
+			return remoting.NewResponse(protocol.SystemError, "the custom field <"+k+"> is null")
+		}
+	}
 	if p.cfg.BrokerRole == config.Slave {
 		// Java answers without a remark and logs "end transaction is
 		// forbidden" on a slave.
