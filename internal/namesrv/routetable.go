@@ -505,3 +505,81 @@ func (t *Table) LiveBrokers() []string {
 	defer t.mu.RUnlock()
 	return slices.Sorted(maps.Keys(t.mu.live))
 }
+
+// Topic system flags (Java's TopicSysFlag).
+const (
+	topicSysFlagUnit    int32 = 1 << 0
+	topicSysFlagUnitSub int32 = 1 << 1
+)
+
+// SystemTopics returns what Java calls the system topic list: every
+// cluster name and every broker name (clients and tools send to them to
+// reach one cluster or one broker group), sorted, and the address of one
+// live broker (the master of the first broker group by name, else its
+// lowest-id member), which the dashboard then asks for its own system
+// topics. addr is "" when no broker is registered.
+func (t *Table) SystemTopics() (names []string, addr string) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	seen := map[string]struct{}{}
+	for cluster, brokers := range t.mu.clusters {
+		seen[cluster] = struct{}{}
+		for name := range brokers {
+			seen[name] = struct{}{}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(t.mu.brokers)) {
+		bd := t.mu.brokers[name]
+		if len(bd.BrokerAddrs) > 0 {
+			addr = bd.BrokerAddrs[slices.Min(slices.Collect(maps.Keys(bd.BrokerAddrs)))]
+			break
+		}
+	}
+	return slices.Sorted(maps.Keys(seen)), addr
+}
+
+// TopicsWithSysFlag returns, sorted, the topics whose system flag (that of
+// the first broker group serving it, by name, as Java looks at one) passes
+// keep: the unit-topic lists of GET_UNIT_TOPIC_LIST and its two siblings.
+func (t *Table) TopicsWithSysFlag(keep func(flag int32) bool) []string {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	var out []string
+	for topic, byBroker := range t.mu.topics {
+		if len(byBroker) == 0 {
+			continue
+		}
+		first := slices.Min(slices.Collect(maps.Keys(byBroker)))
+		if keep(byBroker[first].TopicSysFlag) {
+			out = append(out, topic)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// RegisterTopic adds or replaces the queue data of topic for the broker
+// groups named in qds (REGISTER_TOPIC_IN_NAMESRV, sent by 5.x brokers and
+// tools). Like Java, nothing changes when any of them is unknown; it
+// reports whether the table changed.
+func (t *Table) RegisterTopic(topic string, qds []QueueData) bool {
+	if topic == "" || len(qds) == 0 {
+		return false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, qd := range qds {
+		if _, ok := t.mu.brokers[qd.BrokerName]; !ok {
+			return false
+		}
+	}
+	byBroker := t.mu.topics[topic]
+	if byBroker == nil {
+		byBroker = map[string]*QueueData{}
+		t.mu.topics[topic] = byBroker
+	}
+	for _, qd := range qds {
+		byBroker[qd.BrokerName] = &qd
+	}
+	return true
+}

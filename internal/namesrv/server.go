@@ -114,6 +114,11 @@ func (s *Server) registerProcessors() {
 	s.rs.Handle(protocol.GetKVConfig, def, s.getKVConfig)
 	s.rs.Handle(protocol.DeleteKVConfig, def, s.deleteKVConfig)
 	s.rs.Handle(protocol.GetKVListByNamespace, def, s.getKVListByNamespace)
+	s.rs.Handle(protocol.RegisterTopicInNamesrv, def, s.registerTopic)
+	s.rs.Handle(protocol.GetSystemTopicListFromNS, def, s.getSystemTopicList)
+	s.rs.Handle(protocol.GetUnitTopicList, def, s.getUnitTopicList)
+	s.rs.Handle(protocol.GetHasUnitSubTopicList, def, s.getHasUnitSubTopicList)
+	s.rs.Handle(protocol.GetHasUnitSubUnunitTopicList, def, s.getHasUnitSubUnUnitTopicList)
 	// Every other code is answered REQUEST_CODE_NOT_SUPPORTED by the
 	// remoting server itself (as RocketMQ 5.x does; 4.9.8 stays silent).
 }

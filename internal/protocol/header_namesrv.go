@@ -268,3 +268,18 @@ func (h *AddWritePermOfBrokerResponseHeader) Decode(ext map[string]string) error
 	h.AddTopicCount = r.int32("addTopicCount")
 	return r.err
 }
+
+// RegisterTopicRequestHeader is REGISTER_TOPIC_IN_NAMESRV (217); the body
+// is a TopicRouteData whose queueDatas are registered.
+type RegisterTopicRequestHeader struct {
+	Topic string
+}
+
+func (h *RegisterTopicRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "topic", h.Topic)
+}
+
+func (h *RegisterTopicRequestHeader) Decode(ext map[string]string) error {
+	h.Topic = ext["topic"]
+	return nil
+}
