@@ -32,6 +32,7 @@ type benchOptions struct {
 	pullBatch     int32
 	fromBeginning bool
 	suspend       time.Duration
+	idle          time.Duration // with --count: stop after this long without a message
 	progress      bool
 
 	cpuProfile string // file for a CPU profile of this client ("" = none)
@@ -86,6 +87,9 @@ func (o *benchOptions) validateConsume(durationSet bool) error {
 	}
 	if o.pullBatch < 1 || o.pullBatch > 1024 {
 		return fmt.Errorf("--pull-batch %d: want 1 to 1024", o.pullBatch)
+	}
+	if o.idle <= 0 {
+		return fmt.Errorf("--idle %s: must be positive", o.idle)
 	}
 	return nil
 }
@@ -165,7 +169,11 @@ a push consumer) for --duration or until --count messages were received, and
 report TPS, MB/s and the end-to-end latency: receipt time minus the message's
 born timestamp (milliseconds, as producers stamp it; producer and consumer
 clocks must agree). Starts at each queue's end unless --from-beginning. No
-offset is committed.`,
+offset is committed. With --count the run also ends after --idle without a
+message (after the first one, or from the start with --from-beginning), so a
+topic holding fewer than --count messages does not keep it waiting. TPS is
+counted from the first pull that returned messages to the last receipt, not
+over the idle time around them.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.validateConsume(cmd.Flags().Changed("duration")); err != nil {
@@ -180,6 +188,7 @@ offset is committed.`,
 	f.Int32Var(&o.pullBatch, "pull-batch", 32, "messages per pull (maxMsgNums)")
 	f.BoolVar(&o.fromBeginning, "from-beginning", false, "start at each queue's min offset (a backlog) instead of its end")
 	f.DurationVar(&o.suspend, "suspend", 2*time.Second, "how long the broker may hold a pull with no message")
+	f.DurationVar(&o.idle, "idle", 5*time.Second, "with --count, stop after this long without a new message")
 	return cmd
 }
 

@@ -22,6 +22,11 @@ type consumerRun struct {
 	rec      *latencyRecorder
 	received atomic.Int64
 	cancel   context.CancelFunc
+	// firstActive is when the first pull that returned messages was sent,
+	// lastReceipt when the latest message arrived (Unix ns, 0: none yet):
+	// the window TPS is counted over.
+	firstActive, lastReceipt atomic.Int64
+	idleStop                 atomic.Bool // ended by --idle
 }
 
 func (c *ctl) benchConsume(ctx context.Context, o benchOptions, progress io.Writer) (*benchReport, error) {
@@ -48,6 +53,13 @@ func (c *ctl) benchConsume(ctx context.Context, o benchOptions, progress io.Writ
 	stopProgress := runProgress("receive", r.rec, r.received.Load, progress, o.progress)
 	start := time.Now()
 	var wg sync.WaitGroup
+	if o.count > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.watchIdle(runCtx, start)
+		}()
+	}
 	errs := make([]error, len(qs))
 	for i, q := range qs {
 		wg.Add(1)
@@ -58,6 +70,9 @@ func (c *ctl) benchConsume(ctx context.Context, o benchOptions, progress io.Writ
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	if first, last := r.firstActive.Load(), r.lastReceipt.Load(); first != 0 && last > first {
+		elapsed = time.Duration(last - first)
+	}
 	stopProgress()
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("bench consume: %w", err)
@@ -70,7 +85,36 @@ func (c *ctl) benchConsume(ctx context.Context, o benchOptions, progress io.Writ
 		FailedBy: r.rec.failuresByReason(), Latency: r.rec.summary(), LatencyOf: "end-to-end latency (born to receipt)"}
 	rep.Failures = sumFailures(rep.FailedBy)
 	rep.finish(elapsed)
+	if r.idleStop.Load() {
+		rep.Note = fmt.Sprintf("stopped after %s without a message: received %d of --count %d", o.idle, n, o.count)
+	}
 	return rep, nil
+}
+
+// watchIdle ends the run (with --count) once no message arrived for
+// o.idle: after the first message, or from start with --from-beginning
+// (a backlog that is already drained, or empty).
+func (r *consumerRun) watchIdle(ctx context.Context, start time.Time) {
+	tick := time.NewTicker(max(r.o.idle/8, 10*time.Millisecond))
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-tick.C:
+			since := start
+			if last := r.lastReceipt.Load(); last != 0 {
+				since = time.Unix(0, last)
+			} else if !r.o.fromBeginning {
+				continue // waiting for a producer to start
+			}
+			if now.Sub(since) >= r.o.idle {
+				r.idleStop.Store(true)
+				r.cancel()
+				return
+			}
+		}
+	}
 }
 
 // pullLoop long-polls one queue from offset until ctx ends or the count is
@@ -84,6 +128,7 @@ func (r *consumerRun) pullLoop(ctx context.Context, q queue, offset int64) error
 		ExpressionType: "TAG", BrokerName: q.broker}
 	for ctx.Err() == nil {
 		h.QueueOffset = offset
+		sent := time.Now()
 		callCtx, cancel := context.WithTimeout(ctx, r.o.suspend+r.c.timeout)
 		resp, err := r.client.Invoke(callCtx, q.addr, remoting.NewRequest(protocol.PullMessage, protocol.Ext(&h), nil))
 		cancel()
@@ -100,7 +145,8 @@ func (r *consumerRun) pullLoop(ctx context.Context, q queue, offset int64) error
 			if decodeErr != nil {
 				return fmt.Errorf("pull %s at %d: response header: %w", q, offset, decodeErr)
 			}
-			now := time.Now().UnixMilli()
+			received := time.Now()
+			now := received.UnixMilli()
 			sc.Reset(resp.Body)
 			for sc.Next() {
 				rec := sc.Record()
@@ -112,6 +158,8 @@ func (r *consumerRun) pullLoop(ctx context.Context, q queue, offset int64) error
 			if err := sc.Err(); err != nil {
 				return fmt.Errorf("pull %s at %d: body: %w", q, offset, err)
 			}
+			r.firstActive.CompareAndSwap(0, sent.UnixNano())
+			r.lastReceipt.Store(received.UnixNano())
 			if rh.NextBeginOffset <= offset {
 				return fmt.Errorf("pull %s at %d: broker answered FOUND but next offset %d does not advance", q, offset, rh.NextBeginOffset)
 			}

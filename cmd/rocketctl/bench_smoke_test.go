@@ -97,3 +97,20 @@ func TestBenchSmoke(t *testing.T) {
 		t.Errorf("live consume: %+v", live)
 	}
 }
+
+// TestBenchConsumeFewerThanCount: a backlog smaller than --count ends the
+// run after --idle and says so, and TPS is not diluted by the idle wait.
+func TestBenchConsumeFewerThanCount(t *testing.T) {
+	ns := startRocketd(t)
+	runBench(t, "-n", ns, "bench", "produce", "-t", "BenchFew", "-s", "64", "--count", "50")
+	rep := runBench(t, "-n", ns, "bench", "consume", "-t", "BenchFew", "--from-beginning", "--count", "1000",
+		"--suspend", "200ms", "--idle", "1500ms")
+	if rep.Messages != 50 || !strings.Contains(rep.Note, "received 50 of --count 1000") {
+		t.Fatalf("consume of a 50-message backlog with --count 1000: %+v", rep)
+	}
+	// The window is the pulls that returned messages, not the 1.5 s of
+	// idle that ended the run.
+	if rep.Seconds >= 1.5 {
+		t.Errorf("TPS window %.3fs includes the idle wait", rep.Seconds)
+	}
+}

@@ -153,6 +153,7 @@ type benchReport struct {
 	MBps      float64          `json:"mbPerSec"`
 	Latency   latencySummary   `json:"latency"`
 	LatencyOf string           `json:"latencyOf"` // what the latency measures
+	Note      string           `json:"note,omitempty"`
 }
 
 // finish fills the rates of a report from its totals.
@@ -184,6 +185,9 @@ func (b *benchReport) writeText(w io.Writer) error {
 	if l.Samples > 0 {
 		fmt.Fprintf(&s, "  %s (ms): avg %.3f p50 %.3f p90 %.3f p99 %.3f p99.9 %.3f max %.3f\n",
 			b.LatencyOf, l.Avg, l.P50, l.P90, l.P99, l.P999, l.Max)
+	}
+	if b.Note != "" {
+		fmt.Fprintf(&s, "  note: %s\n", b.Note)
 	}
 	_, err := io.WriteString(w, s.String())
 	return err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"maps"
@@ -94,7 +95,14 @@ type consumed struct {
 	Properties  map[string]string `json:"properties,omitempty"`
 	Born        int64             `json:"bornTimestamp"`
 	Stored      int64             `json:"storeTimestamp"`
-	Body        string            `json:"body"`
+	// Body is the body in clear (inflated when the client compressed it)
+	// when it is UTF-8 text; BodyBase64 holds any other body, byte for
+	// byte (JSON strings cannot carry arbitrary bytes).
+	Body       string `json:"body"`
+	BodyBase64 string `json:"bodyBase64,omitempty"`
+	// Compressed names the compression the body was stored with ("zlib",
+	// "lz4", "zstd"); empty when it was stored in clear.
+	Compressed string `json:"compressed,omitempty"`
 }
 
 // consumeRun is the state one consume shares between its queues.
@@ -337,7 +345,21 @@ func (r *consumeRun) print(q queue, rec *message.Record) error {
 	m := consumed{OffsetMsgID: message.OffsetMsgID(rec.StoreHost, rec.PhysicalOffset), Topic: rec.Topic,
 		Broker: q.broker, QueueID: rec.QueueID, QueueOffset: rec.QueueOffset,
 		Tags: props[message.PropertyTags], Keys: props[message.PropertyKeys],
-		Born: rec.BornTimestamp, Stored: rec.StoreTimestamp, Body: string(rec.Body)}
+		Born: rec.BornTimestamp, Stored: rec.StoreTimestamp}
+	body := rec.Body
+	if message.IsCompressed(rec.SysFlag) {
+		m.Compressed = compressionName(rec.SysFlag)
+		clear, err := message.DecompressBody(rec.SysFlag, rec.Body)
+		if err != nil {
+			return fmt.Errorf("message %s at %s:%d: %w", m.OffsetMsgID, q, rec.QueueOffset, err)
+		}
+		body = clear
+	}
+	if utf8.Valid(body) {
+		m.Body = string(body)
+	} else {
+		m.BodyBase64 = base64.StdEncoding.EncodeToString(body)
+	}
 	m.MsgID = props[message.PropertyUniqClientMessageIDKeyIdx]
 	if m.MsgID == "" {
 		m.MsgID = m.OffsetMsgID
@@ -359,6 +381,9 @@ func (r *consumeRun) print(q queue, rec *message.Record) error {
 	if m.Keys != "" {
 		fmt.Fprintf(&b, " keys=%q", m.Keys)
 	}
+	if m.Compressed != "" {
+		fmt.Fprintf(&b, " compressed=%s", m.Compressed)
+	}
 	fmt.Fprintf(&b, " stored=%s\n", time.UnixMilli(m.Stored).Format("2006-01-02T15:04:05.000"))
 	if len(props) > 0 {
 		b.WriteString("  properties:")
@@ -367,9 +392,20 @@ func (r *consumeRun) print(q queue, rec *message.Record) error {
 		}
 		b.WriteByte('\n')
 	}
-	fmt.Fprintf(&b, "  body: %s\n", printableBody(rec.Body))
+	fmt.Fprintf(&b, "  body: %s\n", printableBody(body))
 	_, err := fmt.Fprint(r.c.out, b.String())
 	return err
+}
+
+// compressionName names the body compression of a compressed record.
+func compressionName(sysFlag int32) string {
+	switch message.CompressionType(sysFlag) {
+	case message.CompressionLZ4:
+		return "lz4"
+	case message.CompressionZSTD:
+		return "zstd"
+	}
+	return "zlib"
 }
 
 // printableBody is the body as text when it is printable UTF-8, else quoted

@@ -151,6 +151,10 @@ func (c *ctl) consumeStats(group string) ([]queueProgress, error) {
 				BrokerOffset: w.BrokerOffset, ConsumerOffset: w.ConsumerOffset, Lag: max(w.BrokerOffset-w.ConsumerOffset, 0)})
 		}
 	}
+	if len(rows) == 0 {
+		// Java's mqadmin consumerProgress fails the same way.
+		return nil, fmt.Errorf("group %s has no consume offsets on any broker: it never committed one, or does not exist", group)
+	}
 	slices.SortFunc(rows, func(a, b queueProgress) int {
 		if n := strings.Compare(a.Topic, b.Topic); n != 0 {
 			return n

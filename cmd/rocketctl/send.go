@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/netip"
 	"os"
@@ -87,8 +88,11 @@ the official producers do: a broker with autoCreateTopicEnable creates it.`,
 			}
 			ids := message.NewUniqIDGenerator(localIP(), os.Getpid(), int32(time.Now().UnixNano()))
 			var rtts []time.Duration
+			// Round-robin from a random queue, as the official producers
+			// start: separate one-message runs spread over the queues too.
+			first := rand.IntN(len(qs))
 			for i := range count {
-				q := qs[i%len(qs)]
+				q := qs[(first+i)%len(qs)]
 				user[message.PropertyUniqClientMessageIDKeyIdx] = ids.Next()
 				res, err := c.sendOne(topic, group, q, payload, tags, keys, user)
 				if err != nil {
