@@ -93,6 +93,9 @@ const (
 	AddWritePermOfBroker             RequestCode = 327 // N
 	GetAllProducerInfo               RequestCode = 328 // B
 	DeleteExpiredCommitlog           RequestCode = 329 // B
+	QueryTopicsByConsumer            RequestCode = 343 // B
+	QuerySubscriptionByConsumer      RequestCode = 345 // B
+	GetSubscriptionGroupConfig       RequestCode = 352 // B
 )
 
 // ResponseCode is the `code` of a remoting response (rocketmq-spec.md §2.2).

@@ -78,6 +78,8 @@ func (h *CreateTopicRequestHeader) TopicConfig() TopicConfig {
 }
 
 // DeleteSubscriptionGroupRequestHeader is DELETE_SUBSCRIPTIONGROUP (207).
+// RemoveOffset is 4.9's removeOffset or 5.x's cleanOffset: both are
+// written, either one set means remove.
 type DeleteSubscriptionGroupRequestHeader struct {
 	GroupName    string
 	RemoveOffset bool
@@ -86,11 +88,13 @@ type DeleteSubscriptionGroupRequestHeader struct {
 func (h *DeleteSubscriptionGroupRequestHeader) AppendExt(m map[string]string) {
 	putStr(m, "groupName", h.GroupName)
 	putBool(m, "removeOffset", h.RemoveOffset)
+	putBool(m, "cleanOffset", h.RemoveOffset)
 }
 
 func (h *DeleteSubscriptionGroupRequestHeader) Decode(ext map[string]string) error {
 	h.GroupName = ext["groupName"]
-	h.RemoveOffset = (&extReader{ext: ext}).bool("removeOffset")
+	r := extReader{ext: ext}
+	h.RemoveOffset = r.bool("removeOffset") || r.bool("cleanOffset")
 	return nil
 }
 
@@ -350,5 +354,50 @@ func (h *GetBrokerConfigResponseHeader) AppendExt(m map[string]string) {
 
 func (h *GetBrokerConfigResponseHeader) Decode(ext map[string]string) error {
 	h.Version = ext["version"]
+	return nil
+}
+
+// QueryTopicsByConsumerRequestHeader is QUERY_TOPICS_BY_CONSUMER (343).
+type QueryTopicsByConsumerRequestHeader struct {
+	Group string
+}
+
+func (h *QueryTopicsByConsumerRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "group", h.Group)
+}
+
+func (h *QueryTopicsByConsumerRequestHeader) Decode(ext map[string]string) error {
+	h.Group = ext["group"]
+	return nil
+}
+
+// QuerySubscriptionByConsumerRequestHeader is QUERY_SUBSCRIPTION_BY_CONSUMER (345).
+type QuerySubscriptionByConsumerRequestHeader struct {
+	Group string
+	Topic string
+}
+
+func (h *QuerySubscriptionByConsumerRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "group", h.Group)
+	putOptStr(m, "topic", h.Topic)
+}
+
+func (h *QuerySubscriptionByConsumerRequestHeader) Decode(ext map[string]string) error {
+	h.Group = ext["group"]
+	h.Topic = ext["topic"]
+	return nil
+}
+
+// GetSubscriptionGroupConfigRequestHeader is GET_SUBSCRIPTIONGROUP_CONFIG (352).
+type GetSubscriptionGroupConfigRequestHeader struct {
+	Group string
+}
+
+func (h *GetSubscriptionGroupConfigRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "group", h.Group)
+}
+
+func (h *GetSubscriptionGroupConfigRequestHeader) Decode(ext map[string]string) error {
+	h.Group = ext["group"]
 	return nil
 }

@@ -220,6 +220,8 @@ func TestHeaderRoundTrips(t *testing.T) {
 		&ViewBrokerStatsDataRequestHeader{}, &QueryCorrectionOffsetHeader{},
 		&ResumeCheckHalfMessageRequestHeader{}, &GetBrokerConfigResponseHeader{},
 		&SlaveSyncRequestHeader{}, &SlaveSyncResponseHeader{},
+		&QueryTopicsByConsumerRequestHeader{}, &QuerySubscriptionByConsumerRequestHeader{},
+		&GetSubscriptionGroupConfigRequestHeader{}, &RegisterTopicRequestHeader{},
 	}
 	for _, h := range headers {
 		name := reflect.TypeOf(h).Elem().Name()

@@ -2,6 +2,8 @@ package meta
 
 import (
 	"errors"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -96,6 +98,12 @@ var fixedSystemTopics = map[string]bool{
 	AutoCreateTopic: true, ScheduleTopic: true, BenchmarkTopic: true, TransHalfTopic: true,
 	TraceTopic: true, TransOpHalfTopic: true, TransCheckMaxTopic: true, SelfTestTopic: true,
 	OffsetMovedTopic: true,
+}
+
+// FixedSystemTopics lists the fixed system topics, sorted
+// (GET_SYSTEM_TOPIC_LIST_FROM_BROKER).
+func FixedSystemTopics() []string {
+	return slices.Sorted(maps.Keys(fixedSystemTopics))
 }
 
 // isFixedSystemTopic reports a system topic that does not depend on the

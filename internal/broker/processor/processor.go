@@ -154,6 +154,15 @@ func (p *Processor) Register(srv *remoting.Server, f Families) {
 	srv.Handle(protocol.GetBrokerConfig, f.Admin, p.handleBrokerConfig)
 	srv.Handle(protocol.GetProducerConnectionList, f.Admin, p.handleProducerConnections)
 	srv.Handle(protocol.QueryTopicConsumeByWho, f.Admin, p.handleConsumeByWho)
+	srv.Handle(protocol.GetSystemTopicListFromBroker, f.Admin, p.handleSystemTopicsFromBroker)
+	srv.Handle(protocol.QueryTopicsByConsumer, f.Admin, p.handleTopicsByConsumer)
+	srv.Handle(protocol.QuerySubscriptionByConsumer, f.Admin, p.handleSubscriptionByConsumer)
+	srv.Handle(protocol.QueryConsumeTimeSpan, f.Admin, p.handleConsumeTimeSpan)
+	srv.Handle(protocol.QueryCorrectionOffset, f.Admin, p.handleCorrectionOffset)
+	srv.Handle(protocol.CloneGroupOffset, f.Admin, p.masterOnly(p.handleCloneGroupOffset))
+	srv.Handle(protocol.DeleteSubscriptionGroup, f.Admin, p.masterOnly(p.handleDeleteGroup))
+	srv.Handle(protocol.GetSubscriptionGroupConfig, f.Admin, p.handleGetGroupConfig)
+	srv.Handle(protocol.GetAllProducerInfo, f.Admin, p.handleAllProducerInfo)
 	srv.HandleDefault(f.Admin, notSupported)
 }
 

@@ -1,0 +1,217 @@
+package processor
+
+import (
+	"strings"
+	"time"
+
+	"github.com/rocketd/rocketd/internal/broker/meta"
+	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/remoting"
+)
+
+// Admin requests about groups and their progress that mqadmin and the
+// dashboard send (Java's AdminBrokerProcessor): consumerProgress's time
+// span, topics and subscriptions by group, offset correction and cloning,
+// group delete and read, the producer table, the broker's system topics.
+
+// missing answers a request without one of its required header fields
+// as Java's decoder does (@CFNotNull).
+func missing(req *remoting.Command, fields ...string) *remoting.Command {
+	for _, f := range fields {
+		if _, ok := req.ExtFields[f]; !ok {
+			return remoting.NewResponse(protocol.SystemError, "the custom field <"+f+"> is null")
+		}
+	}
+	return nil
+}
+
+// handleSystemTopicsFromBroker serves GET_SYSTEM_TOPIC_LIST_FROM_BROKER
+// (305): the fixed system topics (Java's TopicValidator set).
+func (p *Processor) handleSystemTopicsFromBroker(_ *remoting.Conn, _ *remoting.Command) *remoting.Command {
+	return bodyResponse(&protocol.TopicList{TopicList: meta.FixedSystemTopics()})
+}
+
+// handleTopicsByConsumer serves QUERY_TOPICS_BY_CONSUMER (343): the topics
+// the group has offsets for here.
+func (p *Processor) handleTopicsByConsumer(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	if resp := missing(req, "group"); resp != nil {
+		return resp
+	}
+	var h protocol.QueryTopicsByConsumerRequestHeader
+	if err := h.Decode(req.ExtFields); err != nil {
+		return headerError(err)
+	}
+	topics := p.offsets.TopicsOfGroup(h.Group)
+	if topics == nil {
+		topics = []string{}
+	}
+	return bodyResponse(&protocol.TopicList{TopicList: topics, BrokerAddr: p.storeHost.String()})
+}
+
+// handleSubscriptionByConsumer serves QUERY_SUBSCRIPTION_BY_CONSUMER (345):
+// the subscription the group's online consumers hold for the topic.
+func (p *Processor) handleSubscriptionByConsumer(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	if resp := missing(req, "group"); resp != nil {
+		return resp
+	}
+	var h protocol.QuerySubscriptionByConsumerRequestHeader
+	if err := h.Decode(req.ExtFields); err != nil {
+		return headerError(err)
+	}
+	body := protocol.QuerySubscriptionResponseBody{Group: h.Group, Topic: h.Topic}
+	if sub, ok := p.clients.FindSubscription(h.Group, h.Topic); ok {
+		body.SubscriptionData = sub
+	}
+	return bodyResponse(&body)
+}
+
+// handleConsumeTimeSpan serves QUERY_CONSUME_TIME_SPAN (303): per write
+// queue of the topic, the store times of its first and last message, of
+// the group's position and how long the next message has waited.
+func (p *Processor) handleConsumeTimeSpan(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	if resp := missing(req, "topic", "group"); resp != nil {
+		return resp
+	}
+	var h protocol.QueryConsumeTimeSpanRequestHeader
+	if err := h.Decode(req.ExtFields); err != nil {
+		return headerError(err)
+	}
+	tc, found := p.topics.Get(h.Topic)
+	if !found {
+		return remoting.NewResponse(protocol.TopicNotExist, "topic["+h.Topic+"] not exist")
+	}
+	body := protocol.QueryConsumeTimeSpanBody{ConsumeTimeSpanSet: make([]protocol.QueueTimeSpan, 0, tc.WriteQueueNums)}
+	now := time.Now().UnixMilli()
+	for q := int32(0); q < tc.WriteQueueNums; q++ {
+		span := protocol.QueueTimeSpan{MessageQueue: protocol.MessageQueue{Topic: h.Topic, BrokerName: p.cfg.BrokerName, QueueID: q}}
+		lo, hi := p.store.MinOffset(h.Topic, q), p.store.MaxOffset(h.Topic, q)
+		span.MinTimeStamp = p.store.MessageStoreTimestamp(h.Topic, q, lo)
+		span.MaxTimeStamp = p.store.MessageStoreTimestamp(h.Topic, q, hi-1)
+		consumed, _ := p.offsets.Query(h.Group, h.Topic, q)
+		span.ConsumeTimeStamp = span.MinTimeStamp
+		if consumed > 0 {
+			span.ConsumeTimeStamp = p.store.MessageStoreTimestamp(h.Topic, q, consumed-1)
+		}
+		if consumed < hi {
+			if next := p.store.MessageStoreTimestamp(h.Topic, q, max(consumed, lo)); next > 0 {
+				span.DelayTime = now - next
+			}
+		}
+		body.ConsumeTimeSpanSet = append(body.ConsumeTimeSpanSet, span)
+	}
+	return bodyResponse(&body)
+}
+
+// handleCorrectionOffset serves QUERY_CORRECTION_OFFSET (308): per queue,
+// the lowest offset the topic's other groups (all but filterGroups) have
+// committed, or MaxInt64 where compareGroup is already behind it. Java's
+// version also deletes the filter groups' offsets as a side effect of
+// iterating; rocketd does not.
+func (p *Processor) handleCorrectionOffset(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	if resp := missing(req, "compareGroup", "topic"); resp != nil {
+		return resp
+	}
+	var h protocol.QueryCorrectionOffsetHeader
+	if err := h.Decode(req.ExtFields); err != nil {
+		return headerError(err)
+	}
+	var exclude []string
+	if strings.TrimSpace(h.FilterGroups) != "" {
+		exclude = strings.Split(h.FilterGroups, ",")
+	}
+	correction := p.offsets.MinOffsets(h.Topic, exclude, func(q int32) int64 { return p.store.MinOffset(h.Topic, q) })
+	for q, off := range p.offsets.QueryAll(h.CompareGroup, h.Topic) {
+		if cur, ok := correction[q]; ok && cur > off {
+			correction[q] = 1<<63 - 1
+		}
+	}
+	return bodyResponse(&protocol.QueryCorrectionOffsetBody{CorrectionOffsets: correction})
+}
+
+// handleCloneGroupOffset serves CLONE_GROUP_OFFSET (314): the source
+// group's offsets copied to the destination group, for one topic or all
+// the source has. Unless offline, a topic the source's online consumers do
+// not subscribe (while they subscribe others) is skipped, as in Java.
+func (p *Processor) handleCloneGroupOffset(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	if resp := missing(req, "srcGroup", "destGroup"); resp != nil {
+		return resp
+	}
+	var h protocol.CloneGroupOffsetRequestHeader
+	if err := h.Decode(req.ExtFields); err != nil {
+		return headerError(err)
+	}
+	topics := []string{h.Topic}
+	if strings.TrimSpace(h.Topic) == "" {
+		topics = p.offsets.TopicsOfGroup(h.SrcGroup)
+	}
+	online, subscribesAny := p.clients.ConsumerGroup(h.SrcGroup)
+	subscribesAny = subscribesAny && len(online.Subscriptions) > 0
+	for _, topic := range topics {
+		if !p.topics.Contains(topic) {
+			p.log.Warn("clone group offset: topic does not exist", "topic", topic, "src", h.SrcGroup)
+			continue
+		}
+		if !h.Offline && subscribesAny {
+			if _, ok := p.clients.FindSubscription(h.SrcGroup, topic); !ok {
+				p.log.Warn("clone group offset: the source group's consumers do not subscribe the topic",
+					"topic", topic, "src", h.SrcGroup)
+				continue
+			}
+		}
+		p.offsets.Clone(h.SrcGroup, h.DestGroup, topic)
+	}
+	return ok(nil)
+}
+
+// handleDeleteGroup serves DELETE_SUBSCRIPTIONGROUP (207): the group's
+// config, and with removeOffset (4.9) / cleanOffset (5.x) its offsets.
+func (p *Processor) handleDeleteGroup(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+	if resp := missing(req, "groupName"); resp != nil {
+		return resp
+	}
+	var h protocol.DeleteSubscriptionGroupRequestHeader
+	if err := h.Decode(req.ExtFields); err != nil {
+		return headerError(err)
+	}
+	if _, err := p.groups.Delete(h.GroupName); err != nil {
+		return remoting.ErrorResponse(err)
+	}
+	removed := 0
+	if h.RemoveOffset {
+		removed = p.offsets.DeleteGroup(h.GroupName)
+	}
+	p.log.Info("subscription group deleted", "group", h.GroupName, "offsetsRemoved", removed, "remote", conn.RemoteAddr())
+	return ok(nil)
+}
+
+// handleGetGroupConfig serves GET_SUBSCRIPTIONGROUP_CONFIG (352).
+func (p *Processor) handleGetGroupConfig(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	if resp := missing(req, "group"); resp != nil {
+		return resp
+	}
+	var h protocol.GetSubscriptionGroupConfigRequestHeader
+	if err := h.Decode(req.ExtFields); err != nil {
+		return headerError(err)
+	}
+	gc, found := p.groups.Get(h.Group)
+	if !found {
+		return remoting.NewResponse(protocol.SystemError, "No group in this broker")
+	}
+	return bodyResponse(&gc)
+}
+
+// handleAllProducerInfo serves GET_ALL_PRODUCER_INFO (328): every producer
+// channel by group.
+func (p *Processor) handleAllProducerInfo(_ *remoting.Conn, _ *remoting.Command) *remoting.Command {
+	table := protocol.ProducerTableInfo{Data: map[string][]protocol.ProducerInfo{}}
+	for _, g := range p.clients.ProducerGroups() {
+		chans := p.clients.ProducerChannels(g)
+		infos := make([]protocol.ProducerInfo, 0, len(chans))
+		for _, ci := range chans {
+			infos = append(infos, protocol.ProducerInfo{ClientID: ci.ClientID, RemoteIP: ci.Channel.RemoteAddr(),
+				Language: ci.Language.String(), Version: ci.Version, LastUpdateTimestamp: ci.LastUpdate.UnixMilli()})
+		}
+		table.Data[g] = infos
+	}
+	return bodyResponse(&table)
+}
