@@ -48,3 +48,12 @@ type QuerySubscriptionResponseBody struct {
 	Group            string            `json:"group"`
 	Topic            string            `json:"topic"`
 }
+
+// GetConsumerStatusBody is both GET_CONSUMER_STATUS_FROM_CLIENT's answer
+// (MessageQueueTable: the client's offset per queue) and
+// INVOKE_BROKER_TO_GET_CONSUMER_STATUS's (ConsumerTable: those tables by
+// client id).
+type GetConsumerStatusBody struct {
+	MessageQueueTable map[MessageQueue]int64            `json:"messageQueueTable"`
+	ConsumerTable     map[string]map[MessageQueue]int64 `json:"consumerTable"`
+}

@@ -97,24 +97,35 @@ func (p *Processor) handleViewMessage(_ *remoting.Conn, req *remoting.Command) *
 	if err := h.Decode(req.ExtFields); err != nil {
 		return headerError(err)
 	}
-	size, err := p.store.ReadMessage(h.Offset, 4)
+	rec, found := p.readRecord(h.Offset)
+	if !found {
+		return remoting.NewResponse(protocol.SystemError, "can not find message by the offset, "+strconv.FormatInt(h.Offset, 10))
+	}
+	resp := remoting.NewResponse(protocol.Success, "")
+	resp.Body = rec
+	return resp
+}
+
+// readRecord returns a copy of the whole stored record at a CommitLog
+// offset; false when there is none (or its size field is absurd).
+func (p *Processor) readRecord(offset int64) ([]byte, bool) {
+	size, err := p.store.ReadMessage(offset, 4)
 	if err != nil || len(size.Bytes) < 4 {
 		size.Release()
-		return remoting.NewResponse(protocol.SystemError, "can not find message by the offset, "+strconv.FormatInt(h.Offset, 10))
+		return nil, false
 	}
 	total := int32(uint32(size.Bytes[0])<<24 | uint32(size.Bytes[1])<<16 | uint32(size.Bytes[2])<<8 | uint32(size.Bytes[3]))
 	size.Release()
 	if total <= 0 || total > int32(p.cfg.MaxMessageSize)+64<<10 {
-		return remoting.NewResponse(protocol.SystemError, "can not find message by the offset, "+strconv.FormatInt(h.Offset, 10))
+		return nil, false
 	}
-	buf, err := p.store.ReadMessage(h.Offset, total)
+	buf, err := p.store.ReadMessage(offset, total)
 	if err != nil {
-		return remoting.NewResponse(protocol.SystemError, "can not find message by the offset, "+strconv.FormatInt(h.Offset, 10))
+		return nil, false
 	}
-	resp := remoting.NewResponse(protocol.Success, "")
-	resp.Body = append([]byte(nil), buf.Bytes...)
+	rec := append([]byte(nil), buf.Bytes...)
 	buf.Release()
-	return resp
+	return rec, true
 }
 
 // handleProducerConnections serves GET_PRODUCER_CONNECTION_LIST.
