@@ -57,3 +57,24 @@ type GetConsumerStatusBody struct {
 	MessageQueueTable map[MessageQueue]int64            `json:"messageQueueTable"`
 	ConsumerTable     map[string]map[MessageQueue]int64 `json:"consumerTable"`
 }
+
+// ConsumeQueueData is one ConsumeQueue unit of QUERY_CONSUME_QUEUE's answer.
+type ConsumeQueueData struct {
+	PhysicOffset   int64  `json:"physicOffset"`
+	PhysicSize     int32  `json:"physicSize"`
+	TagsCode       int64  `json:"tagsCode"`
+	ExtendDataJSON string `json:"extendDataJson,omitempty"`
+	BitMap         string `json:"bitMap,omitempty"`
+	Eval           bool   `json:"eval"`
+	Msg            string `json:"msg,omitempty"`
+}
+
+// QueryConsumeQueueResponseBody answers QUERY_CONSUME_QUEUE (321, mqadmin
+// queryCq).
+type QueryConsumeQueueResponseBody struct {
+	SubscriptionData *SubscriptionData  `json:"subscriptionData,omitempty"`
+	FilterData       string             `json:"filterData,omitempty"`
+	QueueData        []ConsumeQueueData `json:"queueData"`
+	MaxQueueIndex    int64              `json:"maxQueueIndex"`
+	MinQueueIndex    int64              `json:"minQueueIndex"`
+}

@@ -175,7 +175,7 @@ var RequestCodeMap = []CodeInfo{
 	{318, "UPDATE_NAMESRV_CONFIG", SideNameServer, CodeLater, issueAdmin},
 	{319, "GET_NAMESRV_CONFIG", SideNameServer, CodeLater, issueAdmin},
 	{320, "SEND_BATCH_MESSAGE", SideBroker, CodeServed, ""},
-	{321, "QUERY_CONSUME_QUEUE", SideBroker, CodeLater, issueAdmin},
+	{321, "QUERY_CONSUME_QUEUE", SideBroker, CodeServed, ""},
 	{322, "QUERY_DATA_VERSION", SideNameServer, CodeServed, ""},
 	{323, "RESUME_CHECK_HALF_MESSAGE", SideBroker, CodeLater, issueAdmin},
 	{324, "SEND_REPLY_MESSAGE", SideBroker, CodeLater, "issue 13 (request-reply)"},

@@ -575,3 +575,41 @@ func (s *Store) readLog(offset int64, n int32) ([]byte, func(), error) {
 	}
 	return buf.Bytes, buf.Release, nil
 }
+
+// QueueUnit is one ConsumeQueue entry as QUERY_CONSUME_QUEUE shows it.
+type QueueUnit struct {
+	QueueOffset  int64
+	PhysicOffset int64 // CommitLog offset of the record
+	Size         int32
+	TagsCode     int64
+}
+
+// QueueUnits returns up to count units of a queue from queue offset from
+// (fewer at its end, none before its min offset); found is false when the
+// queue does not exist.
+func (s *Store) QueueUnits(topic string, queueID int32, from int64, count int) (units []QueueUnit, found bool, err error) {
+	q := s.cqs.Get(topic, queueID)
+	if q == nil {
+		return nil, false, nil
+	}
+	from = max(from, q.MinOffset())
+	for len(units) < count {
+		us, err := q.Read(from, count-len(units))
+		if err != nil {
+			return units, true, err
+		}
+		n := us.Len()
+		for i := range n {
+			u := us.At(i)
+			if !u.IsFiller() {
+				units = append(units, QueueUnit{QueueOffset: from + int64(i), PhysicOffset: u.Offset, Size: u.Size, TagsCode: u.TagsCode})
+			}
+		}
+		us.Release()
+		if n == 0 {
+			break
+		}
+		from += int64(n)
+	}
+	return units, true, nil
+}

@@ -1,6 +1,7 @@
 package processor
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -214,4 +215,44 @@ func (p *Processor) handleAllProducerInfo(_ *remoting.Conn, _ *remoting.Command)
 		table.Data[g] = infos
 	}
 	return bodyResponse(&table)
+}
+
+// maxQueryConsumeQueueCount bounds one QUERY_CONSUME_QUEUE answer (Java
+// has no bound; a count of millions would build a huge body).
+const maxQueryConsumeQueueCount = 10000
+
+// handleQueryConsumeQueue serves QUERY_CONSUME_QUEUE (321, mqadmin
+// queryCq): count units of a ConsumeQueue from index, with the group's
+// subscription when a group is named.
+func (p *Processor) handleQueryConsumeQueue(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	var h protocol.QueryConsumeQueueRequestHeader
+	if err := h.Decode(req.ExtFields); err != nil {
+		return headerError(err)
+	}
+	count := int(min(max(h.Count, 0), maxQueryConsumeQueueCount))
+	units, found, err := p.store.QueueUnits(h.Topic, h.QueueID, h.Index, count)
+	if !found {
+		return remoting.NewResponse(protocol.SystemError, fmt.Sprintf("%d@%s is not exist!", h.QueueID, h.Topic))
+	}
+	if err != nil {
+		return remoting.ErrorResponse(err)
+	}
+	body := protocol.QueryConsumeQueueResponseBody{QueueData: make([]protocol.ConsumeQueueData, 0, len(units)),
+		MaxQueueIndex: p.store.MaxOffset(h.Topic, h.QueueID), MinQueueIndex: p.store.MinOffset(h.Topic, h.QueueID)}
+	if _, named := req.ExtFields["consumerGroup"]; named {
+		if sub, ok := p.clients.FindSubscription(h.ConsumerGroup, h.Topic); ok {
+			body.SubscriptionData = sub
+			body.FilterData = "null" // no ConsumerFilterData: Java's JSON of null
+		} else {
+			body.FilterData = fmt.Sprintf("%s@%s is not online!", h.ConsumerGroup, h.Topic)
+		}
+	}
+	for _, u := range units {
+		body.QueueData = append(body.QueueData, protocol.ConsumeQueueData{PhysicOffset: u.PhysicOffset, PhysicSize: u.Size, TagsCode: u.TagsCode})
+	}
+	resp := bodyResponse(&body)
+	if len(units) == 0 && resp.Code == protocol.Success {
+		resp.Remark = fmt.Sprintf("Index %d of %d@%s is not exist!", h.Index, h.QueueID, h.Topic)
+	}
+	return resp
 }

@@ -159,3 +159,40 @@ func TestAdminClientQueries(t *testing.T) {
 		t.Errorf("system topics: %v", tl.TopicList)
 	}
 }
+
+func TestQueryConsumeQueue(t *testing.T) {
+	e := newEnv(t, nil)
+	e.createTopic("CQ", 1)
+	for range 3 {
+		if r := e.send(sendHeader("CQ", 0, message.EncodeProperties(map[string]string{message.PropertyTags: "TagA"})), "m"); r.Code != protocol.Success {
+			t.Fatalf("send: %d %s", r.Code, r.Remark)
+		}
+	}
+	e.waitMaxOffset("CQ", 0, 3)
+	query := func(index int64, count int32, group string) (*protocol.QueryConsumeQueueResponseBody, string) {
+		t.Helper()
+		h := protocol.QueryConsumeQueueRequestHeader{Topic: "CQ", QueueID: 0, Index: index, Count: count, ConsumerGroup: group}
+		r := e.call(protocol.QueryConsumeQueue, protocol.Ext(&h), nil)
+		if r.Code != protocol.Success {
+			t.Fatalf("query cq: %d %s", r.Code, r.Remark)
+		}
+		var b protocol.QueryConsumeQueueResponseBody
+		must(t, protocol.UnmarshalFastJSON(r.Body, &b))
+		return &b, r.Remark
+	}
+	b, _ := query(1, 5, "")
+	if len(b.QueueData) != 2 || b.MaxQueueIndex != 3 || b.MinQueueIndex != 0 || b.QueueData[0].TagsCode != int64(message.JavaHash("TagA")) ||
+		b.QueueData[1].PhysicOffset <= b.QueueData[0].PhysicOffset || b.QueueData[0].PhysicSize <= 0 {
+		t.Errorf("units 1..: %+v", b)
+	}
+	if b, remark := query(3, 5, ""); len(b.QueueData) != 0 || !strings.Contains(remark, "Index 3 of 0@CQ is not exist!") {
+		t.Errorf("beyond the end: %+v %q", b, remark)
+	}
+	if b, _ := query(0, 1, "nobody"); len(b.QueueData) != 1 || b.FilterData != "nobody@CQ is not online!" {
+		t.Errorf("with an offline group: %+v", b)
+	}
+	h := protocol.QueryConsumeQueueRequestHeader{Topic: "Nope", QueueID: 0, Count: 1}
+	if r := e.call(protocol.QueryConsumeQueue, protocol.Ext(&h), nil); r.Code != protocol.SystemError || r.Remark != "0@Nope is not exist!" {
+		t.Errorf("missing queue: %d %q", r.Code, r.Remark)
+	}
+}

@@ -163,6 +163,7 @@ func (p *Processor) Register(srv *remoting.Server, f Families) {
 	srv.Handle(protocol.DeleteSubscriptionGroup, f.Admin, p.masterOnly(p.handleDeleteGroup))
 	srv.Handle(protocol.GetSubscriptionGroupConfig, f.Admin, p.handleGetGroupConfig)
 	srv.Handle(protocol.GetAllProducerInfo, f.Admin, p.handleAllProducerInfo)
+	srv.Handle(protocol.QueryConsumeQueue, f.Admin, p.handleQueryConsumeQueue)
 	srv.Handle(protocol.GetConsumerRunningInfo, f.Admin, p.handleConsumerRunningInfo)
 	srv.Handle(protocol.ConsumeMessageDirectly, f.Admin, p.handleConsumeMessageDirectly)
 	srv.Handle(protocol.InvokeBrokerToGetConsumerStatus, f.Admin, p.handleConsumerStatus)
