@@ -1,0 +1,232 @@
+package io.rocketd.interop;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
+import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
+import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
+import org.apache.rocketmq.client.producer.DefaultMQProducer;
+import org.apache.rocketmq.client.producer.SendResult;
+import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
+import org.apache.rocketmq.common.message.Message;
+import org.apache.rocketmq.tools.command.MQAdminStartup;
+
+/**
+ * Runs Apache RocketMQ's mqadmin (rocketmq-tools) command by command in one
+ * JVM against rocketd, and checks each command's output, not just that it
+ * ran: the commands file holds one command a line,
+ *
+ * <pre>name | arguments | regex the output must contain | profiles | must|later</pre>
+ *
+ * (a bar separates fields only with blanks around it; one inside a regex has
+ * none) with ${NS}, ${BROKER}, ${CLUSTER}, ${BROKER_NAME}, ${TOPIC}, ${GROUP},
+ * ${KEY}, ${MSGID} (unique key), ${OFFSET_MSGID}, ${NOW_MS} substituted. A
+ * line "@traffic" sends messages with keys through a producer and consumes
+ * them with a push consumer of ${GROUP} that stays online. Output that
+ * contains an exception or "not supported" fails a command whatever the
+ * regex says. Rows marked "later" run and are reported but do not fail the
+ * check (the request-code map says which issue brings them).
+ *
+ * <p>Usage: MQAdminCheck NAMESRV_ADDR BROKER_ADDR COMMANDS_FILE PROFILE REPORT_FILE.
+ * Exit code 0 when every "must" row passes.
+ */
+public final class MQAdminCheck {
+    private static final Pattern VAR = Pattern.compile("\\$\\{([A-Z_]+)}");
+    private static final int MESSAGES = 20;
+
+    private static volatile boolean exiting;
+
+    private final Map<String, String> vars = new HashMap<>();
+    private final List<String> report = new ArrayList<>();
+    private DefaultMQPushConsumer consumer;
+    private DefaultMQProducer producer;
+    private int mustFailures;
+
+    public static void main(String[] args) throws Exception {
+        if (args.length != 5) {
+            System.err.println("usage: MQAdminCheck NAMESRV_ADDR BROKER_ADDR COMMANDS_FILE PROFILE REPORT_FILE");
+            System.exit(2);
+        }
+        System.setProperty("com.rocketmq.sendMessageWithVIPChannel", "false");
+        // mqadmin's option parser calls System.exit on a bad command line;
+        // one row must not end the whole check (run.sh passes
+        // -Djava.security.manager=allow, which Java 17 needs for this).
+        System.setSecurityManager(new SecurityManager() {
+            @Override
+            public void checkExit(int status) {
+                if (!exiting) {
+                    throw new SecurityException("mqadmin called System.exit(" + status + ")");
+                }
+            }
+
+            @Override
+            public void checkPermission(java.security.Permission perm) {
+            }
+        });
+        MQAdminCheck check = new MQAdminCheck();
+        int code;
+        try {
+            code = check.run(args[0], args[1], Path.of(args[2]), args[3], Path.of(args[4]));
+        } catch (Throwable t) {
+            t.printStackTrace();
+            code = 1;
+        } finally {
+            check.stop();
+        }
+        exiting = true;
+        System.exit(code);
+    }
+
+    private int run(String namesrv, String broker, Path commands, String profile, Path reportFile) throws Exception {
+        String runId = Long.toString(System.currentTimeMillis(), 36);
+        vars.put("NS", namesrv);
+        vars.put("BROKER", broker);
+        vars.put("CLUSTER", "DefaultCluster");
+        vars.put("BROKER_NAME", "broker-a");
+        vars.put("TOPIC", "MQA_" + profile + "_" + runId);
+        vars.put("GROUP", "MQA_G_" + profile + "_" + runId);
+        vars.put("KEY", "mqa-key-" + runId + "-3");
+        report.add("| command | " + profile + " | what it checks |");
+        report.add("|---|---|---|");
+        PrintStream out = System.out;
+        for (String line : Files.readAllLines(commands, StandardCharsets.UTF_8)) {
+            line = line.strip();
+            if (line.isEmpty() || line.startsWith("#")) {
+                continue;
+            }
+            if (line.equals("@traffic")) {
+                traffic();
+                continue;
+            }
+            String[] f = line.split("\\s+\\|\\s+", -1);
+            if (f.length != 5) {
+                throw new IllegalArgumentException("bad commands line: " + line);
+            }
+            if (!f[3].equals("all") && !List.of(f[3].split(",")).contains(profile)) {
+                continue;
+            }
+            runRow(out, f[0], subst(f[1]), subst(f[2]), f[4].equals("must"));
+        }
+        System.setOut(out);
+        Files.write(reportFile, report, StandardCharsets.UTF_8);
+        System.out.printf("mqadmin %s: %d must-pass command(s) failed%n", profile, mustFailures);
+        return mustFailures == 0 ? 0 : 1;
+    }
+
+    private String subst(String s) {
+        Matcher m = VAR.matcher(s);
+        StringBuilder b = new StringBuilder();
+        while (m.find()) {
+            String v = m.group(1).equals("NOW_MS") ? Long.toString(System.currentTimeMillis()) : vars.get(m.group(1));
+            if (v == null) {
+                throw new IllegalArgumentException("unknown variable " + m.group() + " (is @traffic before it?)");
+            }
+            m.appendReplacement(b, Matcher.quoteReplacement(v));
+        }
+        m.appendTail(b);
+        return b.toString();
+    }
+
+    private void runRow(PrintStream out, String name, String argLine, String regex, boolean must) {
+        ByteArrayOutputStream buf = new ByteArrayOutputStream();
+        PrintStream capture = new PrintStream(buf, true, StandardCharsets.UTF_8);
+        PrintStream err = System.err;
+        System.setOut(capture);
+        System.setErr(capture);
+        long t0 = System.nanoTime();
+        try {
+            MQAdminStartup.main0(argLine.split("\\s+"), null);
+        } catch (Throwable t) {
+            t.printStackTrace(capture);
+        } finally {
+            System.setOut(out);
+            System.setErr(err);
+        }
+        String output = buf.toString(StandardCharsets.UTF_8);
+        boolean failed = output.contains("Exception") || output.contains("not supported");
+        boolean ok = !failed && Pattern.compile(regex, Pattern.DOTALL | Pattern.MULTILINE).matcher(output).find();
+        long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+        String verdict = ok ? "PASS" : (must ? "FAIL" : "later");
+        out.printf("%-5s %-24s %5d ms  mqadmin %s%n", verdict, name, ms, argLine);
+        if (!ok) {
+            if (must) {
+                mustFailures++;
+            }
+            out.println(indent(output, must ? 40 : 6));
+        }
+        report.add("| " + name + " | " + (ok ? "works" : must ? "FAILS" : "not yet") + " | output matches `"
+            + regex.replace("|", "\\|") + "` |");
+    }
+
+    private static String indent(String s, int maxLines) {
+        StringBuilder b = new StringBuilder();
+        String[] lines = s.split("\n");
+        for (int i = 0; i < lines.length && i < maxLines; i++) {
+            b.append("      | ").append(lines[i]).append('\n');
+        }
+        if (lines.length > maxLines) {
+            b.append("      | ... ").append(lines.length - maxLines).append(" more lines\n");
+        }
+        return b.toString();
+    }
+
+    /** Messages with keys in, all consumed by ${GROUP}, which stays online. */
+    private void traffic() throws Exception {
+        String ns = vars.get("NS");
+        String topic = vars.get("TOPIC");
+        producer = new DefaultMQProducer("MQA_P_" + vars.get("GROUP"));
+        producer.setNamesrvAddr(ns);
+        producer.start();
+        String keyPrefix = vars.get("KEY").substring(0, vars.get("KEY").length() - 1);
+        for (int i = 0; i < MESSAGES; i++) {
+            Message m = new Message(topic, "TagA", keyPrefix + i, ("mqadmin body " + i).getBytes(StandardCharsets.UTF_8));
+            SendResult r = producer.send(m);
+            if (i == 3) {
+                vars.put("MSGID", r.getMsgId());
+                vars.put("OFFSET_MSGID", r.getOffsetMsgId());
+            }
+        }
+        AtomicInteger consumed = new AtomicInteger();
+        consumer = new DefaultMQPushConsumer(vars.get("GROUP"));
+        consumer.setNamesrvAddr(ns);
+        consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+        consumer.subscribe(topic, "*");
+        consumer.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
+            consumed.addAndGet(msgs.size());
+            return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+        });
+        consumer.start();
+        long deadline = System.currentTimeMillis() + 60_000;
+        while (consumed.get() < MESSAGES && System.currentTimeMillis() < deadline) {
+            Thread.sleep(50);
+        }
+        if (consumed.get() < MESSAGES) {
+            throw new IllegalStateException("consumed " + consumed.get() + " of " + MESSAGES + " in 60 s");
+        }
+        // The consumer commits its offsets every 5 s; persist now so that
+        // progress commands see them.
+        consumer.getDefaultMQPushConsumerImpl().persistConsumerOffset();
+        System.out.printf("traffic: %d messages sent with keys and consumed by %s%n", MESSAGES, vars.get("GROUP"));
+    }
+
+    private void stop() {
+        if (consumer != null) {
+            consumer.shutdown();
+        }
+        if (producer != null) {
+            producer.shutdown();
+        }
+    }
+}
