@@ -45,6 +45,7 @@ var allowed = map[string][]string{
 	"namesrv": {"protocol", "remoting", "config", "vfs"},
 
 	"broker/meta":     {"protocol", "config", "vfs", "message"},
+	"broker/filter":   {"message"},
 	"broker/client":   {"protocol", "remoting", "config", "message"},
 	"broker/longpoll": {"store", "protocol", "remoting", "message", "config"},
 	"broker/schedule": {"store", "message", "config", "vfs", "broker/meta"},
