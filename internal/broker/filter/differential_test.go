@@ -2,8 +2,11 @@ package filter
 
 import (
 	"bufio"
+	"bytes"
 	"net/url"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -130,5 +133,52 @@ func TestJavaDifferential(t *testing.T) {
 				t.Errorf("%q over set %d: Match disagrees with verdict", expr, i)
 			}
 		}
+	}
+}
+
+// TestJavaTableCurrent regenerates the table with Java's filter module
+// (what testdata/gen-java-table.sh does) and requires the committed one to
+// be the same: the table cannot drift from the expressions and property
+// sets, nor from Java. It needs java and the RocketMQ 5.2.0 jars that
+// .ci/run fetches; without them it fails under CI=true and skips elsewhere.
+func TestJavaTableCurrent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs java")
+	}
+	cache, _ := os.UserCacheDir()
+	lib := filepath.Join(cache, "rocketd-bench", "rocketmq-5.2.0")
+	jars := []string{"rocketmq-filter-5.2.0.jar", "rocketmq-common-5.2.0.jar", "guava-32.0.1-jre.jar", "failureaccess-1.0.1.jar"}
+	var cp []string
+	missing := ""
+	for _, j := range jars {
+		p := filepath.Join(lib, j)
+		if _, err := os.Stat(p); err != nil {
+			missing = p
+		}
+		cp = append(cp, p)
+	}
+	if _, err := exec.LookPath("java"); err != nil {
+		missing = "java"
+	}
+	if missing != "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is missing (.ci/run fetches the RocketMQ 5.2.0 jars)", missing)
+		}
+		t.Skipf("%s is missing", missing)
+	}
+	cmd := exec.Command("java", "-cp", strings.Join(cp, string(os.PathListSeparator)),
+		"testdata/java/SqlFilterTable.java", "testdata/sql92_exprs.txt", "testdata/sql92_props.txt")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("java: %v\n%s", err, stderr.String())
+	}
+	committed, err := os.ReadFile("testdata/sql92_java.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(out, committed) {
+		t.Fatal("testdata/sql92_java.txt is not what Java answers now: run testdata/gen-java-table.sh")
 	}
 }
