@@ -133,6 +133,23 @@ func (e *Expr) evalProps(props string) (value, bool) {
 	return e.eval(e.root, &en)
 }
 
+// operand evaluates a comparison's operand: constants and properties (the
+// usual operands) without a recursive call.
+func (e *Expr) operand(i int32, en *env) (value, bool) {
+	n := &e.nodes[i]
+	switch n.op {
+	case opConst:
+		return n.v, true
+	case opProp:
+		s, found := e.prop(en, n.n)
+		if !found {
+			return nullV, true
+		}
+		return value{k: kString, s: s}, true
+	}
+	return e.eval(i, en)
+}
+
 // eval returns the node's value; ok is false where Java's evaluate throws,
 // which aborts the whole evaluation.
 func (e *Expr) eval(i int32, props *env) (value, bool) {
@@ -193,11 +210,11 @@ func (e *Expr) eval(i int32, props *env) (value, bool) {
 		}
 		return boolV(!stop), true
 	case opEq:
-		lv, ok := e.eval(n.l, props)
+		lv, ok := e.operand(n.l, props)
 		if !ok {
 			return lv, false
 		}
-		rv, ok := e.eval(n.r, props)
+		rv, ok := e.operand(n.r, props)
 		if !ok {
 			return rv, false
 		}
@@ -213,14 +230,14 @@ func (e *Expr) eval(i int32, props *env) (value, bool) {
 		c, ok := compareValues(lv, rv)
 		return boolV(c == 0), ok
 	case opIsNull:
-		v, ok := e.eval(n.l, props)
+		v, ok := e.operand(n.l, props)
 		return boolV(v.k == kNull), ok
 	case opGt, opGe, opLt, opLe:
-		lv, ok := e.eval(n.l, props)
+		lv, ok := e.operand(n.l, props)
 		if !ok || lv.k == kNull {
 			return lv, ok
 		}
-		rv, ok := e.eval(n.r, props)
+		rv, ok := e.operand(n.r, props)
 		if !ok || rv.k == kNull {
 			return rv, ok
 		}
@@ -249,7 +266,7 @@ func (e *Expr) eval(i int32, props *env) (value, bool) {
 		if n.v.s == "" {
 			return falseV, true
 		}
-		v, ok := e.eval(n.l, props)
+		v, ok := e.operand(n.l, props)
 		if !ok {
 			return v, false
 		}
@@ -258,7 +275,7 @@ func (e *Expr) eval(i int32, props *env) (value, bool) {
 		}
 		return boolV(stringTest(n.op, v.s, n.v.s)), true
 	case opIn:
-		v, ok := e.eval(n.l, props)
+		v, ok := e.operand(n.l, props)
 		if !ok || v.k != kString {
 			return nullV, ok
 		}
