@@ -79,6 +79,15 @@ func propertySets(t *testing.T) []string {
 	return sets
 }
 
+// storedTagsCode is the ConsumeQueue tags code the dispatcher stores for a
+// message with these properties (store.tagsCode outside the schedule topic).
+func storedTagsCode(props string) int64 {
+	if tag, ok := message.Property(props, message.PropertyTags); ok {
+		return message.TagsCode(tag)
+	}
+	return 0
+}
+
 // verdict is the letter SqlFilterTable.java writes for one evaluation.
 func (e *Expr) verdict(props string) byte {
 	v, ok := e.evalProps(props)
@@ -131,6 +140,9 @@ func TestJavaDifferential(t *testing.T) {
 			}
 			if e.Match(props) != (want[i] == 'T') {
 				t.Errorf("%q over set %d: Match disagrees with verdict", expr, i)
+			}
+			if want[i] == 'T' && !e.MayMatchTagsCode(storedTagsCode(props)) {
+				t.Errorf("%q over set %d: the tags-code pre-check refuses a match", expr, i)
 			}
 		}
 	}

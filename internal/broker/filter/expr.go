@@ -55,6 +55,9 @@ type Expr struct {
 	text    string
 	names   []string // the property names it reads; opProp's n indexes them
 	needles []string // "\x02"+name+"\x01" for each name
+	// tagsBound: a TRUE result needs TAGS hashing to one of tagCodes.
+	tagsBound bool
+	tagCodes  []int32
 }
 
 // maxSlots is how many property values one evaluation caches (a property

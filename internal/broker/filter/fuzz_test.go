@@ -13,6 +13,7 @@ func FuzzCompile(f *testing.F) {
 		"NOT (a CONTAINS 'x') OR b STARTSWITH 'y'", "a = 'it''s' -- c\n", "(((a)))", "-a > -5.5e3",
 	} {
 		f.Add(s, "a\x016\x02b\x01x")
+		f.Add(s+" OR TAGS IN ('x', 'y')", "TAGS\x01y\x02a\x012")
 	}
 	f.Fuzz(func(t *testing.T, expr, props string) {
 		e, err := Compile(expr)
@@ -25,6 +26,9 @@ func FuzzCompile(f *testing.F) {
 		v := e.verdict(props)
 		if e.Match(props) != (v == 'T') {
 			t.Fatalf("%q over %q: Match disagrees with %c", expr, props, v)
+		}
+		if v == 'T' && !e.MayMatchTagsCode(storedTagsCode(props)) {
+			t.Fatalf("%q over %q: the tags-code pre-check refuses a match", expr, props)
 		}
 	})
 }

@@ -91,8 +91,10 @@
 // pull's subVersion, and SYSTEM_ERROR while enablePropertyFilter is false.
 // With filterSupportRetry, a SQL92 pull of %RETRY%group judges each message
 // by the group's filter of its RETRY_TOPIC (ExpressionForRetryMessageFilter).
-// A held SQL92 pull wakes on any arrival in its queue (arrivals carry no
-// properties); the re-run filters, and a re-run that found nothing answers
+// A held SQL92 pull wakes on an arrival whose tags code the expression
+// admits (filter.Expr.MayMatchTagsCode: only an expression that requires
+// TAGS = 'x' or TAGS IN (...) refuses any; arrivals carry no other
+// properties); the re-run filters, and one that found nothing answers
 // PULL_RETRY_IMMEDIATELY past the skipped messages, as Java's does.
 //
 // CHECK_CLIENT_CONFIG (Java clients, before a SQL92 consumer starts)

@@ -82,11 +82,14 @@ func (p *Processor) pullFilter(h *protocol.PullMessageRequestHeader, sub *protoc
 }
 
 // sqlFilter is Java's ExpressionMessageFilter for SQL92 without the bloom
-// filter (enableCalcFilterBitMap is off by default): every ConsumeQueue
-// unit passes, the record's properties decide.
+// filter (enableCalcFilterBitMap is off by default): the record's
+// properties decide. The ConsumeQueue check is cheaper than Java's (which
+// passes every unit): an expression that requires TAGS to be one of a few
+// values refuses units whose tags code is none of theirs, so the store
+// skips reading them and a held pull is not woken by them.
 type sqlFilter struct{ expr *filter.Expr }
 
-func (sqlFilter) MatchTagsCode(int64) bool { return true }
+func (f sqlFilter) MatchTagsCode(code int64) bool { return f.expr.MayMatchTagsCode(code) }
 
 func (f sqlFilter) MatchRecord(record []byte) bool {
 	rec, _, err := message.DecodeRecordNoCopy(record, false)

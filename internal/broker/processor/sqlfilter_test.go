@@ -5,10 +5,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rocketd/rocketd/internal/broker/processor"
 	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/remoting"
 )
 
 func propertyFilterOn(c *config.BrokerConfig, _ *processor.Deps) { c.EnablePropertyFilter = true }
@@ -216,5 +218,63 @@ func TestPullSQL92Retry(t *testing.T) {
 		if got := strings.Join(bodies(t, r.Body), " "); got != want {
 			t.Fatalf("filterSupportRetry=%v: %d %s %q, want %q", supportRetry, r.Code, r.Remark, got, want)
 		}
+	}
+}
+
+// TestLongPollSQL92WakesOnAdmittedTags: a held SQL92 pull that requires
+// TAGS = 'b' is not woken by an 'a' message (a '*' pull held on the same
+// queue is, in the same wake-up round), and is by a 'b' one.
+func TestLongPollSQL92WakesOnAdmittedTags(t *testing.T) {
+	e := newEnv(t, propertyFilterOn)
+	e.createTopic("T", 1)
+	hold := func(h *protocol.PullMessageRequestHeader) chan *remoting.Command {
+		h.SysFlag |= protocol.PullFlagSuspend
+		h.SuspendTimeoutMillis = 15000
+		done := make(chan *remoting.Command, 1)
+		must(t, e.rc.InvokeAsync(e.addr, remoting.NewRequest(protocol.PullMessage, protocol.Ext(h), nil), 30*time.Second,
+			func(r *remoting.Command, err error) {
+				if err != nil {
+					t.Error(err)
+				}
+				done <- r
+			}))
+		return done
+	}
+	waitHeld := func(n int) {
+		deadline := time.Now().Add(5 * time.Second)
+		for e.holder.Len() != n {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d pulls held, want %d", e.holder.Len(), n)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
+	sqlDone := hold(sqlPull("gsql", "T", "TAGS = 'b' AND a > 0"))
+	waitHeld(1)
+	allDone := hold(pullHeader("gall", "T", 0, 0, "*"))
+	waitHeld(2)
+
+	e.send(sendHeader("T", 0, "TAGS\x01a\x02a\x011"), "a")
+	select {
+	case r := <-allDone:
+		if got := bodies(t, r.Body); r.Code != protocol.Success || len(got) != 1 || got[0] != "a" {
+			t.Fatalf("'*' pull: %d %s %v", r.Code, r.Remark, got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the '*' pull was not woken")
+	}
+	// The same wake-up round passed the SQL92 pull by.
+	if n, st := e.holder.Len(), e.holder.Stats(); n != 1 || st.Arrived != 1 {
+		t.Fatalf("after the 'a' message: %d held, %d woken; want the SQL92 pull still held", n, st.Arrived)
+	}
+
+	e.send(sendHeader("T", 0, "TAGS\x01b\x02a\x012"), "b")
+	select {
+	case r := <-sqlDone:
+		if got := bodies(t, r.Body); r.Code != protocol.Success || len(got) != 1 || got[0] != "b" {
+			t.Fatalf("SQL92 pull: %d %s %v", r.Code, r.Remark, got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the SQL92 pull was not woken by a matching message")
 	}
 }
