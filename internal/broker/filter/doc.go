@@ -26,4 +26,21 @@
 // TRUE when it is "true" in any case; CONTAINS and its kin are FALSE, never
 // NULL, on a missing property or an empty search. A message matches only
 // when the result is TRUE.
+//
+// Java's parser quirks are kept: it stops after the first complete
+// expression and ignores what follows ("a = 6 b = 1" is "a = 6"), and its
+// lazy token manager reports a lexical error only if the parser reaches it.
+// Differences, on purpose: nesting deeper than 200 levels or more than
+// 10000 operations is refused (Java has no bound); a property holding
+// non-ASCII Unicode digits (which Java's Integer.valueOf accepts) does not
+// parse as a number here.
+//
+// MayMatchTagsCode is a pre-check on the ConsumeQueue unit's tags code for
+// expressions that require TAGS = 'x' or TAGS IN (...); Java has none (it
+// passes every unit unless a bloom filter is configured).
+//
+// testdata/sql92_java.txt holds Java's verdicts for sql92_exprs.txt over
+// sql92_props.txt (T, F, N for NULL, X for an exception, P for a refused
+// expression), written by testdata/java/SqlFilterTable.java against
+// rocketmq-filter-5.2.0 (testdata/gen-java-table.sh).
 package filter
