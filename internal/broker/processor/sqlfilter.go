@@ -55,8 +55,19 @@ func (p *Processor) pullFilter(h *protocol.PullMessageRequestHeader, sub *protoc
 	if sub == nil || sub.ClassFilterMode || client.IsTagType(sub.ExpressionType) {
 		return newTagFilter(sub), protocol.Success, ""
 	}
+	disabled := func() (store.MessageFilter, int32, string) {
+		return nil, protocol.SystemError, "The broker does not support consumer to filter message by " + sub.ExpressionType
+	}
 	var expr *filter.Expr
 	if carried {
+		// Java's FilterAPI.build refuses an empty expression before
+		// the enablePropertyFilter check; compiling comes after it.
+		if strings.TrimSpace(h.Subscription) == "" {
+			return nil, protocol.SubscriptionParseFailed, "parse the consumer's subscription failed"
+		}
+		if !p.cfg.EnablePropertyFilter {
+			return disabled()
+		}
 		e, err := p.exprCache.compile(sub.ExpressionType, sub.SubString)
 		if err != nil {
 			return nil, protocol.SubscriptionParseFailed, "parse the consumer's subscription failed"
@@ -73,7 +84,7 @@ func (p *Processor) pullFilter(h *protocol.PullMessageRequestHeader, sub *protoc
 		expr = f.Expr
 	}
 	if !p.cfg.EnablePropertyFilter {
-		return nil, protocol.SystemError, "The broker does not support consumer to filter message by " + sub.ExpressionType
+		return disabled()
 	}
 	if p.cfg.FilterSupportRetry && strings.HasPrefix(h.Topic, meta.RetryGroupTopicPrefix) {
 		return &retryFilter{clients: p.clients, group: strings.TrimPrefix(h.Topic, meta.RetryGroupTopicPrefix)}, protocol.Success, ""

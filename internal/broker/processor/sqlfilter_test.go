@@ -115,6 +115,10 @@ func TestPullSQL92Carried(t *testing.T) {
 	if r.Code != protocol.SystemError || !strings.Contains(r.Remark, "filter message by SQL92") {
 		t.Fatalf("disabled: %d %s", r.Code, r.Remark)
 	}
+	// An empty expression is refused before the switch is looked at.
+	if r := off.call(protocol.PullMessage, protocol.Ext(sqlPull("g", "T", " ")), nil); r.Code != protocol.SubscriptionParseFailed {
+		t.Fatalf("empty expression: %d %s", r.Code, r.Remark)
+	}
 }
 
 func sqlHeartbeat(t *testing.T, e *env, group string, subs ...protocol.SubscriptionData) {
