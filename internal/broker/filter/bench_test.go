@@ -13,6 +13,24 @@ var benchProps = message.EncodeProperties(map[string]string{
 	"WAIT": "true", "CLUSTER": "DefaultCluster", "a": "6", "b": "x", "region": "eu-west-1",
 })
 
+// BenchmarkMatchTwoProperties is gt_and_eq over a property string holding
+// only a and b: the evaluation cost without the search through a typical
+// producer's system properties.
+func BenchmarkMatchTwoProperties(b *testing.B) {
+	e, err := Compile("a > 5 AND b = 'x'")
+	if err != nil {
+		b.Fatal(err)
+	}
+	props := "a\x016\x02b\x01x"
+	if !e.Match(props) {
+		b.Fatal("no match")
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		e.Match(props)
+	}
+}
+
 func BenchmarkMatch(b *testing.B) {
 	for _, c := range []struct{ name, expr string }{
 		{"gt_and_eq", "a > 5 AND b = 'x'"},

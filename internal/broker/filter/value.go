@@ -183,6 +183,9 @@ func javaDoubleCompare(a, b float64) int {
 // and ASCII digits, no blanks, no overflow. (Java also takes other Unicode
 // decimal digits; a property holding those fails here.)
 func parseJavaInt(s string, is32 bool) (int64, bool) {
+	if n, ok := smallDecimal(s); ok {
+		return n, true // at most 9 digits: fits an Integer
+	}
 	body := s
 	if len(body) > 0 && (body[0] == '+' || body[0] == '-') {
 		body = body[1:]
@@ -208,6 +211,9 @@ func parseJavaInt(s string, is32 bool) (int64, bool) {
 // optional fraction and exponent, or a hex float with a binary exponent,
 // then an optional f/F/d/D suffix.
 func parseJavaDouble(s string) (float64, bool) {
+	if n, ok := smallDecimal(s); ok {
+		return float64(n), true // exact: far below 2^53
+	}
 	s = trimJava(s)
 	body := s
 	neg := false
@@ -302,4 +308,29 @@ func hexDigits(s string) int {
 		n++
 	}
 	return n
+}
+
+// smallDecimal is the fast path of the number parsers for the common
+// property value: an optional '-' and 1 to 9 ASCII digits.
+func smallDecimal(s string) (int64, bool) {
+	neg := len(s) > 0 && s[0] == '-'
+	d := s
+	if neg {
+		d = s[1:]
+	}
+	if len(d) == 0 || len(d) > 9 {
+		return 0, false
+	}
+	var n int64
+	for i := 0; i < len(d); i++ {
+		c := d[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
 }
