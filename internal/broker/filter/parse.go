@@ -239,10 +239,7 @@ func (p *parser) comparisonExpr() int32 {
 			t = p.peek()
 		}
 		switch t.kind {
-		case tGt, tGe, tLt, tLe:
-			if not {
-				return left // unreachable: NOT is only taken before the words above
-			}
+		case tGt, tGe, tLt, tLe: // never after NOT: see notFollowers
 			p.next()
 			o := map[tokKind]op{tGt: opGt, tGe: opGe, tLt: opLt, tLe: opLe}[t.kind]
 			left = p.ordered(o, left, p.unaryExpr())
