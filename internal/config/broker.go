@@ -269,8 +269,10 @@ type BrokerConfig struct {
 	// more than ConsumerFallbehindThreshold bytes behind (false, 16 GiB).
 	DisableConsumeIfConsumerReadSlowly bool  `prop:"disableConsumeIfConsumerReadSlowly"`
 	ConsumerFallbehindThreshold        int64 `prop:"consumerFallbehindThreshold"`
-	// EnablePropertyFilter allows SQL92 subscriptions (false);
-	// FilterSupportRetry applies filters to retry topics too (false).
+	// EnablePropertyFilter allows SQL92 subscriptions (false): when off,
+	// CHECK_CLIENT_CONFIG and SQL92 pulls answer SYSTEM_ERROR, as Java's.
+	// FilterSupportRetry judges a SQL92 pull of %RETRY%group by the
+	// group's filter of each message's RETRY_TOPIC (false).
 	EnablePropertyFilter bool `prop:"enablePropertyFilter"`
 	FilterSupportRetry   bool `prop:"filterSupportRetry"`
 

@@ -45,14 +45,15 @@ var allowed = map[string][]string{
 	"namesrv": {"protocol", "remoting", "config", "vfs"},
 
 	"broker/meta":     {"protocol", "config", "vfs", "message"},
-	"broker/client":   {"protocol", "remoting", "config", "message"},
+	"broker/filter":   {"message"},
+	"broker/client":   {"protocol", "remoting", "config", "message", "broker/filter"},
 	"broker/longpoll": {"store", "protocol", "remoting", "message", "config"},
 	"broker/schedule": {"store", "message", "config", "vfs", "broker/meta"},
 	"broker/timer":    {"store", "store/commitlog", "message", "config", "vfs"},
 	"broker/txn":      {"store", "message", "config", "vfs", "broker/meta", "protocol", "remoting"},
-	"broker/processor": {"store", "message", "config", "vfs", "protocol", "remoting", "broker/meta",
+	"broker/processor": {"store", "message", "config", "vfs", "protocol", "remoting", "broker/meta", "broker/filter",
 		"broker/longpoll", "broker/schedule", "broker/timer", "broker/txn", "broker/client", "ha"},
-	"broker": {"store", "message", "config", "vfs", "protocol", "remoting", "broker/meta",
+	"broker": {"store", "message", "config", "vfs", "protocol", "remoting", "broker/meta", "broker/filter",
 		"broker/longpoll", "broker/schedule", "broker/timer", "broker/txn", "broker/processor", "broker/client", "ha", "namesrv",
 		"testutil/proc"},
 

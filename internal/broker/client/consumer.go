@@ -25,6 +25,7 @@ type consumerGroup struct {
 	// subs maps topic -> subscription. A stored subscription is never
 	// modified, only replaced, so pointers to it may be handed out.
 	subs             map[string]*protocol.SubscriptionData
+	filters          map[string]*Filter // topic -> compiled non-TAG subscription
 	consumeType      protocol.ConsumeType
 	messageModel     protocol.MessageModel
 	consumeFromWhere protocol.ConsumeFromWhere
@@ -78,12 +79,17 @@ func (r *Registry) RegisterConsumer(ch Channel, info ClientInfo, data *protocol.
 	}
 	var c Change
 	c.ChannelAdded = g.updateChannel(ch, info, data, now)
-	c.SubscriptionsChanged = g.updateSubscriptions(data.SubscriptionDataSet, now)
+	var failed []filterFailure
+	c.SubscriptionsChanged, failed = g.updateSubscriptions(data.SubscriptionDataSet, now)
 	var notes []notification
 	if notify && c.Changed() {
 		notes = []notification{{group: data.GroupName, channels: g.channelList()}}
 	}
 	t.mu.Unlock()
+	for _, f := range failed {
+		r.log.Warn("client: subscription expression does not compile", "group", data.GroupName,
+			"topic", f.topic, "expression", f.expr, "err", f.err)
+	}
 	if c.ChannelAdded && isClosed(ch) {
 		// Closed while we registered it: the close callback may have
 		// run before the insert. Undo as it would have.
@@ -118,8 +124,7 @@ func (g *consumerGroup) updateChannel(ch Channel, info ClientInfo, data *protoco
 	return false
 }
 
-func (g *consumerGroup) updateSubscriptions(set []protocol.SubscriptionData, now time.Time) bool {
-	changed := false
+func (g *consumerGroup) updateSubscriptions(set []protocol.SubscriptionData, now time.Time) (changed bool, failed []filterFailure) {
 	for i := range set {
 		sub := &set[i]
 		old := g.subs[sub.Topic]
@@ -129,16 +134,23 @@ func (g *consumerGroup) updateSubscriptions(set []protocol.SubscriptionData, now
 			changed = true
 		case sub.SubVersion > old.SubVersion:
 			g.subs[sub.Topic] = sub
+		default:
+			continue
+		}
+		// A new subscription version: compile its expression once.
+		if f := g.updateFilter(sub); f != nil {
+			failed = append(failed, *f)
 		}
 	}
 	for topic := range g.subs {
 		if !containsTopic(set, topic) {
 			delete(g.subs, topic)
+			delete(g.filters, topic)
 			changed = true
 		}
 	}
 	g.lastUpdate = now
-	return changed
+	return changed, failed
 }
 
 func containsTopic(set []protocol.SubscriptionData, topic string) bool {

@@ -8,6 +8,9 @@
 //	producers: group -> { Channel -> clientID, language, version, last heartbeat }
 //	consumers: group -> { Channel -> clientID, language, version, last heartbeat }
 //	                    + subscriptions topic -> SubscriptionData
+//	                    + filters topic -> compiled SQL92 expression and its subVersion
+//	                      (compiled when a heartbeat brings a new version; one that does
+//	                      not compile keeps the previous filter, as Java's ConsumerFilterManager)
 //	                    + consumeType, messageModel, consumeFromWhere (latest heartbeat)
 //	locks:     group -> { MessageQueue -> owner clientID, last renewal }
 //

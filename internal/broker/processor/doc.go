@@ -23,6 +23,7 @@
 //	           QUERY_TOPIC_CONSUME_BY_WHO, VIEW_MESSAGE_BY_ID
 //	brokerconfig.go GET_BROKER_CONFIG
 //	filter.go  the TAG subscription filter (FuzzTagFilter, corpus in testdata/fuzz)
+//	sqlfilter.go CHECK_CLIENT_CONFIG (46) and the SQL92 filter of pulls
 //
 // Protocol statuses are response codes, never Go errors: a header that does
 // not decode is answered SYSTEM_ERROR with the decoder's text (Java's
@@ -78,6 +79,29 @@
 // (pull consumers), otherwise from the group's heartbeat (push consumers,
 // the Go client always). Tag matching: see tagFilter — the ConsumeQueue's
 // Java hash, or the Go client's UTF-8 hash, then an exact TAGS comparison.
+//
+// A SQL92 subscription (internal/broker/filter) is evaluated over each
+// record's properties (TAGS included). Its compiled form comes from the
+// pull itself (compiled through a 100-entry cache) or from the heartbeat
+// (compiled once per subscription version by the client registry), in
+// Java's order of answers: SUBSCRIPTION_PARSE_FAILED (23) for a carried
+// expression that does not compile, SUBSCRIPTION_NOT_LATEST, then
+// FILTER_DATA_NOT_EXIST (27) when the heartbeat's never compiled,
+// FILTER_DATA_NOT_LATEST (28) when the compiled one is older than the
+// pull's subVersion, and SYSTEM_ERROR while enablePropertyFilter is false.
+// With filterSupportRetry, a SQL92 pull of %RETRY%group judges each message
+// by the group's filter of its RETRY_TOPIC (ExpressionForRetryMessageFilter).
+// A held SQL92 pull wakes on an arrival whose tags code the expression
+// admits (filter.Expr.MayMatchTagsCode: only an expression that requires
+// TAGS = 'x' or TAGS IN (...) refuses any; arrivals carry no other
+// properties); the re-run filters, and one that found nothing answers
+// PULL_RETRY_IMMEDIATELY past the skipped messages, as Java's does.
+//
+// CHECK_CLIENT_CONFIG (Java clients, before a SQL92 consumer starts)
+// answers SUCCESS for TAG or no subscription, SYSTEM_ERROR "The broker does
+// not support consumer to filter message by SQL92" while
+// enablePropertyFilter is false, SUBSCRIPTION_PARSE_FAILED with the
+// compiler's message for a bad expression.
 //
 // # Offsets
 //

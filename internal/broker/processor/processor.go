@@ -87,6 +87,7 @@ type Processor struct {
 	txn       *txn.Service
 	awaitReg  func(ctx context.Context) error
 	log       *slog.Logger
+	exprCache exprCache // SQL92 expressions of pulls and CHECK_CLIENT_CONFIG
 
 	// Strings echoed in every send response (ext fields MSG_REGION,
 	// TRACE_ON), computed once.
@@ -134,6 +135,7 @@ func (p *Processor) Register(srv *remoting.Server, f Families) {
 	srv.Handle(protocol.GetEarliestMsgStoretime, f.Admin, p.handleEarliestStoreTime)
 
 	srv.Handle(protocol.HeartBeat, f.Client, p.handleHeartbeat)
+	srv.Handle(protocol.CheckClientConfig, f.Client, p.handleCheckClientConfig)
 	srv.Handle(protocol.UnregisterClient, f.Client, p.handleUnregisterClient)
 	srv.Handle(protocol.GetConsumerListByGroup, f.Offset, p.handleConsumerList)
 	srv.Handle(protocol.LockBatchMQ, f.Admin, p.handleLockBatch)

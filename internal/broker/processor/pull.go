@@ -78,10 +78,10 @@ func (p *Processor) pull(conn *remoting.Conn, req *remoting.Command, allowSuspen
 		}
 		sub = s
 	}
-	if sub.ExpressionType != "" && sub.ExpressionType != protocol.ExpressionTag {
-		return reply(protocol.SystemError, "The broker does not support consumer to filter message by "+sub.ExpressionType)
+	filter, fcode, remark := p.pullFilter(&h, sub, h.SysFlag&protocol.PullFlagSubscription != 0)
+	if fcode != protocol.Success {
+		return reply(fcode, remark)
 	}
-	filter := newTagFilter(sub)
 
 	res, err := p.store.GetMessage(h.ConsumerGroup, h.Topic, h.QueueID, h.QueueOffset, int(h.MaxMsgNums), filter)
 	if err != nil {
