@@ -83,7 +83,7 @@ const (
 // RequestCodeMap lists every request code of Java RocketMQ 5.x, in code order.
 var RequestCodeMap = []CodeInfo{
 	{10, "SEND_MESSAGE", SideBroker, CodeServed, ""},
-	{11, "PULL_MESSAGE", SideBroker, CodeServed, "long polling, tag filter"},
+	{11, "PULL_MESSAGE", SideBroker, CodeServed, "long polling, TAG and SQL92 filters"},
 	{12, "QUERY_MESSAGE", SideBroker, CodeLater, "issue 13 (key index)"},
 	{13, "QUERY_BROKER_OFFSET", SideBroker, CodeRefused, "no Java broker or NameServer serves it either"},
 	{14, "QUERY_CONSUMER_OFFSET", SideBroker, CodeServed, ""},
@@ -113,7 +113,7 @@ var RequestCodeMap = []CodeInfo{
 	{42, "UNLOCK_BATCH_MQ", SideBroker, CodeServed, ""},
 	{43, "GET_ALL_CONSUMER_OFFSET", SideBroker, CodeServed, "slave metadata sync"},
 	{45, "GET_ALL_DELAY_OFFSET", SideBroker, CodeServed, "slave metadata sync"},
-	{46, "CHECK_CLIENT_CONFIG", SideBroker, CodeLater, "issue 13 (SQL92 filter)"},
+	{46, "CHECK_CLIENT_CONFIG", SideBroker, CodeServed, "SQL92 subscriptions checked at consumer start"},
 	{47, "GET_CLIENT_CONFIG", SideBroker, CodeRefused, "no Java broker serves it either"},
 	{50, "UPDATE_AND_CREATE_ACL_CONFIG", SideBroker, CodeLater, issueSecurity + ": ACL 1.0, removed in Java 5.3.3"},
 	{51, "DELETE_ACL_CONFIG", SideBroker, CodeLater, issueSecurity + ": ACL 1.0, removed in Java 5.3.3"},
