@@ -71,8 +71,8 @@ func TestFindProducerChannelPrefersOpen(t *testing.T) {
 	closed, open := newFakeChan(), newFakeChan()
 	r.RegisterProducer("pg1", closed, info("c1"))
 	r.RegisterProducer("pg2", open, info("c1")) // the client dialled twice
-	_ = closed.Close()                           // its removal not processed yet
-	for range 20 {                               // map order is random
+	_ = closed.Close()                          // its removal not processed yet
+	for range 20 {                              // map order is random
 		if ch, ok := r.FindProducerChannel("c1"); !ok || ch != open {
 			t.Fatalf("c1 -> %v, %v; want the open channel", ch, ok)
 		}
