@@ -90,6 +90,7 @@
 // start); otherwise QUERY_NOT_FOUND (22), which makes clients fall back to
 // their consume-from-where.
 package processor
+
 //
 // # Request-reply
 //
@@ -112,4 +113,3 @@ package processor
 // stored (when enabled) whether or not the push succeeded, with its
 // property string unchanged. A request missing a required send-header key
 // is answered SYSTEM_ERROR "the custom field <key> is null".
-
