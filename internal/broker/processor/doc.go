@@ -89,8 +89,6 @@
 // new group with CONSUME_FROM_LAST_OFFSET reads a young queue from the
 // start); otherwise QUERY_NOT_FOUND (22), which makes clients fall back to
 // their consume-from-where.
-package processor
-
 //
 // # Request-reply
 //
@@ -113,3 +111,4 @@ package processor
 // stored (when enabled) whether or not the push succeeded, with its
 // property string unchanged. A request missing a required send-header key
 // is answered SYSTEM_ERROR "the custom field <key> is null".
+package processor
