@@ -28,6 +28,11 @@ type requester struct {
 
 func newRequester(t *testing.T, e *env, clientID string) *requester {
 	t.Helper()
+	return newRequesterTB(t, e, clientID)
+}
+
+func newRequesterTB(t testing.TB, e *env, clientID string) *requester {
+	t.Helper()
 	r := &requester{rc: remoting.NewClient(remoting.ClientConfig{}), code: protocol.Success}
 	t.Cleanup(func() { _ = r.rc.Close() })
 	r.rc.Handle(protocol.PushReplyMessageToClient, func(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
@@ -193,4 +198,59 @@ func TestSendReplyAfterRequesterLeft(t *testing.T) {
 	if resp.Code != protocol.SystemError || !strings.Contains(resp.Remark, "channel of <leaving> not found") {
 		t.Fatalf("reply to a gone requester: %d %s", resp.Code, resp.Remark)
 	}
+}
+
+// FuzzSendReplyRequest: whatever header and body a SEND_REPLY_MESSAGE(_V2)
+// carries, the broker answers at once with a protocol code (never a
+// handler panic, never a hang), and SUCCESS only for a reply it pushed.
+func FuzzSendReplyRequest(f *testing.F) {
+	e := newEnv(f, nil)
+	req := newRequesterTB(f, e, "fuzz-requester")
+	f.Add(true, "pg", replyTopic, "0", "0", replyProps("fuzz-requester", "c"), []byte("b"))
+	f.Add(false, "", "", "x", "-9", "\x01\x02", []byte{})
+	f.Add(true, "pg", "%RETRY%g", "99", "1", replyProps("nobody", "c"), []byte("b"))
+	f.Fuzz(func(t *testing.T, v2 bool, group, topic, queue, sysFlag, props string, body []byte) {
+		h := sendHeader(topic, 0, props)
+		h.ProducerGroup = group
+		ext := protocol.Ext(h)
+		ext["queueId"], ext["sysFlag"] = queue, sysFlag
+		code := protocol.SendReplyMessage
+		if v2 {
+			code = protocol.SendReplyMessageV2
+			m := map[string]string{}
+			for k, v := range ext {
+				if i := indexOf(k); i >= 0 {
+					m[string(rune('a'+i))] = v
+				}
+			}
+			ext = m
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		resp, err := e.rc.Invoke(ctx, e.addr, remoting.NewRequest(code, ext, body))
+		if err != nil {
+			t.Fatalf("no answer: %v", err)
+		}
+		if strings.Contains(resp.Remark, "runtime error") || strings.Contains(resp.Remark, "panic") {
+			t.Fatalf("handler panicked: %s", resp.Remark)
+		}
+		if resp.Code == protocol.Success {
+			to, _ := message.Property(props, message.PropertyMessageReplyToClient)
+			if to != "fuzz-requester" {
+				t.Fatalf("SUCCESS for a reply to %q", to)
+			}
+		}
+	})
+	_ = req
+}
+
+// indexOf is the position of a long send-header key (V2 letter a+i).
+func indexOf(k string) int {
+	for i, name := range []string{"producerGroup", "topic", "defaultTopic", "defaultTopicQueueNums", "queueId",
+		"sysFlag", "bornTimestamp", "flag", "properties"} {
+		if k == name {
+			return i
+		}
+	}
+	return -1
 }
