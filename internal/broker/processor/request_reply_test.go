@@ -205,7 +205,7 @@ func TestSendReplyAfterRequesterLeft(t *testing.T) {
 // handler panic, never a hang), and SUCCESS only for a reply it pushed.
 func FuzzSendReplyRequest(f *testing.F) {
 	e := newEnv(f, nil)
-	req := newRequesterTB(f, e, "fuzz-requester")
+	newRequesterTB(f, e, "fuzz-requester") // registered for the whole run
 	f.Add(true, "pg", replyTopic, "0", "0", replyProps("fuzz-requester", "c"), []byte("b"))
 	f.Add(false, "", "", "x", "-9", "\x01\x02", []byte{})
 	f.Add(true, "pg", "%RETRY%g", "99", "1", replyProps("nobody", "c"), []byte("b"))
@@ -241,7 +241,6 @@ func FuzzSendReplyRequest(f *testing.F) {
 			}
 		}
 	})
-	_ = req
 }
 
 // indexOf is the position of a long send-header key (V2 letter a+i).
