@@ -69,12 +69,15 @@ func (p *Processor) sendReply(conn *remoting.Conn, req *remoting.Command, h *pro
 		return resp
 	}
 	// Stored as sent: no CLUSTER added, WAIT kept (Java stores the
-	// header's property string unchanged).
+	// header's property string unchanged). Java stores sysFlag 0, which
+	// leaves a compressed reply unreadable in the reply topic; the
+	// compression bits are kept here, and only those (no transaction bits
+	// from a client).
 	rec := message.Record{
 		Topic:          h.Topic,
 		QueueID:        queueID,
 		Flag:           h.Flag,
-		SysFlag:        h.SysFlag,
+		SysFlag:        h.SysFlag & replyStoredSysFlags,
 		BornTimestamp:  h.BornTimestamp,
 		BornHost:       born,
 		ReconsumeTimes: h.ReconsumeTimes.Or(0),
@@ -134,6 +137,10 @@ func (p *Processor) pushReply(conn *remoting.Conn, req *remoting.Command, h *pro
 	}
 	return "", true
 }
+
+// replyStoredSysFlags are the sysFlag bits of a reply that are stored:
+// compression and its type.
+const replyStoredSysFlags = message.SysFlagCompressed | message.CompressionLZ4 | message.CompressionZSTD | message.CompressionZlib
 
 // registerReply routes the two reply codes to their own family (Java's
 // replyMessageExecutor): a push may wait up to 10 s for the requester,

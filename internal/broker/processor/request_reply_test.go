@@ -253,3 +253,23 @@ func indexOf(k string) int {
 	}
 	return -1
 }
+
+// TestSendReplyStoredSysFlag: the push carries the reply's sysFlag as
+// sent; the stored record keeps only its compression bits (a transaction
+// bit would hide it from the consume queue).
+func TestSendReplyStoredSysFlag(t *testing.T) {
+	e := newEnv(t, nil)
+	req := newRequester(t, e, "requester-1")
+	h := sendHeader(replyTopic, 0, replyProps("requester-1", "corr-3"))
+	h.SysFlag = message.SysFlagCompressed | message.CompressionZSTD | message.TransactionPreparedType
+	resp := e.call(protocol.SendReplyMessage, protocol.Ext(h), []byte("zstd bytes"))
+	if resp.Code != protocol.Success {
+		t.Fatalf("send reply: %d %s", resp.Code, resp.Remark)
+	}
+	var ph protocol.ReplyMessageRequestHeader
+	must(t, ph.Decode(req.received()[0].Ext()))
+	if ph.SysFlag != h.SysFlag {
+		t.Fatalf("pushed sysFlag %#x, want %#x", ph.SysFlag, h.SysFlag)
+	}
+	e.waitMaxOffset(replyTopic, 0, 1) // dispatched: no transaction bit stored
+}
