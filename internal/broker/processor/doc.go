@@ -109,6 +109,7 @@
 // properties[REPLY_TO_CLIENT] is null", "push reply message fail, channel
 // of <id> not found.", "push reply message to <id>fail.". A reply is
 // stored (when enabled) whether or not the push succeeded, with its
-// property string unchanged. A request missing a required send-header key
+// property string unchanged and only the compression bits of its sysFlag
+// (Java stores 0, which leaves a compressed reply unreadable). A request missing a required send-header key
 // is answered SYSTEM_ERROR "the custom field <key> is null".
 package processor
