@@ -77,7 +77,8 @@ func TestNamesrvProcess(t *testing.T) {
 
 func TestServeProcess(t *testing.T) {
 	bin := buildRocketd(t)
-	nsPort, brokerPort := proc.FreePort(t), proc.FreePort(t)
+	nsPort := proc.FreePort(t)
+	brokerPort := proc.FreeBrokerPort(t, nsPort)
 	nsAddr := "127.0.0.1:" + strconv.Itoa(nsPort)
 	brokerAddr := "127.0.0.1:" + strconv.Itoa(brokerPort)
 	data := filepath.Join(t.TempDir(), "data")
@@ -138,7 +139,7 @@ func TestServeProcess(t *testing.T) {
 
 func TestBrokerProcess(t *testing.T) {
 	bin := buildRocketd(t)
-	port := proc.FreePort(t)
+	port := proc.FreeBrokerPort(t)
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "broker.conf")
 	text := "brokerClusterName=C1\nbrokerName=b1\nbrokerIP1=127.0.0.1\nlistenPort=" + strconv.Itoa(port) +

@@ -68,6 +68,7 @@ type Broker struct {
 	addr string // advertised brokerIP1:port
 
 	srv      *remoting.Server
+	vip      *remoting.Server // Java's fastRemotingServer on listenPort-2
 	nsClient *remoting.Client
 	store    *store.Store
 	topics   *meta.Topics
@@ -120,30 +121,32 @@ func Start(cfg Config) (_ *Broker, err error) {
 	if listen == "" {
 		listen = net.JoinHostPort("", strconv.Itoa(bc.ListenPort))
 	}
+	vipListen, err := vipListenAddr(listen)
+	if err != nil {
+		return nil, err
+	}
 	b.srv = remoting.NewServer(remoting.ServerConfig{Addr: listen, Logger: log})
-	fams := processor.Families{
-		Send:   b.srv.NewFamily("send", sendWorkers(&bc), bc.SendThreadPoolQueueCapacity),
-		Pull:   b.srv.NewFamily("pull", bc.PullMessageThreadPoolNums, bc.PullThreadPoolQueueCapacity),
-		Offset: b.srv.NewFamily("consumerManage", bc.ConsumerManageThreadPoolNums, bc.ConsumerManagerThreadPoolQueue),
-		Client: b.srv.NewFamily("heartbeat", bc.HeartbeatThreadPoolNums, bc.HeartbeatThreadPoolQueueCap),
-		Admin:  b.srv.NewFamily("admin", bc.AdminBrokerThreadPoolNums, bc.ClientManagerThreadPoolQueueCap),
-	}
-	if bc.BrokerFastFailureEnable {
-		fams.Send.SetMaxQueueWait(bc.WaitTimeInSendQueue)
-		fams.Pull.SetMaxQueueWait(bc.WaitTimeInPullQueue)
-	}
+	b.vip = remoting.NewServer(remoting.ServerConfig{Addr: vipListen, Logger: log})
+	fams := newFamilies(b.srv, &bc, false)
+	vipFams := newFamilies(b.vip, &bc, true)
 	// Until the processors are registered (the store may take a while to
 	// recover), every request is answered SERVICE_NOT_AVAILABLE, a code
-	// both official clients retry on another broker or later.
-	b.srv.HandleDefault(nil, starting)
-	if err := b.srv.Start(); err != nil {
-		return nil, fmt.Errorf("broker: listen %s: %w", listen, err)
+	// both official clients retry on another broker or later. A port
+	// already taken fails the start, the VIP one too (as Java's bind).
+	for _, s := range []struct {
+		srv  *remoting.Server
+		addr string
+	}{{b.srv, listen}, {b.vip, vipListen}} {
+		s.srv.HandleDefault(nil, starting)
+		if err := s.srv.Start(); err != nil {
+			return nil, fmt.Errorf("broker: listen %s: %w", s.addr, err)
+		}
+		closers = append(closers, func() error {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			return s.srv.Shutdown(ctx)
+		})
 	}
-	closers = append(closers, func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		return b.srv.Shutdown(ctx)
-	})
 	port := b.srv.Addr().(*net.TCPAddr).Port
 	b.addr = net.JoinHostPort(bc.BrokerIP1, strconv.Itoa(port))
 	storeHost, err := netip.ParseAddrPort(b.addr)
@@ -227,10 +230,12 @@ func Start(cfg Config) (_ *Broker, err error) {
 	b.store.AddArrivalListener(func(topic string, queueID int32, queueOffset, tagsCode, _ int64) {
 		b.holder.Notify(topic, queueID, queueOffset+1, tagsCode)
 	})
-	b.srv.OnConnClose(func(c *remoting.Conn) {
-		b.clients.RemoveChannel(c)
-		b.holder.DropConn(c)
-	})
+	for _, srv := range []*remoting.Server{b.srv, b.vip} {
+		srv.OnConnClose(func(c *remoting.Conn) {
+			b.clients.RemoveChannel(c)
+			b.holder.DropConn(c)
+		})
+	}
 
 	// Transactions: half messages, END_TRANSACTION, the check-back.
 	if b.txn, err = b.newTxn(storeHost, scfg.FileReservedTime); err != nil {
@@ -255,6 +260,7 @@ func Start(cfg Config) (_ *Broker, err error) {
 		return nil, err
 	}
 	proc.Register(b.srv, fams)
+	proc.RegisterVIP(b.vip, vipFams)
 
 	b.topics.OnChange(b.reg.kick)
 	b.repl.startMetaSync(b.reg.kick)
@@ -317,6 +323,9 @@ func storeConfig(bc *config.BrokerConfig, fs vfs.FS, log *slog.Logger, host neti
 // Addr is the address the broker advertises: brokerIP1 and the bound port.
 func (b *Broker) Addr() string { return b.addr }
 
+// VIPAddr is the VIP channel's bound address (Java's fastRemotingServer).
+func (b *Broker) VIPAddr() string { return b.vip.Addr().String() }
+
 // Store exposes the message store (tests, tools in the same process).
 func (b *Broker) Store() *store.Store { return b.store }
 
@@ -325,9 +334,11 @@ func (b *Broker) Store() *store.Store { return b.store }
 //
 //  1. Stop the registration loop and unregister from every NameServer:
 //     clients stop routing new work here while it is still served.
-//  2. Shut the remoting server: stop accepting, answer late requests
-//     SYSTEM_BUSY, let accepted ones finish (bounded by ctx), close the
-//     connections. Held pulls are not waited for (their connections close).
+//  2. Shut the remoting servers, the VIP channel's first (listenPort-2,
+//     Java's fastRemotingServer), then the main one: stop accepting,
+//     answer late requests SYSTEM_BUSY, let accepted ones finish (bounded
+//     by ctx), close the connections. Held pulls are not waited for
+//     (their connections close).
 //  3. Stop long polling and the client registry: nothing may call into the
 //     store or write to a connection any more.
 //  4. Persist consumer offsets, subscription groups and topics.
@@ -343,6 +354,9 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		var errs []error
 		b.reg.close()
 		b.reg.unregisterAll(ctx)
+		if err := b.vip.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("broker: drain VIP-channel requests: %w", err))
+		}
 		if err := b.srv.Shutdown(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("broker: drain requests: %w", err))
 		}

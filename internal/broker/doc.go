@@ -44,6 +44,18 @@
 // NameServers and into every stored record as the store host, so offset
 // message ids point back at this broker.
 //
+// It also listens on listenPort-2, the VIP channel (Java's
+// fastRemotingServer, vip.go): clients with sendMessageWithVIPChannel
+// (the default before client 4.5.1, and rocketmq-dashboard's) derive that
+// port from the registered address and send and make admin calls there.
+// It serves the same handlers on workers of its own, except the consuming
+// codes (PULL_MESSAGE, LITE_PULL_MESSAGE, POP_MESSAGE, PEEK_MESSAGE,
+// NOTIFICATION, POLLING_INFO: REQUEST_CODE_NOT_SUPPORTED, as in Java). As in
+// Java there is no key for it and nothing extra is registered; a port
+// below 0 becomes 0 (ephemeral: with Config.ListenAddr port 0 in tests the
+// VIP port is ephemeral too and never collides), and a taken port fails
+// the start. It stops with the main server, just before it.
+//
 // # Roles (replication.go, slavesync.go)
 //
 // Every master runs the HA server (internal/ha) on haListenPort

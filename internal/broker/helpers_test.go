@@ -25,12 +25,20 @@ type cluster struct {
 	nsAddr string
 	tune   func(*config.BrokerConfig)
 	rc     *remoting.Client // rocketd's own client, for admin calls
+	// listen is the broker's listen address; "" is 127.0.0.1:0.
+	listen string
 }
 
 // startCluster starts a NameServer and a broker; both stop at cleanup.
 func startCluster(t testing.TB, tune func(*config.BrokerConfig)) *cluster {
 	t.Helper()
-	c := &cluster{t: t, dir: t.TempDir(), tune: tune}
+	return startClusterOn(t, tune, "")
+}
+
+// startClusterOn is startCluster with the broker listening on listen.
+func startClusterOn(t testing.TB, tune func(*config.BrokerConfig), listen string) *cluster {
+	t.Helper()
+	c := &cluster{t: t, dir: t.TempDir(), tune: tune, listen: listen}
 	ns, err := namesrv.New(namesrv.Config{
 		Addr:    "127.0.0.1:0",
 		Namesrv: config.NamesrvConfig{KVConfigPath: filepath.Join(c.dir, "kvConfig.json")},
@@ -70,7 +78,11 @@ func (c *cluster) brokerConfig() config.BrokerConfig {
 
 func (c *cluster) startBroker() {
 	c.t.Helper()
-	b, err := broker.Start(broker.Config{Broker: c.brokerConfig(), ListenAddr: "127.0.0.1:0"})
+	listen := c.listen
+	if listen == "" {
+		listen = "127.0.0.1:0"
+	}
+	b, err := broker.Start(broker.Config{Broker: c.brokerConfig(), ListenAddr: listen})
 	if err != nil {
 		c.t.Fatal(err)
 	}

@@ -95,6 +95,7 @@ const (
 	DefaultConsumerManagerThreadPoolQueueCap = 1000000
 	DefaultHeartbeatThreadPoolQueueCapacity  = 50000
 	DefaultEndTransactionPoolQueueCapacity   = 100000
+	DefaultReplyThreadPoolQueueCapacity      = 10000
 	DefaultAdminBrokerThreadPoolNums         = 16
 	DefaultClientManageThreadPoolNums        = 32
 	DefaultConsumerManageThreadPoolNums      = 32
@@ -251,6 +252,13 @@ type BrokerConfig struct {
 	ConsumerManagerThreadPoolQueue  int `prop:"consumerManagerThreadPoolQueueCapacity"`
 	HeartbeatThreadPoolQueueCap     int `prop:"heartbeatThreadPoolQueueCapacity"`
 	EndTransactionPoolQueueCapacity int `prop:"endTransactionPoolQueueCapacity"`
+	// The request-reply family (SEND_REPLY_MESSAGE): 16+2*cores workers
+	// (a push to the requester may wait up to 10 s) and 10000 queued.
+	ProcessReplyMessageThreadPoolNums int `prop:"processReplyMessageThreadPoolNums"`
+	ReplyThreadPoolQueueCapacity      int `prop:"replyThreadPoolQueueCapacity"`
+	// StoreReplyMessageEnable stores each reply in <cluster>_REPLY_TOPIC
+	// besides pushing it to the requester (true).
+	StoreReplyMessageEnable bool `prop:"storeReplyMessageEnable"`
 	// BrokerFastFailureEnable answers requests that waited too long in a
 	// queue with SYSTEM_BUSY (true).
 	BrokerFastFailureEnable bool `prop:"brokerFastFailureEnable"`
@@ -438,6 +446,7 @@ func NewBrokerConfig() BrokerConfig {
 		CheckCRCOnRecover:              true,
 		MessageIndexEnable:             true,
 		TimerWheelEnable:               true,
+		StoreReplyMessageEnable:        true,
 	}
 	c.ensureBaseDefaults()
 	return c
@@ -516,6 +525,8 @@ func (c *BrokerConfig) ensureBaseDefaults() {
 	setInt(&c.ConsumerManagerThreadPoolQueue, DefaultConsumerManagerThreadPoolQueueCap)
 	setInt(&c.HeartbeatThreadPoolQueueCap, DefaultHeartbeatThreadPoolQueueCapacity)
 	setInt(&c.EndTransactionPoolQueueCapacity, DefaultEndTransactionPoolQueueCapacity)
+	setInt(&c.ProcessReplyMessageThreadPoolNums, 16+cpus*2)
+	setInt(&c.ReplyThreadPoolQueueCapacity, DefaultReplyThreadPoolQueueCapacity)
 	setDur(&c.WaitTimeInSendQueue, 200*time.Millisecond)
 	setDur(&c.WaitTimeInPullQueue, 5*time.Second)
 	setDur(&c.WaitTimeInHeartbeatQueue, 31*time.Second)
@@ -755,6 +766,8 @@ func (c *BrokerConfig) Validate() error {
 		{"consumerManagerThreadPoolQueueCapacity", c.ConsumerManagerThreadPoolQueue},
 		{"heartbeatThreadPoolQueueCapacity", c.HeartbeatThreadPoolQueueCap},
 		{"endTransactionPoolQueueCapacity", c.EndTransactionPoolQueueCapacity},
+		{"processReplyMessageThreadPoolNums", c.ProcessReplyMessageThreadPoolNums},
+		{"replyThreadPoolQueueCapacity", c.ReplyThreadPoolQueueCapacity},
 		{"maxTransferBytesOnMessageInMemory", c.MaxTransferBytesOnMessageInMemory},
 		{"maxTransferCountOnMessageInMemory", c.MaxTransferCountOnMessageInMemory},
 		{"maxTransferBytesOnMessageInDisk", c.MaxTransferBytesOnMessageInDisk},

@@ -52,6 +52,9 @@ func TestBrokerConfigDefaults(t *testing.T) {
 		{"sendMessageThreadPoolNums", c.SendMessageThreadPoolNums, min(runtime.NumCPU(), 4)},
 		{"sendThreadPoolQueueCapacity", c.SendThreadPoolQueueCapacity, 10000},
 		{"pullThreadPoolQueueCapacity", c.PullThreadPoolQueueCapacity, 100000},
+		{"storeReplyMessageEnable", c.StoreReplyMessageEnable, true},
+		{"processReplyMessageThreadPoolNums", c.ProcessReplyMessageThreadPoolNums, 16 + 2*runtime.NumCPU()},
+		{"replyThreadPoolQueueCapacity", c.ReplyThreadPoolQueueCapacity, 10000},
 		{"mappedFileSizeCommitLog", c.MappedFileSizeCommitLog, int64(1 << 30)},
 		{"mappedFileSizeConsumeQueue", c.MappedFileSizeConsumeQueue, int64(6000000)},
 		{"flushDiskType", c.FlushDiskType, AsyncFlush},
@@ -421,5 +424,26 @@ func TestMaxOpenConsumeQueueFiles(t *testing.T) {
 	}
 	if _, _, err := BrokerConfigFromProperties(Properties{"maxOpenConsumeQueueFiles": "10"}); err == nil || !strings.Contains(err.Error(), "maxOpenConsumeQueueFiles") {
 		t.Fatalf("10 accepted or unnamed: %v", err)
+	}
+}
+
+// TestReplyKeys: the request-reply keys bind under Java's names, and a
+// pool size below 1 is refused with the key named.
+func TestReplyKeys(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "broker.conf")
+	conf := "storeReplyMessageEnable=false\nprocessReplyMessageThreadPoolNums=3\nreplyThreadPoolQueueCapacity=7\n"
+	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, unknown, err := LoadBrokerFile(path)
+	if err != nil || len(unknown) != 0 {
+		t.Fatalf("load: %v, unknown %v", err, unknown)
+	}
+	if c.StoreReplyMessageEnable || c.ProcessReplyMessageThreadPoolNums != 3 || c.ReplyThreadPoolQueueCapacity != 7 {
+		t.Fatalf("loaded %v %d %d", c.StoreReplyMessageEnable, c.ProcessReplyMessageThreadPoolNums, c.ReplyThreadPoolQueueCapacity)
+	}
+	c.ReplyThreadPoolQueueCapacity = -1
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "replyThreadPoolQueueCapacity") {
+		t.Fatalf("negative capacity: %v", err)
 	}
 }

@@ -90,7 +90,8 @@ func startHACluster(t *testing.T, role string, extra ...string) *haCluster {
 		}
 	}
 	c.masterDir, c.slaveDir = t.TempDir(), t.TempDir()
-	mport, sport := proc.FreePort(t), proc.FreePort(t)
+	mport := proc.FreeBrokerPort(t, nsPort)
+	sport := proc.FreeBrokerPort(t, nsPort, mport, mport+1, mport-2)
 	c.masterAddr, c.slaveAdr = "127.0.0.1:"+strconv.Itoa(mport), "127.0.0.1:"+strconv.Itoa(sport)
 	mkv := common(c.masterDir, mport, proc.FreePort(t))
 	mkv["brokerId"], mkv["brokerRole"] = "0", role

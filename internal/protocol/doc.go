@@ -61,6 +61,17 @@
 // (DecodeFor picks by code). The Go client sends single messages with V1 and
 // batches with V2.
 //
+// Java's long-form decoder does refuse a missing @CFNotNull key ("the
+// custom field <key> is null"; V2's fast decoder only logs it):
+// MissingSendField names the first of the eight required send keys (a..h)
+// a request lacks, for the reply path, which answers it SYSTEM_ERROR.
+//
+// PUSH_REPLY_MESSAGE_TO_CLIENT (326, broker to the requesting producer)
+// carries ReplyMessageRequestHeader: the reply's send header in long keys
+// (producerGroup ... properties, reconsumeTimes optional, unitMode) plus
+// bornHost and storeHost ("ip:port") and storeTimestamp (ms); the body is
+// the reply's body as sent.
+//
 // # Slave metadata copy (rocketd extension)
 //
 // A rocketd slave polls its master's tables often (every 500 ms) and adds

@@ -13,6 +13,12 @@
 //	                      not compile keeps the previous filter, as Java's ConsumerFilterManager)
 //	                    + consumeType, messageModel, consumeFromWhere (latest heartbeat)
 //	locks:     group -> { MessageQueue -> owner clientID, last renewal }
+//	producer index: clientID -> { Channel -> number of groups }
+//
+// The producer index is Java's clientChannelTable: SEND_REPLY_MESSAGE
+// finds the requester by the reply's REPLY_TO_CLIENT (its client id) and
+// PushReply sends it PUSH_REPLY_MESSAGE_TO_CLIENT (326) there, waiting at
+// most ReplyPushTimeout (10 s, Java's callClient) with no lock held.
 //
 // A Channel is the connection a heartbeat came on (*remoting.Conn). Clients
 // are keyed by channel, not by client id, as Java keys them by Netty

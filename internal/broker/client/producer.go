@@ -15,6 +15,10 @@ import (
 type producerTable struct {
 	mu     sync.RWMutex
 	groups map[string]map[Channel]*channelState
+	// byClient indexes the channels by client id, counting the groups
+	// each is registered in: Java's clientChannelTable, which
+	// SEND_REPLY_MESSAGE uses to find the requester (FindProducerChannel).
+	byClient map[string]map[Channel]int
 	// next spreads PickProducerChannel over a group's channels.
 	next atomic.Uint32
 }
@@ -49,11 +53,14 @@ func (r *Registry) registerProducer(group string, ch Channel, info ClientInfo) b
 	if st == nil {
 		info.ClientID = strings.Clone(info.ClientID)
 		chans[ch] = &channelState{ClientInfo: info, lastUpdate: now}
+		t.indexLocked(info.ClientID, ch, +1)
 		r.log.Info("client: producer registered", "group", group, "clientID", info.ClientID, "addr", ch.RemoteAddr())
 		return true
 	}
 	if st.ClientID != info.ClientID {
+		t.indexLocked(st.ClientID, ch, -1)
 		st.ClientID = strings.Clone(info.ClientID)
+		t.indexLocked(st.ClientID, ch, +1)
 	}
 	st.Language, st.Version, st.lastUpdate = info.Language, info.Version, now
 	return false
@@ -66,10 +73,12 @@ func (r *Registry) UnregisterProducer(group string, ch Channel) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	chans := t.groups[group]
-	if _, ok := chans[ch]; !ok {
+	st, ok := chans[ch]
+	if !ok {
 		return false
 	}
 	delete(chans, ch)
+	t.indexLocked(st.ClientID, ch, -1)
 	if len(chans) == 0 {
 		delete(t.groups, group)
 	}
@@ -174,8 +183,9 @@ func (t *producerTable) removeChannel(ch Channel) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for g, chans := range t.groups {
-		if _, ok := chans[ch]; ok {
+		if st, ok := chans[ch]; ok {
 			delete(chans, ch)
+			t.indexLocked(st.ClientID, ch, -1)
 			if len(chans) == 0 {
 				delete(t.groups, g)
 			}
@@ -194,6 +204,7 @@ func (t *producerTable) expire(now time.Time, ttl time.Duration, stale []Channel
 				log.Warn("client: producer channel expired", "group", g, "clientID", st.ClientID,
 					"addr", ch.RemoteAddr(), "idle", idle)
 				delete(chans, ch)
+				t.indexLocked(st.ClientID, ch, -1)
 				stale = append(stale, ch)
 			}
 		}
@@ -221,4 +232,43 @@ func sortChannels(s []ChannelInfo) {
 		}
 		return s[i].Channel.RemoteAddr() < s[j].Channel.RemoteAddr()
 	})
+}
+
+// indexLocked adds delta to the number of groups ch is registered in under
+// clientID, dropping entries that reach zero. t.mu is held for writing.
+func (t *producerTable) indexLocked(clientID string, ch Channel, delta int) {
+	chans := t.byClient[clientID]
+	if chans == nil {
+		if delta < 0 {
+			return
+		}
+		chans = make(map[Channel]int, 1)
+		t.byClient[clientID] = chans
+	}
+	if n := chans[ch] + delta; n > 0 {
+		chans[ch] = n
+	} else {
+		delete(chans, ch)
+	}
+	if len(chans) == 0 {
+		delete(t.byClient, clientID)
+	}
+}
+
+// FindProducerChannel returns a channel a producer with clientID
+// registered on (Java's ProducerManager.findChannel): where
+// SEND_REPLY_MESSAGE pushes the reply. An open channel is preferred over
+// one whose close is still being processed.
+func (r *Registry) FindProducerChannel(clientID string) (Channel, bool) {
+	t := &r.producers
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	var closed Channel
+	for ch := range t.byClient[clientID] {
+		if !isClosed(ch) {
+			return ch, true
+		}
+		closed = ch
+	}
+	return closed, closed != nil
 }

@@ -19,6 +19,8 @@ const (
 	DefaultNotifyWorkers  = 2
 	DefaultNotifyQueueLen = 4096
 	DefaultNotifyGrace    = 2 * time.Second
+	// DefaultReplyPushTimeout is Java's Broker2Client.callClient timeout.
+	DefaultReplyPushTimeout = 10 * time.Second
 )
 
 // Config configures a Registry. The zero value takes every default.
@@ -52,6 +54,8 @@ type Config struct {
 	// caller instead. Default: always true. It is called without registry
 	// locks held (it may look the group up in broker/meta).
 	NotifyEnabled func(group string) bool
+	// ReplyPushTimeout bounds PushReply's wait for the requester's answer.
+	ReplyPushTimeout time.Duration
 	// Now is the clock for heartbeat ages and lock expiry; default time.Now.
 	Now func() time.Time
 	// Logger receives structured logs; default: discard.
@@ -84,6 +88,9 @@ func (c *Config) EnsureDefaults() {
 	if c.NotifyGrace == 0 {
 		c.NotifyGrace = DefaultNotifyGrace
 	}
+	if c.ReplyPushTimeout == 0 {
+		c.ReplyPushTimeout = DefaultReplyPushTimeout
+	}
 	if c.NotifyEnabled == nil {
 		c.NotifyEnabled = func(string) bool { return true }
 	}
@@ -107,7 +114,7 @@ func (c *Config) Validate() error {
 	if c.LockMaxLive < 0 {
 		errs = append(errs, fmt.Errorf("client: lock max live %v < 0", c.LockMaxLive))
 	}
-	if c.NotifyWorkers < 0 || c.NotifyQueueLen < 0 || c.NotifyGrace < 0 {
+	if c.NotifyWorkers < 0 || c.NotifyQueueLen < 0 || c.NotifyGrace < 0 || c.ReplyPushTimeout < 0 {
 		errs = append(errs, errors.New("client: negative notifier setting"))
 	}
 	return errors.Join(errs...)
@@ -149,6 +156,7 @@ func New(cfg Config) (*Registry, error) {
 		done:  make(chan struct{}),
 	}
 	r.producers.groups = make(map[string]map[Channel]*channelState)
+	r.producers.byClient = make(map[string]map[Channel]int)
 	r.consumers.groups = make(map[string]*consumerGroup)
 	r.notifier = newNotifier(cfg.NotifyWorkers, cfg.NotifyQueueLen, cfg.NotifyGrace, cfg.NotifyDisabled, cfg.Logger)
 	return r, nil

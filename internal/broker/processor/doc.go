@@ -6,6 +6,9 @@
 //	send.go    SEND_MESSAGE (10), SEND_MESSAGE_V2 (310), SEND_BATCH_MESSAGE (320)
 //	sendback.go CONSUMER_SEND_MSG_BACK (36): to %RETRY%group with a delay level, or %DLQ%group
 //	txn.go     the half-message branch of the send path, END_TRANSACTION (37)
+//	request_reply.go SEND_REPLY_MESSAGE (324), SEND_REPLY_MESSAGE_V2 (325):
+//	           push to the requester (PUSH_REPLY_MESSAGE_TO_CLIENT, 326), then
+//	           store in <cluster>_REPLY_TOPIC when storeReplyMessageEnable
 //	pull.go    PULL_MESSAGE (11) with long polling
 //	offset.go  QUERY_CONSUMER_OFFSET, UPDATE_CONSUMER_OFFSET, GET_MAX_OFFSET,
 //	           GET_MIN_OFFSET, SEARCH_OFFSET_BY_TIMESTAMP, GET_EARLIEST_MSG_STORETIME
@@ -110,4 +113,27 @@
 // new group with CONSUME_FROM_LAST_OFFSET reads a young queue from the
 // start); otherwise QUERY_NOT_FOUND (22), which makes clients fall back to
 // their consume-from-where.
+//
+// # Request-reply
+//
+// A requester (DefaultMQProducer.request, the Go client's Request) sends
+// an ordinary message carrying CORRELATION_ID, REPLY_TO_CLIENT (its client
+// id) and TTL; the replier answers with MessageUtil.createReplyMessage:
+// topic <CLUSTER>_REPLY_TOPIC (the CLUSTER property the send path added to
+// the request), MSG_TYPE=reply, code 324/325. The broker finds the
+// requester's heartbeat channel by REPLY_TO_CLIENT and sends it
+//
+//	code 326, extFields ReplyMessageRequestHeader (the send header's fields
+//	as long keys, properties + PUSH_REPLY_TIME, bornHost, storeHost,
+//	storeTimestamp), body as sent
+//
+// waiting at most 10 s. The replier's answer is SUCCESS (msgId "0",
+// queueOffset 0 unless stored) only if that push succeeded; otherwise
+// SYSTEM_ERROR with Java's remarks: "reply message
+// properties[REPLY_TO_CLIENT] is null", "push reply message fail, channel
+// of <id> not found.", "push reply message to <id>fail.". A reply is
+// stored (when enabled) whether or not the push succeeded, with its
+// property string unchanged and only the compression bits of its sysFlag
+// (Java stores 0, which leaves a compressed reply unreadable). A request missing a required send-header key
+// is answered SYSTEM_ERROR "the custom field <key> is null".
 package processor

@@ -70,6 +70,7 @@ type SendHook interface {
 // connection's reader goroutine: only for tests.
 type Families struct {
 	Send, Pull, Offset, Client, Admin *remoting.Family
+	Reply                             *remoting.Family // SEND_REPLY_MESSAGE; nil: Send's
 }
 
 // Processor serves the broker's request codes.
@@ -124,6 +125,7 @@ func (p *Processor) Register(srv *remoting.Server, f Families) {
 
 	srv.Handle(protocol.ConsumerSendMsgBack, f.Send, p.handleSendBack)
 	srv.Handle(protocol.EndTransaction, f.Send, p.handleEndTransaction)
+	p.registerReply(srv, f)
 
 	srv.Handle(protocol.PullMessage, f.Pull, p.handlePull)
 

@@ -68,9 +68,9 @@ func FreePort(t testing.TB) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-// FreeBrokerPort returns a port p for a broker: p and p+1 (the broker's
-// default HA port) were free a moment ago, and neither is one of avoid
-// (typically the NameServer's port, picked before).
+// FreeBrokerPort returns a port p for a broker: p, p+1 (the broker's
+// default HA port) and p-2 (its VIP channel) were free a moment ago, and
+// none is one of avoid (typically the NameServer's port, picked before).
 func FreeBrokerPort(t testing.TB, avoid ...int) int {
 	t.Helper()
 	taken := func(p int) bool {
@@ -83,20 +83,28 @@ func FreeBrokerPort(t testing.TB, avoid ...int) int {
 	}
 	for range 100 {
 		p := FreePort(t)
-		if taken(p) || taken(p+1) {
+		if p < 3 || taken(p) || taken(p+1) || taken(p-2) {
 			continue
 		}
-		// Listen on every interface: the HA listener may, and a port busy
-		// on any address would make it fail.
-		ln, err := net.Listen("tcp", ":"+strconv.Itoa(p+1))
-		if err != nil {
+		// Listen on every interface: the HA and VIP listeners may, and a
+		// port busy on any address would make them fail.
+		if !bindable(p+1) || !bindable(p-2) {
 			continue
 		}
-		ln.Close()
 		return p
 	}
 	t.Fatal("free broker port: no free pair of ports in 100 tries")
 	return 0
+}
+
+// bindable reports whether port can be listened on, on every interface.
+func bindable(port int) bool {
+	ln, err := net.Listen("tcp", ":"+strconv.Itoa(port))
+	if err != nil {
+		return false
+	}
+	ln.Close()
+	return true
 }
 
 // WaitTCP polls addr until it accepts a connection, failing the test after
