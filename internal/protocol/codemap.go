@@ -12,7 +12,7 @@ package protocol
 type CodeSide uint8
 
 const (
-	SideBroker     CodeSide = iota + 1 // the broker (remoting port and VIP channel)
+	SideBroker     CodeSide = iota + 1 // the broker (remoting port; the VIP channel on listenPort-2 serves all but the consuming codes)
 	SideNameServer                     // the NameServer
 	SideClient                         // the client: the broker sends it
 	SideController                     // the controller (5.x fail-over)
@@ -178,9 +178,9 @@ var RequestCodeMap = []CodeInfo{
 	{321, "QUERY_CONSUME_QUEUE", SideBroker, CodeServed, ""},
 	{322, "QUERY_DATA_VERSION", SideNameServer, CodeServed, ""},
 	{323, "RESUME_CHECK_HALF_MESSAGE", SideBroker, CodeLater, issueAdmin},
-	{324, "SEND_REPLY_MESSAGE", SideBroker, CodeLater, "issue 13 (request-reply)"},
-	{325, "SEND_REPLY_MESSAGE_V2", SideBroker, CodeLater, "issue 13 (request-reply)"},
-	{326, "PUSH_REPLY_MESSAGE_TO_CLIENT", SideClient, CodeLater, "issue 13 (request-reply)"},
+	{324, "SEND_REPLY_MESSAGE", SideBroker, CodeServed, "request-reply: pushed to the requester"},
+	{325, "SEND_REPLY_MESSAGE_V2", SideBroker, CodeServed, "request-reply: pushed to the requester"},
+	{326, "PUSH_REPLY_MESSAGE_TO_CLIENT", SideClient, CodeSent, "the reply, to the requesting producer"},
 	{327, "ADD_WRITE_PERM_OF_BROKER", SideNameServer, CodeServed, ""},
 	{328, "GET_ALL_PRODUCER_INFO", SideBroker, CodeServed, ""},
 	{329, "DELETE_EXPIRED_COMMITLOG", SideBroker, CodeLater, issueAdmin},
