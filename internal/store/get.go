@@ -176,7 +176,7 @@ const unitsPerRead = 256
 //	max == 0              NO_MESSAGE_IN_QUEUE     next = 0
 //	offset < min          OFFSET_TOO_SMALL        next = min
 //	offset == max         OFFSET_OVERFLOW_ONE     next = offset
-//	offset > max          OFFSET_OVERFLOW_BADLY   next = min if min == 0, else max
+//	offset > max          OFFSET_OVERFLOW_BADLY   next = max
 //	file gone             OFFSET_FOUND_NULL       next = first offset of the next file
 //	otherwise             FOUND / NO_MATCHED_MESSAGE / MESSAGE_WAS_REMOVING,
 //	                      next = offset + units scanned
@@ -206,12 +206,10 @@ func (s *Store) GetMessage(group, topic string, queueID int32, offset int64, max
 	case offset == r.MaxOffset:
 		r.Status, r.NextBeginOffset = OffsetOverflowOne, offset
 	case offset > r.MaxOffset:
-		r.Status = OffsetOverflowBadly
-		if r.MinOffset == 0 {
-			r.NextBeginOffset = r.MinOffset
-		} else {
-			r.NextBeginOffset = r.MaxOffset
-		}
+		// 5.x (and 4.9.4 on) sends a consumer past the end back to the
+		// max offset whatever the min offset is; older 4.x sent it to 0
+		// when the min offset was 0, which replayed the whole queue.
+		r.Status, r.NextBeginOffset = OffsetOverflowBadly, r.MaxOffset
 	default:
 		s.scanQueue(r, q, offset, maxMsgNums, filter)
 	}
