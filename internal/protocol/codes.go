@@ -93,6 +93,9 @@ const (
 	AddWritePermOfBroker             RequestCode = 327 // N
 	GetAllProducerInfo               RequestCode = 328 // B
 	DeleteExpiredCommitlog           RequestCode = 329 // B
+	LitePullMessage                  RequestCode = 361 // B (5.x client)
+	QueryAssignment                  RequestCode = 400 // B (5.x)
+	SetMessageRequestMode            RequestCode = 401 // B (5.x)
 )
 
 // ResponseCode is the `code` of a remoting response (rocketmq-spec.md §2.2).
