@@ -185,6 +185,10 @@ func Start(cfg Config) (_ *Broker, err error) {
 	if b.offsets, err = meta.OpenOffsets(mopts); err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
+	modes, err := meta.OpenRequestModes(mopts)
+	if err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
+	}
 	if err := b.offsets.StartAutoPersist(bc.FlushConsumerOffsetInterval); err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
@@ -249,7 +253,7 @@ func Start(cfg Config) (_ *Broker, err error) {
 	proc, err := processor.New(processor.Deps{
 		Config: &b.cfg, Store: b.store, Topics: b.topics, Groups: b.groups, Offsets: b.offsets,
 		Clients: b.clients, Holder: b.holder, StoreHost: storeHost, InMemoryBytes: scfg.InMemoryBytes, SendHooks: cfg.SendHooks, Txn: b.txn,
-		AwaitRegistration: b.reg.awaitRound, Logger: log,
+		RequestModes: modes, AwaitRegistration: b.reg.awaitRound, Logger: log,
 	})
 	if err != nil {
 		return nil, err
