@@ -1,6 +1,7 @@
 package processor
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -18,9 +19,9 @@ import (
 // topic, strategy or group, no queue) it still answers SUCCESS, with no
 // assignment list: the client keeps what it has.
 //
-// The queues are this broker's (topic config, readable queues). Java asks
-// the NameServer for the topic's route, which lists every broker's queues:
-// with one broker per topic both are the same.
+// The queues are every broker's readable queues of the topic, from the
+// NameServer's route (as Java's TopicRouteInfoManager, without its cache),
+// or this broker's when it has no NameServer.
 func (p *Processor) handleQueryAssignment(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	b, err := protocol.DecodeQueryAssignmentRequestBody(req.Body)
 	if err != nil {
@@ -86,17 +87,38 @@ func (p *Processor) loadBalance(b *protocol.QueryAssignmentRequestBody, mode pro
 	return strategy(b.ClientID, mqAll, cidAll), true
 }
 
-// subscribeQueues is the topic's readable queues on this broker, sorted as
-// MessageQueue.compareTo; found is false for an unknown topic.
+// subscribeQueues is the topic's readable queues, sorted as
+// MessageQueue.compareTo (TopicRouteInfoManager.getTopicSubscribeInfo):
+// from the NameServer's route of the topic (every broker's queues), or,
+// without a route lookup, from this broker's topic config. found is false
+// for an unknown topic or a failed lookup (Java's null).
 func (p *Processor) subscribeQueues(topic string) (mqs []protocol.MessageQueue, found bool) {
-	tc, found := p.topics.Get(topic)
-	if !found {
-		return nil, false
-	}
 	mqs = []protocol.MessageQueue{}
-	if meta.IsReadable(tc.Perm) {
-		for q := range tc.ReadQueueNums {
-			mqs = append(mqs, protocol.MessageQueue{Topic: topic, BrokerName: p.cfg.BrokerName, QueueID: q})
+	if p.route != nil {
+		route, found, err := p.route(context.Background(), topic)
+		if err != nil {
+			p.log.Warn("query assignment: no route", "topic", topic, "err", err)
+			return nil, false
+		}
+		if !found {
+			return nil, false
+		}
+		for _, qd := range route.QueueDatas {
+			if meta.IsReadable(qd.Perm) {
+				for q := range qd.ReadQueueNums {
+					mqs = append(mqs, protocol.MessageQueue{Topic: topic, BrokerName: qd.BrokerName, QueueID: q})
+				}
+			}
+		}
+	} else {
+		tc, found := p.topics.Get(topic)
+		if !found {
+			return nil, false
+		}
+		if meta.IsReadable(tc.Perm) {
+			for q := range tc.ReadQueueNums {
+				mqs = append(mqs, protocol.MessageQueue{Topic: topic, BrokerName: p.cfg.BrokerName, QueueID: q})
+			}
 		}
 	}
 	slices.SortFunc(mqs, compareQueues)

@@ -2,6 +2,8 @@ package processor_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -169,5 +171,53 @@ func TestAssignmentBadInput(t *testing.T) {
 				t.Fatalf("%d %q, want %d with %q", r.Code, r.Remark, c.want, c.remark)
 			}
 		})
+	}
+}
+
+// TestQueryAssignmentUsesRoute: with a route lookup the queues of every
+// readable broker of the route are split (sorted by broker name, then
+// queue id); an unknown topic or a failed lookup answers no list.
+func TestQueryAssignmentUsesRoute(t *testing.T) {
+	route := func(_ context.Context, topic string) (protocol.TopicRouteData, bool, error) {
+		switch topic {
+		case "T":
+			return protocol.TopicRouteData{QueueDatas: []protocol.QueueData{
+				{BrokerName: "broker-b", ReadQueueNums: 2, WriteQueueNums: 2, Perm: 6},
+				{BrokerName: "broker-a", ReadQueueNums: 2, WriteQueueNums: 2, Perm: 6},
+				{BrokerName: "broker-c", ReadQueueNums: 3, WriteQueueNums: 3, Perm: 2}, // write only
+			}}, true, nil
+		case "Broken":
+			return protocol.TopicRouteData{}, false, errors.New("namesrv down")
+		}
+		return protocol.TopicRouteData{}, false, nil
+	}
+	e := newEnv(t, func(_ *config.BrokerConfig, d *processor.Deps) { d.TopicRoute = route })
+	e.createTopic("T", 1)
+	c2 := remoting.NewClient(remoting.ClientConfig{})
+	t.Cleanup(func() { _ = c2.Close() })
+	if r := e.call(protocol.HeartBeat, nil, heartbeatBody("c1", "cg", "T")); r.Code != protocol.Success {
+		t.Fatal(r.Remark)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if r, err := c2.Invoke(ctx, e.addr, remoting.NewRequest(protocol.HeartBeat, nil, heartbeatBody("c2", "cg", "T"))); err != nil || r.Code != protocol.Success {
+		t.Fatalf("heartbeat c2: %v", err)
+	}
+	for cid, want := range map[string]string{"c1": "broker-a/0 broker-a/1", "c2": "broker-b/0 broker-b/1"} {
+		_, rb := queryAssignment(t, e, e.rc, protocol.QueryAssignmentRequestBody{Topic: "T", ConsumerGroup: "cg", ClientID: cid, StrategyName: "AVG", MessageModel: protocol.Clustering})
+		var got []string
+		for _, a := range *rb.MessageQueueAssignments {
+			got = append(got, fmt.Sprintf("%s/%d", a.MessageQueue.BrokerName, a.MessageQueue.QueueID))
+		}
+		slices.Sort(got)
+		if strings.Join(got, " ") != want {
+			t.Errorf("%s: %v, want %s", cid, got, want)
+		}
+	}
+	for _, topic := range []string{"Broken", "Unknown"} {
+		r, rb := queryAssignment(t, e, e.rc, protocol.QueryAssignmentRequestBody{Topic: topic, ConsumerGroup: "cg", ClientID: "c1", StrategyName: "AVG", MessageModel: protocol.Broadcasting})
+		if r.Code != protocol.Success || rb.MessageQueueAssignments != nil {
+			t.Errorf("%s: %d %s, want SUCCESS {}", topic, r.Code, r.Body)
+		}
 	}
 }

@@ -93,8 +93,10 @@
 // strategyName, messageModel}; the answer {messageQueueAssignments:
 // [{messageQueue, mode}]}, or {} where Java answers null (unknown topic,
 // strategy or group, no client id): the client then keeps its queues.
-// The queues are this broker's readable queues of the topic (Java reads
-// the topic's route from the NameServer: the same with one broker).
+// The queues are the readable queues of the topic's route, asked of the
+// NameServer on each query (Deps.TopicRoute; Java caches it for 30 s), so
+// every broker's queues are split; a broker without NameServer uses its
+// own topic config.
 // serverLoadBalancerEnable=false gives every client every queue.
 // SET_MESSAGE_REQUEST_MODE's body {topic, consumerGroup, mode PULL|POP,
 // popShareQueueNum} is kept in config/messageRequestMode.json (meta);
