@@ -221,3 +221,33 @@ func TestQueryAssignmentUsesRoute(t *testing.T) {
 		}
 	}
 }
+
+// TestQueryAssignmentBrokerKeys: serverLoadBalancerEnable=false gives a
+// clustering client every queue; defaultMessageRequestMode=POP answers POP
+// (popShareQueueNum -1: every queue, id -1) except for a retry topic,
+// which stays PULL.
+func TestQueryAssignmentBrokerKeys(t *testing.T) {
+	e := newEnv(t, func(c *config.BrokerConfig, _ *processor.Deps) { c.ServerLoadBalancerEnable = false })
+	e.createTopic("T", 3)
+	if r := e.call(protocol.HeartBeat, nil, heartbeatBody("c1", "cg", "T")); r.Code != protocol.Success {
+		t.Fatal(r.Remark)
+	}
+	_, rb := queryAssignment(t, e, e.rc, protocol.QueryAssignmentRequestBody{Topic: "T", ConsumerGroup: "cg", ClientID: "c9", StrategyName: "AVG", MessageModel: protocol.Clustering})
+	if got, _ := assignedIDs(rb); !slices.Equal(got, []int32{0, 1, 2}) {
+		t.Fatalf("serverLoadBalancerEnable=false: %v", got)
+	}
+
+	e = newEnv(t, func(c *config.BrokerConfig, _ *processor.Deps) { c.DefaultMessageRequestMode = "POP" })
+	e.createTopic("T", 3)
+	if r := e.call(protocol.HeartBeat, nil, heartbeatBody("c1", "cg", "T")); r.Code != protocol.Success {
+		t.Fatal(r.Remark)
+	}
+	_, rb = queryAssignment(t, e, e.rc, protocol.QueryAssignmentRequestBody{Topic: "T", ConsumerGroup: "cg", ClientID: "c1", StrategyName: "AVG", MessageModel: protocol.Clustering})
+	if got, mode := assignedIDs(rb); !slices.Equal(got, []int32{-1, -1, -1}) || mode != protocol.RequestModePop {
+		t.Fatalf("default POP: %v %s", got, mode)
+	}
+	_, rb = queryAssignment(t, e, e.rc, protocol.QueryAssignmentRequestBody{Topic: "%RETRY%cg", ConsumerGroup: "cg", ClientID: "c1", StrategyName: "AVG", MessageModel: protocol.Clustering})
+	if got, mode := assignedIDs(rb); len(got) != 1 || got[0] != 0 || mode != protocol.RequestModePull {
+		t.Fatalf("retry topic: %v %s", got, mode)
+	}
+}
