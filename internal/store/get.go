@@ -206,9 +206,13 @@ func (s *Store) GetMessage(group, topic string, queueID int32, offset int64, max
 	case offset == r.MaxOffset:
 		r.Status, r.NextBeginOffset = OffsetOverflowOne, offset
 	case offset > r.MaxOffset:
-		// 5.x (and 4.9.4 on) sends a consumer past the end back to the
-		// max offset whatever the min offset is; older 4.x sent it to 0
-		// when the min offset was 0, which replayed the whole queue.
+		// DefaultMessageStore.getMessage of 5.x (and 4.9.4 on): an offset
+		// above the max offset is OFFSET_OVERFLOW_BADLY and the next offset
+		// is corrected to the max offset, whatever the min offset is.
+		// 4.9.3 and older corrected it to the min offset when that was 0,
+		// so the consumer replayed the whole queue. (Java leaves the
+		// offset alone on a slave unless offsetCheckInSlave: the pull
+		// processor applies that rule.)
 		r.Status, r.NextBeginOffset = OffsetOverflowBadly, r.MaxOffset
 	default:
 		s.scanQueue(r, q, offset, maxMsgNums, filter)
