@@ -188,6 +188,10 @@ func Start(cfg Config) (_ *Broker, err error) {
 	if b.offsets, err = meta.OpenOffsets(mopts); err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
+	modes, err := meta.OpenRequestModes(mopts)
+	if err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
+	}
 	if err := b.offsets.StartAutoPersist(bc.FlushConsumerOffsetInterval); err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
@@ -251,10 +255,14 @@ func Start(cfg Config) (_ *Broker, err error) {
 	b.reg = newRegistrar(b, bc.NamesrvAddrs())
 	closers = append(closers, func() error { b.reg.close(); return nil })
 
+	var route func(context.Context, string) (protocol.TopicRouteData, bool, error)
+	if len(bc.NamesrvAddrs()) > 0 {
+		route = b.topicRoute
+	}
 	proc, err := processor.New(processor.Deps{
 		Config: &b.cfg, Store: b.store, Topics: b.topics, Groups: b.groups, Offsets: b.offsets,
 		Clients: b.clients, Holder: b.holder, StoreHost: storeHost, InMemoryBytes: scfg.InMemoryBytes, SendHooks: cfg.SendHooks, Txn: b.txn,
-		AwaitRegistration: b.reg.awaitRound, Logger: log,
+		RequestModes: modes, TopicRoute: route, AwaitRegistration: b.reg.awaitRound, Logger: log,
 	})
 	if err != nil {
 		return nil, err

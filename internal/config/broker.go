@@ -87,6 +87,7 @@ const (
 	DefaultQueryMaxNum                 = 32
 	DefaultMaxMsgsNumBatch             = 64
 	DefaultCommitLogCorruptionAction   = CorruptionRefuse
+	DefaultMessageRequestMode          = "PULL"
 
 	DefaultSendThreadPoolQueueCapacity       = 10000
 	DefaultPullThreadPoolQueueCapacity       = 100000
@@ -230,6 +231,19 @@ type BrokerConfig struct {
 	NotifyConsumerIdsChangedEnable bool `prop:"notifyConsumerIdsChangedEnable"`
 	// SlaveReadEnable lets consumers be redirected to a slave (false).
 	SlaveReadEnable bool `prop:"slaveReadEnable"`
+	// LitePullMessageEnable serves LITE_PULL_MESSAGE (true); false
+	// answers it NO_PERMISSION.
+	LitePullMessageEnable bool `prop:"litePullMessageEnable"`
+	// ServerLoadBalancerEnable lets QUERY_ASSIGNMENT split a clustering
+	// group's queues among its clients (true); false gives each client
+	// every queue.
+	ServerLoadBalancerEnable bool `prop:"serverLoadBalancerEnable"`
+	// DefaultMessageRequestMode is the mode of a topic@group no
+	// SET_MESSAGE_REQUEST_MODE named: PULL (default) or POP.
+	DefaultMessageRequestMode string `prop:"defaultMessageRequestMode"`
+	// DefaultPopShareQueueNum goes with a default POP mode (-1: every
+	// consumer reads every queue; 0 means the same).
+	DefaultPopShareQueueNum int `prop:"defaultPopShareQueueNum"`
 	// TransferMsgByHeap copies pull bodies into the response (true).
 	TransferMsgByHeap bool `prop:"transferMsgByHeap"`
 	// FlushConsumerOffsetInterval is the consumerOffset.json period (5 s).
@@ -439,6 +453,9 @@ func NewBrokerConfig() BrokerConfig {
 		BrokerTopicEnable:              true,
 		ForceRegister:                  true,
 		LongPollingEnable:              true,
+		LitePullMessageEnable:          true,
+		ServerLoadBalancerEnable:       true,
+		DefaultPopShareQueueNum:        -1,
 		NotifyConsumerIdsChangedEnable: true,
 		TransferMsgByHeap:              true,
 		BrokerFastFailureEnable:        true,
@@ -508,6 +525,7 @@ func (c *BrokerConfig) ensureBaseDefaults() {
 	setDur(&c.RegisterNameServerPeriod, DefaultRegisterNameServerPeriod)
 	setDur(&c.ShortPollingTime, DefaultShortPollingTime)
 	setDur(&c.FlushConsumerOffsetInterval, DefaultFlushConsumerOffsetInterval)
+	setString(&c.DefaultMessageRequestMode, DefaultMessageRequestMode)
 
 	// Pool sizes as 4.9.8 derives them from the processor count.
 	cpus := runtime.NumCPU()
@@ -623,6 +641,11 @@ func (c *BrokerConfig) Validate() error {
 	case AsyncFlush, SyncFlush:
 	default:
 		bad("flushDiskType %q: want ASYNC_FLUSH or SYNC_FLUSH", c.FlushDiskType)
+	}
+	switch c.DefaultMessageRequestMode {
+	case "PULL", "POP":
+	default:
+		bad("defaultMessageRequestMode %q: want PULL or POP", c.DefaultMessageRequestMode)
 	}
 	switch c.CommitLogCorruptionAction {
 	case CorruptionRefuse, CorruptionTruncate:
@@ -809,6 +832,7 @@ func BrokerConfigFromProperties(props Properties) (BrokerConfig, []string, error
 	// nothing and spares an operator a failed start.
 	c.FlushDiskType = FlushDiskType(strings.ToUpper(string(c.FlushDiskType)))
 	c.BrokerRole = BrokerRole(strings.ToUpper(string(c.BrokerRole)))
+	c.DefaultMessageRequestMode = strings.ToUpper(c.DefaultMessageRequestMode)
 	c.CommitLogCorruptionAction = strings.ToLower(c.CommitLogCorruptionAction)
 	c.EnsureDefaults()
 	if err := c.Validate(); err != nil {

@@ -96,6 +96,9 @@ const (
 	QueryTopicsByConsumer            RequestCode = 343 // B
 	QuerySubscriptionByConsumer      RequestCode = 345 // B
 	GetSubscriptionGroupConfig       RequestCode = 352 // B
+	LitePullMessage                  RequestCode = 361 // B (5.x client)
+	QueryAssignment                  RequestCode = 400 // B (5.x)
+	SetMessageRequestMode            RequestCode = 401 // B (5.x)
 )
 
 // ResponseCode is the `code` of a remoting response (rocketmq-spec.md §2.2).

@@ -151,6 +151,24 @@
 // SubscriptionData.codeSet accepts numbers (Java) and numeric strings (the
 // Go client).
 //
+// # Server-side rebalance bodies (5.x, body_assignment.go)
+//
+//	QUERY_ASSIGNMENT (400) request
+//	{"clientId":"10.0.0.1@123#456","consumerGroup":"g","messageModel":"CLUSTERING",
+//	 "strategyName":"AVG","topic":"T"}
+//	answer: {"messageQueueAssignments":[{"messageQueue":{"brokerName":"b",
+//	 "queueId":0,"topic":"T"},"mode":"PULL"}]}, or {} (Java null: keep
+//	 the current queues; an empty list means drop them all)
+//	SET_MESSAGE_REQUEST_MODE (401) request
+//	{"consumerGroup":"g","mode":"POP","popShareQueueNum":0,"topic":"T"}
+//
+// The decoders (DecodeQueryAssignmentRequestBody,
+// DecodeSetMessageRequestModeRequestBody; fuzzed) fail with
+// ErrAssignmentBody and the field named for no body, text that is not
+// JSON, a missing topic or consumerGroup, a messageModel other than
+// CLUSTERING / BROADCASTING, or a mode other than PULL / POP (absent:
+// PULL). LITE_PULL_MESSAGE (361) carries PullMessageRequestHeader.
+//
 // # Compressed REGISTER_BROKER body (§4.4)
 //
 // With header compressed=true the body is a zlib stream (deflate with zlib

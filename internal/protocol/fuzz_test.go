@@ -111,3 +111,92 @@ func FuzzSendHeaderV2(f *testing.F) {
 		}
 	})
 }
+
+// FuzzQueryAssignmentBody: the QUERY_ASSIGNMENT body decoder never panics,
+// fails with ErrAssignmentBody, and what it accepts re-encodes to an
+// equal body.
+func FuzzQueryAssignmentBody(f *testing.F) {
+	for _, s := range []string{
+		`{"clientId":"10.0.0.1@1#1","consumerGroup":"cg","messageModel":"CLUSTERING","strategyName":"AVG","topic":"T"}`,
+		`{"consumerGroup":"cg","messageModel":"BROADCASTING","topic":"T"}`,
+		`{"topic":"T"}`, `{}`, ``, `{topic:"T",consumerGroup:"g",messageModel:"CLUSTERING"}`, `[`, `{"messageModel":1}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		b, err := DecodeQueryAssignmentRequestBody(data)
+		if err != nil {
+			if !errors.Is(err, ErrAssignmentBody) {
+				t.Fatalf("error without ErrAssignmentBody: %v", err)
+			}
+			return
+		}
+		enc, err := MarshalFastJSON(&b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := DecodeQueryAssignmentRequestBody(enc)
+		if err != nil || again != b {
+			t.Fatalf("round trip %+v -> %s -> %+v (%v)", b, enc, again, err)
+		}
+	})
+}
+
+// FuzzSetMessageRequestModeBody: as FuzzQueryAssignmentBody for
+// SET_MESSAGE_REQUEST_MODE.
+func FuzzSetMessageRequestModeBody(f *testing.F) {
+	for _, s := range []string{
+		`{"consumerGroup":"cg","mode":"POP","popShareQueueNum":2,"topic":"T"}`,
+		`{"consumerGroup":"cg","topic":"T"}`, `{"consumerGroup":"cg","mode":"PUSH","topic":"T"}`,
+		`{"topic":"T","popShareQueueNum":"x"}`, ``, `{`, `null`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		b, err := DecodeSetMessageRequestModeRequestBody(data)
+		if err != nil {
+			if !errors.Is(err, ErrAssignmentBody) {
+				t.Fatalf("error without ErrAssignmentBody: %v", err)
+			}
+			return
+		}
+		enc, err := MarshalFastJSON(&b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := DecodeSetMessageRequestModeRequestBody(enc)
+		if err != nil || again != b {
+			t.Fatalf("round trip %+v -> %s -> %+v (%v)", b, enc, again, err)
+		}
+	})
+}
+
+// FuzzPullHeader: the PULL_MESSAGE / LITE_PULL_MESSAGE header decoder
+// never panics, fails only with a FieldError, and accepted values
+// re-encode to an equal header.
+func FuzzPullHeader(f *testing.F) {
+	f.Add("cg", "T", "0", "5", "32", "22", "0", "20000", "*", "0", "TAG", "")
+	f.Add("", "", "-1", "x", "", "", "", "", "", "", "", "99999999999")
+	f.Fuzz(func(t *testing.T, group, topic, queue, offset, maxNums, sysFlag, commit, suspend, sub, subVersion, exprType, maxBytes string) {
+		ext := map[string]string{
+			"consumerGroup": group, "topic": topic, "queueId": queue, "queueOffset": offset, "maxMsgNums": maxNums,
+			"sysFlag": sysFlag, "commitOffset": commit, "suspendTimeoutMillis": suspend, "subscription": sub,
+			"subVersion": subVersion, "expressionType": exprType,
+		}
+		if maxBytes != "" {
+			ext["maxMsgBytes"] = maxBytes
+		}
+		var h PullMessageRequestHeader
+		if err := h.Decode(ext); err != nil {
+			var fe *FieldError
+			if !errors.As(err, &fe) {
+				t.Fatalf("not a FieldError: %v", err)
+			}
+			return
+		}
+		var back PullMessageRequestHeader
+		if err := back.Decode(Ext(&h)); err != nil || back != h {
+			t.Fatalf("round trip %+v -> %+v (%v)", h, back, err)
+		}
+	})
+}

@@ -176,7 +176,7 @@ const unitsPerRead = 256
 //	max == 0              NO_MESSAGE_IN_QUEUE     next = 0
 //	offset < min          OFFSET_TOO_SMALL        next = min
 //	offset == max         OFFSET_OVERFLOW_ONE     next = offset
-//	offset > max          OFFSET_OVERFLOW_BADLY   next = min if min == 0, else max
+//	offset > max          OFFSET_OVERFLOW_BADLY   next = max
 //	file gone             OFFSET_FOUND_NULL       next = first offset of the next file
 //	otherwise             FOUND / NO_MATCHED_MESSAGE / MESSAGE_WAS_REMOVING,
 //	                      next = offset + units scanned
@@ -206,12 +206,14 @@ func (s *Store) GetMessage(group, topic string, queueID int32, offset int64, max
 	case offset == r.MaxOffset:
 		r.Status, r.NextBeginOffset = OffsetOverflowOne, offset
 	case offset > r.MaxOffset:
-		r.Status = OffsetOverflowBadly
-		if r.MinOffset == 0 {
-			r.NextBeginOffset = r.MinOffset
-		} else {
-			r.NextBeginOffset = r.MaxOffset
-		}
+		// DefaultMessageStore.getMessage of 5.x (and 4.9.4 on): an offset
+		// above the max offset is OFFSET_OVERFLOW_BADLY and the next offset
+		// is corrected to the max offset, whatever the min offset is.
+		// 4.9.3 and older corrected it to the min offset when that was 0,
+		// so the consumer replayed the whole queue. (Java leaves the
+		// offset alone on a slave unless offsetCheckInSlave: the pull
+		// processor applies that rule.)
+		r.Status, r.NextBeginOffset = OffsetOverflowBadly, r.MaxOffset
 	default:
 		s.scanQueue(r, q, offset, maxMsgNums, filter)
 	}

@@ -87,7 +87,7 @@ func TestGetMessageStatusTable(t *testing.T) {
 		{"Unknown", 5, NoMatchedLogicQueue, 0, 0},
 		{"Empty", 3, NoMessageInQueue, 0, 0},
 		{"T", 5, OffsetOverflowOne, 5, 0},
-		{"T", 9, OffsetOverflowBadly, 0, 0}, // min is 0: next = min
+		{"T", 9, OffsetOverflowBadly, 5, 0}, // min is 0: next = max all the same (5.x)
 		{"T", 0, Found, 5, 5},
 		{"T", 4, Found, 5, 1},
 	}

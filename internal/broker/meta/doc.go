@@ -73,6 +73,20 @@
 //		}                               of queue level-1 of SCHEDULE_TOPIC_XXXX
 //	}
 //
+//	messageRequestMode.json        RequestModes.Set (5.x; every change)
+//	{
+//		"messageRequestModeMap":{
+//			"TopicA":{                 topic -> group -> SET_MESSAGE_REQUEST_MODE body
+//				"g1":{
+//					"consumerGroup":"g1",
+//					"mode":"POP",          or "PULL"
+//					"popShareQueueNum":0,
+//					"topic":"TopicA"
+//				}
+//			}
+//		}
+//	}
+//
 // Properties Java 5.x adds (topic attributes, offset-file dataVersion, group
 // forbidden tables, ...) are ignored on load and not written back; 4.9.x
 // and 5.x brokers read what rocketd writes.

@@ -16,6 +16,7 @@ const (
 	SubscriptionGroupFile = "subscriptionGroup.json"
 	ConsumerOffsetFile    = "consumerOffset.json"
 	DelayOffsetFile       = "delayOffset.json"
+	RequestModeFile       = "messageRequestMode.json"
 )
 
 // ConfigDir is the config directory of a store root: <storePathRootDir>/config.

@@ -10,6 +10,10 @@
 //	           push to the requester (PUSH_REPLY_MESSAGE_TO_CLIENT, 326), then
 //	           store in <cluster>_REPLY_TOPIC when storeReplyMessageEnable
 //	pull.go    PULL_MESSAGE (11) with long polling
+//	litepull.go LITE_PULL_MESSAGE (361, the 5.x lite pull consumer): the pull path
+//	           behind litePullMessageEnable and a check of the required header fields
+//	assignment.go QUERY_ASSIGNMENT (400), SET_MESSAGE_REQUEST_MODE (401): server-side
+//	           rebalance (allocate.go: Java's AVG, AVG_BY_CIRCLE and POP sharing)
 //	offset.go  QUERY_CONSUMER_OFFSET, UPDATE_CONSUMER_OFFSET, GET_MAX_OFFSET,
 //	           GET_MIN_OFFSET, SEARCH_OFFSET_BY_TIMESTAMP, GET_EARLIEST_MSG_STORETIME
 //	client.go  HEART_BEAT, UNREGISTER_CLIENT, GET_CONSUMER_LIST_BY_GROUP,
@@ -70,6 +74,10 @@
 //	OFFSET_OVERFLOW_ONE, OFFSET_FOUND_NULL   PULL_NOT_FOUND
 //	OFFSET_TOO_SMALL, OFFSET_OVERFLOW_BADLY  PULL_OFFSET_MOVED
 //
+// OFFSET_OVERFLOW_BADLY (past the end) moves the consumer to the max
+// offset, as 5.x and 4.9.4+ do, even when the min offset is 0 (older 4.x
+// sent it back to 0, so it read the whole queue again).
+//
 // A master that answers PULL_OFFSET_MOVED also stores an OffsetMovedEvent
 // (JSON, tag and key = group) in OFFSET_MOVED_EVENT, as Java does.
 //
@@ -105,6 +113,23 @@
 // not support consumer to filter message by SQL92" while
 // enablePropertyFilter is false, SUBSCRIPTION_PARSE_FAILED with the
 // compiler's message for a bad expression.
+//
+// # Server-side rebalance
+//
+// QUERY_ASSIGNMENT's body is JSON {topic, consumerGroup, clientId,
+// strategyName, messageModel}; the answer {messageQueueAssignments:
+// [{messageQueue, mode}]}, or {} where Java answers null (unknown topic,
+// strategy or group, no client id): the client then keeps its queues.
+// The queues are the readable queues of the topic's route, asked of the
+// NameServer on each query (Deps.TopicRoute; Java caches it for 30 s), so
+// every broker's queues are split; a broker without NameServer uses its
+// own topic config.
+// serverLoadBalancerEnable=false gives every client every queue.
+// SET_MESSAGE_REQUEST_MODE's body {topic, consumerGroup, mode PULL|POP,
+// popShareQueueNum} is kept in config/messageRequestMode.json (meta);
+// topic@groups without one get defaultMessageRequestMode (retry topics
+// always PULL). Malformed bodies are answered SYSTEM_ERROR naming the
+// field.
 //
 // # Offsets
 //

@@ -66,6 +66,10 @@ func newEnv(t testing.TB, tune func(*config.BrokerConfig, *processor.Deps)) *env
 
 	deps.Config, deps.Store, deps.Topics, deps.Groups, deps.Offsets = &e.cfg, e.store, e.topics, e.groups, e.offsets
 	deps.Clients, deps.Holder = e.clients, e.holder
+	if deps.RequestModes == nil {
+		deps.RequestModes, err = meta.OpenRequestModes(mopts)
+		must(t, err)
+	}
 	p, err := processor.New(deps)
 	must(t, err)
 	e.srv = remoting.NewServer(remoting.ServerConfig{Addr: "127.0.0.1:0"})

@@ -44,6 +44,15 @@ type Deps struct {
 	// Txn serves half messages and END_TRANSACTION. Nil: transactional
 	// sends are refused with NO_PERMISSION.
 	Txn *txn.Service
+	// RequestModes keeps SET_MESSAGE_REQUEST_MODE's modes. Nil: that code
+	// is refused with SYSTEM_ERROR and QUERY_ASSIGNMENT uses the default
+	// mode.
+	RequestModes *meta.RequestModes
+	// TopicRoute, when set, looks a topic's route up on the NameServer:
+	// QUERY_ASSIGNMENT splits the queues of every broker of the topic.
+	// found is false for a topic the NameServer does not know. Nil: the
+	// broker is the whole cluster (its own topic config is the route).
+	TopicRoute func(ctx context.Context, topic string) (route protocol.TopicRouteData, found bool, err error)
 	// AwaitRegistration, when set, returns once a NameServer registration
 	// round that started after the call has ended (or ctx is done).
 	// UPDATE_AND_CREATE_TOPIC waits for it, as Java's registers the topic
@@ -86,6 +95,8 @@ type Processor struct {
 	inMemory  int64
 	sendHooks []SendHook
 	txn       *txn.Service
+	modes     *meta.RequestModes
+	route     func(ctx context.Context, topic string) (protocol.TopicRouteData, bool, error)
 	awaitReg  func(ctx context.Context) error
 	log       *slog.Logger
 	exprCache exprCache // SQL92 expressions of pulls and CHECK_CLIENT_CONFIG
@@ -110,7 +121,7 @@ func New(d Deps) (*Processor, error) {
 	}
 	return &Processor{
 		cfg: d.Config, store: d.Store, topics: d.Topics, groups: d.Groups, offsets: d.Offsets,
-		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, inMemory: d.InMemoryBytes, sendHooks: d.SendHooks, txn: d.Txn, awaitReg: d.AwaitRegistration, log: log,
+		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, inMemory: d.InMemoryBytes, sendHooks: d.SendHooks, txn: d.Txn, modes: d.RequestModes, route: d.TopicRoute, awaitReg: d.AwaitRegistration, log: log,
 		region: d.Config.RegionID, traceOn: strconv.FormatBool(d.Config.TraceOn),
 		configVersion: fmt.Sprintf(`{"counter":1,"timestamp":%d}`, time.Now().UnixMilli()),
 	}, nil
@@ -128,6 +139,9 @@ func (p *Processor) Register(srv *remoting.Server, f Families) {
 	p.registerReply(srv, f)
 
 	srv.Handle(protocol.PullMessage, f.Pull, p.handlePull)
+	srv.Handle(protocol.LitePullMessage, f.Pull, p.handleLitePull)
+	srv.Handle(protocol.QueryAssignment, f.Client, p.handleQueryAssignment)
+	srv.Handle(protocol.SetMessageRequestMode, f.Client, p.handleSetMessageRequestMode)
 
 	srv.Handle(protocol.QueryConsumerOffset, f.Offset, p.handleQueryConsumerOffset)
 	srv.Handle(protocol.UpdateConsumerOffset, f.Offset, p.handleUpdateConsumerOffset)

@@ -48,8 +48,8 @@ func TestPullStatuses(t *testing.T) {
 		{"tag or", pullHeader("g", "T", 0, 0, "a || b"), protocol.Success, 3, []string{"m0", "m1", "m2"}, "FOUND"},
 		{"nothing matches", pullHeader("g", "T", 0, 0, "zzz"), protocol.PullRetryImmediately, 3, nil, "NO_MATCHED_MESSAGE"},
 		{"caught up", pullHeader("g", "T", 0, 3, "*"), protocol.PullNotFound, 3, nil, "OFFSET_OVERFLOW_ONE"},
-		// Java corrects to the min offset when it is 0, else to the max.
-		{"past the end", pullHeader("g", "T", 0, 10, "*"), protocol.PullOffsetMoved, 0, nil, "OFFSET_OVERFLOW_BADLY"},
+		// 5.x corrects to the max offset, also when the min offset is 0.
+		{"past the end", pullHeader("g", "T", 0, 10, "*"), protocol.PullOffsetMoved, 3, nil, "OFFSET_OVERFLOW_BADLY"},
 		{"empty queue at 0", pullHeader("g", "T", 1, 0, "*"), protocol.PullNotFound, 0, nil, "NO_MATCHED_LOGIC_QUEUE"},
 		{"empty queue at 5", pullHeader("g", "T", 1, 5, "*"), protocol.PullOffsetMoved, 0, nil, "NO_MATCHED_LOGIC_QUEUE"},
 		{"unknown topic", pullHeader("g", "Nope", 0, 0, "*"), protocol.TopicNotExist, 0, nil, "not exist"},
