@@ -93,6 +93,7 @@ const (
 	AddWritePermOfBroker             RequestCode = 327 // N
 	GetAllProducerInfo               RequestCode = 328 // B
 	DeleteExpiredCommitlog           RequestCode = 329 // B
+	GetTopicConfig                   RequestCode = 351 // B (5.x)
 )
 
 // ResponseCode is the `code` of a remoting response (rocketmq-spec.md §2.2).
