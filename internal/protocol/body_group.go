@@ -97,6 +97,13 @@ func (g *SubscriptionGroupConfig) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	v.Unknown = unknown
+	// Empty reads as absent: both are written as absent.
+	if len(v.Attributes) == 0 {
+		v.Attributes = nil
+	}
+	if len(v.SubscriptionDataSet) == 0 {
+		v.SubscriptionDataSet = nil
+	}
 	*g = SubscriptionGroupConfig(v)
 	return nil
 }

@@ -76,6 +76,9 @@ func (t *TopicConfig) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	v.Unknown = unknown
+	if len(v.Attributes) == 0 {
+		v.Attributes = nil // "attributes":{} (5.x) is no attribute, as absent
+	}
 	*t = TopicConfig(v)
 	return nil
 }

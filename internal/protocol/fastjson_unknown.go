@@ -47,12 +47,27 @@ func decodeWithUnknown(data []byte, v any) (UnknownMembers, error) {
 		if knownProperty(fields, name) {
 			continue
 		}
+		// Kept in the writer's compact form, so that writing and reading
+		// again yields the same text (member order, escapes).
+		canon, err := canonicalJSON(raw)
+		if err != nil {
+			return nil, err
+		}
 		if unknown == nil {
 			unknown = UnknownMembers{}
 		}
-		unknown[name] = raw
+		unknown[name] = canon
 	}
 	return unknown, nil
+}
+
+// canonicalJSON is raw as the compact fastjson writer writes it.
+func canonicalJSON(raw json.RawMessage) (json.RawMessage, error) {
+	e := fastjsonEncoder{style: JSONLegacy}
+	if err := e.rawMember(raw, 0); err != nil {
+		return nil, err
+	}
+	return e.buf, nil
 }
 
 func knownProperty(fields []structField, name string) bool {
