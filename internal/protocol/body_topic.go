@@ -169,3 +169,10 @@ func (w *TopicConfigSerializeWrapper) UnmarshalJSON(data []byte) error {
 	*w = TopicConfigSerializeWrapper(v)
 	return nil
 }
+
+// CreateTopicListRequestBody is the body of UPDATE_AND_CREATE_TOPIC_LIST
+// (18, 5.x): each config's attributes map is a modification ("+key" ->
+// value, "-key").
+type CreateTopicListRequestBody struct {
+	TopicConfigList []TopicConfig `json:"topicConfigList"`
+}

@@ -94,6 +94,7 @@ const (
 	GetAllProducerInfo               RequestCode = 328 // B
 	DeleteExpiredCommitlog           RequestCode = 329 // B
 	GetTopicConfig                   RequestCode = 351 // B (5.x)
+	GetSubscriptionGroupConfig       RequestCode = 352 // B (5.x)
 )
 
 // ResponseCode is the `code` of a remoting response (rocketmq-spec.md §2.2).

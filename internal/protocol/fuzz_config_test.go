@@ -15,7 +15,7 @@ func FuzzConfigBeans(f *testing.F) {
 		`{}`, `null`, `{"topicName":"T","attributes":{"message.type":"FIFO"},"x":{"b":[1.50,null],"a":"\u00e9"}}`,
 		`{"groupName":"g","consumeMessageOrderly":true,"groupRetryPolicy":{"type":"EXPONENTIAL","exponentialRetryPolicy":{"initial":1}},"future":[[]]}`,
 		`{"groupName":"g","subscriptionDataSet":[{"topic":"T","version":-1}],"attributes":{"a":"b"},"consumeTimeoutMinute":15}`,
-		`{"TOPICNAME":"T","topicname":"U"}`, `{"a":1e400}`, `{"x":-0}`, `[1]`, `{"perm":"x"}`,
+		`{"TOPICNAME":"T","topicname":"U"}`, `{"topicConfigList":[{"topicName":"T","attributes":{"+message.type":"FIFO"}}]}`, `{"a":1e400}`, `{"x":-0}`, `[1]`, `{"perm":"x"}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -27,6 +27,22 @@ func FuzzConfigBeans(f *testing.F) {
 		var g SubscriptionGroupConfig
 		if UnmarshalFastJSON(data, &g) == nil {
 			fixedPoint(t, g, func() any { return new(SubscriptionGroupConfig) })
+		}
+		var list CreateTopicListRequestBody
+		if UnmarshalFastJSON(data, &list) == nil {
+			for _, tc := range list.TopicConfigList {
+				fixedPoint(t, tc, func() any { return new(TopicConfig) })
+			}
+		}
+		// The 5.x admin headers take any text.
+		ext := map[string]string{"topic": string(data), "lo": string(data), "group": string(data)}
+		var th GetTopicConfigRequestHeader
+		if th.Decode(ext) == nil && th.Topic != string(data) {
+			t.Fatal("topic not kept")
+		}
+		var gh GetSubscriptionGroupConfigRequestHeader
+		if err := gh.Decode(ext); err != nil || gh.Group != string(data) {
+			t.Fatal("group not kept")
 		}
 	})
 }

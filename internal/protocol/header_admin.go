@@ -372,3 +372,18 @@ func (h *GetTopicConfigRequestHeader) Decode(ext map[string]string) error {
 	h.Lo = r.optBool("lo")
 	return r.err
 }
+
+// GetSubscriptionGroupConfigRequestHeader is GET_SUBSCRIPTIONGROUP_CONFIG
+// (352, 5.x).
+type GetSubscriptionGroupConfigRequestHeader struct {
+	Group string // required
+}
+
+func (h *GetSubscriptionGroupConfigRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "group", h.Group)
+}
+
+func (h *GetSubscriptionGroupConfigRequestHeader) Decode(ext map[string]string) error {
+	h.Group = ext["group"]
+	return nil
+}

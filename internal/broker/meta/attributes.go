@@ -179,14 +179,25 @@ func AlterTopicAttributes(create bool, current map[string]string, changes []Attr
 // (SubscriptionGroupManager.updateSubscriptionGroupConfig), whose request
 // carries the modification as its attributes map ("+key" -> value).
 func AlterGroupAttributes(create bool, current, request map[string]string) (map[string]string, error) {
-	changes := make([]AttributeChange, 0, len(request))
-	for _, k := range slices.Sorted(maps.Keys(request)) {
+	changes, err := ChangesFromMap(request)
+	if err != nil {
+		return nil, err
+	}
+	return alterAttributes(groupAttributes, create, current, changes)
+}
+
+// ChangesFromMap is a modification given as a map ("+key" -> value, "-key"
+// -> ignored), as the bodies of UPDATE_AND_CREATE_SUBSCRIPTIONGROUP and
+// UPDATE_AND_CREATE_TOPIC_LIST carry it, in key order.
+func ChangesFromMap(m map[string]string) ([]AttributeChange, error) {
+	changes := make([]AttributeChange, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if k == "" {
 			return nil, attrErrorf("kv string format wrong.")
 		}
-		changes = append(changes, AttributeChange{Key: k, Value: request[k], Delete: strings.HasPrefix(k, "-")})
+		changes = append(changes, AttributeChange{Key: k, Value: m[k], Delete: strings.HasPrefix(k, "-")})
 	}
-	return alterAttributes(groupAttributes, create, current, changes)
+	return changes, nil
 }
 
 func alterAttributes(all map[string]attribute, create bool, current map[string]string, changes []AttributeChange) (map[string]string, error) {

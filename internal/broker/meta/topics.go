@@ -313,6 +313,22 @@ func (t *Topics) Update(tc protocol.TopicConfig, changes []AttributeChange) (cha
 	return true, err
 }
 
+// CheckUpdate reports the error Update would return for tc and changes
+// (nil when it would succeed), changing nothing.
+func (t *Topics) CheckUpdate(tc protocol.TopicConfig, changes []AttributeChange) error {
+	if err := ValidateTopic(tc.TopicName); err != nil {
+		return err
+	}
+	if tc.ReadQueueNums < 0 || tc.WriteQueueNums < 0 {
+		return fmt.Errorf("meta: topic %s: negative queue count %d/%d", tc.TopicName, tc.ReadQueueNums, tc.WriteQueueNums)
+	}
+	t.mu.RLock()
+	cur, exists := t.mu.table[tc.TopicName]
+	t.mu.RUnlock()
+	_, err := AlterTopicAttributes(!exists, cur.Attributes, changes)
+	return err
+}
+
 // Delete removes a topic (DELETE_TOPIC_IN_BROKER) and reports whether it
 // existed. Consumer offsets and store files are the caller's to remove.
 func (t *Topics) Delete(topic string) (bool, error) {

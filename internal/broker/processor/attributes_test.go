@@ -247,3 +247,71 @@ func TestSendStoresRegionAndTraceOn(t *testing.T) {
 		}
 	}
 }
+
+// TestCreateTopicList: UPDATE_AND_CREATE_TOPIC_LIST creates every topic of
+// its body with its attributes; a refused config changes nothing; bad
+// bodies get SYSTEM_ERROR.
+func TestCreateTopicList(t *testing.T) {
+	e := newEnv(t, nil)
+	body := `{"topicConfigList":[` +
+		`{"topicName":"L1","readQueueNums":2,"writeQueueNums":2,"perm":6,"attributes":{"+message.type":"FIFO"}},` +
+		`{"topicName":"L2","readQueueNums":1,"writeQueueNums":1,"perm":6,"attributes":{}}]}`
+	if r := e.call(protocol.UpdateAndCreateTopicList, nil, []byte(body)); r.Code != protocol.Success {
+		t.Fatalf("list: %d %s", r.Code, r.Remark)
+	}
+	if tc, _ := e.getTopicConfig("L1"); tc.MessageType() != "FIFO" || tc.WriteQueueNums != 2 {
+		t.Fatalf("L1 %+v", tc)
+	}
+	if tc, r := e.getTopicConfig("L2"); r.Code != protocol.Success || tc.Attributes != nil {
+		t.Fatalf("L2 %d %+v", r.Code, tc)
+	}
+	for _, c := range []struct{ body, remark string }{
+		{`{"topicConfigList":[{"topicName":"L3","perm":6},{"topicName":"L1","perm":6,"attributes":{"+queue.type":"SimpleCQ"}}]}`,
+			"attempt to update an unchangeable attribute. key: queue.type"},
+		{`{"topicConfigList":[{"topicName":"L3","perm":6},{"topicName":"L4","attributes":{"+message.type":"MIXED"}}]}`,
+			"MIXED message type is not supported."},
+		{`{"topicConfigList":[{"topicName":"L3","perm":6},{"topicName":"L3","perm":6}]}`, "topic L3 appears twice in the list"},
+		{`{"topicConfigList":[{"topicName":"L3","perm":6},{"topicName":"TBW102"}]}`, "The topic[TBW102] is conflict with system topic."},
+	} {
+		r := e.call(protocol.UpdateAndCreateTopicList, nil, []byte(c.body))
+		if r.Code != protocol.SystemError || r.Remark != c.remark {
+			t.Errorf("%s: %d %q, want %q", c.body, r.Code, r.Remark, c.remark)
+		}
+		if e.topics.Contains("L3") {
+			t.Fatalf("%s: L3 created by a refused list", c.body)
+		}
+	}
+	for _, b := range []string{"", "{", `{"topicConfigList":{}}`, `{"topicConfigList":[{"topicName":""}]}`, `{"topicConfigList":[{"topicName":"bad name"}]}`} {
+		if r := e.call(protocol.UpdateAndCreateTopicList, nil, []byte(b)); r.Code != protocol.SystemError || r.Remark == "" {
+			t.Fatalf("body %q: %d %s", b, r.Code, r.Remark)
+		}
+	}
+}
+
+// TestGetGroupConfig: GET_SUBSCRIPTIONGROUP_CONFIG answers one group's
+// whole config, never creates one, and refuses a missing group name.
+func TestGetGroupConfig(t *testing.T) {
+	e := newEnv(t, nil)
+	body := `{"groupName":"og","consumeMessageOrderly":true,"retryMaxTimes":4}`
+	if r := e.call(protocol.UpdateAndCreateSubscriptionGroup, nil, []byte(body)); r.Code != protocol.Success {
+		t.Fatalf("create group: %d %s", r.Code, r.Remark)
+	}
+	get := func(group string) *remoting.Command {
+		return e.call(protocol.GetSubscriptionGroupConfig, protocol.Ext(&protocol.GetSubscriptionGroupConfigRequestHeader{Group: group}), nil)
+	}
+	r := get("og")
+	var g protocol.SubscriptionGroupConfig
+	must(t, protocol.UnmarshalFastJSON(r.Body, &g))
+	if r.Code != protocol.Success || !g.ConsumeMessageOrderly || g.RetryMaxTimes != 4 || g.GroupName != "og" {
+		t.Fatalf("og: %d %s %+v", r.Code, r.Remark, g)
+	}
+	if r := get("unknown"); r.Code != protocol.SystemError || r.Remark != "No group in this broker" {
+		t.Fatalf("unknown: %d %s", r.Code, r.Remark)
+	}
+	if _, ok := e.groups.Get("unknown"); ok {
+		t.Fatal("GET_SUBSCRIPTIONGROUP_CONFIG created the group")
+	}
+	if r := e.call(protocol.GetSubscriptionGroupConfig, nil, nil); r.Code != protocol.SystemError || r.Remark != "the custom field <group> is null" {
+		t.Fatalf("no group: %d %s", r.Code, r.Remark)
+	}
+}

@@ -54,6 +54,12 @@
 // a new DataVersion or registration. GET_TOPIC_CONFIG (351, topicconfig.go)
 // answers one topic's config, attributes included, as Java's
 // TopicConfigAndQueueMapping (no static topics: no mappingDetail).
+// UPDATE_AND_CREATE_TOPIC_LIST (18, topiclist.go) does the same for each
+// config of its body (the attributes map is the modification), checking
+// them all before applying any; unlike Java it does not stop at a config
+// equal to the current one, and refuses a topic named twice.
+// GET_SUBSCRIPTIONGROUP_CONFIG (352, groupconfig.go) answers one group's
+// config without creating it.
 // UPDATE_AND_CREATE_SUBSCRIPTIONGROUP stores the whole 5.x group config;
 // retryMaxTimes decides the DLQ (send.go, sendback.go), consumeEnable and
 // consumeBroadcastEnable gate pulls (pull.go); consumeMessageOrderly,

@@ -150,9 +150,11 @@ func (p *Processor) Register(srv *remoting.Server, f Families) {
 	srv.Handle(protocol.UnlockBatchMQ, f.Admin, p.handleUnlockBatch)
 
 	srv.Handle(protocol.UpdateAndCreateTopic, f.Admin, p.masterOnly(p.handleCreateTopic))
+	srv.Handle(protocol.UpdateAndCreateTopicList, f.Admin, p.masterOnly(p.handleCreateTopicList))
 	srv.Handle(protocol.DeleteTopicInBroker, f.Admin, p.masterOnly(p.handleDeleteTopic))
 	srv.Handle(protocol.GetAllTopicConfig, f.Admin, p.handleAllTopicConfig)
 	srv.Handle(protocol.GetTopicConfig, f.Admin, p.handleGetTopicConfig)
+	srv.Handle(protocol.GetSubscriptionGroupConfig, f.Admin, p.handleGetGroupConfig)
 	srv.Handle(protocol.GetTopicStatsInfo, f.Admin, p.handleTopicStats)
 	srv.Handle(protocol.GetConsumeStats, f.Admin, p.handleConsumeStats)
 	srv.Handle(protocol.GetBrokerRuntimeInfo, f.Admin, p.handleRuntimeInfo)

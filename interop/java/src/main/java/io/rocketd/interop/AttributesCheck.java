@@ -28,8 +28,9 @@ import org.apache.rocketmq.remoting.protocol.subscription.SubscriptionGroupConfi
  * Topic and group attributes with the 5.x Java client's own admin calls
  * (MQClientAPIImpl, what mqadmin and the 5.x proxy use): a topic created
  * with +message.type=FIFO is read back with GET_TOPIC_CONFIG (351) and
- * GET_ALL_TOPIC_CONFIG, updated and refused with Java's messages; an
- * orderly group with a retry policy is created and read back whole; a sent
+ * GET_ALL_TOPIC_CONFIG, updated and refused with Java's messages; a topic
+ * list is created; an orderly group with a retry policy is created and read
+ * back whole (GET_ALL_SUBSCRIPTIONGROUP_CONFIG, GET_SUBSCRIPTIONGROUP_CONFIG); a sent
  * message carries the broker's MSG_REGION and TRACE_ON.
  *
  * <p>Usage: AttributesCheck NAMESRV_ADDR TOPIC BROKER_ADDR. Exit code 0 when
@@ -129,6 +130,15 @@ public final class AttributesCheck {
             "value is not in set: [UNSPECIFIED, MIXED, TRANSACTION, FIFO, DELAY, NORMAL]");
         refused(api, topic + "_BAD", "+nope", "1", "unsupported key: nope");
 
+        // UPDATE_AND_CREATE_TOPIC_LIST (18): the attributes map is the modification.
+        TopicConfig l1 = new TopicConfig(topic + "_L1", 2, 2, 6);
+        l1.getAttributes().put("+message.type", "DELAY");
+        TopicConfig l2 = new TopicConfig(topic + "_L2", 1, 1, 6);
+        api.createTopicList(broker, java.util.Arrays.asList(l1, l2), TIMEOUT_MS);
+        expect(api.getTopicConfig(broker, l1.getTopicName(), TIMEOUT_MS).getTopicMessageType() == TopicMessageType.DELAY
+            && api.getTopicConfig(broker, l2.getTopicName(), TIMEOUT_MS).getWriteQueueNums() == 1,
+            "UPDATE_AND_CREATE_TOPIC_LIST creates both topics, one with message.type=DELAY");
+
         try {
             api.getTopicConfig(broker, topic + "_MISSING", TIMEOUT_MS);
             expect(false, "GET_TOPIC_CONFIG of a missing topic fails");
@@ -181,6 +191,10 @@ public final class AttributesCheck {
         expect(got.getGroupRetryPolicy().getType() == GroupRetryPolicyType.EXPONENTIAL
             && got.getGroupRetryPolicy().getRetryPolicy().nextDelayDuration(1) == 3000,
             "the group's exponential retry policy reads back");
+
+        SubscriptionGroupConfig one = api.getSubscriptionGroupConfig(broker, name, TIMEOUT_MS);
+        expect(one != null && one.isConsumeMessageOrderly() && one.getConsumeTimeoutMinute() == 7,
+            "GET_SUBSCRIPTIONGROUP_CONFIG (352) reads the orderly group");
 
         // 5.x defines no group attribute: Java refuses any.
         SubscriptionGroupConfig bad = new SubscriptionGroupConfig();
