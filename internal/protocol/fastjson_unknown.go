@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
-	"strings"
 	"sync"
 )
 
@@ -37,15 +36,23 @@ func decodeWithUnknown(data []byte, v any) (UnknownMembers, error) {
 	if err := json.Unmarshal(data, v); err != nil {
 		return nil, err
 	}
-	var all map[string]json.RawMessage
-	if err := json.Unmarshal(data, &all); err != nil {
-		return nil, err
-	}
 	fields := structFields(reflect.TypeOf(v).Elem())
 	var unknown UnknownMembers
-	for name, raw := range all {
-		if knownProperty(fields, name) {
+	// json.Unmarshal accepted data, so the scan sees valid JSON; it
+	// allocates only for the members it keeps.
+	pos := objectStart(data)
+	for pos >= 0 {
+		key, raw, next := nextMember(data, pos)
+		if next < 0 {
+			break
+		}
+		pos = next
+		if knownProperty(fields, key) {
 			continue
+		}
+		var name string
+		if err := json.Unmarshal(key, &name); err != nil {
+			return nil, err
 		}
 		// Kept in the writer's compact form, so that writing and reading
 		// again yields the same text (member order, escapes).
@@ -56,9 +63,119 @@ func decodeWithUnknown(data []byte, v any) (UnknownMembers, error) {
 		if unknown == nil {
 			unknown = UnknownMembers{}
 		}
-		unknown[name] = canon
+		unknown[name] = canon // a repeated name: the last wins, as in encoding/json
 	}
 	return unknown, nil
+}
+
+// objectStart returns the position after the '{' of the object data, or
+// -1 when data is not an object (null).
+func objectStart(data []byte) int {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return -1
+	}
+	return i + 1
+}
+
+// nextMember reads the member at pos of a valid JSON object: its quoted
+// key (quotes included), its value, and the position of the next member,
+// or next=-1 at the object's end.
+func nextMember(data []byte, pos int) (key, val []byte, next int) {
+	i := skipSpace(data, pos)
+	if i < len(data) && data[i] == ',' {
+		i = skipSpace(data, i+1)
+	}
+	if i >= len(data) || data[i] != '"' {
+		return nil, nil, -1
+	}
+	end := skipValue(data, i)
+	key = data[i:end]
+	i = skipSpace(data, end)
+	if i >= len(data) || data[i] != ':' {
+		return nil, nil, -1
+	}
+	start := skipSpace(data, i+1)
+	end = skipValue(data, start)
+	return key, data[start:end], end
+}
+
+func skipSpace(data []byte, i int) int {
+	for i < len(data) {
+		switch data[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// skipValue returns the end of the valid JSON value starting at data[i].
+func skipValue(data []byte, i int) int {
+	if i >= len(data) {
+		return i
+	}
+	switch data[i] {
+	case '"':
+		for j := i + 1; j < len(data); j++ {
+			switch data[j] {
+			case '\\':
+				j++
+			case '"':
+				return j + 1
+			}
+		}
+		return len(data)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(data); j++ {
+			switch data[j] {
+			case '"':
+				j = skipValue(data, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(data)
+	default: // number, true, false, null
+		j := i
+		for j < len(data) {
+			switch data[j] {
+			case ',', '}', ']', ' ', '\t', '\n', '\r':
+				return j
+			}
+			j++
+		}
+		return j
+	}
+}
+
+// knownProperty reports whether the quoted key names one of fields, as
+// encoding/json matches names (case-insensitively). A key with escapes is
+// compared unescaped.
+func knownProperty(fields []structField, quoted []byte) bool {
+	key := quoted[1 : len(quoted)-1]
+	if bytes.IndexByte(key, '\\') >= 0 {
+		var name string
+		if json.Unmarshal(quoted, &name) != nil {
+			return false
+		}
+		key = []byte(name)
+	}
+	for i := range fields {
+		q := fields[i].quotedName // the name in quotes, never escaped
+		if bytes.EqualFold(q[1:len(q)-1], key) {
+			return true
+		}
+	}
+	return false
 }
 
 // canonicalJSON is raw as the compact fastjson writer writes it.
@@ -68,15 +185,6 @@ func canonicalJSON(raw json.RawMessage) (json.RawMessage, error) {
 		return nil, err
 	}
 	return e.buf, nil
-}
-
-func knownProperty(fields []structField, name string) bool {
-	for i := range fields {
-		if strings.EqualFold(fields[i].name, name) {
-			return true
-		}
-	}
-	return false
 }
 
 // rawMember writes a kept member's JSON text: decoded and written again by

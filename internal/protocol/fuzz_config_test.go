@@ -1,7 +1,9 @@
 package protocol
 
 import (
+	"encoding/json"
 	"reflect"
+	"strconv"
 	"testing"
 )
 
@@ -23,6 +25,24 @@ func FuzzConfigBeans(f *testing.F) {
 		var tc TopicConfig
 		if UnmarshalFastJSON(data, &tc) == nil {
 			fixedPoint(t, tc, func() any { return new(TopicConfig) })
+			// The member scanner agrees with encoding/json on the names.
+			std, _ := NormalizeFastJSON(data)
+			var all map[string]json.RawMessage
+			if json.Unmarshal(std, &all) == nil {
+				want := map[string]bool{}
+				for name := range all {
+					if !knownProperty(structFields(reflect.TypeFor[TopicConfig]()), []byte(strconv.Quote(name))) {
+						want[name] = true
+					}
+				}
+				got := map[string]bool{}
+				for name := range tc.Unknown {
+					got[name] = true
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("unknown members %v, encoding/json sees %v", got, want)
+				}
+			}
 		}
 		var g SubscriptionGroupConfig
 		if UnmarshalFastJSON(data, &g) == nil {
