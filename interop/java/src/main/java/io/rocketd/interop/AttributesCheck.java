@@ -91,7 +91,7 @@ public final class AttributesCheck {
         producer.start();
         try {
             MQClientAPIImpl api = producer.getDefaultMQProducerImpl().getMqClientFactory().getMQClientAPIImpl();
-            topics(api);
+            topics(api, producer);
             groups(api);
             storedProperties(producer);
         } finally {
@@ -99,7 +99,7 @@ public final class AttributesCheck {
         }
     }
 
-    private void topics(MQClientAPIImpl api) throws Exception {
+    private void topics(MQClientAPIImpl api, DefaultMQProducer producer) throws Exception {
         String fifo = topic + "_FIFO";
         TopicConfig tc = new TopicConfig(fifo, 4, 4, 6);
         tc.getAttributes().put("+message.type", "FIFO");
@@ -111,6 +111,20 @@ public final class AttributesCheck {
             + ", mapping " + got.getMappingDetail());
         expect(got.getTopicMessageType() == TopicMessageType.FIFO, "GET_TOPIC_CONFIG reads message.type=FIFO");
         expect(got.getWriteQueueNums() == 4 && got.getPerm() == 6, "GET_TOPIC_CONFIG reads the queues and perm");
+
+        // The attributes leave the route alone: the producer finds the topic
+        // through the NameServer and sends to it (the broker does not check
+        // the message type; the 5.x proxy would).
+        SendResult fifoSend = null;
+        for (int i = 0; i < 50 && fifoSend == null; i++) {
+            try {
+                fifoSend = producer.send(new Message(fifo, "x".getBytes(StandardCharsets.UTF_8)));
+            } catch (MQClientException e) {
+                Thread.sleep(200); // the route may lag the creation by a registration
+            }
+        }
+        expect(fifoSend != null && fifoSend.getSendStatus() == SendStatus.SEND_OK
+            && fifoSend.getMessageQueue().getTopic().equals(fifo), "a send to the FIFO topic is routed and stored");
 
         TopicConfigSerializeWrapper all = api.getAllTopicConfig(broker, TIMEOUT_MS);
         TopicConfig inAll = all.getTopicConfigTable().get(fifo);
