@@ -197,6 +197,9 @@ type BrokerConfig struct {
 	TraceTopicEnable bool `prop:"traceTopicEnable"`
 	// MsgTraceTopicName (RMQ_SYS_TRACE_TOPIC).
 	MsgTraceTopicName string `prop:"msgTraceTopicName"`
+	// EnableMixedMessageType lets UPDATE_AND_CREATE_TOPIC set the topic
+	// attribute message.type=MIXED (false: refused, as in Java 5.x).
+	EnableMixedMessageType bool `prop:"enableMixedMessageType"`
 
 	// Transactions.
 

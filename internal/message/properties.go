@@ -194,3 +194,86 @@ func writeWithout(b *strings.Builder, props, k1, k2 string) {
 		b.WriteString(entry)
 	}
 }
+
+// Prop is one property entry.
+type Prop struct{ Key, Value string }
+
+// ReplaceProperties returns props without the entries for drop and for the
+// keys of set (an empty drop matches nothing), followed by the entries of
+// set, in one allocation: the send path drops WAIT and adds the broker's
+// CLUSTER, MSG_REGION and TRACE_ON to every message, replacing what a
+// client may have put there. Entries of set with an empty value are left
+// out (parsers would drop them).
+func ReplaceProperties(props, drop string, set ...Prop) string {
+	n := len(props)
+	for _, p := range set {
+		n += len(p.Key) + len(p.Value) + 2
+	}
+	var b strings.Builder
+	b.Grow(n)
+	if propsHaveAny(props, drop, set) {
+		writeWithoutSet(&b, props, drop, set)
+	} else {
+		b.WriteString(props)
+	}
+	for _, p := range set {
+		if p.Key == "" || p.Value == "" {
+			continue
+		}
+		if m := b.Len(); m > 0 && b.String()[m-1] != PropertySeparator {
+			b.WriteByte(PropertySeparator)
+		}
+		b.WriteString(p.Key)
+		b.WriteByte(NameValueSeparator)
+		b.WriteString(p.Value)
+	}
+	return b.String()
+}
+
+// dropKey reports whether an entry's key is drop or one of set's keys.
+func dropKey(k, drop string, set []Prop) bool {
+	if k == drop {
+		return true
+	}
+	for _, p := range set {
+		if k == p.Key {
+			return true
+		}
+	}
+	return false
+}
+
+// propsHaveAny reports whether props holds an entry ReplaceProperties
+// removes.
+func propsHaveAny(props, drop string, set []Prop) bool {
+	for k := range AllProperties(props) {
+		if dropKey(k, drop, set) {
+			return true
+		}
+	}
+	return false
+}
+
+// writeWithoutSet is writeWithout for drop and the keys of set.
+func writeWithoutSet(b *strings.Builder, props, drop string, set []Prop) {
+	first := true
+	for rest := props; len(rest) > 0; {
+		entry := rest
+		if i := strings.IndexByte(rest, PropertySeparator); i >= 0 {
+			entry, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = ""
+		}
+		if entry == "" {
+			continue
+		}
+		if k, v, ok := strings.Cut(entry, string(NameValueSeparator)); ok && k != "" && v != "" && dropKey(k, drop, set) {
+			continue
+		}
+		if !first {
+			b.WriteByte(PropertySeparator)
+		}
+		first = false
+		b.WriteString(entry)
+	}
+}

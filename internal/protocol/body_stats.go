@@ -23,6 +23,22 @@ type DelayOffsetTable struct {
 type SubscriptionGroupTable struct {
 	SubscriptionGroupTable map[string]SubscriptionGroupConfig `json:"subscriptionGroupTable"`
 	DataVersion            DataVersion                        `json:"dataVersion"`
+	// Unknown are properties of a decoded file this type does not model
+	// (5.x's forbiddenTable, ...).
+	Unknown UnknownMembers `json:"-"`
+}
+
+// UnmarshalJSON keeps the properties this type does not model.
+func (w *SubscriptionGroupTable) UnmarshalJSON(data []byte) error {
+	type plain SubscriptionGroupTable
+	var v plain
+	unknown, err := decodeWithUnknown(data, &v)
+	if err != nil {
+		return err
+	}
+	v.Unknown = unknown
+	*w = SubscriptionGroupTable(v)
+	return nil
 }
 
 // TopicOffset is one queue's range in TopicStatsTable.

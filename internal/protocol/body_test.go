@@ -153,7 +153,7 @@ func TestTopicsJSONDefaults(t *testing.T) {
 	}
 	wg := NewSubscriptionGroupConfig("g")
 	wg.RetryMaxTimes = 3
-	if g != wg {
+	if !reflect.DeepEqual(g, wg) {
 		t.Fatalf("group defaults: %+v", g)
 	}
 	out, _ := MarshalFastJSON(NewSubscriptionGroupConfig("g"))

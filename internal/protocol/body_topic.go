@@ -1,7 +1,6 @@
 package protocol
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -13,6 +12,22 @@ type TopicFilterType string
 const (
 	SingleTag TopicFilterType = "SINGLE_TAG"
 	MultiTag  TopicFilterType = "MULTI_TAG"
+)
+
+// Topic attribute names (Java's TopicAttributes) and the message types of
+// message.type (TopicMessageType).
+const (
+	TopicAttrMessageType   = "message.type"
+	TopicAttrQueueType     = "queue.type"
+	TopicAttrCleanupPolicy = "cleanup.policy"
+	TopicAttrReserveTime   = "reserve.time"
+
+	MessageTypeUnspecified = "UNSPECIFIED"
+	MessageTypeNormal      = "NORMAL"
+	MessageTypeFIFO        = "FIFO"
+	MessageTypeDelay       = "DELAY"
+	MessageTypeTransaction = "TRANSACTION"
+	MessageTypeMixed       = "MIXED"
 )
 
 // Java TopicConfig defaults, applied to properties a JSON text leaves out.
@@ -32,8 +47,12 @@ type TopicConfig struct {
 	TopicFilterType TopicFilterType `json:"topicFilterType"`
 	TopicSysFlag    int32           `json:"topicSysFlag"`
 	Order           bool            `json:"order"`
-	// Attributes is a 5.x property; omitted when empty.
+	// Attributes is a 5.x property (message.type, queue.type, ...);
+	// omitted when empty.
 	Attributes map[string]string `json:"attributes,omitempty"`
+	// Unknown are the properties of a decoded text this type does not
+	// model, written back as they came.
+	Unknown UnknownMembers `json:"-"`
 }
 
 // NewTopicConfig returns a config with Java's defaults.
@@ -52,11 +71,25 @@ func NewTopicConfig(name string) TopicConfig {
 func (t *TopicConfig) UnmarshalJSON(data []byte) error {
 	type plain TopicConfig
 	v := plain(NewTopicConfig(""))
-	if err := json.Unmarshal(data, &v); err != nil {
+	unknown, err := decodeWithUnknown(data, &v)
+	if err != nil {
 		return err
+	}
+	v.Unknown = unknown
+	if len(v.Attributes) == 0 {
+		v.Attributes = nil // "attributes":{} (5.x) is no attribute, as absent
 	}
 	*t = TopicConfig(v)
 	return nil
+}
+
+// MessageType is the topic's message.type attribute (NORMAL when unset),
+// as Java's TopicConfig.getTopicMessageType.
+func (t *TopicConfig) MessageType() string {
+	if v, ok := t.Attributes[TopicAttrMessageType]; ok {
+		return v
+	}
+	return MessageTypeNormal
 }
 
 // EncodeLine returns the space-separated form carried in the compressed
@@ -120,4 +153,26 @@ func (d DataVersion) Equal(o DataVersion) bool {
 type TopicConfigSerializeWrapper struct {
 	TopicConfigTable map[string]TopicConfig `json:"topicConfigTable"`
 	DataVersion      DataVersion            `json:"dataVersion"`
+	// Unknown are properties of a decoded file this type does not model.
+	Unknown UnknownMembers `json:"-"`
+}
+
+// UnmarshalJSON keeps the properties this type does not model.
+func (w *TopicConfigSerializeWrapper) UnmarshalJSON(data []byte) error {
+	type plain TopicConfigSerializeWrapper
+	var v plain
+	unknown, err := decodeWithUnknown(data, &v)
+	if err != nil {
+		return err
+	}
+	v.Unknown = unknown
+	*w = TopicConfigSerializeWrapper(v)
+	return nil
+}
+
+// CreateTopicListRequestBody is the body of UPDATE_AND_CREATE_TOPIC_LIST
+// (18, 5.x): each config's attributes map is a modification ("+key" ->
+// value, "-key").
+type CreateTopicListRequestBody struct {
+	TopicConfigList []TopicConfig `json:"topicConfigList"`
 }

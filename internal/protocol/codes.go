@@ -96,6 +96,7 @@ const (
 	QueryTopicsByConsumer            RequestCode = 343 // B
 	QuerySubscriptionByConsumer      RequestCode = 345 // B
 	GetSubscriptionGroupConfig       RequestCode = 352 // B
+	GetTopicConfig                   RequestCode = 351 // B (5.x)
 	LitePullMessage                  RequestCode = 361 // B (5.x client)
 	QueryAssignment                  RequestCode = 400 // B (5.x)
 	SetMessageRequestMode            RequestCode = 401 // B (5.x)

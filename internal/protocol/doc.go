@@ -169,6 +169,15 @@
 // CLUSTERING / BROADCASTING, or a mode other than PULL / POP (absent:
 // PULL). LITE_PULL_MESSAGE (361) carries PullMessageRequestHeader.
 //
+// TopicConfig, SubscriptionGroupConfig and the topics.json and
+// subscriptionGroup.json wrappers keep the properties they do not model
+// (UnknownMembers, matched case-insensitively as encoding/json matches) in
+// the compact writer's form, and the writer emits them among the modelled
+// ones in name order. A type implementing defaultOmitter leaves out
+// properties holding Java's default (the 5.x group properties). Empty
+// attributes and subscriptionDataSet read as absent, since both are
+// written as absent.
+//
 // # Compressed REGISTER_BROKER body (§4.4)
 //
 // With header compressed=true the body is a zlib stream (deflate with zlib

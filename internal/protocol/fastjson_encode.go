@@ -5,6 +5,7 @@ import (
 	"encoding"
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"slices"
@@ -92,6 +93,10 @@ func (e *fastjsonEncoder) value(v reflect.Value, depth int) error {
 		}
 		return e.value(v.Elem(), depth+1)
 	case reflect.String:
+		if v.Type() == jsonNumberType && v.String() != "" {
+			e.buf = append(e.buf, v.String()...) // a kept member's number, as written
+			return nil
+		}
 		e.buf = appendFastJSONString(e.buf, v.String(), e.style)
 	case reflect.Bool:
 		e.buf = strconv.AppendBool(e.buf, v.Bool())
@@ -278,21 +283,52 @@ func (e *fastjsonEncoder) mapKey(k reflect.Value, depth int) (mapEntry, error) {
 
 func (e *fastjsonEncoder) object(v reflect.Value, depth int) error {
 	fields := structFields(v.Type())
+	info := beanInfoOf(v.Type())
+	var unknown []string // names of kept members, sorted
+	var unknownVals UnknownMembers
+	var omitter defaultOmitter
+	if !info.isPlain {
+		if info.unknown >= 0 {
+			unknownVals = v.Field(info.unknown).Interface().(UnknownMembers)
+			unknown = slices.Sorted(maps.Keys(unknownVals))
+		}
+		if info.omitter {
+			omitter = v.Interface().(defaultOmitter)
+		}
+	}
 	e.buf = append(e.buf, '{')
 	e.indent++
 	wrote := false
-	for _, f := range fields {
-		fv := v.Field(f.index)
-		if f.omit(fv) {
-			continue
-		}
+	member := func(quotedName []byte) {
 		if wrote {
 			e.buf = append(e.buf, ',')
 		}
 		wrote = true
 		e.newline()
-		e.buf = append(e.buf, f.quotedName...)
+		e.buf = append(e.buf, quotedName...)
 		e.buf = append(e.buf, ':')
+	}
+	// keptBefore writes the kept members that sort before name (all of
+	// them for name "").
+	keptBefore := func(name string, last bool) error {
+		for len(unknown) > 0 && (last || unknown[0] < name) {
+			member(appendFastJSONString(nil, unknown[0], e.style))
+			if err := e.rawMember(unknownVals[unknown[0]], depth+1); err != nil {
+				return err
+			}
+			unknown = unknown[1:]
+		}
+		return nil
+	}
+	for _, f := range fields {
+		fv := v.Field(f.index)
+		if f.omit(fv) || (omitter != nil && omitter.omitDefault(f.name)) {
+			continue
+		}
+		if err := keptBefore(f.name, false); err != nil {
+			return err
+		}
+		member(f.quotedName)
 		switch {
 		case fv.Kind() == reflect.Slice && fv.IsNil():
 			e.buf = append(e.buf, "[]"...)
@@ -303,6 +339,9 @@ func (e *fastjsonEncoder) object(v reflect.Value, depth int) error {
 				return err
 			}
 		}
+	}
+	if err := keptBefore("", true); err != nil {
+		return err
 	}
 	e.indent--
 	if wrote {

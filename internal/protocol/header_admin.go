@@ -388,9 +388,30 @@ func (h *QuerySubscriptionByConsumerRequestHeader) Decode(ext map[string]string)
 	return nil
 }
 
-// GetSubscriptionGroupConfigRequestHeader is GET_SUBSCRIPTIONGROUP_CONFIG (352).
+// GetTopicConfigRequestHeader is GET_TOPIC_CONFIG (351, 5.x).
+type GetTopicConfigRequestHeader struct {
+	Topic string // required
+	// Lo asks for the static-topic queue mapping too (the 5.x client
+	// sets it).
+	Lo Optional[bool]
+}
+
+func (h *GetTopicConfigRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "topic", h.Topic)
+	putOptBool(m, "lo", h.Lo)
+}
+
+func (h *GetTopicConfigRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "GetTopicConfigRequestHeader", ext: ext}
+	h.Topic = r.str("topic")
+	h.Lo = r.optBool("lo")
+	return r.err
+}
+
+// GetSubscriptionGroupConfigRequestHeader is GET_SUBSCRIPTIONGROUP_CONFIG
+// (352, 5.x).
 type GetSubscriptionGroupConfigRequestHeader struct {
-	Group string
+	Group string // required
 }
 
 func (h *GetSubscriptionGroupConfigRequestHeader) AppendExt(m map[string]string) {

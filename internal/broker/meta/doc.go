@@ -87,9 +87,30 @@
 //		}
 //	}
 //
-// Properties Java 5.x adds (topic attributes, offset-file dataVersion, group
-// forbidden tables, ...) are ignored on load and not written back; 4.9.x
-// and 5.x brokers read what rocketd writes.
+// Java 5.x additions: a topic's "attributes" ({"message.type":"FIFO",
+// ...}, written when not empty) and a group's consumeMessageOrderly,
+// groupRetryPolicy ({"type":"CUSTOMIZED"} or EXPONENTIAL with
+// exponentialRetryPolicy {initial,max,multiplier}), groupSysFlag,
+// consumeTimeoutMinute (15), subscriptionDataSet and attributes are
+// modelled; a group's are written only when they differ from Java's
+// default, so 4.9.x content is written byte for byte as 4.9.8 writes it.
+// Every other property of a topic entry, a group entry or the file's top
+// level (5.x's forbiddenTable, a newer release's additions) is kept as its
+// JSON text and written back in name order, re-indented: rewriting a
+// Java-written file loses nothing (TestJava5FilesSurviveRewrite, fixtures
+// testdata/java5-*.json written by RocketMQ 5.3.1). The offset files'
+// 5.x dataVersion is still dropped. 4.9.x and 5.x brokers read what
+// rocketd writes.
+//
+// # Attributes
+//
+// attributes.go holds Java's TopicAttributes (message.type, queue.type,
+// cleanup.policy, reserve.time) and the modification rules of
+// AttributeParser and AttributeUtil.alterCurrentAttributes: "+k=v" adds or
+// updates, "-k" deletes; at creation only additions; queue.type and
+// cleanup.policy only at creation; values verified; refusals carry Java's
+// message (ErrAttribute). 5.x defines no group attribute, so any is
+// refused. Topics.Update and Groups.Update apply them.
 //
 // # Write protocol
 //

@@ -1,9 +1,11 @@
 package meta
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/rocketd/rocketd/internal/vfs"
@@ -14,7 +16,8 @@ import (
 // left). Loading must not panic; when it succeeds, what we write back must
 // load as the same table (encode(decode(x)) is a fixed point).
 func FuzzLoadConfigFiles(f *testing.F) {
-	for _, name := range []string{"java-topics.json", "java-subscriptionGroup.json", "java-consumerOffset.json", "java-delayOffset.json"} {
+	for _, name := range []string{"java-topics.json", "java-subscriptionGroup.json", "java-consumerOffset.json", "java-delayOffset.json",
+		"java5-topics.json", "java5-subscriptionGroup.json"} {
 		data, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			f.Fatal(err)
@@ -61,6 +64,56 @@ func FuzzLoadConfigFiles(f *testing.F) {
 			if second := tb.state(again); !reflect.DeepEqual(first, second) {
 				t.Fatalf("%s: round trip changed the table:\n%#v\n%#v", tb.file, first, second)
 			}
+		}
+	})
+}
+
+// FuzzTopicAttributeChanges: the attributes text of UPDATE_AND_CREATE_TOPIC
+// never panics the parser or the alter rules; accepted text round-trips
+// through ChangesToText, and an accepted result holds only known
+// attributes with verified values.
+func FuzzTopicAttributeChanges(f *testing.F) {
+	for _, s := range []string{"", "+message.type=FIFO", "-message.type", "+a=b,-c", ",", "=", "+=", "-", "+message.type==FIFO",
+		"+queue.type=SimpleCQ,+cleanup.policy=DELETE,+reserve.time=-1", "x+y=1", "+message.type=FIFO,+message.type=FIFO"} {
+		f.Add(s, true)
+		f.Add(s, false)
+	}
+	current := map[string]string{"message.type": "FIFO", "queue.type": "SimpleCQ"}
+	f.Fuzz(func(t *testing.T, text string, create bool) {
+		changes, err := ParseAttributeChanges(text)
+		if err != nil {
+			if !errors.Is(err, ErrAttribute) {
+				t.Fatalf("error without ErrAttribute: %v", err)
+			}
+			return
+		}
+		// An "+k==v" entry has an empty value, which the text form
+		// cannot carry (as in Java's parseToString).
+		if !slices.ContainsFunc(changes, func(c AttributeChange) bool { return !c.Delete && c.Value == "" }) {
+			again, err := ParseAttributeChanges(ChangesToText(changes))
+			if err != nil || !reflect.DeepEqual(again, changes) && len(changes) > 0 {
+				t.Fatalf("%q: round trip %+v -> %+v (%v)", text, changes, again, err)
+			}
+		}
+		var cur map[string]string
+		if !create {
+			cur = current
+		}
+		final, err := AlterTopicAttributes(create, cur, changes)
+		if err != nil {
+			if !errors.Is(err, ErrAttribute) {
+				t.Fatalf("error without ErrAttribute: %v", err)
+			}
+			return
+		}
+		for k, v := range final {
+			attr, ok := topicAttributes[k]
+			if !ok || attr.verify(v) != nil {
+				t.Fatalf("%q: accepted %s=%q", text, k, v)
+			}
+		}
+		if current["message.type"] != "FIFO" || len(current) != 2 {
+			t.Fatal("the current attributes were changed in place")
 		}
 	})
 }

@@ -33,6 +33,10 @@ type Groups struct {
 		sync.RWMutex
 		table   map[string]protocol.SubscriptionGroupConfig
 		version protocol.DataVersion
+		// fileUnknown are the file's top-level properties rocketd does
+		// not model (5.x's forbiddenTable, ...), written back on every
+		// persist.
+		fileUnknown protocol.UnknownMembers
 	}
 }
 
@@ -72,6 +76,7 @@ func OpenGroups(opts Options, bc *config.BrokerConfig) (*Groups, error) {
 		if w.DataVersion != (protocol.DataVersion{}) {
 			g.mu.version = w.DataVersion
 		}
+		g.mu.fileUnknown = w.Unknown
 		return nil
 	})
 	if err != nil {
@@ -85,7 +90,7 @@ func (g *Groups) Get(group string) (protocol.SubscriptionGroupConfig, bool) {
 	g.mu.RLock()
 	cfg, ok := g.mu.table[group]
 	g.mu.RUnlock()
-	return cfg, ok
+	return cfg.Clone(), ok
 }
 
 // FindOrCreate returns a group's config, creating it with the defaults when
@@ -105,7 +110,7 @@ func (g *Groups) FindOrCreate(group string) (cfg protocol.SubscriptionGroupConfi
 	g.mu.Lock()
 	if cfg, ok := g.mu.table[group]; ok {
 		g.mu.Unlock()
-		return cfg, true
+		return cfg.Clone(), true
 	}
 	cfg = protocol.NewSubscriptionGroupConfig(group)
 	g.mu.table[group] = cfg
@@ -125,11 +130,40 @@ func (g *Groups) Put(cfg protocol.SubscriptionGroupConfig) error {
 	if cfg.GroupName == "" {
 		return fmt.Errorf("%w: empty group name", ErrInvalidName)
 	}
+	cfg = cfg.Clone()
 	g.mu.Lock()
 	g.mu.table[cfg.GroupName] = cfg
 	nextVersion(&g.mu.version, g.now())
 	g.mu.Unlock()
 	g.log.Info("meta: subscription group updated", "group", cfg.GroupName)
+	return g.Persist()
+}
+
+// Update creates or replaces a group as UPDATE_AND_CREATE_SUBSCRIPTIONGROUP
+// does in Java 5.x: cfg.Attributes is a modification ("+key" -> value) of
+// the current attributes (AlterGroupAttributes; 5.x knows no group
+// attribute, so any is refused with ErrAttribute). Properties of the
+// current entry rocketd does not model (from a newer Java's file) are
+// kept; those of the request are not, as Java's decoding drops them.
+// Otherwise as Put.
+func (g *Groups) Update(cfg protocol.SubscriptionGroupConfig) error {
+	if cfg.GroupName == "" {
+		return fmt.Errorf("%w: empty group name", ErrInvalidName)
+	}
+	cfg = cfg.Clone()
+	g.mu.Lock()
+	cur, exists := g.mu.table[cfg.GroupName]
+	attrs, err := AlterGroupAttributes(!exists, cur.Attributes, cfg.Attributes)
+	if err != nil {
+		g.mu.Unlock()
+		return err
+	}
+	cfg.Attributes, cfg.Unknown = attrs, maps.Clone(cur.Unknown)
+	g.mu.table[cfg.GroupName] = cfg
+	nextVersion(&g.mu.version, g.now())
+	g.mu.Unlock()
+	g.log.Info("meta: subscription group updated", "group", cfg.GroupName, "retryMaxTimes", cfg.RetryMaxTimes,
+		"consumeEnable", cfg.ConsumeEnable, "orderly", cfg.ConsumeMessageOrderly)
 	return g.Persist()
 }
 
@@ -171,15 +205,21 @@ func (g *Groups) DataVersion() protocol.DataVersion {
 func (g *Groups) Snapshot() protocol.SubscriptionGroupTable {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
-	return protocol.SubscriptionGroupTable{
-		SubscriptionGroupTable: maps.Clone(g.mu.table),
-		DataVersion:            g.mu.version,
+	table := make(map[string]protocol.SubscriptionGroupConfig, len(g.mu.table))
+	for name, cfg := range g.mu.table {
+		table[name] = cfg.Clone()
 	}
+	return protocol.SubscriptionGroupTable{SubscriptionGroupTable: table, DataVersion: g.mu.version}
 }
 
-// Persist writes config/subscriptionGroup.json now.
+// Persist writes config/subscriptionGroup.json now, with the file's
+// properties rocketd does not model.
 func (g *Groups) Persist() error {
 	return g.file.persist(func() ([]byte, error) {
-		return protocol.MarshalFastJSONPretty(g.Snapshot())
+		w := g.Snapshot()
+		g.mu.RLock()
+		w.Unknown = g.mu.fileUnknown
+		g.mu.RUnlock()
+		return protocol.MarshalFastJSONPretty(w)
 	})
 }

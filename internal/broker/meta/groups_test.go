@@ -113,7 +113,8 @@ func TestLoadJavaGroups(t *testing.T) {
 	}
 	slow, ok := g.Get("slowGroup")
 	want := protocol.SubscriptionGroupConfig{GroupName: "slowGroup", ConsumeFromMinEnable: true, RetryQueueNums: 2,
-		RetryMaxTimes: 3, BrokerID: 1, WhichBrokerWhenConsumeSlowly: 1}
+		RetryMaxTimes: 3, BrokerID: 1, WhichBrokerWhenConsumeSlowly: 1,
+		GroupRetryPolicy: protocol.GroupRetryPolicy{Type: protocol.RetryPolicyCustomized}, ConsumeTimeoutMinute: 15}
 	if !ok || !reflect.DeepEqual(slow, want) {
 		t.Fatalf("slowGroup %+v", slow)
 	}

@@ -21,6 +21,7 @@ type javaRelease struct {
 	name   string // "4.9.8"
 	source string // the checker under testdata/java
 	jars   []string
+	v5     bool // the checker prints the 5.x properties too
 }
 
 var javaReleases = []javaRelease{
@@ -29,12 +30,12 @@ var javaReleases = []javaRelease{
 		"org/apache/rocketmq/rocketmq-remoting/4.9.8/rocketmq-remoting-4.9.8.jar",
 		"org/apache/rocketmq/rocketmq-logging/4.9.8/rocketmq-logging-4.9.8.jar",
 		"com/alibaba/fastjson/1.2.69_noneautotype/fastjson-1.2.69_noneautotype.jar",
-	}},
+	}, false},
 	{"5.3.1", "ConfigCheck5.java", []string{
 		"org/apache/rocketmq/rocketmq-common/5.3.1/rocketmq-common-5.3.1.jar",
 		"org/apache/rocketmq/rocketmq-remoting/5.3.1/rocketmq-remoting-5.3.1.jar",
 		"com/alibaba/fastjson/1.2.83/fastjson-1.2.83.jar",
-	}},
+	}, true},
 }
 
 // javaClasspath returns the class path of a release from the local Maven
@@ -95,6 +96,18 @@ func TestJavaReadsOurFiles(t *testing.T) {
 	if err := tb.Groups.Put(slow); err != nil {
 		t.Fatal(err)
 	}
+	// 5.x content: a FIFO topic, an orderly group with a retry policy.
+	if _, err := tb.Topics.Update(protocol.TopicConfig{TopicName: "Fifo", ReadQueueNums: 2, WriteQueueNums: 2, Perm: 6},
+		[]AttributeChange{{Key: "+message.type", Value: "FIFO"}}); err != nil {
+		t.Fatal(err)
+	}
+	orderly := protocol.NewSubscriptionGroupConfig("orderly")
+	orderly.ConsumeMessageOrderly, orderly.GroupSysFlag, orderly.ConsumeTimeoutMinute = true, 1, 7
+	orderly.GroupRetryPolicy = protocol.GroupRetryPolicy{Type: protocol.RetryPolicyExponential,
+		ExponentialRetryPolicy: &protocol.ExponentialRetryPolicy{Initial: 1000, Max: 60000, Multiplier: 3}}
+	if err := tb.Groups.Update(orderly); err != nil {
+		t.Fatal(err)
+	}
 	tb.Offsets.Commit("app_group", "TopicTest", 0, 250)
 	tb.Offsets.Commit("app_group", "TopicTest", 3, 1<<40)
 	tb.Offsets.Commit("app_group", "%RETRY%app_group", 0, 0)
@@ -118,6 +131,20 @@ func TestJavaReadsOurFiles(t *testing.T) {
 			g.ConsumeFromMinEnable, g.ConsumeBroadcastEnable, g.RetryQueueNums, g.RetryMaxTimes, g.BrokerID,
 			g.WhichBrokerWhenConsumeSlowly, g.NotifyConsumerIdsChangedEnable))
 	}
+	var want5 []string // what the 5.x checker prints on top
+	for name, tc := range tw.TopicConfigTable {
+		if len(tc.Attributes) > 0 {
+			want5 = append(want5, fmt.Sprintf("topic-attributes %s {message.type=FIFO} %s", name, tc.MessageType()))
+		}
+	}
+	for name, g := range gw.SubscriptionGroupTable {
+		delay := 30000 // CUSTOMIZED: next[1+2]
+		if g.GroupRetryPolicy.Type == protocol.RetryPolicyExponential {
+			delay = 3000 // min(60000, 1000*3^1)
+		}
+		want5 = append(want5, fmt.Sprintf("group5 %s %v %d %d %s %d {}", name, g.ConsumeMessageOrderly, g.GroupSysFlag,
+			g.ConsumeTimeoutMinute, g.GroupRetryPolicy.Type, delay))
+	}
 	for key, queues := range tb.Offsets.Snapshot().OffsetTable {
 		for q, off := range queues {
 			want = append(want, fmt.Sprintf("offset %s %d %d", key, q, off))
@@ -135,6 +162,11 @@ func TestJavaReadsOurFiles(t *testing.T) {
 				t.Skipf("java or the RocketMQ %s jars in ~/.m2 are missing", rel.name)
 			}
 			got := strings.Split(strings.TrimSpace(runConfigCheck(t, rel.source, cp, "read", dir)), "\n")
+			want := want
+			if rel.v5 {
+				want = append(slices.Clone(want), want5...)
+				slices.Sort(want)
+			}
 			if !slices.Equal(got, want) {
 				t.Fatalf("Java read:\n%s\n\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 			}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -33,6 +34,9 @@ type Topics struct {
 		sync.RWMutex
 		table   map[string]protocol.TopicConfig
 		version protocol.DataVersion
+		// fileUnknown are the file's top-level properties rocketd does
+		// not model (a newer Java's), written back on every persist.
+		fileUnknown protocol.UnknownMembers
 	}
 	listenMu  sync.Mutex
 	listeners []func()
@@ -79,6 +83,7 @@ func OpenTopics(opts Options, bc *config.BrokerConfig) (*Topics, error) {
 		if w.DataVersion != (protocol.DataVersion{}) {
 			t.mu.version = w.DataVersion
 		}
+		t.mu.fileUnknown = w.Unknown
 		return nil
 	})
 	if err != nil {
@@ -268,6 +273,62 @@ func (t *Topics) Put(tc protocol.TopicConfig) error {
 	return err
 }
 
+// Update creates or updates a topic as UPDATE_AND_CREATE_TOPIC does in
+// Java 5.x (TopicConfigManager.updateTopicConfig): tc's attributes are
+// ignored; changes are applied to the current attributes by
+// AlterTopicAttributes (creation when the topic does not exist), refusals
+// wrapping ErrAttribute. Properties of the current entry rocketd does not
+// model are kept. A request that changes nothing leaves the table and its
+// version alone and reports changed=false, as Java answers such a request
+// without re-registering. Otherwise as Put.
+func (t *Topics) Update(tc protocol.TopicConfig, changes []AttributeChange) (changed bool, err error) {
+	if err := ValidateTopic(tc.TopicName); err != nil {
+		return false, err
+	}
+	if tc.ReadQueueNums < 0 || tc.WriteQueueNums < 0 {
+		return false, fmt.Errorf("meta: topic %s: negative queue count %d/%d", tc.TopicName, tc.ReadQueueNums, tc.WriteQueueNums)
+	}
+	if tc.TopicFilterType == "" {
+		tc.TopicFilterType = protocol.SingleTag
+	}
+	t.mu.Lock()
+	cur, exists := t.mu.table[tc.TopicName]
+	attrs, err := AlterTopicAttributes(!exists, cur.Attributes, changes)
+	if err != nil {
+		t.mu.Unlock()
+		return false, err
+	}
+	tc.Attributes, tc.Unknown = attrs, maps.Clone(cur.Unknown)
+	if exists && reflect.DeepEqual(tc, cur) {
+		t.mu.Unlock()
+		return false, nil
+	}
+	t.mu.table[tc.TopicName] = tc
+	nextVersion(&t.mu.version, t.now())
+	t.mu.Unlock()
+	t.log.Info("meta: topic updated", "topic", tc.TopicName, "read", tc.ReadQueueNums, "write", tc.WriteQueueNums,
+		"perm", tc.Perm, "attributes", attrs)
+	err = t.Persist()
+	t.notify()
+	return true, err
+}
+
+// CheckUpdate reports the error Update would return for tc and changes
+// (nil when it would succeed), changing nothing.
+func (t *Topics) CheckUpdate(tc protocol.TopicConfig, changes []AttributeChange) error {
+	if err := ValidateTopic(tc.TopicName); err != nil {
+		return err
+	}
+	if tc.ReadQueueNums < 0 || tc.WriteQueueNums < 0 {
+		return fmt.Errorf("meta: topic %s: negative queue count %d/%d", tc.TopicName, tc.ReadQueueNums, tc.WriteQueueNums)
+	}
+	t.mu.RLock()
+	cur, exists := t.mu.table[tc.TopicName]
+	t.mu.RUnlock()
+	_, err := AlterTopicAttributes(!exists, cur.Attributes, changes)
+	return err
+}
+
 // Delete removes a topic (DELETE_TOPIC_IN_BROKER) and reports whether it
 // existed. Consumer offsets and store files are the caller's to remove.
 func (t *Topics) Delete(topic string) (bool, error) {
@@ -406,6 +467,7 @@ func (t *Topics) Persist() error {
 	return t.file.persist(func() ([]byte, error) {
 		t.mu.RLock()
 		w := t.snapshotLocked()
+		w.Unknown = t.mu.fileUnknown
 		t.mu.RUnlock()
 		return protocol.MarshalFastJSONPretty(w)
 	})
@@ -414,6 +476,9 @@ func (t *Topics) Persist() error {
 func cloneTopic(tc protocol.TopicConfig) protocol.TopicConfig {
 	if tc.Attributes != nil {
 		tc.Attributes = maps.Clone(tc.Attributes)
+	}
+	if tc.Unknown != nil {
+		tc.Unknown = maps.Clone(tc.Unknown) // the JSON texts are immutable
 	}
 	return tc
 }

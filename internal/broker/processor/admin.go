@@ -61,8 +61,12 @@ func (p *Processor) handleRuntimeInfo(_ *remoting.Conn, _ *remoting.Command) *re
 	return bodyResponse(&t)
 }
 
-// handleCreateGroup serves UPDATE_AND_CREATE_SUBSCRIPTIONGROUP.
+// handleCreateGroup serves UPDATE_AND_CREATE_SUBSCRIPTIONGROUP: the whole
+// 5.x SubscriptionGroupConfig is stored (meta.Groups.Update).
 func (p *Processor) handleCreateGroup(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	if len(req.Body) == 0 {
+		return remoting.NewResponse(protocol.SystemError, "UPDATE_AND_CREATE_SUBSCRIPTIONGROUP without a body")
+	}
 	var gc protocol.SubscriptionGroupConfig
 	if err := protocol.UnmarshalFastJSON(req.Body, &gc); err != nil {
 		return remoting.ErrorResponse(err)
@@ -70,7 +74,7 @@ func (p *Processor) handleCreateGroup(_ *remoting.Conn, req *remoting.Command) *
 	if err := meta.ValidateTopic(gc.GroupName); err != nil {
 		return remoting.NewResponse(protocol.SystemError, err.Error())
 	}
-	if err := p.groups.Put(gc); err != nil {
+	if err := p.groups.Update(gc); err != nil {
 		return remoting.ErrorResponse(err)
 	}
 	return ok(nil)

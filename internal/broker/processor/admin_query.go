@@ -13,7 +13,7 @@ import (
 // Admin requests about groups and their progress that mqadmin and the
 // dashboard send (Java's AdminBrokerProcessor): consumerProgress's time
 // span, topics and subscriptions by group, offset correction and cloning,
-// group delete and read, the producer table, the broker's system topics.
+// group delete, the producer table, the broker's system topics.
 
 // missing answers a request without one of its required header fields
 // as Java's decoder does (@CFNotNull).
@@ -183,22 +183,6 @@ func (p *Processor) handleDeleteGroup(conn *remoting.Conn, req *remoting.Command
 	}
 	p.log.Info("subscription group deleted", "group", h.GroupName, "offsetsRemoved", removed, "remote", conn.RemoteAddr())
 	return ok(nil)
-}
-
-// handleGetGroupConfig serves GET_SUBSCRIPTIONGROUP_CONFIG (352).
-func (p *Processor) handleGetGroupConfig(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	if resp := missing(req, "group"); resp != nil {
-		return resp
-	}
-	var h protocol.GetSubscriptionGroupConfigRequestHeader
-	if err := h.Decode(req.ExtFields); err != nil {
-		return headerError(err)
-	}
-	gc, found := p.groups.Get(h.Group)
-	if !found {
-		return remoting.NewResponse(protocol.SystemError, "No group in this broker")
-	}
-	return bodyResponse(&gc)
 }
 
 // handleAllProducerInfo serves GET_ALL_PRODUCER_INFO (328): every producer

@@ -44,8 +44,35 @@
 // offset message id: store host + CommitLog offset, comma-joined for a
 // batch), queueId and queueOffset whenever the message was stored, including
 // FLUSH_DISK_TIMEOUT, FLUSH_SLAVE_TIMEOUT and SLAVE_NOT_AVAILABLE. The
-// stored properties are the producer's with CLUSTER added and WAIT removed
-// (WAIT=false still makes the put answer before the flush).
+// stored properties are the producer's with CLUSTER, MSG_REGION (regionId)
+// and TRACE_ON (traceOn) set as Java 5.x sets them, replacing a producer's
+// own, and WAIT removed (WAIT=false still makes the put answer before the
+// flush); a batch item gets them with the batch-level properties. Java's
+// broker does not check a message against its topic's message.type (its
+// 5.x proxy does), and neither does rocketd.
+//
+// # Topic and group attributes
+//
+// UPDATE_AND_CREATE_TOPIC applies its header's attributes text
+// ("+message.type=FIFO,-reserve.time") with Java 5.x's rules and messages
+// (meta.ParseAttributeChanges, meta.AlterTopicAttributes; refusals are
+// SYSTEM_ERROR with Java's text; MIXED needs enableMixedMessageType;
+// queue.type=BatchCQ and cleanup.policy=COMPACTION are refused since the
+// store has neither); a request that changes nothing is answered without
+// a new DataVersion or registration. GET_TOPIC_CONFIG (351, topicconfig.go)
+// answers one topic's config, attributes included, as Java's
+// TopicConfigAndQueueMapping (no static topics: no mappingDetail).
+// UPDATE_AND_CREATE_TOPIC_LIST (18, topiclist.go) does the same for each
+// config of its body (the attributes map is the modification), checking
+// them all before applying any; unlike Java it does not stop at a config
+// equal to the current one, and refuses a topic named twice.
+// GET_SUBSCRIPTIONGROUP_CONFIG (352, groupconfig.go) answers one group's
+// config without creating it.
+// UPDATE_AND_CREATE_SUBSCRIPTIONGROUP stores the whole 5.x group config;
+// retryMaxTimes decides the DLQ (send.go, sendback.go), consumeEnable and
+// consumeBroadcastEnable gate pulls (pull.go); consumeMessageOrderly,
+// groupRetryPolicy and consumeTimeoutMinute are stored and returned (Java's
+// broker reads them only for its proxy and pop paths).
 //
 // The send codes are registered with HandleLazyExt: the request header is
 // read where it arrived (SendMessageRequestHeader.DecodeFrom), and the

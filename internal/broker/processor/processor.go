@@ -15,6 +15,7 @@ import (
 	"github.com/rocketd/rocketd/internal/broker/meta"
 	"github.com/rocketd/rocketd/internal/broker/txn"
 	"github.com/rocketd/rocketd/internal/config"
+	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
 	"github.com/rocketd/rocketd/internal/store"
@@ -104,6 +105,10 @@ type Processor struct {
 	// Strings echoed in every send response (ext fields MSG_REGION,
 	// TRACE_ON), computed once.
 	region, traceOn string
+	// storedProps are the properties the send path puts on every stored
+	// message: CLUSTER, and MSG_REGION and TRACE_ON as Java 5.x's
+	// buildMsgContext adds them.
+	storedProps [3]message.Prop
 	// configVersion is the DataVersion JSON GET_BROKER_CONFIG answers: the
 	// configuration cannot change at run time, so it is fixed at New.
 	configVersion string
@@ -124,6 +129,11 @@ func New(d Deps) (*Processor, error) {
 		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, inMemory: d.InMemoryBytes, sendHooks: d.SendHooks, txn: d.Txn, modes: d.RequestModes, route: d.TopicRoute, awaitReg: d.AwaitRegistration, log: log,
 		region: d.Config.RegionID, traceOn: strconv.FormatBool(d.Config.TraceOn),
 		configVersion: fmt.Sprintf(`{"counter":1,"timestamp":%d}`, time.Now().UnixMilli()),
+		storedProps: [3]message.Prop{
+			{Key: message.PropertyCluster, Value: d.Config.BrokerClusterName},
+			{Key: message.PropertyMsgRegion, Value: d.Config.RegionID},
+			{Key: message.PropertyTraceSwitch, Value: strconv.FormatBool(d.Config.TraceOn)},
+		},
 	}, nil
 }
 
@@ -158,8 +168,10 @@ func (p *Processor) Register(srv *remoting.Server, f Families) {
 	srv.Handle(protocol.UnlockBatchMQ, f.Admin, p.handleUnlockBatch)
 
 	srv.Handle(protocol.UpdateAndCreateTopic, f.Admin, p.masterOnly(p.handleCreateTopic))
+	srv.Handle(protocol.UpdateAndCreateTopicList, f.Admin, p.masterOnly(p.handleCreateTopicList))
 	srv.Handle(protocol.DeleteTopicInBroker, f.Admin, p.masterOnly(p.handleDeleteTopic))
 	srv.Handle(protocol.GetAllTopicConfig, f.Admin, p.handleAllTopicConfig)
+	srv.Handle(protocol.GetTopicConfig, f.Admin, p.handleGetTopicConfig)
 	srv.Handle(protocol.GetTopicStatsInfo, f.Admin, p.handleTopicStats)
 	srv.Handle(protocol.GetConsumeStats, f.Admin, p.handleConsumeStats)
 	srv.Handle(protocol.GetBrokerRuntimeInfo, f.Admin, p.handleRuntimeInfo)

@@ -117,10 +117,10 @@ func (p *Processor) sendOne(resp *remoting.Command, h *protocol.SendMessageReque
 		return fail(resp, protocol.MessageIllegal, fmt.Sprintf(
 			"the message body size %d bytes exceeds maxMessageSize %d bytes", len(rec.Body), p.cfg.MaxMessageSize))
 	}
-	// spec §5.3: CLUSTER added, WAIT used for this put but not stored.
+	// spec §5.3: CLUSTER, MSG_REGION and TRACE_ON added (5.x), WAIT used
+	// for this put but not stored.
 	wait, _ := message.Property(h.Properties, message.PropertyWaitStoreMsgOK)
-	rec.Properties = message.SetPropertyWithout(h.Properties, message.PropertyWaitStoreMsgOK,
-		message.PropertyCluster, p.cfg.BrokerClusterName)
+	rec.Properties = message.ReplaceProperties(h.Properties, message.PropertyWaitStoreMsgOK, p.storedProps[:]...)
 
 	if isHalf(rec) {
 		return p.sendHalf(resp, rec, store.PutOptions{NoWait: wait == "false"})
@@ -149,7 +149,7 @@ func (p *Processor) sendBatch(resp *remoting.Command, h *protocol.SendMessageReq
 	if err != nil {
 		return fail(resp, protocol.MessageIllegal, "malformed batch body: "+err.Error())
 	}
-	batchProps := message.SetProperty(h.Properties, message.PropertyCluster, p.cfg.BrokerClusterName)
+	batchProps := message.ReplaceProperties(h.Properties, "", p.storedProps[:]...)
 	wait, _ := message.Property(h.Properties, message.PropertyWaitStoreMsgOK)
 	recs := make([]message.Record, len(items))
 	for i, it := range items {

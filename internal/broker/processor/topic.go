@@ -7,8 +7,10 @@ import (
 	"github.com/rocketd/rocketd/internal/remoting"
 )
 
-// handleCreateTopic serves UPDATE_AND_CREATE_TOPIC. The topic table's
-// change listener re-registers the broker with the NameServers.
+// handleCreateTopic serves UPDATE_AND_CREATE_TOPIC, with the 5.x topic
+// attributes of its header (attributes.go of meta). The topic table's
+// change listener re-registers the broker with the NameServers; a request
+// that changes nothing is answered at once, as in Java.
 func (p *Processor) handleCreateTopic(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	var h protocol.CreateTopicRequestHeader
 	if err := h.Decode(req.ExtFields); err != nil {
@@ -20,11 +22,35 @@ func (p *Processor) handleCreateTopic(_ *remoting.Conn, req *remoting.Command) *
 	if p.topics.IsSystemTopic(h.Topic) {
 		return remoting.NewResponse(protocol.SystemError, meta.SystemTopicConflictRemark(h.Topic))
 	}
-	if err := p.topics.Put(h.TopicConfig()); err != nil {
+	changes, err := meta.ParseAttributeChanges(h.Attributes)
+	if err != nil {
 		return remoting.ErrorResponse(err)
 	}
-	p.awaitRegistration(h.Topic)
+	if code, remark := p.checkMixedType(changes); code != protocol.Success {
+		return remoting.NewResponse(code, remark)
+	}
+	changed, err := p.topics.Update(h.TopicConfig(), changes)
+	if err != nil {
+		return remoting.ErrorResponse(err)
+	}
+	if changed {
+		p.awaitRegistration(h.Topic)
+	}
 	return ok(nil)
+}
+
+// checkMixedType refuses message.type=MIXED unless enableMixedMessageType
+// (AdminBrokerProcessor.updateAndCreateTopic).
+func (p *Processor) checkMixedType(changes []meta.AttributeChange) (int32, string) {
+	if p.cfg.EnableMixedMessageType {
+		return protocol.Success, ""
+	}
+	for _, c := range changes {
+		if c.Key == "+"+protocol.TopicAttrMessageType && c.Value == protocol.MessageTypeMixed {
+			return protocol.SystemError, "MIXED message type is not supported."
+		}
+	}
+	return protocol.Success, ""
 }
 
 // awaitRegistration waits until the NameServers were told about a topic

@@ -10,6 +10,14 @@
 //   ConfigCheck write DIR  writes files with known content the way a Java
 //                          broker persists them (pretty fastjson).
 //
+// ConfigCheck5 read also prints the 5.x properties (topic attributes, the
+// 5.x group properties), and
+//
+//   ConfigCheck5 write5x DIR  writes topics.json and subscriptionGroup.json
+//                          with 5.x content (a FIFO topic, an orderly group
+//                          with a retry policy, the manager's forbiddenTable):
+//                          the source of testdata/java5-*.json.
+//
 // The Go tests TestJavaReadsOurFiles and TestWeReadJavaFiles run it.
 import com.alibaba.fastjson.JSON;
 import java.nio.charset.StandardCharsets;
@@ -55,6 +63,8 @@ public class ConfigCheck5 {
         Path dir = Paths.get(args[1]);
         if (args[0].equals("write")) {
             write(dir);
+        } else if (args[0].equals("write5x")) {
+            write5x(dir);
         } else {
             read(dir);
         }
@@ -106,6 +116,46 @@ public class ConfigCheck5 {
         put(dir, "delayOffset.json", delay);
     }
 
+    static void write5x(Path dir) throws Exception {
+        TopicConfigSerializeWrapper topics = new TopicConfigSerializeWrapper();
+        topics.setDataVersion(dataVersion(9, 1700000000000L));
+        TopicConfig fifo = new TopicConfig("FifoTopic", 4, 4, 6);
+        fifo.getAttributes().put("message.type", "FIFO");
+        fifo.getAttributes().put("queue.type", "SimpleCQ");
+        topics.getTopicConfigTable().put("FifoTopic", fifo);
+        topics.getTopicConfigTable().put("Plain", new TopicConfig("Plain", 2, 2, 6));
+        put(dir, "topics.json", topics);
+
+        SubscriptionGroupConfig orderly = new SubscriptionGroupConfig();
+        orderly.setGroupName("orderly");
+        orderly.setConsumeMessageOrderly(true);
+        orderly.setRetryMaxTimes(2);
+        orderly.setGroupSysFlag(1);
+        orderly.setConsumeTimeoutMinute(7);
+        org.apache.rocketmq.remoting.protocol.subscription.GroupRetryPolicy policy =
+            new org.apache.rocketmq.remoting.protocol.subscription.GroupRetryPolicy();
+        policy.setType(org.apache.rocketmq.remoting.protocol.subscription.GroupRetryPolicyType.EXPONENTIAL);
+        policy.setExponentialRetryPolicy(
+            new org.apache.rocketmq.remoting.protocol.subscription.ExponentialRetryPolicy(1000, 60000, 3));
+        orderly.setGroupRetryPolicy(policy);
+        java.util.Set<org.apache.rocketmq.remoting.protocol.subscription.SimpleSubscriptionData> subs = new java.util.HashSet<>();
+        subs.add(new org.apache.rocketmq.remoting.protocol.subscription.SimpleSubscriptionData("FifoTopic", "TAG", "a || b", 3));
+        orderly.setSubscriptionDataSet(subs);
+        SubscriptionGroupConfig plain = new SubscriptionGroupConfig();
+        plain.setGroupName("plain");
+        // The shape of SubscriptionGroupManager, which 5.x persists whole.
+        Map<String, Object> manager = new java.util.LinkedHashMap<>();
+        Map<String, SubscriptionGroupConfig> table = new java.util.HashMap<>();
+        table.put("orderly", orderly);
+        table.put("plain", plain);
+        manager.put("subscriptionGroupTable", table);
+        Map<String, Map<String, Integer>> forbidden = new java.util.HashMap<>();
+        forbidden.put("orderly", new java.util.HashMap<>(Map.of("FifoTopic", 1)));
+        manager.put("forbiddenTable", forbidden);
+        manager.put("dataVersion", dataVersion(4, 1700000000001L));
+        put(dir, "subscriptionGroup.json", new com.alibaba.fastjson.JSONObject(manager));
+    }
+
     static void read(Path dir) throws Exception {
         List<String> out = new ArrayList<>();
 
@@ -117,6 +167,10 @@ public class ConfigCheck5 {
             out.add("topic " + e.getKey() + " " + t.getTopicName() + " " + t.getReadQueueNums() + " "
                 + t.getWriteQueueNums() + " " + t.getPerm() + " " + t.getTopicFilterType() + " "
                 + t.getTopicSysFlag() + " " + t.isOrder());
+            if (t.getAttributes() != null && !t.getAttributes().isEmpty()) {
+                out.add("topic-attributes " + e.getKey() + " " + new java.util.TreeMap<>(t.getAttributes())
+                    + " " + t.getTopicMessageType());
+            }
         }
 
         SubscriptionGroupWrapper groups =
@@ -128,6 +182,9 @@ public class ConfigCheck5 {
                 + g.isConsumeFromMinEnable() + " " + g.isConsumeBroadcastEnable() + " " + g.getRetryQueueNums()
                 + " " + g.getRetryMaxTimes() + " " + g.getBrokerId() + " " + g.getWhichBrokerWhenConsumeSlowly()
                 + " " + g.isNotifyConsumerIdsChangedEnable());
+            out.add("group5 " + e.getKey() + " " + g.isConsumeMessageOrderly() + " " + g.getGroupSysFlag() + " "
+                + g.getConsumeTimeoutMinute() + " " + g.getGroupRetryPolicy().getType() + " "
+                + g.getGroupRetryPolicy().getRetryPolicy().nextDelayDuration(1) + " " + new java.util.TreeMap<>(g.getAttributes()));
         }
 
         ConsumerOffsetSerializeWrapper offsets =
