@@ -265,6 +265,11 @@ func (x *Index) writable() (*file, error) {
 	if err == nil {
 		_, err = f.WriteAt(h.AppendTo(make([]byte, 0, HeaderSize)), 0)
 	}
+	if err == nil {
+		// Synced at its full size before any SyncDir can make its name
+		// durable: a crash never leaves a short index file behind.
+		err = f.Sync()
+	}
 	if err != nil {
 		_ = f.Close()
 		_ = x.o.FS.Remove(path)
@@ -338,6 +343,12 @@ func (x *Index) writeBack(fl *file, all bool) error {
 	if err == nil {
 		if err = fl.f.Sync(); err != nil {
 			err = fmt.Errorf("index: sync %s: %w", fl.path, err)
+		}
+	}
+	if err == nil {
+		// The file's name too: the checkpoint may count it as durable.
+		if err = x.o.FS.SyncDir(x.o.Dir); err != nil {
+			err = fmt.Errorf("index: %w", err)
 		}
 	}
 	if err != nil {
