@@ -434,20 +434,22 @@ func (d *dispatcher) dispatchChunk(from, end int64) (bool, error) {
 	return true, d.commitStaged()
 }
 
-// commitStaged writes the staged chunk's units queue by queue and its
-// index keys, then advances the dispatched offset and tells the listeners. When a queue
+// commitStaged writes the staged chunk's index keys and its units queue by
+// queue, then advances the dispatched offset and tells the listeners. When a queue
 // write fails, the queues written so far stay written (their units are
 // readable), the others keep their units staged, and the next call
 // resumes with the failed queue.
 func (d *dispatcher) commitStaged() error {
+	// The index first: a reader that sees a unit (a consumer, or a test
+	// waiting on the max offset) also finds the record by key.
+	if err := d.s.idx.Commit(); err != nil {
+		return fmt.Errorf("%w: %w", errIndexWrite, err)
+	}
 	for ; d.committed < len(d.touched); d.committed++ {
 		q := d.touched[d.committed]
 		if err := q.Commit(); err != nil {
 			return fmt.Errorf("%w: %s/%d: %w", errQueueWrite, q.Topic(), q.QueueID(), err)
 		}
-	}
-	if err := d.s.idx.Commit(); err != nil {
-		return fmt.Errorf("%w: %w", errIndexWrite, err)
 	}
 	clear(d.touched)
 	d.touched = d.touched[:0]

@@ -1,9 +1,11 @@
 package processor_test
 
 import (
+	"context"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rocketd/rocketd/internal/broker/processor"
 	"github.com/rocketd/rocketd/internal/config"
@@ -105,4 +107,39 @@ func TestQueryMessageBadInput(t *testing.T) {
 	if r := e.call(protocol.QueryMessage, neg, nil); r.Code != protocol.QueryNotFound {
 		t.Errorf("negative maxNum: %d %q", r.Code, r.Remark)
 	}
+}
+
+// FuzzQueryMessage: any QUERY_MESSAGE header is answered SUCCESS (with
+// whole records), QUERY_NOT_FOUND or SYSTEM_ERROR, never a crash.
+func FuzzQueryMessage(f *testing.F) {
+	e := newEnv(f, nil)
+	props := message.EncodeProperties(map[string]string{message.PropertyKeys: "k1 k2", message.PropertyUniqClientMessageIDKeyIdx: "U1"})
+	e.createTopic("FQ", 1)
+	if r := e.send(sendHeader("FQ", 0, props), "body"); r.Code != protocol.Success {
+		f.Fatalf("send: %d %s", r.Code, r.Remark)
+	}
+	e.waitMaxOffset("FQ", 0, 1)
+	f.Add("FQ", "k1", "32", "0", "9223372036854775807", "")
+	f.Add("FQ", "U1", "0", "0", "9223372036854775807", "true")
+	f.Add("FQ", "k2", "-1", "9223372036854775807", "0", "TRUE")
+	f.Add("", "", "x", "", "1e3", "yes")
+	f.Fuzz(func(t *testing.T, topic, key, maxNum, begin, end, unique string) {
+		ext := map[string]string{"topic": topic, "key": key, "maxNum": maxNum, "beginTimestamp": begin,
+			"endTimestamp": end, "_UNIQUE_KEY_QUERY": unique}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		r, err := e.rc.Invoke(ctx, e.addr, remoting.NewRequest(protocol.QueryMessage, ext, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch r.Code {
+		case protocol.Success:
+			if len(bodiesOf(t, r)) == 0 {
+				t.Fatal("SUCCESS without records")
+			}
+		case protocol.QueryNotFound, protocol.SystemError:
+		default:
+			t.Fatalf("code %d %q", r.Code, r.Remark)
+		}
+	})
 }
