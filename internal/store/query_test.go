@@ -1,6 +1,9 @@
 package store
 
 import (
+	"context"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -174,5 +177,31 @@ func TestIndexSealUpdatesCheckpointAndCleanup(t *testing.T) {
 	}
 	if got := queryKeys(t, s, "C", "x"); len(got) == 0 {
 		t.Fatal("nothing found after cleanup")
+	}
+}
+
+// TestIndexWriteFailureBlocksDispatch: a failing index write blocks
+// dispatch (puts refused, as Java's WRITE_INDEX_FILE_ERROR does) until it
+// succeeds; nothing staged is lost.
+func TestIndexWriteFailureBlocksDispatch(t *testing.T) {
+	var fail atomic.Bool
+	efs := vfs.NewErrorFS(vfs.NewMem(), vfs.InjectorFunc(func(op vfs.Op) error {
+		if fail.Load() && op.Kind&(vfs.OpWrite|vfs.OpCreate) != 0 && strings.Contains(op.Path, "/"+index.DirName+"/") {
+			return vfs.ErrInjected
+		}
+		return nil
+	}))
+	s := openStore(t, testConfig(efs))
+	fail.Store(true)
+	put(t, s, newRecord("K", 0, []byte("stuck"), map[string]string{message.PropertyKeys: "blocked"}))
+	waitFor(t, "dispatch to block", func() bool { return strings.Contains(s.RefusalReason(), "index write error") })
+	if res := s.PutMessage(context.Background(), newRecord("K", 0, []byte("x"), nil), PutOptions{}); res.Status != ServiceNotAvailable {
+		t.Fatalf("put while the index cannot be written: %s", res.Status)
+	}
+	fail.Store(false)
+	waitFor(t, "dispatch to resume", func() bool { return s.RefusalReason() == "" })
+	waitDispatched(t, s)
+	if got := queryKeys(t, s, "K", "blocked"); !equalStrings(got, []string{"stuck"}) {
+		t.Fatalf("after resuming: %v", got)
 	}
 }
