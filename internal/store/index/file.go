@@ -153,8 +153,8 @@ func (fl *file) selectOffsets(out []int64, hash int32, maxNum int, begin, end in
 	return out, nil
 }
 
-// writeItems writes the unwritten items (the caller holds no lock; only
-// the writer changes pending). It returns how many items it wrote.
+// writeItems writes pending, the items from index number from on (the
+// caller holds no lock; only the writer changes pending).
 func (fl *file) writeItems(pending []byte, from int32) error {
 	if len(pending) == 0 {
 		return nil
