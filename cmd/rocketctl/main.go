@@ -7,6 +7,7 @@
 //	rocketctl send -t T -b body [--tags A] [--keys K] [-p k=v ...] [--count N]
 //	rocketctl consume -t T [-q id] [--offset N | --from-beginning] [-g G] [-c N] [--follow]
 //	rocketctl group progress -g G [-t T]
+//	rocketctl message query -t T -k KEY [--unique]   by KEYS entry or message id
 //	rocketctl cluster list
 //	rocketctl bench produce|consume -t T [-s 1024 -w 64 --mode async ...]   throughput and latency
 //	rocketctl kv get|put|delete|list   the NameServer's KV configuration
@@ -80,7 +81,7 @@ func newRootCommand() (*cobra.Command, func()) {
 	pf.DurationVar(&c.timeout, "timeout", 5*time.Second, "timeout of each call")
 	pf.BoolVar(&c.json, "json", false, "print machine-readable JSON")
 	root.AddCommand(newTopicCommand(c), newSendCommand(c), newConsumeCommand(c), newGroupCommand(c),
-		newClusterCommand(c), newKVCommand(c), newBenchCommand(c),
+		newClusterCommand(c), newKVCommand(c), newBenchCommand(c), newMessageCommand(c),
 		// The first spellings, kept so scripts written against them go on working.
 		newRouteCommand(c, "route", true), newTopicsCommand(c, "topics", true))
 	return root, func() {

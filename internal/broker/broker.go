@@ -324,6 +324,11 @@ func storeConfig(bc *config.BrokerConfig, fs vfs.FS, log *slog.Logger, host neti
 		MaxTransferBytes:            bc.MaxTransferBytesOnMessageInMemory,
 		MaxTransferCount:            bc.MaxTransferCountOnMessageInMemory,
 		CommitLogCorruptionAction:   onCorruption,
+		MessageIndexDisabled:        !bc.MessageIndexEnable,
+		MessageIndexSafe:            bc.MessageIndexSafe,
+		MaxHashSlotNum:              bc.MaxHashSlotNum,
+		MaxIndexNum:                 bc.MaxIndexNum,
+		MaxMsgsNumBatch:             bc.MaxMsgsNumBatch,
 		Logger:                      log,
 	}, nil
 }

@@ -50,3 +50,24 @@ func TestStoreConfigDiskKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestStoreConfigIndexKeys: the index keys of broker.conf reach the store.
+func TestStoreConfigIndexKeys(t *testing.T) {
+	bc, _, err := config.BrokerConfigFromProperties(config.Properties{"messageIndexEnable": "false",
+		"messageIndexSafe": "true", "maxHashSlotNum": "1000", "maxIndexNum": "5000", "maxMsgsNumBatch": "16"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := storeConfig(&bc, vfs.NewMem(), nil, netip.MustParseAddrPort("127.0.0.1:10911"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sc.MessageIndexDisabled || !sc.MessageIndexSafe || sc.MaxHashSlotNum != 1000 || sc.MaxIndexNum != 5000 || sc.MaxMsgsNumBatch != 16 {
+		t.Fatalf("store config %+v", sc)
+	}
+	def := config.NewBrokerConfig()
+	def.EnsureDefaults()
+	if sc, _ := storeConfig(&def, vfs.NewMem(), nil, netip.MustParseAddrPort("127.0.0.1:10911")); sc.MessageIndexDisabled {
+		t.Fatal("index disabled by default")
+	}
+}

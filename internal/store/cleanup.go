@@ -46,7 +46,8 @@ func (s *Store) cleanLoop(quit <-chan struct{}) {
 //     whatever their age: a Warn says so, since the store does not know
 //     consumer offsets and they may hold messages nobody has read;
 //   - then ConsumeQueue files wholly below the new CommitLog min offset go,
-//     and every queue's min offset is recomputed.
+//     and every queue's min offset is recomputed; so do index files whose
+//     endPhyOffset is below it.
 func (s *Store) cleanOnce(lastMin *int64) {
 	now := s.cfg.Clock()
 	// One look at the disk serves the deletion decisions and the put
@@ -67,6 +68,14 @@ func (s *Store) cleanOnce(lastMin *int64) {
 		}
 		if n > 0 {
 			s.cfg.Logger.Info("store: deleted consume queue files", "count", n, "commitlogMin", minOff)
+		}
+		n, err = s.idx.DeleteBelow(minOff)
+		if err != nil {
+			s.cfg.Logger.Error("store: delete index files", "err", err)
+			return
+		}
+		if n > 0 {
+			s.cfg.Logger.Info("store: deleted index files", "count", n, "commitlogMin", minOff)
 		}
 		*lastMin = minOff
 	}

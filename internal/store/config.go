@@ -33,6 +33,9 @@ const (
 	DefaultMaxTransferBytesOnDisk      = 64 << 10
 	DefaultMaxTransferCountOnDisk      = 8
 	DefaultDispatchCatchUpTimeout      = 5 * time.Minute
+	DefaultMaxHashSlotNum              = config.DefaultMaxHashSlotNum
+	DefaultMaxIndexNum                 = config.DefaultMaxIndexNum
+	DefaultMaxMsgsNumBatch             = config.DefaultMaxMsgsNumBatch
 )
 
 // CorruptionAction, its values and CorruptionError are the CommitLog's,
@@ -150,6 +153,20 @@ type Config struct {
 	// "Recovery"). A torn tail after a crash is always cut.
 	CommitLogCorruptionAction CorruptionAction
 
+	// MessageIndexDisabled is messageIndexEnable=false: the dispatcher
+	// builds no key index (files already there are still queried and
+	// cleaned). MessageIndexSafe (messageIndexSafe) bounds abnormal
+	// recovery's start by the checkpoint's index timestamp too, so that
+	// re-dispatch rebuilds the index entries a crash lost (package index).
+	MessageIndexDisabled bool
+	MessageIndexSafe     bool
+	// MaxHashSlotNum (5,000,000) and MaxIndexNum (20,000,000) size every
+	// index file; existing files of another size are refused at Open.
+	MaxHashSlotNum int
+	MaxIndexNum    int
+	// MaxMsgsNumBatch caps the records one QueryMessage returns (64).
+	MaxMsgsNumBatch int
+
 	// DispatchCatchUpTimeout bounds how long Open waits for the dispatcher
 	// to reach the CommitLog end (5 min).
 	DispatchCatchUpTimeout time.Duration
@@ -220,6 +237,15 @@ func (c *Config) EnsureDefaults() {
 	if c.DispatchCatchUpTimeout == 0 {
 		c.DispatchCatchUpTimeout = DefaultDispatchCatchUpTimeout
 	}
+	if c.MaxHashSlotNum == 0 {
+		c.MaxHashSlotNum = DefaultMaxHashSlotNum
+	}
+	if c.MaxIndexNum == 0 {
+		c.MaxIndexNum = DefaultMaxIndexNum
+	}
+	if c.MaxMsgsNumBatch == 0 {
+		c.MaxMsgsNumBatch = DefaultMaxMsgsNumBatch
+	}
 	if c.Clock == nil {
 		c.Clock = time.Now
 	}
@@ -233,7 +259,8 @@ func (c *Config) Validate() error {
 	if c.Dir == "" {
 		return errors.New("store: Config.Dir is empty")
 	}
-	if c.CQUnitsPerFile < 0 || c.SegmentSize < 0 || c.MaxTransferBytes < 0 || c.MaxTransferCount < 0 || c.MaxOpenCQFiles < 0 {
+	if c.CQUnitsPerFile < 0 || c.SegmentSize < 0 || c.MaxTransferBytes < 0 || c.MaxTransferCount < 0 || c.MaxOpenCQFiles < 0 ||
+		c.MaxHashSlotNum < 0 || c.MaxIndexNum < 0 || c.MaxMsgsNumBatch < 0 {
 		return errors.New("store: negative size in Config")
 	}
 	// No order between the disk ratios is required: Java accepts any, and
@@ -255,6 +282,9 @@ func (c *Config) Validate() error {
 	}
 	if _, err := parseDeleteWhen(c.DeleteWhen); err != nil {
 		return err
+	}
+	if c.MaxIndexNum == 1 {
+		return errors.New("store: Config.MaxIndexNum 1 holds no index item (item 0 is never used)")
 	}
 	return nil
 }

@@ -24,6 +24,10 @@ var errDispatchFatal = errors.New("store: dispatch cannot continue")
 // CommitLog read failure) in the blocking condition.
 var errQueueWrite = errors.New("store: consume queue write error")
 
+// errIndexWrite marks a key index write failure: like Java's
+// WRITE_INDEX_FILE_ERROR it refuses puts, here while dispatch retries.
+var errIndexWrite = errors.New("store: index write error")
+
 // The blocked dispatcher retries after minDispatchRetry, doubling up to
 // maxDispatchRetry; it logs the condition at most every blockedLogEvery.
 const (
@@ -416,6 +420,9 @@ func (d *dispatcher) dispatchChunk(from, end int64) (bool, error) {
 		if message.Dispatched(rec.SysFlag) {
 			d.appendUnit(&rec, offset, int32(size))
 		}
+		if !d.s.cfg.MessageIndexDisabled {
+			d.s.idx.Stage(rec.Topic, rec.Properties, rec.SysFlag, offset, rec.StoreTimestamp)
+		}
 		pos += size
 		next = offset + int64(size)
 		ts = rec.StoreTimestamp
@@ -427,12 +434,17 @@ func (d *dispatcher) dispatchChunk(from, end int64) (bool, error) {
 	return true, d.commitStaged()
 }
 
-// commitStaged writes the staged chunk's units queue by queue, then
-// advances the dispatched offset and tells the listeners. When a queue
+// commitStaged writes the staged chunk's index keys and its units queue by
+// queue, then advances the dispatched offset and tells the listeners. When a queue
 // write fails, the queues written so far stay written (their units are
 // readable), the others keep their units staged, and the next call
 // resumes with the failed queue.
 func (d *dispatcher) commitStaged() error {
+	// The index first: a reader that sees a unit (a consumer, or a test
+	// waiting on the max offset) also finds the record by key.
+	if err := d.s.idx.Commit(); err != nil {
+		return fmt.Errorf("%w: %w", errIndexWrite, err)
+	}
 	for ; d.committed < len(d.touched); d.committed++ {
 		q := d.touched[d.committed]
 		if err := q.Commit(); err != nil {

@@ -6,6 +6,7 @@
 //
 //	<Dir>/commitlog/<20-digit offset>            CommitLog segments (commitlog package)
 //	<Dir>/consumequeue/<topic>/<qid>/<20-digit>  ConsumeQueue files (consumequeue package)
+//	<Dir>/index/<yyyyMMddHHmmssSSS>              key index files (index package)
 //	<Dir>/checkpoint                             4 KiB checkpoint (checkpoint package)
 //	<Dir>/abort                                  empty; exists while the store runs
 //	<Dir>/lock                                   held with an exclusive OS lock while open
@@ -39,6 +40,16 @@
 // of records are written with one WriteAt per queue, and only then the
 // dispatched offset advances and arrival listeners are called: readers see
 // exactly the dispatched units.
+//
+// Key index: unless MessageIndexDisabled, the dispatcher also stages each
+// record's UNIQ_KEY and KEYS entries (every transaction type but ROLLBACK)
+// and commits them to the index (package index) with the chunk; an index
+// write failure blocks dispatch like a queue write failure (Java refuses
+// puts on WRITE_INDEX_FILE_ERROR). QueryMessage looks keys up (QUERY_MESSAGE).
+// After a crash, index files newer than the checkpoint's indexMsgTimestamp
+// are deleted at Open; with MessageIndexSafe the recovery start is bounded
+// by that timestamp too, so re-dispatch rebuilds them. Index files whose
+// endPhyOffset is below the CommitLog's min offset go with retention.
 //
 // Dispatch failure: when a queue write (EMFILE, ENOSPC, EIO) or a CommitLog
 // read fails, dispatch is blocked: puts are refused with

@@ -44,6 +44,8 @@ func testConfig(fs vfs.FS) Config {
 		CQFlushInterval: 20 * time.Millisecond,
 		CleanInterval:   time.Hour, // tests of retention lower it
 		FlushInterval:   20 * time.Millisecond,
+		MaxHashSlotNum:  1024,
+		MaxIndexNum:     4096,
 	}
 }
 

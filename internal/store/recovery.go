@@ -13,13 +13,14 @@ import (
 // abnormalRecoveryStart picks the segment abnormal recovery starts from
 // (spec §7): the newest segment whose first record is valid (magic) and has
 // a non-zero store timestamp at or before the checkpoint's recovery time,
-// min(physic, logics) - 3 s; the first segment when none qualifies.
+// min(physic, logics) - 3 s, with messageIndexSafe also bounded by the
+// index timestamp; the first segment when none qualifies.
 func (s *Store) abnormalRecoveryStart() int64 {
 	segs := s.log.Segments()
 	if len(segs) == 0 {
 		return 0
 	}
-	limit := s.ckpt.State().RecoveryTimestamp(false)
+	limit := s.ckpt.State().RecoveryTimestamp(s.cfg.MessageIndexSafe && !s.cfg.MessageIndexDisabled)
 	for i := len(segs) - 1; i >= 0; i-- {
 		ts, ok := s.firstStoreTimestamp(segs[i])
 		if ok && ts != 0 && ts <= limit {

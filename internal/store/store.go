@@ -15,6 +15,7 @@ import (
 	"github.com/rocketd/rocketd/internal/store/commitlog"
 	"github.com/rocketd/rocketd/internal/store/consumequeue"
 	"github.com/rocketd/rocketd/internal/store/fdcache"
+	"github.com/rocketd/rocketd/internal/store/index"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
 
@@ -36,6 +37,7 @@ type Store struct {
 	cqs         *consumequeue.Set
 	files       *fdcache.Cache // open ConsumeQueue files, at most MaxOpenCQFiles
 	ckpt        *checkpoint.File
+	idx         *index.Index
 	lock        io.Closer
 	deleteHours map[int]bool
 	lastExitOK  bool
@@ -135,6 +137,15 @@ func (s *Store) open() error {
 		return fmt.Errorf("store: %w", err)
 	}
 	s.ckpt = ckpt
+
+	s.idx, err = index.Open(index.Options{
+		FS: fsys, Dir: s.path(index.DirName), HashSlotNum: s.cfg.MaxHashSlotNum, IndexNum: s.cfg.MaxIndexNum,
+		LastExitOK: s.lastExitOK, IndexMsgTimestamp: ckpt.State().IndexMsgTimestamp,
+		OnSealed: s.indexSealed, Clock: s.cfg.Clock, Logger: s.cfg.Logger,
+	})
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
 
 	s.files = fdcache.New(fsys, s.cfg.MaxOpenCQFiles)
 	s.cqs, err = consumequeue.OpenSet(s.path(consumequeue.DirName), consumequeue.Options{
@@ -319,6 +330,9 @@ func (s *Store) abandon() {
 	if s.files != nil {
 		_ = s.files.Close()
 	}
+	if s.idx != nil {
+		_ = s.idx.Close()
+	}
 	if s.lock != nil {
 		_ = s.lock.Close()
 	}
@@ -335,7 +349,8 @@ func (s *Store) abandon() {
 //     flushed, so a clean restart needs no re-dispatch.
 //  4. Close the CommitLog: its final commit and flush make every record
 //     durable.
-//  5. Stop the ConsumeQueue flusher and flush every queue.
+//  5. Stop the ConsumeQueue flusher and flush every queue and the key
+//     index (its slot table and header live in memory until then).
 //  6. Write the checkpoint, now that both structures are durable up to it.
 //  7. Remove `abort` — only if all of the above succeeded; otherwise the
 //     next start runs abnormal recovery, which is always safe.
@@ -378,6 +393,9 @@ func (s *Store) close() error {
 	if err := s.cqs.Flush(0); err != nil {
 		errs = append(errs, fmt.Errorf("store: flush consume queues: %w", err))
 	}
+	if err := s.idx.Flush(); err != nil {
+		errs = append(errs, fmt.Errorf("store: flush index: %w", err))
+	}
 
 	// step 6
 	ts := s.disp.lastStoreTimestamp()
@@ -407,10 +425,20 @@ func (s *Store) close() error {
 	if err := s.files.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("store: %w", err))
 	}
+	if err := s.idx.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("store: %w", err))
+	}
 	if err := s.lock.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("store: unlock: %w", err))
 	}
 	return errors.Join(errs...)
+}
+
+// indexSealed records a full, synced index file as the checkpoint's
+// indexMsgTimestamp (Java's IndexService.flush).
+func (s *Store) indexSealed(endTimestamp int64) error {
+	s.ckpt.SetIndexMsgTimestamp(endTimestamp)
+	return s.ckpt.Flush()
 }
 
 // LastExitOK reports whether the previous run shut down cleanly (no abort

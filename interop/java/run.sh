@@ -49,6 +49,8 @@ echo "== starting rocketd serve (namesrv $ns_port, broker $broker_port, data $tm
 printf 'transactionTimeOut=2000\ntransactionCheckInterval=1000\n' >"$tmp/broker.conf"
 # SqlFilterCheck subscribes with SQL92.
 echo 'enablePropertyFilter=true' >>"$tmp/broker.conf"
+# QueryCheck finds traces in RMQ_SYS_TRACE_TOPIC, created at startup as Java's traceTopicEnable does.
+echo 'traceTopicEnable=true' >>"$tmp/broker.conf"
 "$tmp/bin/rocketd" serve --data "$tmp/data" --namesrv-port "$ns_port" --listen-port "$broker_port" \
 	-c "$tmp/broker.conf" >"$tmp/rocketd.log" 2>&1 &
 rocketd_pid=$!

@@ -14,8 +14,11 @@
 #  4. starts `rocketd namesrv` + `rocketd broker -c` on the same store;
 #  5. checks topic status, every message (against Java's own answer and
 #     against what was sent, by key), the group's offsets
-#     (config/consumerOffset.json), appends and reads new messages; then
-#     restarts rocketd (SIGTERM) and checks once more.
+#     (config/consumerOffset.json), queries by key and by message id
+#     answered from Java's index files (small ones: maxHashSlotNum=5000,
+#     maxIndexNum=4000, so Java fills several), appends and reads new
+#     messages (found by key too); then restarts rocketd (SIGTERM) and
+#     checks once more.
 #
 # Exits non-zero on any failure and prints the logs then. Needs Go, Java 17,
 # Maven (only when the jars are not cached) and jq
@@ -99,6 +102,8 @@ storePathCommitLog=$store/commitlog
 mappedFileSizeCommitLog=$file_size
 flushDiskType=SYNC_FLUSH
 autoCreateTopicEnable=true
+maxHashSlotNum=5000
+maxIndexNum=4000
 EOF
 }
 common_conf >"$tmp/broker.conf"
@@ -178,9 +183,26 @@ messages_of() {
 		jq -c '{queueId, queueOffset, msgId, offsetMsgId, tags, keys, properties, bornTimestamp, storeTimestamp, bodyLen: (.body | length), body: (.body | @base64)}' |
 		sort -t, -k1,1 -k2,2 >"$1"
 }
+# Queries by key (QUERY_MESSAGE to the broker, from its index files): the
+# message ids found, sorted. key-5 has 120 messages: the broker caps the
+# answer at maxMsgsNumBatch (64), and which 64 is the index's order.
+query_of() { # key [--unique]
+	ctl --json message query -t "$topic" -k "$@" | jq -r '.msgId' | sort
+}
+queries_of() { # out
+	: >"$1"
+	for key in key-5 key-25 other-31 "$uniq_key --unique"; do
+		# shellcheck disable=SC2086
+		printf '%s %s\n' "${key// /}" "$(query_of $key | tr '\n' ' ')" >>"$1"
+	done
+}
 status_of >"$tmp/java-status.json"
 progress_of >"$tmp/java-progress.json"
 messages_of "$tmp/java-messages.json"
+uniq_key=$(head -1 "$tmp/java-messages.json" | jq -r '.msgId')
+queries_of "$tmp/java-queries.txt"
+awk '{print $1 " " NF - 1}' "$tmp/java-queries.txt" | tr '\n' ' ' | grep -q "key-5 64 key-25 20 other-31 3 $uniq_key--unique 1" ||
+	fail "Java's query answers: $(awk '{print $1 " " NF - 1}' "$tmp/java-queries.txt" | tr '\n' ' ')"
 [ "$(wc -l <"$tmp/java-messages.json")" = "$total_sent" ] || fail "Java consume returned $(wc -l <"$tmp/java-messages.json") messages, sent $total_sent"
 grep -q '"consumerOffset":500' "$tmp/java-progress.json" || fail "Java group progress lacks offset 500: $(cat "$tmp/java-progress.json")"
 echo "Java: $total_sent messages, status $(cat "$tmp/java-status.json")"
@@ -191,7 +213,8 @@ stop_pid "$java_ns" || fail "Java NameServer did not stop"
 pids=()
 ls "$store/commitlog" >"$tmp/commitlog-files.txt"
 [ -f "$store/config/consumerOffset.json" ] || fail "Java wrote no config/consumerOffset.json"
-echo "Java store: $(wc -l <"$tmp/commitlog-files.txt") CommitLog files, $(du -sh "$store" | cut -f1)"
+echo "Java store: $(wc -l <"$tmp/commitlog-files.txt") CommitLog files, $(ls "$store/index" | wc -l) index files, $(du -sh "$store" | cut -f1)"
+[ "$(ls "$store/index" | wc -l)" -ge 2 ] || fail "Java wrote fewer than 2 index files: $(ls "$store/index")"
 
 # check_rocketd compares what rocketd answers with what Java answered.
 check_rocketd() { # round
@@ -225,6 +248,12 @@ check_rocketd() { # round
 			[ "$want" = "$got" ] || echo "$key"
 		done)
 	[ -z "$bad" ] || fail "bodies differ from what was sent for keys: $bad"
+	# Queries answered from Java's index files: the same messages as Java.
+	queries_of "$tmp/rocketd-queries-$round.txt"
+	if ! cmp -s "$tmp/java-queries.txt" "$tmp/rocketd-queries-$round.txt"; then
+		diff "$tmp/java-queries.txt" "$tmp/rocketd-queries-$round.txt" | head -c 3000 >&2 || true
+		fail "query answers differ between Java and rocketd ($round)"
+	fi
 }
 
 start_rocketd() { # round
@@ -247,7 +276,7 @@ t1=$(now_ms)
 start_rocketd first
 echo "rocketd up after $(($(now_ms) - t1)) ms"
 check_rocketd first
-echo "rocketd reads the Java store: status, $total_sent messages and group offsets identical"
+echo "rocketd reads the Java store: status, $total_sent messages, group offsets and key queries identical"
 
 # Append after Java's tail, then read the new messages back.
 printf 'appended by rocketd' >"$tmp/body-append"
@@ -259,6 +288,9 @@ appended=$(ctl --json consume -t "$topic" -s TagAppend | jq -s 'map(select(.keys
 ctl --json topic status -t "$topic" | jq -c -s 'flatten | sort_by(.queueId) | map({queueId, minOffset, maxOffset})' >"$tmp/after-append.json"
 grown=$(jq -s '(.[1] | map(.maxOffset) | add) - (.[0] | map(.maxOffset) | add)' "$tmp/java-status.json" "$tmp/after-append.json")
 [ "$grown" = 40 ] || fail "queues grew by $grown after appending 40"
+# rocketd indexes after Java's index files.
+n=$(query_of key-append | wc -l)
+[ "$n" = 40 ] || fail "query key-append found $n of 40"
 echo "rocketd appended 40 messages after Java's tail and read them back"
 
 echo "== restarting rocketd (SIGTERM, then start on the same store)"
@@ -273,6 +305,10 @@ ctl --json consume -t "$topic" --from-beginning | jq -c 'select(.tags != "TagApp
 cmp -s "$tmp/java-messages.json" "$tmp/rocketd-messages-second.json" || fail "Java's messages differ after the restart"
 n=$(ctl --json consume -t "$topic" -s TagAppend | jq -s 'length')
 [ "$n" = 40 ] || fail "$n of 40 appended messages after the restart"
+queries_of "$tmp/rocketd-queries-second.txt"
+cmp -s "$tmp/java-queries.txt" "$tmp/rocketd-queries-second.txt" || fail "query answers differ after the restart"
+n=$(query_of key-append | wc -l)
+[ "$n" = 40 ] || fail "query key-append found $n of 40 after the restart"
 progress_of >"$tmp/rocketd-progress-second.json"
 # brokerOffset grew by the appended messages; the committed offsets did not move.
 jq -c 'map({queueId, consumerOffset})' "$tmp/java-progress.json" >"$tmp/a.json"
@@ -281,4 +317,4 @@ cmp -s "$tmp/a.json" "$tmp/b.json" || fail "group offsets after restart $(cat "$
 stop_rocketd
 
 failed=0
-echo "javastore: PASS: $total_sent messages in $(wc -l <"$tmp/commitlog-files.txt") Java-written 1 MiB CommitLog files read by rocketd (status, bodies, tags, keys, properties, group offsets), 40 appended, restart ok; total $(($(now_ms) - t0)) ms"
+echo "javastore: PASS: $total_sent messages in $(wc -l <"$tmp/commitlog-files.txt") Java-written 1 MiB CommitLog files read by rocketd (status, bodies, tags, keys, properties, group offsets, key queries), 40 appended, restart ok; total $(($(now_ms) - t0)) ms"

@@ -47,7 +47,7 @@ func newEnv(t testing.TB, tune func(*config.BrokerConfig, *processor.Deps)) *env
 	}
 	var err error
 	e.store, err = store.Open(store.Config{Dir: dir, SegmentSize: 8 << 20, CQUnitsPerFile: 1000,
-		StoreHost: deps.StoreHost, MaxMessageSize: e.cfg.MaxMessageSize})
+		StoreHost: deps.StoreHost, MaxMessageSize: e.cfg.MaxMessageSize, MaxHashSlotNum: 4096, MaxIndexNum: 40000})
 	must(t, err)
 	mopts := meta.Options{Dir: meta.ConfigDir(dir)}
 	e.topics, err = meta.OpenTopics(mopts, &e.cfg)

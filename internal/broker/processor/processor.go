@@ -181,6 +181,7 @@ func (p *Processor) Register(srv *remoting.Server, f Families) {
 	srv.Handle(protocol.UpdateAndCreateSubscriptionGroup, f.Admin, p.masterOnly(p.handleCreateGroup))
 	srv.Handle(protocol.GetConsumerConnectionList, f.Admin, p.handleConsumerConnections)
 	srv.Handle(protocol.ViewMessageByID, f.Admin, p.handleViewMessage)
+	srv.Handle(protocol.QueryMessage, f.Admin, p.handleQueryMessage)
 	srv.Handle(protocol.GetBrokerConfig, f.Admin, p.handleBrokerConfig)
 	srv.Handle(protocol.GetProducerConnectionList, f.Admin, p.handleProducerConnections)
 	srv.Handle(protocol.QueryTopicConsumeByWho, f.Admin, p.handleConsumeByWho)
