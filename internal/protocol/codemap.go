@@ -84,7 +84,7 @@ const (
 var RequestCodeMap = []CodeInfo{
 	{10, "SEND_MESSAGE", SideBroker, CodeServed, ""},
 	{11, "PULL_MESSAGE", SideBroker, CodeServed, "long polling, TAG and SQL92 filters"},
-	{12, "QUERY_MESSAGE", SideBroker, CodeLater, "issue 13 (key index)"},
+	{12, "QUERY_MESSAGE", SideBroker, CodeServed, "by key or unique key, from the IndexFile index"},
 	{13, "QUERY_BROKER_OFFSET", SideBroker, CodeRefused, "no Java broker or NameServer serves it either"},
 	{14, "QUERY_CONSUMER_OFFSET", SideBroker, CodeServed, ""},
 	{15, "UPDATE_CONSUMER_OFFSET", SideBroker, CodeServed, ""},
