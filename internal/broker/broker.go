@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -80,6 +81,10 @@ type Broker struct {
 	reg      *registrar
 	repl     *replication // HA: server on a master, client on a slave
 
+	// The tls.* settings built once, for every listener and client.
+	tlsListener remoting.TLSListener
+	tlsClient   *tls.Config
+
 	closeOnce sync.Once
 	closeErr  error
 	started   atomic.Bool
@@ -118,9 +123,14 @@ func Start(cfg Config) (_ *Broker, err error) {
 	// into every record) needs the port actually bound.
 	listen := cfg.ListenAddr
 	if listen == "" {
-		listen = net.JoinHostPort("", strconv.Itoa(bc.ListenPort))
+		listen = net.JoinHostPort(bc.BindAddress, strconv.Itoa(bc.ListenPort))
 	}
-	b.srv = remoting.NewServer(remoting.ServerConfig{Addr: listen, Logger: log})
+	tlsl, tlsc, err := tlsSettings(&bc.TLS)
+	if err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
+	}
+	b.tlsListener, b.tlsClient = tlsl, tlsc
+	b.srv = remoting.NewServer(remoting.ServerConfig{Addr: listen, Logger: log, TLS: tlsl})
 	fams := processor.Families{
 		Send:   b.srv.NewFamily("send", sendWorkers(&bc), bc.SendThreadPoolQueueCapacity),
 		Pull:   b.srv.NewFamily("pull", bc.PullMessageThreadPoolNums, bc.PullThreadPoolQueueCapacity),
@@ -241,7 +251,7 @@ func Start(cfg Config) (_ *Broker, err error) {
 	// NameServer registration: now, every period, and after topic changes
 	// (UPDATE_AND_CREATE_TOPIC waits for that round, so the registrar
 	// exists before the processors serve).
-	b.nsClient = remoting.NewClient(remoting.ClientConfig{Logger: log})
+	b.nsClient = remoting.NewClient(remoting.ClientConfig{Logger: log, TLS: b.tlsClient})
 	closers = append(closers, b.nsClient.Close)
 	b.reg = newRegistrar(b, bc.NamesrvAddrs())
 	closers = append(closers, func() error { b.reg.close(); return nil })

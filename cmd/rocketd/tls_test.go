@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/remoting"
+	"github.com/rocketd/rocketd/internal/testutil/certs"
+	"github.com/rocketd/rocketd/internal/testutil/proc"
+)
+
+// TestServeTLSEnforcing runs serve with TLS enforced on every port and a
+// password-protected key: TLS clients are served (the broker registered
+// with the NameServer over TLS too), plaintext ones are refused, and the
+// first log line names the loopback addresses. The key password appears
+// in no log line.
+func TestServeTLSEnforcing(t *testing.T) {
+	if _, err := exec.LookPath("openssl"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("openssl not found")
+		}
+		t.Skip("openssl not found")
+	}
+	bin := buildRocketd(t)
+	dir := t.TempDir()
+	ca := certs.NewCA(t, "serve CA")
+	caPath := ca.WriteCA(t, dir, "ca")
+	certPath, plainKey := ca.Issue(t, "server").Write(t, dir, "server")
+	const password = "pw-Never-Logged-42"
+	keyPath := filepath.Join(dir, "server-enc.key")
+	if b, err := exec.Command("openssl", "pkcs8", "-topk8", "-v2", "aes-256-cbc", "-in", plainKey, "-out", keyPath,
+		"-passout", "pass:"+password).CombinedOutput(); err != nil {
+		t.Fatalf("openssl: %v\n%s", err, b)
+	}
+	nsPort, brokerPort := proc.FreePort(t), proc.FreeBrokerPort(t)
+	conf := filepath.Join(dir, "broker.conf")
+	text := "mapedFileSizeCommitLog=16777216\nmappedFileSizeConsumeQueue=60000\nhaListenPort=" + strconv.Itoa(proc.FreePort(t)) +
+		"\ntls.server.mode=enforcing\ntls.test.mode.enable=false\ntls.server.certPath=" + certPath +
+		"\ntls.server.keyPath=" + keyPath + "\ntls.server.keyPassword=" + password +
+		"\ntls.client.authServer=true\ntls.client.trustCertPath=" + caPath + "\n"
+	if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := proc.Start(t, bin, "serve", "--log-level", "debug", "--data", filepath.Join(dir, "data"),
+		"--namesrv-port", strconv.Itoa(nsPort), "--listen-port", strconv.Itoa(brokerPort), "-c", conf)
+	p.WaitLog(t, "broker ready", 15*time.Second)
+	nsAddr := "127.0.0.1:" + strconv.Itoa(nsPort)
+	brokerAddr := "127.0.0.1:" + strconv.Itoa(brokerPort)
+
+	first, _, _ := strings.Cut(p.Log(), "\n")
+	for _, want := range []string{"serve listening", "namesrv=" + nsAddr, "broker=" + brokerAddr, "tls=enforcing"} {
+		if !strings.Contains(first, want) {
+			t.Fatalf("first log line %q lacks %q", first, want)
+		}
+	}
+
+	tc := remoting.NewClient(remoting.ClientConfig{TLS: &tls.Config{RootCAs: ca.Pool, MinVersion: tls.VersionTLS12}})
+	defer tc.Close()
+	// The broker registered over TLS: its route is known.
+	waitRoute(t, tc, nsAddr, "TBW102")
+	h := protocol.SendMessageRequestHeader{ProducerGroup: "pg", Topic: "TLSTopic", DefaultTopic: "TBW102",
+		DefaultTopicQueueNums: 1, BornTimestamp: time.Now().UnixMilli()}
+	if r := invoke(t, tc, brokerAddr, protocol.SendMessage, protocol.Ext(&h)); r.Code != protocol.Success {
+		t.Fatalf("send over TLS: %d %s", r.Code, r.Remark)
+	}
+
+	pc := remoting.NewClient(remoting.ClientConfig{})
+	defer pc.Close()
+	for _, addr := range []string{nsAddr, brokerAddr} {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, err := pc.Invoke(ctx, addr, remoting.NewRequest(protocol.GetBrokerClusterInfo, nil, nil))
+		cancel()
+		if err == nil {
+			t.Fatalf("plaintext request to %s served in enforcing mode", addr)
+		}
+	}
+	tc.CloseConn(nsAddr)
+	tc.CloseConn(brokerAddr)
+	stopGracefully(t, p)
+	if strings.Contains(p.Log(), password) {
+		t.Fatalf("the key password is in the log:\n%s", p.Log())
+	}
+}
