@@ -70,7 +70,7 @@ func TestCLIOverMutualTLS(t *testing.T) {
 	}
 
 	for _, args := range [][]string{
-		{"-n", ns.Addr(), "--timeout", "3s", "cluster", "list"},                      // plaintext
+		{"-n", ns.Addr(), "--timeout", "3s", "cluster", "list"},                     // plaintext
 		{"-n", ns.Addr(), "--timeout", "3s", "--tls-ca", caPath, "cluster", "list"}, // no client certificate
 	} {
 		if out, err := rocketctl(t, args...); err == nil {
