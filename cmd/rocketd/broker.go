@@ -24,6 +24,14 @@ rocketd's own commitLogCorruptionAction: refuse (default: a corrupt CommitLog
 record before durable data stops the start with an error naming the file and
 offset) or truncate (cut the log there, logged at Error).
 
+bindAddress names the IP the remoting and HA ports listen on (default: all
+interfaces, as Java). RocketMQ's tls.* keys (tls.server.mode
+disabled/permissive/enforcing, tls.test.mode.enable, tls.server.certPath,
+tls.server.keyPath, tls.server.keyPassword, tls.server.need.client.auth,
+tls.server.authClient, tls.server.trustCertPath, tls.config.file, tls.enable,
+tls.client.*) set TLS on every port and on the calls to NameServers; the
+default is Java's: permissive with a self-signed certificate.
+
 Unknown keys are warned about; a value that does not parse or cannot work
 stops the start with an error naming the key. Without -c every default
 applies (store in $HOME/store, no NameServer).`,

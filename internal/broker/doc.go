@@ -44,6 +44,11 @@
 // NameServers and into every stored record as the store host, so offset
 // message ids point back at this broker.
 //
+// Both ports listen on bindAddress (empty: all interfaces). The tls.*
+// settings (config.TLSConfig) give both the same TLS policy
+// (remoting.TLSListener: disabled, permissive or enforcing) and decide
+// whether the NameServer, HA and slave-sync connections use TLS (tls.go).
+//
 // # Roles (replication.go, slavesync.go)
 //
 // Every master runs the HA server (internal/ha) on haListenPort
