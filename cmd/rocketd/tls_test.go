@@ -89,3 +89,17 @@ func TestServeTLSEnforcing(t *testing.T) {
 		t.Fatalf("the key password is in the log:\n%s", p.Log())
 	}
 }
+
+// TestServeBindAddress: serve listens where it advertises unless told.
+func TestServeBindAddress(t *testing.T) {
+	for ip1, want := range map[string]string{"127.0.0.1": "127.0.0.1", "::1": "127.0.0.1", "10.1.2.3": "0.0.0.0", " 192.168.0.7 ": "0.0.0.0"} {
+		if got := serveBindAddress(ip1); got != want {
+			t.Errorf("brokerIP1 %q: bind %q, want %q", ip1, got, want)
+		}
+	}
+	for bind, want := range map[string]string{"": "127.0.0.1", "0.0.0.0": "127.0.0.1", "::": "127.0.0.1", "10.1.2.3": "10.1.2.3"} {
+		if got := dialHost(bind); got != want {
+			t.Errorf("bind %q: dial %q, want %q", bind, got, want)
+		}
+	}
+}
