@@ -11,7 +11,7 @@ import (
 )
 
 func newBrokerCommand(root *rootOptions) *cobra.Command {
-	var confPath string
+	var confPath, listenAddr string
 	cmd := &cobra.Command{
 		Use:   "broker",
 		Short: "Run a master broker alone",
@@ -52,11 +52,15 @@ applies (store in $HOME/store, no NameServer).`,
 				}
 				bc = c
 			}
+			if cmd.Flags().Changed("listen-addr") {
+				bc.BindAddress = listenAddr
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			return runBroker(ctx, broker.Config{Broker: bc, Logger: log}, log)
 		},
 	}
 	cmd.Flags().StringVarP(&confPath, "config", "c", "", "broker.conf properties file")
+	cmd.Flags().StringVar(&listenAddr, "listen-addr", "", "IP the remoting and HA ports listen on; overrides bindAddress (default: all interfaces)")
 	return cmd
 }

@@ -103,3 +103,28 @@ func TestServeBindAddress(t *testing.T) {
 		}
 	}
 }
+
+// TestBrokerListenAddr: --listen-addr (or bindAddress) binds both the
+// remoting and the HA port.
+func TestBrokerListenAddr(t *testing.T) {
+	bin := buildRocketd(t)
+	port, haPort := proc.FreeBrokerPort(t), proc.FreePort(t)
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "broker.conf")
+	text := "brokerIP1=127.0.0.1\nbindAddress=0.0.0.0\nlistenPort=" + strconv.Itoa(port) + "\nhaListenPort=" + strconv.Itoa(haPort) +
+		"\nstorePathRootDir=" + filepath.Join(dir, "store") + "\nmapedFileSizeCommitLog=16777216\ntls.server.mode=disabled\n"
+	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := proc.Start(t, bin, "broker", "-c", conf, "--listen-addr", "127.0.0.1")
+	p.WaitLog(t, "broker ready", 15*time.Second)
+	for _, want := range []string{
+		`msg="remoting: listening" addr=127.0.0.1:` + strconv.Itoa(port) + " tls=disabled",
+		`msg="ha: master listening" addr=127.0.0.1:` + strconv.Itoa(haPort),
+	} {
+		if !strings.Contains(p.Log(), want) {
+			t.Fatalf("no %q in\n%s", want, p.Log())
+		}
+	}
+	stopGracefully(t, p)
+}

@@ -118,6 +118,8 @@ type Server struct {
 	mu      sync.Mutex
 	conns   map[*masterConn]struct{}
 	pending map[net.Conn]struct{} // accepted, TLS not yet decided
+
+	lastRefusal atomic.Int64 // unix nanos of the last refusal logged
 	// writers is a copy of conns for kickWriters, which runs on every put
 	// and every dispatched message: no lock there.
 	writers atomic.Pointer[[]*masterConn]
@@ -254,7 +256,9 @@ func (s *Server) secure(nc net.Conn) {
 	s.mu.Unlock()
 	if err != nil {
 		_ = nc.Close()
-		if !s.closed.Load() {
+		now, last := time.Now().UnixNano(), s.lastRefusal.Load()
+		if !s.closed.Load() && now-last >= int64(time.Second) && s.lastRefusal.CompareAndSwap(last, now) {
+			// At most one a second: the peer may retry without end.
 			s.log.Warn("ha: slave connection refused", "slave", nc.RemoteAddr().String(), "tls", s.cfg.TLS.Mode.String(), "err", err)
 		}
 		return
