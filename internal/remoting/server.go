@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"strconv"
@@ -268,6 +269,12 @@ func (s *Server) secure(nc net.Conn) {
 	if err != nil {
 		_ = nc.Close()
 		if s.stopping.Load() {
+			return
+		}
+		if errors.Is(err, io.EOF) {
+			// A port probe (load balancer, monitoring) connects and
+			// closes without a byte.
+			s.log.Debug("remoting: connection closed before its first byte", "remote", nc.RemoteAddr().String())
 			return
 		}
 		if ok, suppressed := s.badFrame.allow(); ok {
