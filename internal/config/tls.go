@@ -56,7 +56,7 @@ type TLSConfig struct {
 	ConfigFile string `prop:"tls.config.file"`
 
 	ServerNeedClientAuth string `prop:"tls.server.need.client.auth"` // none, optional, require
-	ServerKeyPath        string `prop:"tls.server.keyPath"`          // PEM, PKCS#8 (encrypted with a password) or PKCS#1/SEC1
+	ServerKeyPath        string `prop:"tls.server.keyPath"`          // PEM: PKCS#8 (maybe encrypted, see pkcs8.go), PKCS#1 or SEC1
 	ServerKeyPassword    string `prop:"tls.server.keyPassword" secret:"true"`
 	ServerCertPath       string `prop:"tls.server.certPath"` // PEM chain
 	// ServerAuthClient verifies client certificates against

@@ -137,9 +137,9 @@ func TestTLSRefusals(t *testing.T) {
 	}
 }
 
-// TestTLSEncryptedKeys reads keys encrypted by openssl pkcs8 -topk8 (PBES2)
-// and refuses the PKCS#12 scheme of RocketMQ's guide with the command that
-// converts it.
+// TestTLSEncryptedKeys reads keys encrypted by openssl pkcs8 -topk8 with
+// PBES2 and with the PKCS#12 schemes (RocketMQ's guide), and refuses others
+// with the command that converts them.
 func TestTLSEncryptedKeys(t *testing.T) {
 	if _, err := exec.LookPath("openssl"); err != nil {
 		if os.Getenv("CI") == "true" {
@@ -153,6 +153,9 @@ func TestTLSEncryptedKeys(t *testing.T) {
 		t.Helper()
 		args = append([]string{"pkcs8", "-topk8", "-in", plain, "-out", out, "-passout", "pass:123456"}, args...)
 		if b, err := exec.Command("openssl", args...).CombinedOutput(); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("openssl %v: %v\n%s", args, err, b)
+			}
 			t.Skipf("openssl %v: %v\n%s", args, err, b)
 		}
 	}
@@ -172,18 +175,26 @@ func TestTLSEncryptedKeys(t *testing.T) {
 			t.Fatalf("%v without a password: %v", v2, err)
 		}
 	}
-	rc4 := filepath.Join(dir, "rc4.key")
-	if b, err := exec.Command("openssl", "pkcs8", "-topk8", "-v1", "PBE-SHA1-RC4-128", "-in", plain, "-out", rc4,
-		"-passout", "pass:123456").CombinedOutput(); err != nil {
-		// OpenSSL 3 moved RC4 to the legacy provider.
-		if b, err = exec.Command("openssl", "pkcs8", "-topk8", "-v1", "PBE-SHA1-3DES", "-in", plain, "-out", rc4,
-			"-passout", "pass:123456").CombinedOutput(); err != nil {
-			t.Fatalf("openssl -v1: %v\n%s", err, b)
+	// PKCS#12 PBE, as RocketMQ's TLS guide makes keys (-v1
+	// PBE-SHA1-RC4-128; OpenSSL 3 keeps RC4 in its legacy provider).
+	for _, v1 := range [][]string{{"-v1", "PBE-SHA1-RC4-128", "-provider", "legacy", "-provider", "default"}, {"-v1", "PBE-SHA1-3DES"}} {
+		enc := filepath.Join(dir, "enc-"+v1[1]+".key")
+		openssl(enc, v1...)
+		c := TLSConfig{TestModeEnable: "false", ServerCertPath: filepath.Join(dir, "server.pem"), ServerKeyPath: enc, ServerKeyPassword: "123456"}
+		if _, err := c.ServerTLS(); err != nil {
+			t.Fatalf("%v: %v", v1, err)
+		}
+		c.ServerKeyPassword = "12345"
+		if _, err := c.ServerTLS(); err == nil || !strings.Contains(err.Error(), "wrong keyPassword") {
+			t.Fatalf("%v with a wrong password: %v", v1, err)
 		}
 	}
-	c := TLSConfig{TestModeEnable: "false", ServerCertPath: filepath.Join(dir, "server.pem"), ServerKeyPath: rc4, ServerKeyPassword: "123456"}
+	// A scheme not read is refused with the command that converts it.
+	old := filepath.Join(dir, "md5des.key")
+	openssl(old, "-v1", "PBE-MD5-DES", "-provider", "legacy", "-provider", "default")
+	c := TLSConfig{TestModeEnable: "false", ServerCertPath: filepath.Join(dir, "server.pem"), ServerKeyPath: old, ServerKeyPassword: "123456"}
 	if _, err := c.ServerTLS(); err == nil || !strings.Contains(err.Error(), "openssl pkcs8 -topk8 -v2 aes-256-cbc") {
-		t.Fatalf("PKCS#12-encrypted key: %v", err)
+		t.Fatalf("PBE-MD5-DES key: %v", err)
 	}
 }
 
