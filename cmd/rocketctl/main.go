@@ -20,6 +20,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -49,9 +50,11 @@ type ctl struct {
 	namesrv string
 	timeout time.Duration
 	json    bool
+	tls     tlsFlags
 
-	client *remoting.Client
-	out    io.Writer
+	client    *remoting.Client
+	tlsConfig *tls.Config // nil: plaintext
+	out       io.Writer
 }
 
 func defaultNamesrv() string {
@@ -71,15 +74,21 @@ func newRootCommand() (*cobra.Command, func()) {
 		Short:         "Operate rocketd (and RocketMQ) NameServers and brokers",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			c.out = cmd.OutOrStdout()
-			c.client = remoting.NewClient(remoting.ClientConfig{DialTimeout: c.timeout})
+			var err error
+			if c.tlsConfig, err = c.tls.config(); err != nil {
+				return err
+			}
+			c.client = remoting.NewClient(c.clientConfig())
+			return nil
 		},
 	}
 	pf := root.PersistentFlags()
 	pf.StringVarP(&c.namesrv, "namesrv", "n", defaultNamesrv(), "NameServer address host:port, several separated by ';' ($NAMESRV_ADDR when set)")
 	pf.DurationVar(&c.timeout, "timeout", 5*time.Second, "timeout of each call")
 	pf.BoolVar(&c.json, "json", false, "print machine-readable JSON")
+	c.tls.register(pf)
 	root.AddCommand(newTopicCommand(c), newSendCommand(c), newConsumeCommand(c), newGroupCommand(c),
 		newClusterCommand(c), newKVCommand(c), newBenchCommand(c), newMessageCommand(c),
 		// The first spellings, kept so scripts written against them go on working.

@@ -11,7 +11,7 @@ import (
 )
 
 func newBrokerCommand(root *rootOptions) *cobra.Command {
-	var confPath string
+	var confPath, listenAddr string
 	cmd := &cobra.Command{
 		Use:   "broker",
 		Short: "Run a master broker alone",
@@ -23,6 +23,14 @@ autoCreateTopicEnable, defaultTopicQueueNums, maxMessageSize, ...), plus
 rocketd's own commitLogCorruptionAction: refuse (default: a corrupt CommitLog
 record before durable data stops the start with an error naming the file and
 offset) or truncate (cut the log there, logged at Error).
+
+bindAddress names the IP the remoting and HA ports listen on (default: all
+interfaces, as Java). RocketMQ's tls.* keys (tls.server.mode
+disabled/permissive/enforcing, tls.test.mode.enable, tls.server.certPath,
+tls.server.keyPath, tls.server.keyPassword, tls.server.need.client.auth,
+tls.server.authClient, tls.server.trustCertPath, tls.config.file, tls.enable,
+tls.client.*) set TLS on every port and on the calls to NameServers; the
+default is Java's: permissive with a self-signed certificate.
 
 Unknown keys are warned about; a value that does not parse or cannot work
 stops the start with an error naming the key. Without -c every default
@@ -44,11 +52,15 @@ applies (store in $HOME/store, no NameServer).`,
 				}
 				bc = c
 			}
+			if cmd.Flags().Changed("listen-addr") {
+				bc.BindAddress = listenAddr
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			return runBroker(ctx, broker.Config{Broker: bc, Logger: log}, log)
 		},
 	}
 	cmd.Flags().StringVarP(&confPath, "config", "c", "", "broker.conf properties file")
+	cmd.Flags().StringVar(&listenAddr, "listen-addr", "", "IP the remoting and HA ports listen on; overrides bindAddress (default: all interfaces)")
 	return cmd
 }

@@ -33,7 +33,9 @@ func newNamesrvCommand(root *rootOptions) *cobra.Command {
 		Long: `Run the NameServer alone until SIGINT or SIGTERM.
 
 Settings come from the namesrv.conf given with -c (Java properties, RocketMQ's
-keys: listenPort, kvConfigPath, orderMessageEnable, ...), then from flags.`,
+keys: listenPort, bindAddress, kvConfigPath, orderMessageEnable, and the tls.*
+keys as for the broker: tls.server.mode, tls.server.certPath, ...), then from
+flags.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log, err := root.logger()

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/netip"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -24,6 +27,7 @@ func newServeCommand(root *rootOptions) *cobra.Command {
 		dataDir     string
 		namesrvPort int
 		listenPort  int
+		listenAddr  string
 		confPath    string
 	)
 	cmd := &cobra.Command{
@@ -34,8 +38,21 @@ until SIGINT or SIGTERM. Point any RocketMQ client at 127.0.0.1:9876.
 
 The broker registers with the embedded NameServer and advertises brokerIP1
 (127.0.0.1 unless broker.conf says otherwise: set brokerIP1 for clients on
-other hosts). -c broker.conf may set any broker key; --data, --listen-port and
---namesrv-port win over the file when given.
+other hosts). -c broker.conf may set any broker key; --data, --listen-port,
+--namesrv-port and --listen-addr win over the file when given.
+
+Listen address: every port (NameServer, broker, HA) listens on --listen-addr,
+else broker.conf's bindAddress, else where the broker is advertised: on
+127.0.0.1 while brokerIP1 is a loopback address (the default), on all
+interfaces once brokerIP1 names another one. The first log line names the
+addresses.
+
+TLS: broker.conf's tls.* keys (RocketMQ's: tls.server.mode
+disabled/permissive/enforcing, tls.test.mode.enable, tls.server.certPath,
+tls.server.keyPath, tls.server.keyPassword, tls.server.need.client.auth,
+tls.server.authClient, tls.server.trustCertPath, tls.config.file, tls.enable,
+tls.client.*) apply to every listener of the process. The default is Java's:
+permissive with a self-signed certificate.
 
 Layout of --data: namesrv/kvConfig.json, store/ (commitlog, consumequeue,
 config/*.json, checkpoint, abort while running).`,
@@ -61,19 +78,34 @@ config/*.json, checkpoint, abort while running).`,
 			setProp(props, "listenPort", strconv.Itoa(listenPort), f.Changed("listen-port"))
 			setProp(props, "namesrvAddr", "127.0.0.1:"+strconv.Itoa(namesrvPort), f.Changed("namesrv-port"))
 			setProp(props, "brokerIP1", "127.0.0.1", false)
+			if f.Changed("listen-addr") {
+				props["bindAddress"] = listenAddr
+			} else if _, set := props["bindAddress"]; !set {
+				props["bindAddress"] = serveBindAddress(props["brokerIP1"])
+			}
+			// The broker finds the NameServer where it listens.
+			setProp(props, "namesrvAddr", net.JoinHostPort(dialHost(props["bindAddress"]), strconv.Itoa(namesrvPort)), f.Changed("namesrv-port") || f.Changed("listen-addr"))
 			bc, unknown, err := config.BrokerConfigFromProperties(props)
 			if err != nil {
 				return err
 			}
+			nscfg := config.NamesrvConfig{
+				BindAddress:  bc.BindAddress,
+				ListenPort:   namesrvPort,
+				KVConfigPath: filepath.Join(abs, "namesrv", "kvConfig.json"),
+				TLS:          bc.TLS, // one process, one set of tls.* keys
+			}
+			// The first line says where the process listens.
+			log.Info("rocketd: serve listening",
+				"namesrv", net.JoinHostPort(bc.BindAddress, strconv.Itoa(nscfg.ListenPort)),
+				"broker", net.JoinHostPort(bc.BindAddress, strconv.Itoa(bc.ListenPort)),
+				"ha", net.JoinHostPort(bc.BindAddress, strconv.Itoa(bc.HAPort())),
+				"tls", bc.TLS.Mode(), "advertised", bc.BrokerAddr())
 			if len(unknown) > 0 {
 				log.Warn("rocketd: unknown keys in config file ignored", "file", confPath, "keys", unknown)
 			}
 			if err := os.MkdirAll(abs, 0o755); err != nil {
 				return err
-			}
-			nscfg := config.NamesrvConfig{
-				ListenPort:   namesrvPort,
-				KVConfigPath: filepath.Join(abs, "namesrv", "kvConfig.json"),
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
@@ -84,8 +116,27 @@ config/*.json, checkpoint, abort while running).`,
 	f.StringVar(&dataDir, "data", "./rocketd-data", "data directory (store, configs, namesrv KV config)")
 	f.IntVar(&namesrvPort, "namesrv-port", config.DefaultNamesrvPort, "NameServer TCP port")
 	f.IntVar(&listenPort, "listen-port", 10911, "broker TCP port (listenPort)")
+	f.StringVar(&listenAddr, "listen-addr", "", "IP every port listens on (bindAddress); 0.0.0.0 for all interfaces (default: see above)")
 	f.StringVarP(&confPath, "config", "c", "", "broker.conf properties file")
 	return cmd
+}
+
+// serveBindAddress is serve's default bindAddress: loopback while the
+// broker is advertised on a loopback address, else all interfaces.
+func serveBindAddress(brokerIP1 string) string {
+	if ip, err := netip.ParseAddr(strings.TrimSpace(brokerIP1)); err == nil && !ip.IsLoopback() {
+		return "0.0.0.0"
+	}
+	return "127.0.0.1"
+}
+
+// dialHost is the host to dial a listener bound to bind on: 127.0.0.1 for
+// all interfaces.
+func dialHost(bind string) string {
+	if ip, err := netip.ParseAddr(bind); bind == "" || err == nil && ip.IsUnspecified() {
+		return "127.0.0.1"
+	}
+	return bind
 }
 
 // setProp sets key in props when force is true or the file did not set it.

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -81,6 +82,10 @@ type Broker struct {
 	reg      *registrar
 	repl     *replication // HA: server on a master, client on a slave
 
+	// The tls.* settings built once, for every listener and client.
+	tlsListener remoting.TLSListener
+	tlsClient   *tls.Config
+
 	closeOnce sync.Once
 	closeErr  error
 	started   atomic.Bool
@@ -119,14 +124,19 @@ func Start(cfg Config) (_ *Broker, err error) {
 	// into every record) needs the port actually bound.
 	listen := cfg.ListenAddr
 	if listen == "" {
-		listen = net.JoinHostPort("", strconv.Itoa(bc.ListenPort))
+		listen = net.JoinHostPort(bc.BindAddress, strconv.Itoa(bc.ListenPort))
 	}
+	tlsl, tlsc, err := tlsSettings(&bc.TLS)
+	if err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
+	}
+	b.tlsListener, b.tlsClient = tlsl, tlsc
 	vipListen, err := vipListenAddr(listen)
 	if err != nil {
 		return nil, err
 	}
-	b.srv = remoting.NewServer(remoting.ServerConfig{Addr: listen, Logger: log})
-	b.vip = remoting.NewServer(remoting.ServerConfig{Addr: vipListen, Logger: log})
+	b.srv = remoting.NewServer(remoting.ServerConfig{Addr: listen, Logger: log, TLS: tlsl})
+	b.vip = remoting.NewServer(remoting.ServerConfig{Addr: vipListen, Logger: log, TLS: tlsl})
 	fams := newFamilies(b.srv, &bc, false)
 	vipFams := newFamilies(b.vip, &bc, true)
 	// Until the processors are registered (the store may take a while to
@@ -250,7 +260,7 @@ func Start(cfg Config) (_ *Broker, err error) {
 	// NameServer registration: now, every period, and after topic changes
 	// (UPDATE_AND_CREATE_TOPIC waits for that round, so the registrar
 	// exists before the processors serve).
-	b.nsClient = remoting.NewClient(remoting.ClientConfig{Logger: log})
+	b.nsClient = remoting.NewClient(remoting.ClientConfig{Logger: log, TLS: b.tlsClient})
 	closers = append(closers, b.nsClient.Close)
 	b.reg = newRegistrar(b, bc.NamesrvAddrs())
 	closers = append(closers, func() error { b.reg.close(); return nil })

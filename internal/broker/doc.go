@@ -44,7 +44,12 @@
 // NameServers and into every stored record as the store host, so offset
 // message ids point back at this broker.
 //
-// It also listens on listenPort-2, the VIP channel (Java's
+// The main and HA ports listen on bindAddress (empty: all interfaces). The tls.*
+// settings (config.TLSConfig) give them the same TLS policy
+// (remoting.TLSListener: disabled, permissive or enforcing) and decide
+// whether the NameServer, HA and slave-sync connections use TLS (tls.go).
+//
+// It also listens on listenPort-2 (same bind address and TLS policy), the VIP channel (Java's
 // fastRemotingServer, vip.go): clients with sendMessageWithVIPChannel
 // (the default before client 4.5.1, and rocketmq-dashboard's) derive that
 // port from the registered address and send and make admin calls there.

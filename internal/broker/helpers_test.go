@@ -39,9 +39,12 @@ func startCluster(t testing.TB, tune func(*config.BrokerConfig)) *cluster {
 func startClusterOn(t testing.TB, tune func(*config.BrokerConfig), listen string) *cluster {
 	t.Helper()
 	c := &cluster{t: t, dir: t.TempDir(), tune: tune, listen: listen}
+	// The NameServer and the admin client take the broker's tls.* keys,
+	// as one set of JVM system properties would give them in Java.
+	tlsCfg := c.brokerConfig().TLS
 	ns, err := namesrv.New(namesrv.Config{
 		Addr:    "127.0.0.1:0",
-		Namesrv: config.NamesrvConfig{KVConfigPath: filepath.Join(c.dir, "kvConfig.json")},
+		Namesrv: config.NamesrvConfig{KVConfigPath: filepath.Join(c.dir, "kvConfig.json"), TLS: tlsCfg},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +53,11 @@ func startClusterOn(t testing.TB, tune func(*config.BrokerConfig), listen string
 		t.Fatal(err)
 	}
 	c.ns, c.nsAddr = ns, ns.Addr()
-	c.rc = remoting.NewClient(remoting.ClientConfig{})
+	clientTLS, err := tlsCfg.ClientTLS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.rc = remoting.NewClient(remoting.ClientConfig{TLS: clientTLS})
 	t.Cleanup(func() {
 		c.stopBroker()
 		_ = c.rc.Close()

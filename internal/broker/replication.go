@@ -48,6 +48,7 @@ func newReplication(b *Broker, cfg *Config, scfg *store.Config) *replication {
 			MaxGap:               bc.HASlaveFallbehindMax,
 			WaitTimeout:          bc.SyncFlushTimeout,
 			Logger:               b.log,
+			TLS:                  b.tlsListener,
 		})
 		scfg.Replica = r.server
 		return r
@@ -58,19 +59,20 @@ func newReplication(b *Broker, cfg *Config, scfg *store.Config) *replication {
 		HeartbeatInterval:    bc.HASendHeartbeatInterval,
 		HousekeepingInterval: bc.HAHousekeepingInterval,
 		Logger:               b.log,
+		TLS:                  b.tlsClient,
 	})
 	r.meta = newSlaveSync(b, scfg.FS, r.masterMainAddr, cfg.SlaveSyncInterval, cfg.SlaveFullSyncInterval)
 	return r
 }
 
 // haListenAddr is Config.HAListenAddr, else haListenPort (listenPort+1)
-// on the host of Config.ListenAddr; a listen address with port 0 (tests)
+// on the host of Config.ListenAddr (else bindAddress); a listen address with port 0 (tests)
 // gets an ephemeral HA port too.
 func haListenAddr(cfg *Config, bc *config.BrokerConfig) string {
 	if cfg.HAListenAddr != "" {
 		return cfg.HAListenAddr
 	}
-	host, port := "", strconv.Itoa(bc.HAPort())
+	host, port := bc.BindAddress, strconv.Itoa(bc.HAPort())
 	if cfg.ListenAddr != "" {
 		if h, p, err := net.SplitHostPort(cfg.ListenAddr); err == nil {
 			host = h

@@ -160,6 +160,9 @@ type BrokerConfig struct {
 	// an embedding that wants an ephemeral port listens itself and stores
 	// the bound port here before the broker registers.
 	ListenPort int `prop:"listenPort"`
+	// BindAddress is the IP the remoting and HA ports listen on (Java's
+	// NettyServerConfig.bindAddress; empty or 0.0.0.0: all interfaces).
+	BindAddress string `prop:"bindAddress"`
 	// BrokerIP1 is the address advertised to clients and written into
 	// records as store host (default: the first non-loopback IPv4 address,
 	// else 127.0.0.1).
@@ -172,6 +175,8 @@ type BrokerConfig struct {
 	// HAMasterAddress is a slave's fixed master HA address (empty: the one
 	// the NameServer answers).
 	HAMasterAddress string `prop:"haMasterAddress"`
+	// TLS is the tls.* settings (tls.go); not shown by GET_BROKER_CONFIG.
+	TLS TLSConfig `prop:"-"`
 	// RegionID is echoed in send responses as MSG_REGION (DefaultRegion).
 	RegionID string `prop:"regionId"`
 	// TraceOn is echoed in send responses as TRACE_ON (true).
@@ -669,6 +674,12 @@ func (c *BrokerConfig) Validate() error {
 	if c.HAListenPort != 0 && c.HAListenPort == c.ListenPort {
 		bad("haListenPort %d is listenPort too", c.HAListenPort)
 	}
+	if err := checkBindAddress(c.BindAddress); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.TLS.Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	if c.AccessMessageInMemoryMaxRatio <= 0 || c.AccessMessageInMemoryMaxRatio > 100 {
 		bad("accessMessageInMemoryMaxRatio %d out of range 1..100", c.AccessMessageInMemoryMaxRatio)
 	}
@@ -825,7 +836,12 @@ func BrokerConfigFromProperties(props Properties) (BrokerConfig, []string, error
 	if err := checkDiskRatioSyntax(props); err != nil {
 		return c, nil, err
 	}
+	props, unknownTLS, err := bindTLS(props, &c.TLS)
+	if err != nil {
+		return c, unknownTLS, err
+	}
 	unknown, err := Bind(props, &c)
+	unknown = append(unknown, unknownTLS...)
 	if err != nil {
 		return c, unknown, err
 	}

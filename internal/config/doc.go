@@ -11,4 +11,16 @@
 // continuations and escapes). Bind maps keys onto struct fields by name, as
 // RocketMQ maps them onto setters, and returns unknown keys so the caller can
 // warn about them.
+//
+// TLS (tls.go): RocketMQ's tls.* keys (Java reads them as system properties
+// and from tls.config.file) are read from broker.conf / namesrv.conf, then
+// from tls.config.file (default /etc/rocketmq/tls.properties when it
+// exists), whose values win except for tls.server.mode, tls.enable and
+// useTLS. Defaults are Java's: permissive, test mode (a self-signed
+// certificate made at start). Certificates and keys are PEM; keys PKCS#8
+// (plain, or encrypted with PBES2 or PKCS#12 PBE-SHA1-RC4-128/3DES and a
+// keyPassword), PKCS#1 or SEC1.
+// Settings Java would silently ignore (an unknown mode, certificate paths
+// in test mode) are refused. TLS settings are never rendered anywhere
+// (GET_BROKER_CONFIG skips them; fields tagged secret are never shown).
 package config

@@ -3,8 +3,10 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -16,6 +18,8 @@ type NamesrvConfig struct {
 	BindAddress string `prop:"bindAddress"`
 	// ListenPort is the TCP port (default 9876).
 	ListenPort int `prop:"listenPort"`
+	// TLS is the tls.* settings (tls.go).
+	TLS TLSConfig `prop:"-"`
 	// KVConfigPath is the JSON file holding the KV configuration (default
 	// $HOME/namesrv/kvConfig.json).
 	KVConfigPath string `prop:"kvConfigPath"`
@@ -78,6 +82,12 @@ func (c *NamesrvConfig) Validate() error {
 	if c.KVConfigPath == "" {
 		errs = append(errs, errors.New("config: kvConfigPath is empty"))
 	}
+	if err := checkBindAddress(c.BindAddress); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.TLS.Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	if c.ScanNotActiveBrokerInterval <= 0 {
 		errs = append(errs, fmt.Errorf("config: scanNotActiveBrokerInterval %v must be positive", c.ScanNotActiveBrokerInterval))
 	}
@@ -98,10 +108,27 @@ func LoadNamesrvFile(path string) (NamesrvConfig, []string, error) {
 	if err != nil {
 		return c, nil, err
 	}
+	props, unknownTLS, err := bindTLS(props, &c.TLS)
+	if err != nil {
+		return c, unknownTLS, fmt.Errorf("%s: %w", path, err)
+	}
 	unknown, err := Bind(props, &c)
+	unknown = append(unknown, unknownTLS...)
 	if err != nil {
 		return c, unknown, fmt.Errorf("%s: %w", path, err)
 	}
 	c.EnsureDefaults()
 	return c, unknown, nil
+}
+
+// checkBindAddress refuses a bindAddress that carries a port or blanks;
+// empty means all interfaces.
+func checkBindAddress(a string) error {
+	if a == "" {
+		return nil
+	}
+	if _, _, err := net.SplitHostPort(a); err == nil || strings.ContainsAny(a, " \t") {
+		return fmt.Errorf("config: bindAddress %q: want an IP address or host name without a port", a)
+	}
+	return nil
 }

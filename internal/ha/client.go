@@ -2,6 +2,8 @@ package ha
 
 import (
 	"bufio"
+	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/rocketd/rocketd/internal/remoting"
 )
 
 // Sink is the slave's CommitLog as the HA client writes it (*store.Store).
@@ -74,6 +78,9 @@ type ClientConfig struct {
 	MaxTransfer int
 	// Logger receives events. Default: discard.
 	Logger *slog.Logger
+	// TLS, when set, makes the connection to the master a TLS one
+	// (tls.enable).
+	TLS *tls.Config
 }
 
 // EnsureDefaults fills in the default of every zero field.
@@ -234,10 +241,20 @@ func (c *Client) session(addr string) error {
 	if State(c.state.Load()) != Diverged {
 		c.state.Store(int32(Connecting))
 	}
-	d := net.Dialer{Timeout: 3 * time.Second}
-	nc, err := d.Dial("tcp", addr)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return fmt.Errorf("ha: dial master %s: %w", addr, err)
+	}
+	if c.cfg.TLS != nil {
+		sc, err := remoting.DialTLS(ctx, nc, addr, c.cfg.TLS)
+		if err != nil {
+			_ = nc.Close()
+			return fmt.Errorf("ha: %w", err)
+		}
+		nc = sc
 	}
 	c.mu.Lock()
 	if c.closed.Load() {

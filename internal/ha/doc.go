@@ -1,6 +1,9 @@
 // Package ha replicates a master broker's CommitLog to its slaves with
 // RocketMQ's classic HA protocol (rocketmq-spec.md §12): a plain TCP
-// connection on haListenPort (listenPort+1), no remoting framing.
+// connection on haListenPort (listenPort+1), no remoting framing. With
+// ServerConfig.TLS / ClientConfig.TLS the connection is TLS (rocketd only:
+// Java's HA port has none), decided per connection as on the remoting
+// ports (remoting.TLSListener).
 //
 // Slave -> master: offset reports, each 8 bytes.
 //

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rocketd/rocketd/internal/remoting"
 	"github.com/rocketd/rocketd/internal/store"
 	"github.com/rocketd/rocketd/internal/store/commitlog"
 )
@@ -47,6 +48,10 @@ type Source interface {
 type ServerConfig struct {
 	// Addr is the HA listen address (":10912"; "127.0.0.1:0" in tests).
 	Addr string
+	// TLS chooses TLS or plaintext per slave connection, as on the
+	// remoting ports (tls.server.mode); zero: plaintext only. A slave
+	// that sends nothing within HousekeepingInterval is dropped.
+	TLS remoting.TLSListener
 	// SegmentSize is the CommitLog segment size: an empty slave starts at
 	// the master's last segment.
 	SegmentSize int64
@@ -110,8 +115,11 @@ type Server struct {
 	started atomic.Bool
 	closed  atomic.Bool
 
-	mu    sync.Mutex
-	conns map[*masterConn]struct{}
+	mu      sync.Mutex
+	conns   map[*masterConn]struct{}
+	pending map[net.Conn]struct{} // accepted, TLS not yet decided
+
+	lastRefusal atomic.Int64 // unix nanos of the last refusal logged
 	// writers is a copy of conns for kickWriters, which runs on every put
 	// and every dispatched message: no lock there.
 	writers atomic.Pointer[[]*masterConn]
@@ -128,7 +136,10 @@ type Server struct {
 // NewServer returns a Server that is not listening yet.
 func NewServer(cfg ServerConfig) *Server {
 	cfg.EnsureDefaults()
-	s := &Server{cfg: cfg, log: cfg.Logger, quit: make(chan struct{}), conns: map[*masterConn]struct{}{}}
+	s := &Server{cfg: cfg, log: cfg.Logger, quit: make(chan struct{}), conns: map[*masterConn]struct{}{}, pending: map[net.Conn]struct{}{}}
+	if s.cfg.TLS.FirstByteTimeout == 0 {
+		s.cfg.TLS.FirstByteTimeout = cfg.HousekeepingInterval
+	}
 	s.acked.Store(-1)
 	return s
 }
@@ -144,6 +155,9 @@ func (s *Server) Start(src Source) error {
 	if s.cfg.SegmentSize <= 0 {
 		return fmt.Errorf("ha: segment size %d", s.cfg.SegmentSize)
 	}
+	if err := s.cfg.TLS.Check(); err != nil {
+		return fmt.Errorf("ha: %w", err)
+	}
 	ln, err := net.Listen("tcp", s.cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("ha: listen %s: %w", s.cfg.Addr, err)
@@ -158,7 +172,7 @@ func (s *Server) Start(src Source) error {
 	}
 	s.wg.Add(1)
 	go s.acceptLoop()
-	s.log.Info("ha: master listening", "addr", ln.Addr().String(), "sync", s.cfg.Sync)
+	s.log.Info("ha: master listening", "addr", ln.Addr().String(), "sync", s.cfg.Sync, "tls", s.cfg.TLS.Mode.String())
 	return nil
 }
 
@@ -184,6 +198,9 @@ func (s *Server) Close() error {
 	for c := range s.conns {
 		_ = c.nc.Close()
 	}
+	for nc := range s.pending {
+		_ = nc.Close()
+	}
 	s.mu.Unlock()
 	s.wg.Wait()
 	s.waiters.failAll(commitlog.FlushSlaveTimeout)
@@ -207,21 +224,65 @@ func (s *Server) acceptLoop() {
 			s.log.Error("ha: accept failed; not accepting slaves any more", "err", err)
 			return
 		}
-		c := newMasterConn(s, nc)
+		if s.cfg.TLS.Mode == remoting.TLSDisabled {
+			if !s.serve(nc) {
+				return
+			}
+			continue
+		}
+		// TLS or not is decided off the accept loop (a silent peer
+		// delays no one); Close closes the undecided.
 		s.mu.Lock()
 		if s.closed.Load() {
 			s.mu.Unlock()
 			_ = nc.Close()
 			return
 		}
-		s.conns[c] = struct{}{}
-		s.snapshotWritersLocked()
+		s.pending[nc] = struct{}{}
+		s.wg.Add(1)
 		s.mu.Unlock()
-		s.log.Info("ha: slave connected", "slave", c.addr)
-		s.wg.Add(2)
-		go c.readLoop()
-		go c.writeLoop()
+		go s.secure(nc)
 	}
+}
+
+// secure serves nc once its TLS mode is settled.
+func (s *Server) secure(nc net.Conn) {
+	defer s.wg.Done()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sc, err := s.cfg.TLS.Accept(ctx, nc)
+	s.mu.Lock()
+	delete(s.pending, nc)
+	s.mu.Unlock()
+	if err != nil {
+		_ = nc.Close()
+		now, last := time.Now().UnixNano(), s.lastRefusal.Load()
+		if !s.closed.Load() && now-last >= int64(time.Second) && s.lastRefusal.CompareAndSwap(last, now) {
+			// At most one a second: the peer may retry without end.
+			s.log.Warn("ha: slave connection refused", "slave", nc.RemoteAddr().String(), "tls", s.cfg.TLS.Mode.String(), "err", err)
+		}
+		return
+	}
+	s.serve(sc)
+}
+
+// serve starts the goroutines of a slave connection; false once closed.
+func (s *Server) serve(nc net.Conn) bool {
+	c := newMasterConn(s, nc)
+	s.mu.Lock()
+	if s.closed.Load() {
+		s.mu.Unlock()
+		_ = nc.Close()
+		return false
+	}
+	s.conns[c] = struct{}{}
+	s.snapshotWritersLocked()
+	s.mu.Unlock()
+	s.log.Info("ha: slave connected", "slave", c.addr)
+	s.wg.Add(2)
+	go c.readLoop()
+	go c.writeLoop()
+	return true
 }
 
 // drop forgets a connection once both its goroutines are done with it.

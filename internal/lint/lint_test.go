@@ -24,13 +24,13 @@ const module = "github.com/rocketd/rocketd/"
 // namesrv, ha -> store -> store/* -> remoting -> protocol -> message, config, vfs.
 var allowed = map[string][]string{
 	"vfs":      {},
-	"config":   {},
+	"config":   {"testutil/certs"},
 	"message":  {},
 	"lint":     {},
 	"pace":     {},
 	"lograte":  {},
 	"protocol": {"message"},
-	"remoting": {"protocol"},
+	"remoting": {"protocol", "testutil/certs"},
 
 	"store/segment":      {"vfs"},
 	"store/fdcache":      {"vfs"},
@@ -41,7 +41,7 @@ var allowed = map[string][]string{
 	"store": {"store/segment", "store/checkpoint", "store/commitlog", "store/consumequeue",
 		"store/index", "store/fdcache", "vfs", "message", "config", "lograte"},
 
-	"ha":      {"store", "store/commitlog", "message", "config", "vfs", "protocol", "remoting", "testutil/proc"},
+	"ha":      {"store", "store/commitlog", "message", "config", "vfs", "protocol", "remoting", "testutil/proc", "testutil/certs"},
 	"namesrv": {"protocol", "remoting", "config", "vfs"},
 
 	"broker/meta":     {"protocol", "config", "vfs", "message"},
@@ -55,11 +55,14 @@ var allowed = map[string][]string{
 		"broker/longpoll", "broker/schedule", "broker/timer", "broker/txn", "broker/client", "ha"},
 	"broker": {"store", "message", "config", "vfs", "protocol", "remoting", "broker/meta", "broker/filter",
 		"broker/longpoll", "broker/schedule", "broker/timer", "broker/txn", "broker/processor", "broker/client", "ha", "namesrv",
-		"testutil/proc"},
+		"testutil/proc", "testutil/certs"},
 
 	// testutil/proc runs rocketd as a child process; only _test.go files
 	// import it.
 	"testutil/proc": {},
+	// testutil/certs makes throwaway certificates; only _test.go files
+	// import it.
+	"testutil/certs": {},
 }
 
 // forbidden are edges that must never exist whatever the table says; they are

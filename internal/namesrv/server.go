@@ -89,7 +89,16 @@ func New(cfg Config) (*Server, error) {
 		quit:  make(chan struct{}),
 		done:  make(chan struct{}),
 	}
-	s.rs = remoting.NewServer(remoting.ServerConfig{Addr: cfg.Addr, Logger: cfg.Logger})
+	mode, err := remoting.ParseTLSMode(cfg.Namesrv.TLS.Mode())
+	if err != nil {
+		return nil, err
+	}
+	tlsCfg, err := cfg.Namesrv.TLS.ServerTLS()
+	if err != nil {
+		return nil, err
+	}
+	s.rs = remoting.NewServer(remoting.ServerConfig{Addr: cfg.Addr, Logger: cfg.Logger,
+		TLS: remoting.TLSListener{Mode: mode, Config: tlsCfg}})
 	s.registerProcessors()
 	s.rs.OnConnClose(s.connClosed)
 	return s, nil

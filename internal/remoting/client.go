@@ -2,6 +2,7 @@ package remoting
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -35,6 +36,9 @@ type ClientConfig struct {
 	// (a load generator) pays for no map. Requests servers send over the
 	// client's connections are decoded as always.
 	LazyResponseExt bool
+	// TLS, when set, makes every connection a TLS one (RocketMQ's
+	// tls.enable / useTLS); the handshake counts against DialTimeout.
+	TLS *tls.Config
 }
 
 func (c *ClientConfig) ensureDefaults() {
@@ -240,6 +244,19 @@ func (c *Client) dial(ctx context.Context, addr string, d *dialing) {
 	defer cancel()
 	var dialer net.Dialer
 	nc, err := dialer.DialContext(dctx, "tcp", addr)
+	if err == nil {
+		if tc, ok := nc.(*net.TCPConn); ok {
+			_ = tc.SetNoDelay(true)
+		}
+		if c.cfg.TLS != nil {
+			var sc net.Conn
+			if sc, err = DialTLS(dctx, nc, addr, c.cfg.TLS); err != nil {
+				_ = nc.Close()
+			} else {
+				nc = sc
+			}
+		}
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err == nil && c.mu.closed {
@@ -253,9 +270,6 @@ func (c *Client) dial(ctx context.Context, addr string, d *dialing) {
 		}
 		c.log.Debug("remoting: dial failed", "addr", addr, "err", err)
 		return
-	}
-	if tc, ok := nc.(*net.TCPConn); ok {
-		_ = tc.SetNoDelay(true)
 	}
 	d.conn = newConn(nc, c, c.log, c.cfg.MaxFrameSize, c.cfg.IdleTimeout)
 	d.conn.start(&c.wg)

@@ -92,6 +92,25 @@
 // SYSTEM_ERROR), where Java would use JSON: both are valid for every
 // client, which decodes each frame by its T byte.
 //
+// # TLS
+//
+// A server's TLSListener applies RocketMQ's tls.server.mode to each
+// accepted connection before any frame is read. The first byte is peeked
+// (recv MSG_PEEK: not consumed), as Java's TlsModeHandler looks at it: 0x16,
+// the record type of a ClientHello, starts a TLS handshake (at most 10 s);
+// anything else is a plaintext frame's length.
+//
+//	mode        first byte 0x16        other first byte
+//	disabled    closed (bad length)    plaintext
+//	permissive  TLS                    plaintext
+//	enforcing   TLS                    closed
+//
+// The peek waits at most IdleTimeout, off the accept loop; Shutdown closes
+// connections still undecided. A Client with ClientConfig.TLS sets up
+// every connection with a handshake within DialTimeout. A plaintext
+// connection stays the plain socket (with its direct-write path); a TLS
+// one goes through crypto/tls, its writes always by the writer goroutine.
+//
 // # Design
 //
 // Goroutines. Each connection has exactly two: a reader and a writer. The

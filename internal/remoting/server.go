@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"strconv"
@@ -48,6 +49,11 @@ type ServerConfig struct {
 	// field. Default 16 MiB.
 	MaxFrameSize int
 	Logger       *slog.Logger // default: discard
+	// TLS chooses between TLS and plaintext per connection
+	// (tls.server.mode); the zero value serves plaintext only. Before
+	// the choice a connection waits at most IdleTimeout for its first
+	// byte.
+	TLS TLSListener
 }
 
 func (c *ServerConfig) ensureDefaults() {
@@ -90,6 +96,7 @@ type Server struct {
 		sync.Mutex
 		ln       net.Listener
 		conns    map[*Conn]struct{}
+		pending  map[net.Conn]struct{} // accepted, TLS not yet decided
 		families []*Family
 		onClose  []func(*Conn)
 		started  bool
@@ -108,6 +115,10 @@ func NewServer(cfg ServerConfig) *Server {
 	empty := map[int32]route{}
 	s.routes.Store(&empty)
 	s.mu.conns = make(map[*Conn]struct{})
+	s.mu.pending = make(map[net.Conn]struct{})
+	if s.cfg.TLS.FirstByteTimeout == 0 && cfg.IdleTimeout > 0 {
+		s.cfg.TLS.FirstByteTimeout = cfg.IdleTimeout
+	}
 	return s
 }
 
@@ -168,6 +179,9 @@ func (s *Server) OnConnClose(fn func(*Conn)) {
 
 // Start listens on cfg.Addr and accepts connections in the background.
 func (s *Server) Start() error {
+	if err := s.cfg.TLS.Check(); err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", s.cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("remoting: listen %s: %w", s.cfg.Addr, err)
@@ -186,7 +200,7 @@ func (s *Server) Start() error {
 		f.start()
 	}
 	go s.acceptLoop(ln)
-	s.log.Info("remoting: listening", "addr", ln.Addr().String())
+	s.log.Info("remoting: listening", "addr", ln.Addr().String(), "tls", s.cfg.TLS.Mode.String())
 	return nil
 }
 
@@ -224,18 +238,67 @@ func (s *Server) acceptLoop(ln net.Listener) {
 		if tc, ok := nc.(*net.TCPConn); ok {
 			_ = tc.SetNoDelay(true)
 		}
-		c := newConn(nc, s, s.log, s.cfg.MaxFrameSize, s.cfg.IdleTimeout)
+		if s.cfg.TLS.Mode == TLSDisabled {
+			s.serveConn(nc)
+			continue
+		}
+		// Deciding TLS waits for the peer's first byte and maybe a
+		// handshake: off the accept loop, so a silent peer delays no one.
 		s.mu.Lock()
 		if s.stopping.Load() {
 			s.mu.Unlock()
 			_ = nc.Close()
 			continue
 		}
-		s.mu.conns[c] = struct{}{}
+		s.mu.pending[nc] = struct{}{}
+		s.conns.Add(1)
 		s.mu.Unlock()
-		s.log.Debug("remoting: connection accepted", "remote", c.RemoteAddr())
-		c.start(&s.conns)
+		go s.secure(nc)
 	}
+}
+
+// secure serves nc once its TLS mode is settled (see TLSListener.Accept).
+func (s *Server) secure(nc net.Conn) {
+	defer s.conns.Done()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c, err := s.cfg.TLS.Accept(ctx, nc)
+	s.mu.Lock()
+	delete(s.mu.pending, nc)
+	s.mu.Unlock()
+	if err != nil {
+		_ = nc.Close()
+		if s.stopping.Load() {
+			return
+		}
+		if errors.Is(err, io.EOF) {
+			// A port probe (load balancer, monitoring) connects and
+			// closes without a byte.
+			s.log.Debug("remoting: connection closed before its first byte", "remote", nc.RemoteAddr().String())
+			return
+		}
+		if ok, suppressed := s.badFrame.allow(); ok {
+			s.log.Warn("remoting: connection refused", "remote", nc.RemoteAddr().String(),
+				"tls", s.cfg.TLS.Mode.String(), "err", err, "suppressed", suppressed)
+		}
+		return
+	}
+	s.serveConn(c)
+}
+
+// serveConn registers an accepted connection and starts its goroutines.
+func (s *Server) serveConn(nc net.Conn) {
+	c := newConn(nc, s, s.log, s.cfg.MaxFrameSize, s.cfg.IdleTimeout)
+	s.mu.Lock()
+	if s.stopping.Load() {
+		s.mu.Unlock()
+		_ = nc.Close()
+		return
+	}
+	s.mu.conns[c] = struct{}{}
+	s.mu.Unlock()
+	s.log.Debug("remoting: connection accepted", "remote", c.RemoteAddr())
+	c.start(&s.conns)
 }
 
 func (s *Server) badFrameLimiter() *warnLimiter { return &s.badFrame }
@@ -388,6 +451,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	conns := make([]*Conn, 0, len(s.mu.conns))
 	for c := range s.mu.conns {
 		conns = append(conns, c)
+	}
+	for nc := range s.mu.pending {
+		_ = nc.Close() // its secure goroutine then ends
 	}
 	s.mu.Unlock()
 	for _, c := range conns {

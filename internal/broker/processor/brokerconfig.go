@@ -21,7 +21,9 @@ func (p *Processor) handleBrokerConfig(_ *remoting.Conn, _ *remoting.Command) *r
 	return resp
 }
 
-// brokerConfigText renders every field of bc that has a prop tag.
+// brokerConfigText renders every field of bc that has a prop tag, except
+// the tls.* settings (Java's getBrokerConfig does not show them either)
+// and any field tagged secret.
 func brokerConfigText(bc *config.BrokerConfig) string {
 	v := reflect.ValueOf(bc).Elem()
 	t := v.Type()
@@ -29,7 +31,7 @@ func brokerConfigText(bc *config.BrokerConfig) string {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		key := f.Tag.Get("prop")
-		if key == "" {
+		if key == "" || key == "-" || f.Tag.Get("secret") != "" {
 			continue
 		}
 		var val string
