@@ -31,6 +31,7 @@ var allowed = map[string][]string{
 	"lograte":  {},
 	"protocol": {"message"},
 	"remoting": {"protocol"},
+	"auth":     {"protocol", "remoting", "vfs", "lograte"},
 
 	"store/segment":      {"vfs"},
 	"store/fdcache":      {"vfs"},
@@ -41,7 +42,7 @@ var allowed = map[string][]string{
 	"store": {"store/segment", "store/checkpoint", "store/commitlog", "store/consumequeue",
 		"store/index", "store/fdcache", "vfs", "message", "config", "lograte"},
 
-	"ha":      {"store", "store/commitlog", "message", "config", "vfs", "protocol", "remoting", "testutil/proc"},
+	"ha":      {"auth", "store", "store/commitlog", "message", "config", "vfs", "protocol", "remoting", "testutil/proc"},
 	"namesrv": {"protocol", "remoting", "config", "vfs"},
 
 	"broker/meta":     {"protocol", "config", "vfs", "message"},
@@ -54,7 +55,7 @@ var allowed = map[string][]string{
 		"broker/longpoll", "broker/schedule", "broker/timer", "broker/txn", "broker/client", "ha"},
 	"broker": {"store", "message", "config", "vfs", "protocol", "remoting", "broker/meta",
 		"broker/longpoll", "broker/schedule", "broker/timer", "broker/txn", "broker/processor", "broker/client", "ha", "namesrv",
-		"testutil/proc"},
+		"auth", "testutil/proc"},
 
 	// testutil/proc runs rocketd as a child process; only _test.go files
 	// import it.

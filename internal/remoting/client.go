@@ -35,6 +35,11 @@ type ClientConfig struct {
 	// (a load generator) pays for no map. Requests servers send over the
 	// client's connections are decoded as always.
 	LazyResponseExt bool
+	// BeforeRequest, when set, is called with every request the Client
+	// sends (Invoke, InvokeAsync, InvokeOneway) just before it is
+	// encoded, as Java's RPCHook.doBeforeRequest: the broker signs its
+	// own calls with it (innerClientAuthenticationCredentials).
+	BeforeRequest func(req *Command)
 }
 
 func (c *ClientConfig) ensureDefaults() {
@@ -270,6 +275,7 @@ func (c *Client) Invoke(ctx context.Context, addr string, req *Command) (*Comman
 	if err != nil {
 		return nil, err
 	}
+	c.beforeRequest(req)
 	return conn.Invoke(ctx, req)
 }
 
@@ -300,6 +306,7 @@ func (c *Client) InvokeAsync(addr string, req *Command, timeout time.Duration, c
 			}()
 		})
 	}
+	c.beforeRequest(req)
 	if err := conn.invokeAsync(req, timeout, deliver); err != nil {
 		c.wg.Done()
 		return err
@@ -315,7 +322,14 @@ func (c *Client) InvokeOneway(addr string, req *Command) error {
 	if err != nil {
 		return err
 	}
+	c.beforeRequest(req)
 	return conn.InvokeOneway(req)
+}
+
+func (c *Client) beforeRequest(req *Command) {
+	if f := c.cfg.BeforeRequest; f != nil {
+		f(req)
+	}
 }
 
 // CloseConn closes the pooled connection to addr, if any (for example
