@@ -7,11 +7,13 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/rocketd/rocketd/internal/auth"
 	"github.com/rocketd/rocketd/internal/broker/client"
 	"github.com/rocketd/rocketd/internal/broker/longpoll"
 	"github.com/rocketd/rocketd/internal/broker/meta"
@@ -57,6 +59,14 @@ type Config struct {
 	// master that answers in full, without versions (Java): default 10 s,
 	// Java's own period, and never below SlaveSyncInterval.
 	SlaveFullSyncInterval time.Duration
+	// Authenticator, when set, checks the broker's requests instead of one
+	// built from Broker.Auth: rocketd serve shares one with its NameServer.
+	Authenticator *auth.Authenticator
+}
+
+// UsersPath is the broker's users file: <storePathRootDir>/config/users.json.
+func UsersPath(bc *config.BrokerConfig) string {
+	return filepath.Join(meta.ConfigDir(bc.StorePathRootDir), auth.UsersFile)
 }
 
 // Broker is a RocketMQ master broker: the remoting server with its
@@ -78,7 +88,8 @@ type Broker struct {
 	delivery *delivery // delay levels and timer messages
 	txn      *txn.Service
 	reg      *registrar
-	repl     *replication // HA: server on a master, client on a slave
+	repl     *replication      // HA: server on a master, client on a slave
+	inner    *auth.Credentials // innerClientAuthenticationCredentials; nil: unsigned
 
 	closeOnce sync.Once
 	closeErr  error
@@ -121,6 +132,26 @@ func Start(cfg Config) (_ *Broker, err error) {
 		listen = net.JoinHostPort("", strconv.Itoa(bc.ListenPort))
 	}
 	b.srv = remoting.NewServer(remoting.ServerConfig{Addr: listen, Logger: log})
+	// Authentication guards every request from the first one on.
+	acfg := bc.Auth
+	if cfg.Authenticator != nil {
+		acfg.AuthenticationEnabled = false // the users are cfg.Authenticator's
+	}
+	authn, inner, err := auth.Setup(acfg, fs, UsersPath(&bc), log)
+	if err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
+	}
+	if cfg.Authenticator != nil {
+		authn = cfg.Authenticator
+	}
+	if authn != nil {
+		b.srv.SetGuard(authn.Guard)
+	}
+	b.inner = inner
+	if bc.Auth.AuthenticationEnabled && inner == nil {
+		log.Warn("broker: authenticationEnabled without innerClientAuthenticationCredentials: " +
+			"registrations and slave requests go out unsigned, which an authenticating NameServer or master refuses")
+	}
 	fams := processor.Families{
 		Send:   b.srv.NewFamily("send", sendWorkers(&bc), bc.SendThreadPoolQueueCapacity),
 		Pull:   b.srv.NewFamily("pull", bc.PullMessageThreadPoolNums, bc.PullThreadPoolQueueCapacity),
@@ -241,7 +272,11 @@ func Start(cfg Config) (_ *Broker, err error) {
 	// NameServer registration: now, every period, and after topic changes
 	// (UPDATE_AND_CREATE_TOPIC waits for that round, so the registrar
 	// exists before the processors serve).
-	b.nsClient = remoting.NewClient(remoting.ClientConfig{Logger: log})
+	nscfg := remoting.ClientConfig{Logger: log}
+	if inner != nil {
+		nscfg.BeforeRequest = inner.Sign
+	}
+	b.nsClient = remoting.NewClient(nscfg)
 	closers = append(closers, b.nsClient.Close)
 	b.reg = newRegistrar(b, bc.NamesrvAddrs())
 	closers = append(closers, func() error { b.reg.close(); return nil })

@@ -31,7 +31,7 @@ var allowed = map[string][]string{
 	"lograte":  {},
 	"protocol": {"message"},
 	"remoting": {"protocol"},
-	"auth":     {"protocol", "remoting", "vfs", "lograte"},
+	"auth":     {"protocol", "remoting", "vfs", "lograte", "config"},
 
 	"store/segment":      {"vfs"},
 	"store/fdcache":      {"vfs"},
@@ -43,7 +43,7 @@ var allowed = map[string][]string{
 		"store/index", "store/fdcache", "vfs", "message", "config", "lograte"},
 
 	"ha":      {"auth", "store", "store/commitlog", "message", "config", "vfs", "protocol", "remoting", "testutil/proc"},
-	"namesrv": {"protocol", "remoting", "config", "vfs"},
+	"namesrv": {"auth", "protocol", "remoting", "config", "vfs"},
 
 	"broker/meta":     {"protocol", "config", "vfs", "message"},
 	"broker/client":   {"protocol", "remoting", "config", "message"},

@@ -29,7 +29,7 @@ func brokerConfigText(bc *config.BrokerConfig) string {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		key := f.Tag.Get("prop")
-		if key == "" {
+		if key == "" || key == "-" {
 			continue
 		}
 		var val string
