@@ -88,8 +88,9 @@ type Broker struct {
 	delivery *delivery // delay levels and timer messages
 	txn      *txn.Service
 	reg      *registrar
-	repl     *replication      // HA: server on a master, client on a slave
-	inner    *auth.Credentials // innerClientAuthenticationCredentials; nil: unsigned
+	repl     *replication        // HA: server on a master, client on a slave
+	inner    *auth.Credentials   // innerClientAuthenticationCredentials; nil: unsigned
+	authn    *auth.Authenticator // nil: authentication off
 
 	closeOnce sync.Once
 	closeErr  error
@@ -147,7 +148,7 @@ func Start(cfg Config) (_ *Broker, err error) {
 	if authn != nil {
 		b.srv.SetGuard(authn.Guard)
 	}
-	b.inner = inner
+	b.inner, b.authn = inner, authn
 	if bc.Auth.AuthenticationEnabled && inner == nil {
 		log.Warn("broker: authenticationEnabled without innerClientAuthenticationCredentials: " +
 			"registrations and slave requests go out unsigned, which an authenticating NameServer or master refuses")
