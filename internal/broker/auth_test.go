@@ -39,11 +39,16 @@ func authConfig() config.AuthConfig {
 // signed requests, each with its own users file; c.rc signs as the SUPER
 // user. The broker registers with its inner credentials. nsWhitelist is
 // the NameServer's authenticationWhitelist.
-func startAuthCluster(t *testing.T, nsWhitelist string) *cluster {
+func startAuthCluster(t *testing.T, nsWhitelist string, tune ...func(*config.BrokerConfig)) *cluster {
 	t.Helper()
 	nsAuth := authConfig()
 	nsAuth.AuthenticationWhitelist = nsWhitelist
-	c := &cluster{t: t, dir: t.TempDir(), tune: func(bc *config.BrokerConfig) { bc.Auth = authConfig() }}
+	c := &cluster{t: t, dir: t.TempDir(), tune: func(bc *config.BrokerConfig) {
+		bc.Auth = authConfig()
+		for _, f := range tune {
+			f(bc)
+		}
+	}}
 	ns, err := namesrv.New(namesrv.Config{
 		Addr:    "127.0.0.1:0",
 		Namesrv: config.NamesrvConfig{KVConfigPath: filepath.Join(c.dir, "namesrv", "kvConfig.json"), Auth: nsAuth},
@@ -227,5 +232,34 @@ func TestAuthGoClientInterop(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Fatalf("send with AccessKey %q: %v %v; want the broker's NO_PERMISSION %q", tc.creds.AccessKey, res, err, tc.remark)
 		}
+	}
+}
+
+// TestAuthMasterSlave: a SYNC_MASTER and its slave, both authenticating,
+// each with the inner credentials: the slave registers, answers the HA
+// challenge (sends are acked, so SEND_OK) and syncs metadata with signed
+// requests (an offset committed on the master reaches it).
+func TestAuthMasterSlave(t *testing.T) {
+	c := startAuthCluster(t, "", func(bc *config.BrokerConfig) { bc.BrokerRole = config.SyncMaster })
+	topic := uniq(t, "auth_repl")
+	c.createTopic(topic, 2)
+	s := c.startSlave(t)
+	h := protocol.SendMessageRequestHeader{ProducerGroup: "pg", Topic: topic, DefaultTopic: "TBW102",
+		DefaultTopicQueueNums: 2, BornTimestamp: time.Now().UnixMilli(), Properties: "TAGS\x01a"}
+	waitFor(t, 10*time.Second, "SEND_OK with the authenticated slave", func() bool {
+		return c.invoke(c.b.Addr(), protocol.SendMessage, &h, []byte("m")).Code == protocol.Success
+	})
+	uh := protocol.UpdateConsumerOffsetRequestHeader{ConsumerGroup: "cg", Topic: topic, QueueID: 1, CommitOffset: 7}
+	if r := c.invoke(c.b.Addr(), protocol.UpdateConsumerOffset, &uh, nil); r.Code != protocol.Success {
+		t.Fatalf("update offset: %d %s", r.Code, r.Remark)
+	}
+	waitFor(t, 10*time.Second, "the offset on the slave", func() bool {
+		r := c.invoke(s.Addr(), protocol.QueryConsumerOffset, &protocol.QueryConsumerOffsetRequestHeader{ConsumerGroup: "cg", Topic: topic, QueueID: 1}, nil)
+		var oh protocol.OffsetResponseHeader
+		return r.Code == protocol.Success && oh.Decode(r.ExtFields) == nil && oh.Offset == 7
+	})
+	// The slave authenticates its own clients too.
+	if r := rawInvoke(t, nil, s.Addr(), remoting.NewRequest(int32(protocol.GetBrokerConfig), nil, nil)); r.Code != protocol.NoPermission {
+		t.Fatalf("unsigned request to the slave: %d %q", r.Code, r.Remark)
 	}
 }
