@@ -3,6 +3,8 @@ package broker_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -261,5 +263,55 @@ func TestAuthMasterSlave(t *testing.T) {
 	// The slave authenticates its own clients too.
 	if r := rawInvoke(t, nil, s.Addr(), remoting.NewRequest(int32(protocol.GetBrokerConfig), nil, nil)); r.Code != protocol.NoPermission {
 		t.Fatalf("unsigned request to the slave: %d %q", r.Code, r.Remark)
+	}
+}
+
+// javaJars is where the RocketMQ 5.2.0 jars are (.ci/run fetches them);
+// the test fails under CI=true when they or java are missing.
+func javaJars(t *testing.T) string {
+	t.Helper()
+	if cache, err := os.UserCacheDir(); err == nil {
+		dir := filepath.Join(cache, "rocketd-bench", "rocketmq-5.2.0")
+		if jars, _ := filepath.Glob(filepath.Join(dir, "rocketmq-acl-*.jar")); len(jars) > 0 {
+			if _, err := exec.LookPath("java"); err == nil {
+				return dir
+			}
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("java and the RocketMQ 5.2.0 jars (~/.cache/rocketd-bench/rocketmq-5.2.0) are required")
+	}
+	t.Skip("java or the RocketMQ 5.2.0 jars are missing")
+	return ""
+}
+
+// TestAuthJavaClientInterop runs testdata/AclClientCheck.java: Java's
+// producer and lite pull consumer with AclClientRPCHook work against the
+// authenticating broker, and a wrong secret gets NO_PERMISSION "check
+// signature failed." (routes are whitelisted on the NameServer so the
+// bad producer reaches the broker).
+func TestAuthJavaClientInterop(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a JVM")
+	}
+	jars := javaJars(t)
+	c := startAuthCluster(t, "105")
+	topic := uniq(t, "auth_java")
+	c.createTopic(topic, 2)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	home := t.TempDir()
+	cmd := exec.CommandContext(ctx, "java", "-Xmx256m", "-Duser.home="+home, "-Drocketmq.client.logRoot="+home,
+		"-cp", filepath.Join(jars, "*"), filepath.Join("testdata", "AclClientCheck.java"),
+		c.nsAddr, topic, authAdmin.AccessKey, authAdmin.SecretKey)
+	out, err := cmd.CombinedOutput()
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if err != nil || lines[len(lines)-1] != "PASS" {
+		t.Fatalf("AclClientCheck: %v\n%s", err, out)
+	}
+	for _, l := range lines {
+		if strings.HasPrefix(l, "signed ") || strings.HasPrefix(l, "wrong secret") {
+			t.Log(l)
+		}
 	}
 }
