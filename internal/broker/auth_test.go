@@ -41,7 +41,7 @@ func authConfig() config.AuthConfig {
 // signed requests, each with its own users file; c.rc signs as the SUPER
 // user. The broker registers with its inner credentials. nsWhitelist is
 // the NameServer's authenticationWhitelist.
-func startAuthCluster(t *testing.T, nsWhitelist string, tune ...func(*config.BrokerConfig)) *cluster {
+func startAuthCluster(t testing.TB, nsWhitelist string, tune ...func(*config.BrokerConfig)) *cluster {
 	t.Helper()
 	nsAuth := authConfig()
 	nsAuth.AuthenticationWhitelist = nsWhitelist
