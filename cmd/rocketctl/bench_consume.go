@@ -43,7 +43,7 @@ func (c *ctl) benchConsume(ctx context.Context, o benchOptions, progress io.Writ
 	defer cancel()
 	// One connection per broker for every queue, as a push consumer has.
 	r := &consumerRun{c: c, o: o, rec: newLatencyRecorder(), cancel: cancel,
-		client: remoting.NewClient(remoting.ClientConfig{DialTimeout: c.timeout})}
+		client: remoting.NewClient(remoting.ClientConfig{DialTimeout: c.timeout, BeforeRequest: c.sign})}
 	defer r.client.Close()
 	stopProgress := runProgress("receive", r.rec, r.received.Load, progress, o.progress)
 	start := time.Now()

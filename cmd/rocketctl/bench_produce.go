@@ -111,7 +111,7 @@ func (r *producerRun) claim() int {
 // index, paced when --rate is set.
 func (r *producerRun) work(ctx context.Context, idx int) error {
 	// The bench reads only the response code: no ext map per response.
-	client := remoting.NewClient(remoting.ClientConfig{DialTimeout: r.c.timeout, LazyResponseExt: true})
+	client := remoting.NewClient(remoting.ClientConfig{DialTimeout: r.c.timeout, LazyResponseExt: true, BeforeRequest: r.c.sign})
 	defer client.Close()
 	ids := message.NewUniqIDGenerator(localIP(), os.Getpid(), int32(time.Now().UnixNano())+int32(idx))
 	var inflight chan struct{} // async: one token per send in flight

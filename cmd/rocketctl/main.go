@@ -29,6 +29,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rocketd/rocketd/internal/auth"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
 )
@@ -43,11 +44,19 @@ func main() {
 	}
 }
 
+// The environment variables of the credentials rocketctl signs with.
+const (
+	accessKeyEnv = "ROCKETCTL_ACCESS_KEY"
+	secretKeyEnv = "ROCKETCTL_SECRET_KEY"
+)
+
 // ctl holds the shared flags and the connection of one invocation.
 type ctl struct {
-	namesrv string
-	timeout time.Duration
-	json    bool
+	namesrv   string
+	timeout   time.Duration
+	json      bool
+	accessKey string                  // sign requests as this user (authenticationEnabled)
+	sign      func(*remoting.Command) // nil: unsigned; for every client rocketctl makes
 
 	client *remoting.Client
 	out    io.Writer
@@ -70,15 +79,29 @@ func newRootCommand() (*cobra.Command, func()) {
 		Short:         "Operate rocketd (and RocketMQ) NameServers and brokers",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			c.out = cmd.OutOrStdout()
-			c.client = remoting.NewClient(remoting.ClientConfig{DialTimeout: c.timeout})
+			cfg := remoting.ClientConfig{DialTimeout: c.timeout}
+			if c.accessKey != "" {
+				// The secret comes from the environment only: a flag
+				// would show it in ps and shell history.
+				secret := os.Getenv(secretKeyEnv)
+				if secret == "" {
+					return fmt.Errorf("--access-key %s needs the secret key in $%s", c.accessKey, secretKeyEnv)
+				}
+				c.sign = auth.Credentials{AccessKey: c.accessKey, SecretKey: secret}.Sign
+			}
+			cfg.BeforeRequest = c.sign
+			c.client = remoting.NewClient(cfg)
+			return nil
 		},
 	}
 	pf := root.PersistentFlags()
 	pf.StringVarP(&c.namesrv, "namesrv", "n", defaultNamesrv(), "NameServer address host:port, several separated by ';' ($NAMESRV_ADDR when set)")
 	pf.DurationVar(&c.timeout, "timeout", 5*time.Second, "timeout of each call")
 	pf.BoolVar(&c.json, "json", false, "print machine-readable JSON")
+	pf.StringVar(&c.accessKey, "access-key", os.Getenv(accessKeyEnv),
+		"sign requests as this user, for servers with authenticationEnabled (secret in $"+secretKeyEnv+"; default $"+accessKeyEnv+")")
 	root.AddCommand(newTopicCommand(c), newSendCommand(c), newConsumeCommand(c), newGroupCommand(c),
 		newClusterCommand(c), newKVCommand(c), newBenchCommand(c),
 		// The first spellings, kept so scripts written against them go on working.
