@@ -61,6 +61,22 @@
 // master whose answers carry no version (Java) is polled every 10 s, as a
 // Java slave polls (protocol doc.go, "Slave metadata copy").
 //
+// # Authentication
+//
+// With authenticationEnabled=true (broker.conf, internal/auth) every
+// request must carry the signature of an enabled user of
+// <storePathRootDir>/config/users.json, checked by the remoting server's
+// guard before any handler (the "starting" one included): otherwise
+// NO_PERMISSION with Java's remark. The broker's own requests
+// (registration, slave metadata sync) are signed with
+// innerClientAuthenticationCredentials, which also answer a master's HA
+// challenge (ha doc.go, "Authentication"); the users named by
+// initAuthenticationUser and innerClientAuthenticationCredentials are
+// created at start. Users are managed by editing users.json while the
+// broker is stopped: the user admin requests (AUTH_CREATE_USER ...
+// 3001-3005) are not served yet. rocketd serve shares the broker's
+// Authenticator with its NameServer (Config.Authenticator).
+//
 // # Lifecycle
 //
 // Start opens everything in dependency order and undoes what it did on
