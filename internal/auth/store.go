@@ -143,7 +143,7 @@ func (u *Users) Ensure(usr User) (created bool, err error) {
 // the current ones), as Java's updateUser.
 func (u *Users) Update(usr User) error {
 	if strings.TrimSpace(usr.Username) == "" {
-		return errors.New("username can not be blank")
+		return invalid("username can not be blank")
 	}
 	return u.change(func(m map[string]*userEntry) error {
 		old := m[usr.Username]
@@ -172,7 +172,7 @@ func (u *Users) Update(usr User) error {
 // error (Java's deleteUser).
 func (u *Users) Delete(name string) error {
 	if strings.TrimSpace(name) == "" {
-		return errors.New("username can not be blank")
+		return invalid("username can not be blank")
 	}
 	return u.change(func(m map[string]*userEntry) error {
 		delete(m, name)

@@ -76,20 +76,30 @@ type User struct {
 	UserStatus UserStatus `json:"userStatus"`
 }
 
+// ValidationError is a user that cannot be stored (a blank name or
+// password, an unknown type or status), with Java's text.
+type ValidationError struct{ msg string }
+
+func (e *ValidationError) Error() string { return e.msg }
+
+func invalid(format string, args ...any) error {
+	return &ValidationError{msg: fmt.Sprintf(format, args...)}
+}
+
 // validate is Java's AuthenticationMetadataManagerImpl.validate for a
 // user to store, after defaults were filled.
 func (u *User) validate() error {
 	if strings.TrimSpace(u.Username) == "" {
-		return fmt.Errorf("username can not be blank")
+		return invalid("username can not be blank")
 	}
 	if strings.TrimSpace(u.Password) == "" {
-		return fmt.Errorf("password can not be blank")
+		return invalid("password can not be blank")
 	}
 	if u.UserType != Super && u.UserType != Normal {
-		return fmt.Errorf("user %s: unknown userType %d", u.Username, u.UserType)
+		return invalid("user %s: unknown userType %d", u.Username, u.UserType)
 	}
 	if u.UserStatus != Enabled && u.UserStatus != Disabled {
-		return fmt.Errorf("user %s: unknown userStatus %d", u.Username, u.UserStatus)
+		return invalid("user %s: unknown userStatus %d", u.Username, u.UserStatus)
 	}
 	return nil
 }

@@ -149,6 +149,13 @@ func Start(cfg Config) (_ *Broker, err error) {
 		b.srv.SetGuard(authn.Guard)
 	}
 	b.inner, b.authn = inner, authn
+	// The user table AUTH_*_USER manage, authentication on or off.
+	var users *auth.Users
+	if authn != nil {
+		users = authn.Users()
+	} else if users, err = auth.OpenUsers(fs, UsersPath(&bc)); err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
+	}
 	if bc.Auth.AuthenticationEnabled && inner == nil {
 		log.Warn("broker: authenticationEnabled without innerClientAuthenticationCredentials: " +
 			"registrations and slave requests go out unsigned, which an authenticating NameServer or master refuses")
@@ -285,7 +292,7 @@ func Start(cfg Config) (_ *Broker, err error) {
 	proc, err := processor.New(processor.Deps{
 		Config: &b.cfg, Store: b.store, Topics: b.topics, Groups: b.groups, Offsets: b.offsets,
 		Clients: b.clients, Holder: b.holder, StoreHost: storeHost, InMemoryBytes: scfg.InMemoryBytes, SendHooks: cfg.SendHooks, Txn: b.txn,
-		AwaitRegistration: b.reg.awaitRound, Logger: log,
+		AwaitRegistration: b.reg.awaitRound, Users: users, Logger: log,
 	})
 	if err != nil {
 		return nil, err

@@ -72,9 +72,13 @@
 // innerClientAuthenticationCredentials, which also answer a master's HA
 // challenge (ha doc.go, "Authentication"); the users named by
 // initAuthenticationUser and innerClientAuthenticationCredentials are
-// created at start. Users are managed by editing users.json while the
-// broker is stopped: the user admin requests (AUTH_CREATE_USER ...
-// 3001-3005) are not served yet. rocketd serve shares the broker's
+// created at start. Users are managed with the user admin requests
+// AUTH_CREATE_USER .. AUTH_LIST_USER (3001-3005, processor/users.go:
+// mqadmin's createUser ... listUser; only a SUPER user may create, change
+// or delete a SUPER user), authentication on or off. Users do not
+// replicate to slaves yet: each broker, slave included, keeps its own
+// users.json, so a user change is made on every broker of the group (the
+// start-up users are created on each). rocketd serve shares the broker's
 // Authenticator with its NameServer (Config.Authenticator).
 //
 // # Lifecycle

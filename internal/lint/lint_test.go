@@ -51,7 +51,7 @@ var allowed = map[string][]string{
 	"broker/schedule": {"store", "message", "config", "vfs", "broker/meta"},
 	"broker/timer":    {"store", "store/commitlog", "message", "config", "vfs"},
 	"broker/txn":      {"store", "message", "config", "vfs", "broker/meta", "protocol", "remoting"},
-	"broker/processor": {"store", "message", "config", "vfs", "protocol", "remoting", "broker/meta",
+	"broker/processor": {"auth", "store", "message", "config", "vfs", "protocol", "remoting", "broker/meta",
 		"broker/longpoll", "broker/schedule", "broker/timer", "broker/txn", "broker/client", "ha"},
 	"broker": {"store", "message", "config", "vfs", "protocol", "remoting", "broker/meta",
 		"broker/longpoll", "broker/schedule", "broker/timer", "broker/txn", "broker/processor", "broker/client", "ha", "namesrv",

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/rocketd/rocketd/internal/auth"
 	"github.com/rocketd/rocketd/internal/broker/client"
 	"github.com/rocketd/rocketd/internal/broker/longpoll"
 	"github.com/rocketd/rocketd/internal/broker/meta"
@@ -50,7 +51,10 @@ type Deps struct {
 	// before it answers: a topic acknowledged to the admin is routed even
 	// if the master dies at once.
 	AwaitRegistration func(ctx context.Context) error
-	Logger            *slog.Logger // default: discard
+	// Users is the user table the AUTH_*_USER requests manage (users.go);
+	// nil: they are not served.
+	Users  *auth.Users
+	Logger *slog.Logger // default: discard
 }
 
 // SendHook observes send requests (SEND_MESSAGE, SEND_MESSAGE_V2,
@@ -86,6 +90,7 @@ type Processor struct {
 	sendHooks []SendHook
 	txn       *txn.Service
 	awaitReg  func(ctx context.Context) error
+	users     *auth.Users
 	log       *slog.Logger
 
 	// Strings echoed in every send response (ext fields MSG_REGION,
@@ -108,7 +113,7 @@ func New(d Deps) (*Processor, error) {
 	}
 	return &Processor{
 		cfg: d.Config, store: d.Store, topics: d.Topics, groups: d.Groups, offsets: d.Offsets,
-		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, inMemory: d.InMemoryBytes, sendHooks: d.SendHooks, txn: d.Txn, awaitReg: d.AwaitRegistration, log: log,
+		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, inMemory: d.InMemoryBytes, sendHooks: d.SendHooks, txn: d.Txn, awaitReg: d.AwaitRegistration, users: d.Users, log: log,
 		region: d.Config.RegionID, traceOn: strconv.FormatBool(d.Config.TraceOn),
 		configVersion: fmt.Sprintf(`{"counter":1,"timestamp":%d}`, time.Now().UnixMilli()),
 	}, nil
@@ -154,6 +159,7 @@ func (p *Processor) Register(srv *remoting.Server, f Families) {
 	srv.Handle(protocol.GetBrokerConfig, f.Admin, p.handleBrokerConfig)
 	srv.Handle(protocol.GetProducerConnectionList, f.Admin, p.handleProducerConnections)
 	srv.Handle(protocol.QueryTopicConsumeByWho, f.Admin, p.handleConsumeByWho)
+	p.registerUsers(srv, f)
 	srv.HandleDefault(f.Admin, notSupported)
 }
 
