@@ -74,8 +74,9 @@
 // initAuthenticationUser and innerClientAuthenticationCredentials are
 // created at start. Users are managed with the user admin requests
 // AUTH_CREATE_USER .. AUTH_LIST_USER (3001-3005, processor/users.go:
-// mqadmin's createUser ... listUser; only a SUPER user may create, change
-// or delete a SUPER user), authentication on or off. Users do not
+// mqadmin's createUser ... listUser), authentication on or off; with
+// authentication on only SUPER users may send them (Java lets any user
+// through while authorization is off, and GET_USER returns passwords). Users do not
 // replicate to slaves yet: each broker, slave included, keeps its own
 // users.json, so a user change is made on every broker of the group (the
 // start-up users are created on each). rocketd serve shares the broker's

@@ -12,7 +12,7 @@ import (
 // TestUserAdminRequests drives AUTH_CREATE_USER .. AUTH_LIST_USER as
 // mqadmin 5.3 sends them (username header, UserInfo JSON body) against an
 // authenticating broker: a new user can sign at once, a NORMAL user
-// cannot create or delete a SUPER one, a disabled or deleted user is
+// cannot manage users (nor read their passwords), a disabled or deleted user is
 // refused, and the refusals carry Java's codes and remarks.
 func TestUserAdminRequests(t *testing.T) {
 	c := startAuthCluster(t, "")
@@ -52,10 +52,15 @@ func TestUserAdminRequests(t *testing.T) {
 		map[string]string{})), protocol.NoPermission, "password can not be blank")
 	expect("create without name", rawInvoke(t, &authAdmin, addr, userReq(int32(protocol.AuthCreateUser), "",
 		map[string]string{"password": "x"})), protocol.SystemError, "The username is blank")
+	const notSuper = "User:app is not a super user; only super users manage users"
 	expect("NORMAL creates SUPER", rawInvoke(t, &app, addr, userReq(int32(protocol.AuthCreateUser), "boss",
-		map[string]string{"password": "x", "userType": "Super"})), protocol.SystemError, "The super user can only be create by super user")
+		map[string]string{"password": "x", "userType": "Super"})), protocol.NoPermission, notSuper)
 	expect("NORMAL deletes SUPER", rawInvoke(t, &app, addr, userReq(int32(protocol.AuthDeleteUser), "rocketmq", nil)),
-		protocol.NoPermission, "The super user can only be update by super user")
+		protocol.NoPermission, notSuper)
+	expect("NORMAL reads a password", rawInvoke(t, &app, addr, userReq(int32(protocol.AuthGetUser), "rocketmq", nil)),
+		protocol.NoPermission, notSuper)
+	expect("NORMAL lists users", rawInvoke(t, &app, addr, userReq(int32(protocol.AuthListUser), "", nil)),
+		protocol.NoPermission, notSuper)
 
 	resp := rawInvoke(t, &authAdmin, addr, userReq(int32(protocol.AuthGetUser), "app", nil))
 	var got map[string]string

@@ -17,11 +17,31 @@ func (p *Processor) registerUsers(srv *remoting.Server, f Families) {
 	if p.users == nil {
 		return
 	}
-	srv.Handle(protocol.AuthCreateUser, f.Admin, p.handleCreateUser)
-	srv.Handle(protocol.AuthUpdateUser, f.Admin, p.handleUpdateUser)
-	srv.Handle(protocol.AuthDeleteUser, f.Admin, p.handleDeleteUser)
-	srv.Handle(protocol.AuthGetUser, f.Admin, p.handleGetUser)
-	srv.Handle(protocol.AuthListUser, f.Admin, p.handleListUser)
+	srv.Handle(protocol.AuthCreateUser, f.Admin, p.superOnly(p.handleCreateUser))
+	srv.Handle(protocol.AuthUpdateUser, f.Admin, p.superOnly(p.handleUpdateUser))
+	srv.Handle(protocol.AuthDeleteUser, f.Admin, p.superOnly(p.handleDeleteUser))
+	srv.Handle(protocol.AuthGetUser, f.Admin, p.superOnly(p.handleGetUser))
+	srv.Handle(protocol.AuthListUser, f.Admin, p.superOnly(p.handleListUser))
+}
+
+// superOnly lets only SUPER users (or unsigned requests, which reach the
+// handler only when authentication is off) manage users. Java lets any
+// user through when authorization is off, and GET_USER answers with the
+// password: without ACL policies here, a NORMAL user could read a SUPER
+// user's secret. This is what Java does with authorization on and no
+// policy granting the user those requests.
+func (p *Processor) superOnly(h remoting.HandlerFunc) remoting.HandlerFunc {
+	return func(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+		isSuper, refused := p.requesterIsSuper(req)
+		if refused != nil {
+			return refused
+		}
+		if !isSuper {
+			return remoting.NewResponse(protocol.NoPermission,
+				"User:"+req.ExtField(auth.FieldAccessKey)+" is not a super user; only super users manage users")
+		}
+		return h(conn, req)
+	}
 }
 
 // userInfo is Java's UserInfo body: type and status by name ("Super",
@@ -46,11 +66,7 @@ func fromUserInfo(ui userInfo) auth.User {
 	return u
 }
 
-const (
-	remarkBlankUsername   = "The username is blank"
-	remarkSuperOnlyCreate = "The super user can only be create by super user"
-	remarkSuperOnlyUpdate = "The super user can only be update by super user"
-)
+const remarkBlankUsername = "The username is blank"
 
 // userFromRequest decodes the username header and the UserInfo body.
 func userFromRequest(req *remoting.Command) (auth.User, *remoting.Command) {
@@ -68,8 +84,8 @@ func userFromRequest(req *remoting.Command) (auth.User, *remoting.Command) {
 	return fromUserInfo(ui), nil
 }
 
-// requesterIsSuper is !isNotSuperUserLogin: an unsigned request (the
-// broker does not authenticate) counts as a super user's, as in Java.
+// requesterIsSuper is Java's !isNotSuperUserLogin: an unsigned request
+// (the broker does not authenticate) counts as a super user's.
 func (p *Processor) requesterIsSuper(req *remoting.Command) (bool, *remoting.Command) {
 	ak := req.ExtField(auth.FieldAccessKey)
 	if ak == "" {
@@ -99,43 +115,18 @@ func (p *Processor) handleCreateUser(_ *remoting.Conn, req *remoting.Command) *r
 	if bad != nil {
 		return bad
 	}
-	if u.UserType == auth.Super {
-		isSuper, refused := p.requesterIsSuper(req)
-		if refused != nil {
-			return refused
-		}
-		if !isSuper {
-			return remoting.NewResponse(protocol.SystemError, remarkSuperOnlyCreate)
-		}
-	}
 	if err := p.users.Create(u); err != nil {
 		return p.authFailure("create user", err)
 	}
 	return ok(nil)
 }
 
-// handleUpdateUser applies the password, type and status given. (Java
-// 5.3.1 checks the same and then stores the old user unchanged.)
+// handleUpdateUser applies the password, type and status given (Java
+// 5.3.1 stores the old user unchanged).
 func (p *Processor) handleUpdateUser(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	u, bad := userFromRequest(req)
 	if bad != nil {
 		return bad
-	}
-	old, found := p.users.Get(u.Username)
-	if !found {
-		return remoting.NewResponse(protocol.NoPermission, auth.ErrUserNotExist.Error())
-	}
-	if u.UserType == auth.Super || old.UserType == auth.Super {
-		isSuper, refused := p.requesterIsSuper(req)
-		if refused != nil {
-			return refused
-		}
-		if !isSuper {
-			if u.UserType == auth.Super {
-				return remoting.NewResponse(protocol.SystemError, remarkSuperOnlyUpdate)
-			}
-			return remoting.NewResponse(protocol.NoPermission, remarkSuperOnlyUpdate)
-		}
 	}
 	if err := p.users.Update(u); err != nil {
 		return p.authFailure("update user", err)
@@ -145,18 +136,8 @@ func (p *Processor) handleUpdateUser(_ *remoting.Conn, req *remoting.Command) *r
 
 func (p *Processor) handleDeleteUser(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	name := req.ExtField("username")
-	old, found := p.users.Get(name)
-	if !found {
-		return ok(nil)
-	}
-	if old.UserType == auth.Super {
-		isSuper, refused := p.requesterIsSuper(req)
-		if refused != nil {
-			return refused
-		}
-		if !isSuper {
-			return remoting.NewResponse(protocol.NoPermission, remarkSuperOnlyUpdate)
-		}
+	if _, found := p.users.Get(name); !found {
+		return ok(nil) // as Java: deleting an unknown user succeeds
 	}
 	if err := p.users.Delete(name); err != nil {
 		return p.authFailure("delete user", err)
