@@ -7,7 +7,9 @@ import (
 	"encoding/base64"
 	"hash"
 	"slices"
+	"strings"
 	"sync"
+	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
 
@@ -86,40 +88,65 @@ func stringBytes(s string) []byte {
 
 // javaCompare orders keys as Java's String.compareTo (TreeMap): by UTF-16
 // code units. That is byte order of UTF-8 except between a supplementary
-// character (a surrogate pair, 0xD800..) and one of U+E000..U+FFFF.
+// character (a surrogate pair, 0xD800..) and one of U+E000..U+FFFF. An
+// invalid byte counts as U+FFFD, as Java decodes it; keys equal that way
+// are ordered by their bytes, so the order is total and a signature never
+// depends on the order a map yields its keys.
 func javaCompare(a, b string) int {
 	i := 0
 	for i < len(a) && i < len(b) && a[i] == b[i] {
 		i++
 	}
-	switch {
-	case i == len(a) && i == len(b):
-		return 0
-	case i == len(a):
-		return -1
-	case i == len(b):
-		return 1
+	if i < len(a) && i < len(b) && a[i] < utf8.RuneSelf && b[i] < utf8.RuneSelf {
+		return int(a[i]) - int(b[i]) // the usual case: ASCII keys
 	}
-	if a[i] < utf8.RuneSelf && b[i] < utf8.RuneSelf {
-		return int(a[i]) - int(b[i])
+	// Restart after the last ASCII byte of the common prefix: a rune
+	// boundary in both (no multi-byte sequence holds an ASCII byte).
+	p := i
+	for p > 0 && a[p-1] >= utf8.RuneSelf {
+		p--
 	}
-	for i > 0 && !utf8.RuneStart(a[i]) {
-		i--
+	ua, ub := utf16Iter{s: a[p:]}, utf16Iter{s: b[p:]}
+	for {
+		ra, oka := ua.next()
+		rb, okb := ub.next()
+		switch {
+		case !oka && !okb:
+			return strings.Compare(a[p:], b[p:])
+		case !oka:
+			return -1
+		case !okb:
+			return 1
+		case ra != rb:
+			return int(ra) - int(rb)
+		}
 	}
-	ra, _ := utf8.DecodeRuneInString(a[i:])
-	rb, _ := utf8.DecodeRuneInString(b[i:])
-	if ra >= 0x10000 && rb >= 0x10000 {
-		return int(ra - rb) // surrogate pairs order as their code points
-	}
-	return int(utf16Unit(ra)) - int(utf16Unit(rb))
 }
 
-// utf16Unit is the first UTF-16 code unit of r.
-func utf16Unit(r rune) rune {
-	if r < 0x10000 {
-		return r
+// utf16Iter yields the UTF-16 code units of a UTF-8 string.
+type utf16Iter struct {
+	s   string
+	i   int
+	low rune // the second unit of a surrogate pair, pending
+}
+
+func (it *utf16Iter) next() (rune, bool) {
+	if it.low != 0 {
+		r := it.low
+		it.low = 0
+		return r, true
 	}
-	return 0xD800 + (r-0x10000)>>10
+	if it.i >= len(it.s) {
+		return 0, false
+	}
+	r, w := utf8.DecodeRuneInString(it.s[it.i:])
+	it.i += w
+	if r >= 0x10000 {
+		hi, lo := utf16.EncodeRune(r)
+		it.low = lo
+		return hi, true
+	}
+	return r, true
 }
 
 // macPool keeps HMAC states keyed with one secret: computing a signature

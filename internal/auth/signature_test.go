@@ -79,7 +79,8 @@ func TestSignatureMatchesGoClient(t *testing.T) {
 // UTF-16 code-unit comparison over awkward strings.
 func TestJavaCompareIsUTF16Order(t *testing.T) {
 	words := []string{"", "a", "b", "ab", "A", "\u00e9", "\ue000", "\uffff", "\U00010000", "\U0001F600", "\U0001F601",
-		"\U0010FFFF", "a\ue000", "a\U0001F600", "\u07ff", "\u0800", "Signature", "SecurityToken", "AccessKey"}
+		"\U0010FFFF", "a\ue000", "a\U0001F600", "\u07ff", "\u0800", "Signature", "SecurityToken", "AccessKey",
+		"\U0001F600a", "\U0001F600\U0001F601"}
 	utf16Cmp := func(a, b string) int {
 		return slices.Compare(utf16.Encode([]rune(a)), utf16.Encode([]rune(b)))
 	}
@@ -88,6 +89,30 @@ func TestJavaCompareIsUTF16Order(t *testing.T) {
 		for _, b := range words {
 			if got, want := sign(javaCompare(a, b)), utf16Cmp(a, b); got != want {
 				t.Errorf("javaCompare(%q, %q) = %d, UTF-16 order %d", a, b, got, want)
+			}
+		}
+	}
+}
+
+// TestJavaCompareTotalOnInvalidUTF8: keys that are not UTF-8 (equal once
+// decoded as Java does) still get one order, whatever the input order:
+// the fuzzer found keys whose order, and so the signature, followed the
+// map's iteration order.
+func TestJavaCompareTotalOnInvalidUTF8(t *testing.T) {
+	keys := []string{"\xee2", "\xf0", "\xef\xbf\xbd", "\xff", "\xff\xff", "a\xe2\x82", "a\xe2\x82\xac", "a\ufffd\ufffd", "z"}
+	for _, a := range keys {
+		if javaCompare(a, a) != 0 {
+			t.Errorf("javaCompare(%q, itself) != 0", a)
+		}
+		for _, b := range keys {
+			ab, ba := javaCompare(a, b), javaCompare(b, a)
+			if a != b && (ab == 0 || (ab < 0) == (ba < 0)) {
+				t.Errorf("javaCompare(%q, %q) = %d, reversed %d", a, b, ab, ba)
+			}
+			for _, c := range keys {
+				if ab < 0 && javaCompare(b, c) < 0 && javaCompare(a, c) >= 0 {
+					t.Errorf("not transitive: %q < %q < %q", a, b, c)
+				}
 			}
 		}
 	}
