@@ -237,6 +237,23 @@ func TestAuthGoClientInterop(t *testing.T) {
 	}
 }
 
+// TestAuthGoClientFullyAuthenticated: with no whitelist the Go client's
+// NameServer requests (route queries) are signed too, and are accepted.
+func TestAuthGoClientFullyAuthenticated(t *testing.T) {
+	c := startAuthCluster(t, "")
+	topic := uniq(t, "auth_go_full")
+	c.createTopic(topic, 2)
+	creds := primitive.Credentials{AccessKey: authAdmin.AccessKey, SecretKey: authAdmin.SecretKey}
+	p := c.newProducer(producer.WithCredentials(creds))
+	res, err := p.SendSync(context.Background(), primitive.NewMessage(topic, []byte("full")))
+	if err != nil || res.Status != primitive.SendOK {
+		t.Fatalf("signed send through an authenticating NameServer: %v %v", res, err)
+	}
+	rec := newReceived()
+	c.newPushConsumer(uniq(t, "auth_full_cg"), topic, "*", rec, consumer.WithCredentials(creds))
+	waitFor(t, 30*time.Second, "signed consumer to receive", func() bool { return rec.len() >= 1 })
+}
+
 // TestAuthMasterSlave: a SYNC_MASTER and its slave, both authenticating,
 // each with the inner credentials: the slave registers, answers the HA
 // challenge (sends are acked, so SEND_OK) and syncs metadata with signed
