@@ -79,4 +79,30 @@ func TestGuardOnServer(t *testing.T) {
 		t.Fatalf("a refused request (code %d) reached its handler", code)
 	default:
 	}
+
+	// A refused oneway request gets no answer and no handler: the signed
+	// request after it on the same connection is the next one handled
+	// (inline handlers run in arrival order).
+	if err := anon.InvokeOneway(addr, remoting.NewRequest(10, map[string]string{"topic": "T"}, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if err := good.InvokeOneway(addr, remoting.NewRequest(10, map[string]string{"topic": "T"}, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if resp := call(anon, 26, remoting.JSON); resp.Code != protocol.NoPermission {
+		t.Fatalf("after oneway: %d", resp.Code)
+	}
+	if resp := call(good, 26, remoting.JSON); resp.Code != protocol.Success {
+		t.Fatalf("signed after oneway: %d %q", resp.Code, resp.Remark)
+	}
+	for _, want := range []int32{10, 26} {
+		if got := <-handled; got != want {
+			t.Fatalf("handled %d, want %d (a refused oneway reached its handler?)", got, want)
+		}
+	}
+	select {
+	case code := <-handled:
+		t.Fatalf("extra request %d handled", code)
+	default:
+	}
 }
