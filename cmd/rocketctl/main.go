@@ -31,6 +31,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rocketd/rocketd/internal/auth"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
 )
@@ -45,12 +46,20 @@ func main() {
 	}
 }
 
+// The environment variables of the credentials rocketctl signs with.
+const (
+	accessKeyEnv = "ROCKETCTL_ACCESS_KEY"
+	secretKeyEnv = "ROCKETCTL_SECRET_KEY"
+)
+
 // ctl holds the shared flags and the connection of one invocation.
 type ctl struct {
-	namesrv string
-	timeout time.Duration
-	json    bool
-	tls     tlsFlags
+	namesrv   string
+	timeout   time.Duration
+	json      bool
+	tls       tlsFlags
+	accessKey string                  // sign requests as this user (authenticationEnabled)
+	sign      func(*remoting.Command) // nil: unsigned; for every client rocketctl makes
 
 	client    *remoting.Client
 	tlsConfig *tls.Config // nil: plaintext
@@ -80,6 +89,15 @@ func newRootCommand() (*cobra.Command, func()) {
 			if c.tlsConfig, err = c.tls.config(); err != nil {
 				return err
 			}
+			if c.accessKey != "" {
+				// The secret comes from the environment only: a flag
+				// would show it in ps and shell history.
+				secret := os.Getenv(secretKeyEnv)
+				if secret == "" {
+					return fmt.Errorf("--access-key %s needs the secret key in $%s", c.accessKey, secretKeyEnv)
+				}
+				c.sign = auth.Credentials{AccessKey: c.accessKey, SecretKey: secret}.Sign
+			}
 			c.client = remoting.NewClient(c.clientConfig())
 			return nil
 		},
@@ -89,6 +107,8 @@ func newRootCommand() (*cobra.Command, func()) {
 	pf.DurationVar(&c.timeout, "timeout", 5*time.Second, "timeout of each call")
 	pf.BoolVar(&c.json, "json", false, "print machine-readable JSON")
 	c.tls.register(pf)
+	pf.StringVar(&c.accessKey, "access-key", os.Getenv(accessKeyEnv),
+		"sign requests as this user, for servers with authenticationEnabled (secret in $"+secretKeyEnv+"; default $"+accessKeyEnv+")")
 	root.AddCommand(newTopicCommand(c), newSendCommand(c), newConsumeCommand(c), newGroupCommand(c),
 		newClusterCommand(c), newKVCommand(c), newBenchCommand(c), newMessageCommand(c),
 		// The first spellings, kept so scripts written against them go on working.

@@ -59,7 +59,7 @@ func (f *tlsFlags) config() (*tls.Config, error) {
 // clientConfig is the configuration of every remoting client rocketctl
 // makes: the call timeout and the TLS flags, then tune.
 func (c *ctl) clientConfig(tune ...func(*remoting.ClientConfig)) remoting.ClientConfig {
-	cc := remoting.ClientConfig{DialTimeout: c.timeout, TLS: c.tlsConfig}
+	cc := remoting.ClientConfig{DialTimeout: c.timeout, TLS: c.tlsConfig, BeforeRequest: c.sign}
 	for _, f := range tune {
 		f(&cc)
 	}

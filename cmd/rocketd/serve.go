@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rocketd/rocketd/internal/auth"
 	"github.com/rocketd/rocketd/internal/broker"
 	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/namesrv"
@@ -55,7 +56,12 @@ tls.client.*) apply to every listener of the process. The default is Java's:
 permissive with a self-signed certificate.
 
 Layout of --data: namesrv/kvConfig.json, store/ (commitlog, consumequeue,
-config/*.json, checkpoint, abort while running).`,
+config/*.json, checkpoint, abort while running).
+
+With authenticationEnabled=true in broker.conf both servers check every
+request against the users in store/config/users.json (created from
+initAuthenticationUser and innerClientAuthenticationCredentials, which serve
+then requires).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log, err := root.logger()
@@ -107,9 +113,20 @@ config/*.json, checkpoint, abort while running).`,
 			if err := os.MkdirAll(abs, 0o755); err != nil {
 				return err
 			}
+			// One user table for both servers, so the NameServer accepts
+			// what the broker does (its registrations included).
+			authn, _, err := auth.Setup(bc.Auth, nil, broker.UsersPath(&bc), log)
+			if err != nil {
+				return err
+			}
+			if _, signed, _ := bc.Auth.ParseInnerCredentials(); authn != nil && !signed {
+				return errors.New("rocketd serve: authenticationEnabled=true needs innerClientAuthenticationCredentials, " +
+					"which the broker signs its registrations to the embedded NameServer with")
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			return runServe(ctx, namesrv.Config{Namesrv: nscfg, Logger: log}, broker.Config{Broker: bc, Logger: log}, log)
+			return runServe(ctx, namesrv.Config{Namesrv: nscfg, Logger: log, Authenticator: authn},
+				broker.Config{Broker: bc, Logger: log, Authenticator: authn}, log)
 		},
 	}
 	f := cmd.Flags()

@@ -8,11 +8,13 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/rocketd/rocketd/internal/auth"
 	"github.com/rocketd/rocketd/internal/broker/client"
 	"github.com/rocketd/rocketd/internal/broker/longpoll"
 	"github.com/rocketd/rocketd/internal/broker/meta"
@@ -58,6 +60,14 @@ type Config struct {
 	// master that answers in full, without versions (Java): default 10 s,
 	// Java's own period, and never below SlaveSyncInterval.
 	SlaveFullSyncInterval time.Duration
+	// Authenticator, when set, checks the broker's requests instead of one
+	// built from Broker.Auth: rocketd serve shares one with its NameServer.
+	Authenticator *auth.Authenticator
+}
+
+// UsersPath is the broker's users file: <storePathRootDir>/config/users.json.
+func UsersPath(bc *config.BrokerConfig) string {
+	return filepath.Join(meta.ConfigDir(bc.StorePathRootDir), auth.UsersFile)
 }
 
 // Broker is a RocketMQ master broker: the remoting server with its
@@ -80,7 +90,9 @@ type Broker struct {
 	delivery *delivery // delay levels and timer messages
 	txn      *txn.Service
 	reg      *registrar
-	repl     *replication // HA: server on a master, client on a slave
+	repl     *replication        // HA: server on a master, client on a slave
+	inner    *auth.Credentials   // innerClientAuthenticationCredentials; nil: unsigned
+	authn    *auth.Authenticator // nil: authentication off
 
 	// The tls.* settings built once, for every listener and client.
 	tlsListener remoting.TLSListener
@@ -137,6 +149,35 @@ func Start(cfg Config) (_ *Broker, err error) {
 	}
 	b.srv = remoting.NewServer(remoting.ServerConfig{Addr: listen, Logger: log, TLS: tlsl})
 	b.vip = remoting.NewServer(remoting.ServerConfig{Addr: vipListen, Logger: log, TLS: tlsl})
+	// Authentication guards every request from the first one on, on both
+	// ports.
+	acfg := bc.Auth
+	if cfg.Authenticator != nil {
+		acfg.AuthenticationEnabled = false // the users are cfg.Authenticator's
+	}
+	authn, inner, err := auth.Setup(acfg, fs, UsersPath(&bc), log)
+	if err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
+	}
+	if cfg.Authenticator != nil {
+		authn = cfg.Authenticator
+	}
+	if authn != nil {
+		b.srv.SetGuard(authn.Guard)
+		b.vip.SetGuard(authn.Guard)
+	}
+	b.inner, b.authn = inner, authn
+	// The user table AUTH_*_USER manage, authentication on or off.
+	var users *auth.Users
+	if authn != nil {
+		users = authn.Users()
+	} else if users, err = auth.OpenUsers(fs, UsersPath(&bc)); err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
+	}
+	if bc.Auth.AuthenticationEnabled && inner == nil {
+		log.Warn("broker: authenticationEnabled without innerClientAuthenticationCredentials: " +
+			"registrations and slave requests go out unsigned, which an authenticating NameServer or master refuses")
+	}
 	fams := newFamilies(b.srv, &bc, false)
 	vipFams := newFamilies(b.vip, &bc, true)
 	// Until the processors are registered (the store may take a while to
@@ -260,7 +301,11 @@ func Start(cfg Config) (_ *Broker, err error) {
 	// NameServer registration: now, every period, and after topic changes
 	// (UPDATE_AND_CREATE_TOPIC waits for that round, so the registrar
 	// exists before the processors serve).
-	b.nsClient = remoting.NewClient(remoting.ClientConfig{Logger: log, TLS: b.tlsClient})
+	nscfg := remoting.ClientConfig{Logger: log, TLS: b.tlsClient}
+	if inner != nil {
+		nscfg.BeforeRequest = inner.Sign
+	}
+	b.nsClient = remoting.NewClient(nscfg)
 	closers = append(closers, b.nsClient.Close)
 	b.reg = newRegistrar(b, bc.NamesrvAddrs())
 	closers = append(closers, func() error { b.reg.close(); return nil })
@@ -272,7 +317,7 @@ func Start(cfg Config) (_ *Broker, err error) {
 	proc, err := processor.New(processor.Deps{
 		Config: &b.cfg, Store: b.store, Topics: b.topics, Groups: b.groups, Offsets: b.offsets,
 		Clients: b.clients, Holder: b.holder, StoreHost: storeHost, InMemoryBytes: scfg.InMemoryBytes, SendHooks: cfg.SendHooks, Txn: b.txn,
-		RequestModes: modes, TopicRoute: route, AwaitRegistration: b.reg.awaitRound, Logger: log,
+		RequestModes: modes, TopicRoute: route, AwaitRegistration: b.reg.awaitRound, Users: users, Logger: log,
 	})
 	if err != nil {
 		return nil, err

@@ -78,6 +78,27 @@
 // master whose answers carry no version (Java) is polled every 10 s, as a
 // Java slave polls (protocol doc.go, "Slave metadata copy").
 //
+// # Authentication
+//
+// With authenticationEnabled=true (broker.conf, internal/auth) every
+// request must carry the signature of an enabled user of
+// <storePathRootDir>/config/users.json, checked by the remoting server's
+// guard before any handler (the "starting" one included): otherwise
+// NO_PERMISSION with Java's remark. The broker's own requests
+// (registration, slave metadata sync) are signed with
+// innerClientAuthenticationCredentials, which also answer a master's HA
+// challenge (ha doc.go, "Authentication"); the users named by
+// initAuthenticationUser and innerClientAuthenticationCredentials are
+// created at start. Users are managed with the user admin requests
+// AUTH_CREATE_USER .. AUTH_LIST_USER (3001-3005, processor/users.go:
+// mqadmin's createUser ... listUser), authentication on or off; with
+// authentication on only SUPER users may send them (Java lets any user
+// through while authorization is off, and GET_USER returns passwords). Users do not
+// replicate to slaves yet: each broker, slave included, keeps its own
+// users.json, so a user change is made on every broker of the group (the
+// start-up users are created on each). rocketd serve shares the broker's
+// Authenticator with its NameServer (Config.Authenticator).
+//
 // # Lifecycle
 //
 // Start opens everything in dependency order and undoes what it did on

@@ -47,6 +47,7 @@ func newReplication(b *Broker, cfg *Config, scfg *store.Config) *replication {
 			HousekeepingInterval: bc.HAHousekeepingInterval,
 			MaxGap:               bc.HASlaveFallbehindMax,
 			WaitTimeout:          bc.SyncFlushTimeout,
+			Authenticator:        b.authn,
 			Logger:               b.log,
 			TLS:                  b.tlsListener,
 		})
@@ -58,6 +59,7 @@ func newReplication(b *Broker, cfg *Config, scfg *store.Config) *replication {
 		MasterAddr:           r.masterHAAddr,
 		HeartbeatInterval:    bc.HASendHeartbeatInterval,
 		HousekeepingInterval: bc.HAHousekeepingInterval,
+		Credentials:          b.inner,
 		Logger:               b.log,
 		TLS:                  b.tlsClient,
 	})

@@ -436,6 +436,10 @@ type BrokerConfig struct {
 	// DefaultQueryMaxNum (32) and MaxMsgsNumBatch (64) bound key queries.
 	DefaultQueryMaxNum int `prop:"defaultQueryMaxNum"`
 	MaxMsgsNumBatch    int `prop:"maxMsgsNumBatch"`
+
+	// Auth holds the authentication keys (auth.go), bound from the same
+	// file; not listed by GET_BROKER_CONFIG (it holds secrets).
+	Auth AuthConfig `prop:"-"`
 }
 
 // brokerKeyAliases maps old property spellings that Java releases accepted to the
@@ -819,6 +823,9 @@ func (c *BrokerConfig) Validate() error {
 			bad("%s %d must be positive", n.key, n.v)
 		}
 	}
+	if err := c.Auth.Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 
@@ -843,6 +850,9 @@ func BrokerConfigFromProperties(props Properties) (BrokerConfig, []string, error
 	unknown, err := Bind(props, &c)
 	unknown = append(unknown, unknownTLS...)
 	if err != nil {
+		return c, unknown, err
+	}
+	if unknown, err = bindAuth(props, &c.Auth, unknown); err != nil {
 		return c, unknown, err
 	}
 	// Before EnsureDefaults: an explicit 0 means Java's minimum, not "unset".

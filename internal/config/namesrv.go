@@ -34,6 +34,10 @@ type NamesrvConfig struct {
 	// BrokerChannelExpiredTime is how long a broker may stay silent before it
 	// is removed (default 120 s, RocketMQ's BROKER_CHANNEL_EXPIRED_TIME).
 	BrokerChannelExpiredTime time.Duration `prop:"brokerChannelExpiredTime" unit:"ms"`
+	// Auth holds the authentication keys (auth.go): Java's NameServer has
+	// none, rocketd's takes broker.conf's names. Its users file is
+	// users.json next to kvConfigPath.
+	Auth AuthConfig `prop:"-"`
 }
 
 // NameServer defaults (rocketmq-spec.md §14.1).
@@ -52,6 +56,12 @@ func DefaultKVConfigPath() string {
 		home = "."
 	}
 	return filepath.Join(home, "namesrv", "kvConfig.json")
+}
+
+// UsersPath is the NameServer's users file: users.json next to
+// kvConfigPath (after EnsureDefaults).
+func (c *NamesrvConfig) UsersPath() string {
+	return filepath.Join(filepath.Dir(c.KVConfigPath), "users.json")
 }
 
 // EnsureDefaults fills every zero field with its default.
@@ -97,6 +107,9 @@ func (c *NamesrvConfig) Validate() error {
 	if c.BrokerChannelExpiredTime <= 0 {
 		errs = append(errs, fmt.Errorf("config: brokerChannelExpiredTime %v must be positive", c.BrokerChannelExpiredTime))
 	}
+	if err := c.Auth.Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 
@@ -115,6 +128,9 @@ func LoadNamesrvFile(path string) (NamesrvConfig, []string, error) {
 	unknown, err := Bind(props, &c)
 	unknown = append(unknown, unknownTLS...)
 	if err != nil {
+		return c, unknown, fmt.Errorf("%s: %w", path, err)
+	}
+	if unknown, err = bindAuth(props, &c.Auth, unknown); err != nil {
 		return c, unknown, fmt.Errorf("%s: %w", path, err)
 	}
 	c.EnsureDefaults()

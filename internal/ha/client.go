@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rocketd/rocketd/internal/auth"
 	"github.com/rocketd/rocketd/internal/remoting"
 )
 
@@ -76,6 +77,10 @@ type ClientConfig struct {
 	RetryInterval time.Duration
 	// MaxTransfer bounds one transfer's size (4 MiB).
 	MaxTransfer int
+	// Credentials answer a master's authentication challenge
+	// (innerClientAuthenticationCredentials); nil: a master that
+	// challenges is refused with ErrAuthRequired.
+	Credentials *auth.Credentials
 	// Logger receives events. Default: discard.
 	Logger *slog.Logger
 	// TLS, when set, makes the connection to the master a TLS one
@@ -296,6 +301,12 @@ func (c *Client) session(addr string) error {
 		if _, err := io.ReadFull(br, hb[:]); err != nil {
 			return fmt.Errorf("ha: read from master %s: %w", addr, err)
 		}
+		if isChallenge(hb[:]) {
+			if err := c.answer(nc, hb[:8]); err != nil {
+				return fmt.Errorf("ha: master %s: %w", addr, err)
+			}
+			continue
+		}
 		h, err := DecodeHeader(hb[:], c.cfg.MaxTransfer)
 		if err != nil {
 			return fmt.Errorf("ha: from master %s: %w", addr, err)
@@ -334,6 +345,32 @@ func (c *Client) session(addr string) error {
 			}
 		}
 	}
+}
+
+// ErrAuthRequired: the master challenged and the slave has no
+// credentials to answer with.
+var ErrAuthRequired = errors.New("ha: the master requires authentication: set innerClientAuthenticationCredentials (a SUPER user of the master)")
+
+// answer signs the master's challenge and sends the answer followed by a
+// fresh report (the master skips those sent before the answer), in one
+// write so that the reporter's 8-byte writes cannot split it.
+func (c *Client) answer(nc net.Conn, challenge []byte) error {
+	cr := c.cfg.Credentials
+	if cr == nil {
+		return ErrAuthRequired
+	}
+	if len(cr.AccessKey) > maxAnswerKey {
+		return fmt.Errorf("ha: AccessKey longer than %d bytes", maxAnswerKey)
+	}
+	b := appendAnswer(nil, cr.AccessKey, cr.SignHAChallenge(challenge))
+	b = appendReport(b, c.sink.CommitLogMaxOffset())
+	if err := nc.SetWriteDeadline(time.Now().Add(c.cfg.HousekeepingInterval)); err != nil {
+		return err
+	}
+	if _, err := nc.Write(b); err != nil {
+		return fmt.Errorf("answer challenge: %w", err)
+	}
+	return nil
 }
 
 // report writes the local end as an offset report; buf is reused.

@@ -44,6 +44,33 @@
 // an operator fixes its CommitLog. Either side closes a connection silent
 // for haHousekeepingInterval (20 s).
 //
+// # Authentication
+//
+// Java's HA port has no authentication: anyone who reaches it can stream
+// the CommitLog. With authenticationEnabled=true a rocketd master
+// challenges every connection before it streams anything:
+//
+//	master -> slave: a heartbeat header (size 0) whose offset is
+//	                 0xFFA5 << 48 | a 48-bit random nonce (negative: never
+//	                 a real offset); the 8 offset bytes are the challenge
+//	slave -> master: int64 0xFFA6726362646861 (answer mark),
+//	                 int16 n, n bytes AccessKey,
+//	                 20 bytes HmacSHA1(secretKey, "rocketd-ha-auth:" + challenge),
+//	                 then an offset report
+//
+// The AccessKey must name an enabled SUPER user of the master (the
+// broker's innerClientAuthenticationCredentials); the signature is
+// compared in constant time. Reports that arrive before the answer are
+// skipped. A wrong or missing answer within haHousekeepingInterval closes
+// the connection having sent the challenge only. A rocketd slave answers
+// with its innerClientAuthenticationCredentials and, without them, stops
+// with ErrAuthRequired. A Java slave cannot answer, so a master with
+// authentication on replicates to rocketd slaves only: an empty Java slave
+// takes the challenge for a heartbeat and is closed after the timeout, a
+// non-empty one drops the connection at the unexpected offset; neither
+// receives data. A rocketd slave of a Java master is unaffected (no
+// challenge is ever sent to it).
+//
 // SYNC_MASTER: Server implements the CommitLog's ReplicaWaiter. A put that
 // waits is answered PUT_OK once some slave's ack covers its end,
 // FLUSH_SLAVE_TIMEOUT when none does within syncFlushTimeout, and

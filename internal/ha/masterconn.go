@@ -2,6 +2,8 @@ package ha
 
 import (
 	"bufio"
+	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/rocketd/rocketd/internal/auth"
 )
 
 // masterConn is one slave's connection on the master: readLoop takes its
@@ -70,6 +74,11 @@ func (c *masterConn) readLoop() {
 	var err error
 	defer func() { c.end(err) }()
 	br := bufio.NewReaderSize(c.nc, 1<<10)
+	if a := c.s.cfg.Authenticator; a != nil {
+		if err = c.authenticate(a, br); err != nil {
+			return
+		}
+	}
 	var b [ReportSize]byte
 	for {
 		if err = c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.HousekeepingInterval)); err != nil {
@@ -200,4 +209,61 @@ func (c *masterConn) stream() error {
 		case <-timer.C:
 		}
 	}
+}
+
+// authenticate challenges the slave and reads its answer (doc.go,
+// "Authentication") before the first report is taken: until then the
+// writer streams nothing. Reports sent before the answer are skipped; the
+// slave reports again right after it. The whole exchange must end within
+// HousekeepingInterval.
+func (c *masterConn) authenticate(a *auth.Authenticator, br *bufio.Reader) error {
+	var nonce [8]byte
+	if _, err := rand.Read(nonce[2:]); err != nil {
+		return fmt.Errorf("ha: challenge: %w", err)
+	}
+	challenge := binary.BigEndian.Uint64(nonce[:]) | challengeMark
+	binary.BigEndian.PutUint64(nonce[:], challenge)
+	deadline := time.Now().Add(c.s.cfg.HousekeepingInterval)
+	if err := c.nc.SetDeadline(deadline); err != nil {
+		return err
+	}
+	if _, err := c.nc.Write(Header{Offset: int64(challenge)}.AppendTo(nil)); err != nil {
+		return fmt.Errorf("ha: send challenge: %w", err)
+	}
+	var unit [ReportSize]byte
+	for {
+		if _, err := io.ReadFull(br, unit[:]); err != nil {
+			c.s.log.Warn("ha: slave did not authenticate; nothing streamed (a Java slave cannot: authenticationEnabled needs rocketd slaves)",
+				"slave", c.addr, "err", err)
+			return fmt.Errorf("ha: slave %s did not authenticate: %w", c.addr, err)
+		}
+		if binary.BigEndian.Uint64(unit[:]) == answerMark {
+			break
+		}
+		if _, err := decodeReport(unit[:]); err != nil {
+			return err
+		}
+	}
+	var kl [2]byte
+	if _, err := io.ReadFull(br, kl[:]); err != nil {
+		return fmt.Errorf("ha: read answer: %w", err)
+	}
+	n := int(binary.BigEndian.Uint16(kl[:]))
+	if n > maxAnswerKey {
+		return fmt.Errorf("ha: slave %s: answer AccessKey of %d bytes", c.addr, n)
+	}
+	buf := make([]byte, n+sigSize)
+	if _, err := io.ReadFull(br, buf); err != nil {
+		return fmt.Errorf("ha: read answer: %w", err)
+	}
+	user := string(buf[:n])
+	if remark, ok := a.VerifyHA(user, nonce[:], buf[n:]); !ok {
+		c.s.log.Warn("ha: slave refused", "slave", c.addr, "user", user, "reason", remark)
+		return fmt.Errorf("ha: slave %s refused: %s", c.addr, remark)
+	}
+	if err := c.nc.SetWriteDeadline(time.Time{}); err != nil {
+		return err
+	}
+	c.s.log.Info("ha: slave authenticated", "slave", c.addr, "user", user)
+	return nil
 }

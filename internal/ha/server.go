@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rocketd/rocketd/internal/auth"
 	"github.com/rocketd/rocketd/internal/remoting"
 	"github.com/rocketd/rocketd/internal/store"
 	"github.com/rocketd/rocketd/internal/store/commitlog"
@@ -73,6 +74,10 @@ type ServerConfig struct {
 	// WaitTimeout bounds a SYNC_MASTER put's wait for the slave
 	// (syncFlushTimeout, 5 s) before FLUSH_SLAVE_TIMEOUT.
 	WaitTimeout time.Duration
+	// Authenticator, when set (authenticationEnabled), makes every slave
+	// answer a challenge with the signature of an enabled SUPER user
+	// before anything is streamed to it (doc.go, "Authentication").
+	Authenticator *auth.Authenticator
 	// Logger receives events. Default: discard.
 	Logger *slog.Logger
 }

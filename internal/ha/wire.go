@@ -57,3 +57,33 @@ func decodeReport(b []byte) (int64, error) {
 	}
 	return off, nil
 }
+
+// HA authentication (doc.go, "Authentication"). The marks fill the top
+// 16 bits of an offset field, making it negative: never a real offset.
+const (
+	// challengeMark: a master's challenge is a heartbeat header (size 0)
+	// whose offset is challengeMark | a 48-bit random nonce.
+	challengeMark uint64 = 0xFFA5 << 48
+	// answerMark: a slave's answer starts with this 8-byte unit, then
+	// int16 key length, the AccessKey, and the 20-byte signature.
+	answerMark uint64 = 0xFFA6_7263_6b64_6861 // 0xFFA6 "rckdha"
+	markMask   uint64 = 0xFFFF << 48
+	// maxAnswerKey bounds the AccessKey of an answer.
+	maxAnswerKey = 1024
+	// sigSize is an HmacSHA1.
+	sigSize = 20
+)
+
+// isChallenge reports whether a transfer header is a master's challenge;
+// the challenge is the header's first 8 bytes.
+func isChallenge(hb []byte) bool {
+	return binary.BigEndian.Uint64(hb)&markMask == challengeMark && binary.BigEndian.Uint32(hb[8:]) == 0
+}
+
+// appendAnswer appends a slave's answer to dst.
+func appendAnswer(dst []byte, accessKey string, sig []byte) []byte {
+	dst = binary.BigEndian.AppendUint64(dst, answerMark)
+	dst = binary.BigEndian.AppendUint16(dst, uint16(len(accessKey)))
+	dst = append(dst, accessKey...)
+	return append(dst, sig...)
+}

@@ -31,6 +31,7 @@ var allowed = map[string][]string{
 	"lograte":  {},
 	"protocol": {"message"},
 	"remoting": {"protocol", "testutil/certs"},
+	"auth":     {"protocol", "remoting", "vfs", "lograte", "config"},
 
 	"store/segment":      {"vfs"},
 	"store/fdcache":      {"vfs"},
@@ -41,8 +42,8 @@ var allowed = map[string][]string{
 	"store": {"store/segment", "store/checkpoint", "store/commitlog", "store/consumequeue",
 		"store/index", "store/fdcache", "vfs", "message", "config", "lograte"},
 
-	"ha":      {"store", "store/commitlog", "message", "config", "vfs", "protocol", "remoting", "testutil/proc", "testutil/certs"},
-	"namesrv": {"protocol", "remoting", "config", "vfs"},
+	"ha":      {"auth", "store", "store/commitlog", "message", "config", "vfs", "protocol", "remoting", "testutil/proc", "testutil/certs"},
+	"namesrv": {"auth", "protocol", "remoting", "config", "vfs"},
 
 	"broker/meta":     {"protocol", "config", "vfs", "message"},
 	"broker/filter":   {"message"},
@@ -51,11 +52,11 @@ var allowed = map[string][]string{
 	"broker/schedule": {"store", "message", "config", "vfs", "broker/meta"},
 	"broker/timer":    {"store", "store/commitlog", "message", "config", "vfs"},
 	"broker/txn":      {"store", "message", "config", "vfs", "broker/meta", "protocol", "remoting"},
-	"broker/processor": {"store", "message", "config", "vfs", "protocol", "remoting", "broker/meta", "broker/filter",
+	"broker/processor": {"auth", "store", "message", "config", "vfs", "protocol", "remoting", "broker/meta", "broker/filter",
 		"broker/longpoll", "broker/schedule", "broker/timer", "broker/txn", "broker/client", "ha"},
 	"broker": {"store", "message", "config", "vfs", "protocol", "remoting", "broker/meta", "broker/filter",
 		"broker/longpoll", "broker/schedule", "broker/timer", "broker/txn", "broker/processor", "broker/client", "ha", "namesrv",
-		"testutil/proc", "testutil/certs"},
+		"auth", "testutil/proc", "testutil/certs"},
 
 	// testutil/proc runs rocketd as a child process; only _test.go files
 	// import it.

@@ -85,6 +85,17 @@
 // read back leniently (fastjson's pretty form and unquoted keys are accepted),
 // falling back to kvConfig.json.bak.
 //
+// # Authentication
+//
+// Java's NameServer authenticates nothing. With authenticationEnabled=true
+// in namesrv.conf (or Config.Authenticator, as rocketd serve sets) every
+// request, REGISTER_BROKER included, must be signed by an enabled user of
+// users.json next to kvConfigPath (internal/auth): a forged registration
+// is refused with NO_PERMISSION before it reaches the route table.
+// Brokers sign with their innerClientAuthenticationCredentials, which must
+// name a user here; clients sign route queries with their credentials, or
+// authenticationWhitelist=105 lets unsigned route queries through.
+//
 // Unknown request codes are answered REQUEST_CODE_NOT_SUPPORTED (3) with
 // remark " request type <code> not supported" (RocketMQ 5.x behaviour;
 // 4.9.8's name server never answers them). Requests missing a required

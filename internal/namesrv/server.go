@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rocketd/rocketd/internal/auth"
 	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
@@ -29,6 +30,10 @@ type Config struct {
 	Now func() time.Time
 	// FS holds the KV configuration file; default vfs.Default.
 	FS vfs.FS
+	// Authenticator, when set, checks every request instead of one built
+	// from Namesrv.Auth (users in Namesrv.UsersPath): rocketd serve
+	// shares the broker's.
+	Authenticator *auth.Authenticator
 }
 
 // Worker pools. Client route lookups get their own family so that a burst of
@@ -99,6 +104,17 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.rs = remoting.NewServer(remoting.ServerConfig{Addr: cfg.Addr, Logger: cfg.Logger,
 		TLS: remoting.TLSListener{Mode: mode, Config: tlsCfg}})
+	authn := cfg.Authenticator
+	if authn == nil {
+		// Every request is checked, REGISTER_BROKER included: a broker
+		// signs with its innerClientAuthenticationCredentials.
+		if authn, _, err = auth.Setup(cfg.Namesrv.Auth, cfg.FS, cfg.Namesrv.UsersPath(), cfg.Logger); err != nil {
+			return nil, fmt.Errorf("namesrv: %w", err)
+		}
+	}
+	if authn != nil {
+		s.rs.SetGuard(authn.Guard)
+	}
 	s.registerProcessors()
 	s.rs.OnConnClose(s.connClosed)
 	return s, nil

@@ -102,6 +102,16 @@ const (
 	SetMessageRequestMode            RequestCode = 401 // B (5.x)
 )
 
+// The user admin codes of RocketMQ 5.3's auth module (a block of their
+// own: the wider numbers would realign the one above).
+const (
+	AuthCreateUser RequestCode = 3001 // B
+	AuthUpdateUser RequestCode = 3002 // B
+	AuthDeleteUser RequestCode = 3003 // B
+	AuthGetUser    RequestCode = 3004 // B
+	AuthListUser   RequestCode = 3005 // B
+)
+
 // ResponseCode is the `code` of a remoting response (rocketmq-spec.md §2.2).
 type ResponseCode = int32
 

@@ -39,6 +39,11 @@ type ClientConfig struct {
 	// TLS, when set, makes every connection a TLS one (RocketMQ's
 	// tls.enable / useTLS); the handshake counts against DialTimeout.
 	TLS *tls.Config
+	// BeforeRequest, when set, is called with every request the Client
+	// sends (Invoke, InvokeAsync, InvokeOneway) just before it is
+	// encoded, as Java's RPCHook.doBeforeRequest: the broker signs its
+	// own calls with it (innerClientAuthenticationCredentials).
+	BeforeRequest func(req *Command)
 }
 
 func (c *ClientConfig) ensureDefaults() {
@@ -284,6 +289,7 @@ func (c *Client) Invoke(ctx context.Context, addr string, req *Command) (*Comman
 	if err != nil {
 		return nil, err
 	}
+	c.beforeRequest(req)
 	return conn.Invoke(ctx, req)
 }
 
@@ -314,6 +320,7 @@ func (c *Client) InvokeAsync(addr string, req *Command, timeout time.Duration, c
 			}()
 		})
 	}
+	c.beforeRequest(req)
 	if err := conn.invokeAsync(req, timeout, deliver); err != nil {
 		c.wg.Done()
 		return err
@@ -329,7 +336,14 @@ func (c *Client) InvokeOneway(addr string, req *Command) error {
 	if err != nil {
 		return err
 	}
+	c.beforeRequest(req)
 	return conn.InvokeOneway(req)
+}
+
+func (c *Client) beforeRequest(req *Command) {
+	if f := c.cfg.BeforeRequest; f != nil {
+		f(req)
+	}
 }
 
 // CloseConn closes the pooled connection to addr, if any (for example

@@ -224,3 +224,34 @@ func (c *Command) SetExtField(key, val string) {
 	}
 	c.ExtFields[key] = val
 }
+
+// ExtEntry is one custom-header field.
+type ExtEntry struct{ Key, Value string }
+
+// AppendExt appends the custom header's fields to dst, whatever form the
+// header is in, without building a map: in map order for ExtFields, as
+// received for the compact form (where a repeated key appears once per
+// entry, the last being the one lookups return). Signature checks use it
+// with a stack array as dst.
+func (c *Command) AppendExt(dst []ExtEntry) []ExtEntry {
+	switch {
+	case c.ExtFields != nil:
+		for k, v := range c.ExtFields {
+			dst = append(dst, ExtEntry{k, v})
+		}
+	case c.ext.ok:
+		for p := 0; ; {
+			k, v, after, ok := c.ext.next(p)
+			if !ok {
+				break
+			}
+			p = after
+			dst = append(dst, ExtEntry{k, v})
+		}
+	case c.Header != nil:
+		for k, v := range protocol.Ext(c.Header) {
+			dst = append(dst, ExtEntry{k, v})
+		}
+	}
+	return dst
+}

@@ -202,6 +202,12 @@
 // once half of it is used up, so a write blocked by a peer that does not
 // read fails after between half and all of IdleTimeout.
 //
+// Guard and BeforeRequest. A Server's Guard (SetGuard) runs before each
+// handler, on the goroutine that runs the handler, and may refuse the
+// request with a response of its own (authentication: NO_PERMISSION); a
+// Client's BeforeRequest runs on every request it sends just before the
+// request is encoded (signing), as Java's RPCHook does.
+//
 // Shutdown. Server.Shutdown closes the listener, answers new requests with
 // SYSTEM_BUSY, waits for the accepted requests to finish and their responses
 // to be written (bounded by ctx), then closes the connections and stops the

@@ -30,6 +30,15 @@ const (
 // error. The request, including its Body, belongs to the handler.
 type HandlerFunc func(conn *Conn, req *Command) *Command
 
+// Guard checks a request before its handler runs (authentication): it
+// returns nil to let the request through, or the response that refuses
+// it. It runs where the handler would (a family worker, or the reader for
+// inline handlers), before the handler, for every request that has a
+// handler or reaches the default one (an unknown code without a default
+// is answered REQUEST_CODE_NOT_SUPPORTED first, as in Java). It must not
+// keep req.
+type Guard func(conn *Conn, req *Command) (refusal *Command)
+
 // ErrorResponse returns the SYSTEM_ERROR response Java sends when a
 // processor throws: the error's text as remark.
 func ErrorResponse(err error) *Command {
@@ -87,6 +96,7 @@ type Server struct {
 	routes   atomic.Pointer[map[int32]route] // copy-on-write
 	pol      atomic.Pointer[extPolicy]       // the lazyExt codes of routes; nil: none
 	fallback atomic.Pointer[route]
+	guard    atomic.Pointer[Guard]
 	opaque   atomic.Int32
 	badFrame warnLimiter
 	inflight atomic.Int64 // requests accepted and not yet answered
@@ -161,6 +171,17 @@ func (s *Server) handle(code int32, r route) {
 	}
 	s.routes.Store(&next)
 	s.pol.Store(pol)
+}
+
+// SetGuard installs g in front of every handler (nil removes it). A
+// request g refuses gets g's response (nothing when it is oneway) and
+// never reaches its handler.
+func (s *Server) SetGuard(g Guard) {
+	if g == nil {
+		s.guard.Store(nil)
+		return
+	}
+	s.guard.Store(&g)
 }
 
 // HandleDefault routes requests whose code has no handler. Without it they
@@ -411,6 +432,11 @@ func (s *Server) call(c *Conn, req *Command, h HandlerFunc) (resp *Command) {
 			resp = NewResponse(protocol.SystemError, fmt.Sprint(p))
 		}
 	}()
+	if g := s.guard.Load(); g != nil {
+		if refusal := (*g)(c, req); refusal != nil {
+			return refusal
+		}
+	}
 	return h(c, req)
 }
 

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/rocketd/rocketd/internal/auth"
 	"github.com/rocketd/rocketd/internal/broker/client"
 	"github.com/rocketd/rocketd/internal/broker/longpoll"
 	"github.com/rocketd/rocketd/internal/broker/meta"
@@ -60,7 +61,10 @@ type Deps struct {
 	// before it answers: a topic acknowledged to the admin is routed even
 	// if the master dies at once.
 	AwaitRegistration func(ctx context.Context) error
-	Logger            *slog.Logger // default: discard
+	// Users is the user table the AUTH_*_USER requests manage (users.go);
+	// nil: they are not served.
+	Users  *auth.Users
+	Logger *slog.Logger // default: discard
 }
 
 // SendHook observes send requests (SEND_MESSAGE, SEND_MESSAGE_V2,
@@ -99,6 +103,7 @@ type Processor struct {
 	modes     *meta.RequestModes
 	route     func(ctx context.Context, topic string) (protocol.TopicRouteData, bool, error)
 	awaitReg  func(ctx context.Context) error
+	users     *auth.Users
 	log       *slog.Logger
 	exprCache exprCache // SQL92 expressions of pulls and CHECK_CLIENT_CONFIG
 
@@ -126,7 +131,7 @@ func New(d Deps) (*Processor, error) {
 	}
 	return &Processor{
 		cfg: d.Config, store: d.Store, topics: d.Topics, groups: d.Groups, offsets: d.Offsets,
-		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, inMemory: d.InMemoryBytes, sendHooks: d.SendHooks, txn: d.Txn, modes: d.RequestModes, route: d.TopicRoute, awaitReg: d.AwaitRegistration, log: log,
+		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, inMemory: d.InMemoryBytes, sendHooks: d.SendHooks, txn: d.Txn, modes: d.RequestModes, route: d.TopicRoute, awaitReg: d.AwaitRegistration, users: d.Users, log: log,
 		region: d.Config.RegionID, traceOn: strconv.FormatBool(d.Config.TraceOn),
 		configVersion: fmt.Sprintf(`{"counter":1,"timestamp":%d}`, time.Now().UnixMilli()),
 		storedProps: [3]message.Prop{
@@ -198,6 +203,7 @@ func (p *Processor) Register(srv *remoting.Server, f Families) {
 	srv.Handle(protocol.GetConsumerRunningInfo, f.Admin, p.handleConsumerRunningInfo)
 	srv.Handle(protocol.ConsumeMessageDirectly, f.Admin, p.handleConsumeMessageDirectly)
 	srv.Handle(protocol.InvokeBrokerToGetConsumerStatus, f.Admin, p.handleConsumerStatus)
+	p.registerUsers(srv, f)
 	srv.HandleDefault(f.Admin, notSupported)
 }
 

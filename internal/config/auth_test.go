@@ -1,0 +1,79 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestAuthKeysBind: Java's AuthConfig keys bind from broker.conf and
+// namesrv.conf, and are not reported as unknown.
+func TestAuthKeysBind(t *testing.T) {
+	props := Properties{
+		"brokerName":                           "b",
+		"authenticationEnabled":                "true",
+		"authenticationProvider":               JavaDefaultAuthenticationProvider,
+		"authenticationMetadataProvider":       JavaLocalAuthenticationMetadata,
+		"authenticationStrategy":               JavaStatefulAuthentication,
+		"authenticationWhitelist":              "34, 10",
+		"initAuthenticationUser":               `{"username":"rocketmq","password":"12345678"}`,
+		"innerClientAuthenticationCredentials": `{"accessKey":"inner","secretKey":"inner-sk"}`,
+		"aclEnable":                            "true",
+	}
+	c, unknown, err := BrokerConfigFromProperties(props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(unknown, []string{"aclEnable"}) {
+		t.Fatalf("unknown = %v", unknown)
+	}
+	if !c.Auth.AuthenticationEnabled {
+		t.Fatal("authenticationEnabled not bound")
+	}
+	codes, err := c.Auth.WhitelistCodes()
+	if err != nil || !reflect.DeepEqual(codes, []int32{34, 10}) {
+		t.Fatalf("whitelist = %v, %v", codes, err)
+	}
+	u, ok, err := c.Auth.ParseInitUser()
+	if err != nil || !ok || u != (InitUser{Username: "rocketmq", Password: "12345678"}) {
+		t.Fatalf("init user = %+v %v %v", u, ok, err)
+	}
+	cr, ok, err := c.Auth.ParseInnerCredentials()
+	if err != nil || !ok || cr.AccessKey != "inner" || cr.SecretKey != "inner-sk" {
+		t.Fatalf("inner = %+v %v %v", cr, ok, err)
+	}
+
+	path := filepath.Join(t.TempDir(), "namesrv.conf")
+	if err := os.WriteFile(path, []byte("listenPort=9999\nauthenticationEnabled=true\nauthenticationWhitelist=105\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	nc, unknown, err := LoadNamesrvFile(path)
+	if err != nil || len(unknown) != 0 || !nc.Auth.AuthenticationEnabled || nc.Auth.AuthenticationWhitelist != "105" {
+		t.Fatalf("namesrv: %+v unknown=%v err=%v", nc.Auth, unknown, err)
+	}
+	if got := nc.UsersPath(); got != filepath.Join(filepath.Dir(nc.KVConfigPath), "users.json") {
+		t.Fatalf("UsersPath = %s", got)
+	}
+}
+
+// TestAuthKeysRefused: settings that cannot work stop the start, naming
+// the key.
+func TestAuthKeysRefused(t *testing.T) {
+	for key, val := range map[string]string{
+		"authenticationProvider":               "com.example.MyProvider",
+		"authenticationMetadataProvider":       "com.example.Ldap",
+		"authenticationStrategy":               "x",
+		"authenticationWhitelist":              "SEND_MESSAGE",
+		"initAuthenticationUser":               `{"username":"a"}`,
+		"innerClientAuthenticationCredentials": `not json`,
+		"authorizationEnabled":                 "true",
+		"migrateAuthFromV1Enabled":             "true",
+	} {
+		_, _, err := BrokerConfigFromProperties(Properties{key: val})
+		if err == nil || !strings.Contains(err.Error(), key) {
+			t.Errorf("%s=%s: err = %v", key, val, err)
+		}
+	}
+}
