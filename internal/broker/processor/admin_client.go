@@ -69,7 +69,7 @@ func (p *Processor) handleConsumerRunningInfo(_ *remoting.Conn, req *remoting.Co
 // handleConsumeMessageDirectly serves CONSUME_MESSAGE_DIRECTLY (309): the
 // message named by its offset msgId is handed to one consumer, which
 // consumes it and reports the result. As Java, the broker adds its name and
-// the topic's system flag to the header.
+// the topic's and group's system flags to the header.
 func (p *Processor) handleConsumeMessageDirectly(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	if resp := missing(req, "consumerGroup"); resp != nil {
 		return resp
@@ -84,6 +84,9 @@ func (p *Processor) handleConsumeMessageDirectly(_ *remoting.Conn, req *remoting
 		if tc, ok := p.topics.Get(topic); ok {
 			ext["topicSysFlag"] = strconv.Itoa(int(tc.TopicSysFlag))
 		}
+	}
+	if gc, ok := p.groups.Get(h.ConsumerGroup); ok {
+		ext["groupSysFlag"] = strconv.Itoa(int(gc.GroupSysFlag))
 	}
 	if _, offset, err := message.ParseOffsetMsgID(h.MsgID); err == nil {
 		if rec, ok := p.readRecord(offset); ok {

@@ -37,7 +37,7 @@ func TestAdminCallsReachTheConsumer(t *testing.T) {
 		if err != nil {
 			return remoting.NewResponse(protocol.SystemError, err.Error())
 		}
-		return remoting.NewResponse(protocol.Success, string(rec.Body)+"@"+req.ExtFields["brokerName"]+"/"+req.ExtFields["topicSysFlag"])
+		return remoting.NewResponse(protocol.Success, string(rec.Body)+"@"+req.ExtFields["brokerName"]+"/"+req.ExtFields["topicSysFlag"]+"/"+req.ExtFields["groupSysFlag"])
 	})
 	consumer.Handle(protocol.GetConsumerStatusFromClient, func(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 		st := protocol.GetConsumerStatusBody{MessageQueueTable: map[protocol.MessageQueue]int64{
@@ -70,7 +70,8 @@ func TestAdminCallsReachTheConsumer(t *testing.T) {
 	ext["topic"] = "T"
 	r = e.call(protocol.ConsumeMessageDirectly, ext, nil)
 	tc, _ := e.topics.Get("T")
-	if want := "direct body@" + e.cfg.BrokerName + "/" + strconv.Itoa(int(tc.TopicSysFlag)); r.Code != protocol.Success || r.Remark != want {
+	gc, _ := e.groups.Get("cg") // created by the heartbeat
+	if want := "direct body@" + e.cfg.BrokerName + "/" + strconv.Itoa(int(tc.TopicSysFlag)) + "/" + strconv.Itoa(int(gc.GroupSysFlag)); r.Code != protocol.Success || r.Remark != want {
 		t.Errorf("consume directly: %d %q, want remark %q", r.Code, r.Remark, want)
 	}
 
