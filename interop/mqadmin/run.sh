@@ -56,6 +56,10 @@ if [ -z "$up" ]; then
 	exit 1
 fi
 
+# mqadmin 4.9.x configures its logging from $ROCKETMQ_HOME/conf/logback_tools.xml.
+mkdir -p "$tmp/rocketmq-home/conf"
+printf '<configuration><root level="WARN"/></configuration>\n' >"$tmp/rocketmq-home/conf/logback_tools.xml"
+
 status=0
 for profile in "${profiles[@]}"; do
 	t1=$(now_ms)
@@ -71,7 +75,7 @@ for profile in "${profiles[@]}"; do
 	echo "== $profile: mqadmin from $tools"
 	# consumerStatus writes files into the working directory: the temp dir.
 	if (cd "$tmp" && java -Djava.security.manager=allow -Drocketmq.client.logRoot="$tmp/logs-$profile" -Drocketmq.log.root="$tmp/logs-$profile" \
-		-Drocketmq.client.logLevel=WARN -Duser.home="$tmp/home-$profile" \
+		-Drocketmq.client.logLevel=WARN -Duser.home="$tmp/home-$profile" -Drocketmq.home.dir="$tmp/rocketmq-home" \
 		-cp "$here/target/$profile/classes:$(cat "$tmp/cp-$profile.txt")" \
 		io.rocketd.interop.MQAdminCheck "$ns" "$broker" "$here/commands.txt" "$profile" "$report_dir/mqadmin-$profile.md"); then
 		echo "== $profile: PASS in $(( $(now_ms) - t1 )) ms"

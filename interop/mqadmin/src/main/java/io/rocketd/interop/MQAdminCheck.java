@@ -198,6 +198,9 @@ public final class MQAdminCheck {
                 vars.put("OFFSET_MSGID", r.getOffsetMsgId());
             }
         }
+        // A producer heartbeats every 30 s; one now registers it with the
+        // broker it just learnt of (producerConnection asks for it).
+        producer.getDefaultMQProducerImpl().getmQClientFactory().sendHeartbeatToAllBrokerWithLock();
         AtomicInteger consumed = new AtomicInteger();
         consumer = new DefaultMQPushConsumer(vars.get("GROUP"));
         consumer.setNamesrvAddr(ns);
