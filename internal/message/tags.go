@@ -7,8 +7,12 @@ import "unicode/utf8"
 // with int32 wrap-around. s is read as UTF-8; an invalid byte counts as
 // U+FFFD, as Java's decoder would replace it (Java may fold a malformed
 // multi-byte sequence into a single U+FFFD where this counts one per byte).
-func JavaHash(s string) int32 {
-	var h int32
+func JavaHash(s string) int32 { return JavaHashFrom(0, s) }
+
+// JavaHashFrom continues Java's String.hashCode from h over s's UTF-16
+// code units: JavaHashFrom(JavaHash(a), b) is JavaHash(a+b) without
+// building a+b (the key index hashes "topic#key" that way).
+func JavaHashFrom(h int32, s string) int32 {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf { // ASCII fast path: tags are almost always ASCII

@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"math"
 	"time"
-	"unicode/utf8"
+
+	"github.com/rocketd/rocketd/internal/message"
 )
 
 // Sizes of the on-disk structures (doc.go). Do not change.
@@ -105,37 +106,14 @@ func FileSize(hashSlotNum, indexNum int) int64 {
 // abs(String.hashCode), with Integer.MIN_VALUE mapped to 0. It builds no
 // string.
 func KeyHash(topic, key string) int32 {
-	h := javaHashFrom(0, topic)
+	h := message.JavaHashFrom(0, topic)
 	h = 31*h + '#'
-	h = javaHashFrom(h, key)
+	h = message.JavaHashFrom(h, key)
 	if h == math.MinInt32 {
 		return 0
 	}
 	if h < 0 {
 		return -h
-	}
-	return h
-}
-
-// javaHashFrom continues Java's String.hashCode from h over the UTF-16
-// code units of s (see message.JavaHash, which it must agree with).
-func javaHashFrom(h int32, s string) int32 {
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			h = 31*h + int32(c)
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		i += n
-		if r >= 0x10000 {
-			r -= 0x10000
-			h = 31*h + int32(0xD800+(r>>10))
-			h = 31*h + int32(0xDC00+(r&0x3FF))
-			continue
-		}
-		h = 31*h + int32(r)
 	}
 	return h
 }
