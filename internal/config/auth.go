@@ -149,6 +149,22 @@ func (c *AuthConfig) Validate() error {
 // bindAuth binds the authentication keys of props onto c and returns the
 // keys neither binding knew: the auth keys live in their own struct
 // (BrokerConfig.Auth, NamesrvConfig.Auth).
+// bindSections binds props to c, the tls.* keys to t and the auth keys to
+// a (they live in sub-structs the binder does not descend into). A key is
+// unknown when none of them knows it; unknown tls.* keys (and those a
+// tls.config.file may not set) come last.
+func bindSections(props Properties, c any, t *TLSConfig, a *AuthConfig) ([]string, error) {
+	props, unknownTLS, err := bindTLS(props, t)
+	if err != nil {
+		return unknownTLS, err
+	}
+	unknown, err := Bind(props, c)
+	if err == nil {
+		unknown, err = bindAuth(props, a, unknown)
+	}
+	return append(unknown, unknownTLS...), err
+}
+
 func bindAuth(props Properties, c *AuthConfig, unknownOuter []string) ([]string, error) {
 	unknownAuth, err := Bind(props, c)
 	if err != nil {

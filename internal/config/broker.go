@@ -843,16 +843,8 @@ func BrokerConfigFromProperties(props Properties) (BrokerConfig, []string, error
 	if err := checkDiskRatioSyntax(props); err != nil {
 		return c, nil, err
 	}
-	props, unknownTLS, err := bindTLS(props, &c.TLS)
+	unknown, err := bindSections(props, &c, &c.TLS, &c.Auth)
 	if err != nil {
-		return c, unknownTLS, err
-	}
-	unknown, err := Bind(props, &c)
-	unknown = append(unknown, unknownTLS...)
-	if err != nil {
-		return c, unknown, err
-	}
-	if unknown, err = bindAuth(props, &c.Auth, unknown); err != nil {
 		return c, unknown, err
 	}
 	// Before EnsureDefaults: an explicit 0 means Java's minimum, not "unset".

@@ -121,16 +121,8 @@ func LoadNamesrvFile(path string) (NamesrvConfig, []string, error) {
 	if err != nil {
 		return c, nil, err
 	}
-	props, unknownTLS, err := bindTLS(props, &c.TLS)
+	unknown, err := bindSections(props, &c, &c.TLS, &c.Auth)
 	if err != nil {
-		return c, unknownTLS, fmt.Errorf("%s: %w", path, err)
-	}
-	unknown, err := Bind(props, &c)
-	unknown = append(unknown, unknownTLS...)
-	if err != nil {
-		return c, unknown, fmt.Errorf("%s: %w", path, err)
-	}
-	if unknown, err = bindAuth(props, &c.Auth, unknown); err != nil {
 		return c, unknown, fmt.Errorf("%s: %w", path, err)
 	}
 	c.EnsureDefaults()

@@ -214,3 +214,23 @@ func TestNamesrvTLSKeys(t *testing.T) {
 		t.Fatalf("disabled mode built a server config: %v %v", sc, err)
 	}
 }
+
+// TestNamesrvUnknownKeysAcrossSections: a namesrv.conf key is unknown only
+// when neither the main binder, the tls.* one nor the auth one knows it.
+func TestNamesrvUnknownKeysAcrossSections(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "namesrv.conf")
+	text := "listenPort=9877\nbogus=1\ntls.nope=x\ntls.server.mode=permissive\nauthenticationEnabled=false\n"
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, unknown, err := LoadNamesrvFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "bogus,tls.nope"; strings.Join(unknown, ",") != want {
+		t.Fatalf("unknown keys %q, want %s", unknown, want)
+	}
+	if c.ListenPort != 9877 || c.TLS.Mode() != "permissive" {
+		t.Fatalf("bound: %d %s", c.ListenPort, c.TLS.Mode())
+	}
+}

@@ -54,23 +54,15 @@ public final class AssignmentCheck {
         this.broker = broker;
     }
 
-    public static void main(String[] args) throws Exception {
-        if (args.length < 3) {
-            System.err.println("usage: AssignmentCheck NAMESRV_ADDR TOPIC BROKER_ADDR");
-            System.exit(2);
-        }
-        System.setProperty("com.rocketmq.sendMessageWithVIPChannel", "false");
+    public static void main(String[] args) {
         System.setProperty("rocketmq.client.rebalance.waitInterval", "1000");
-        AssignmentCheck check = new AssignmentCheck(args[0], args[1], args[2]);
-        int code;
-        try {
-            check.run();
-            code = check.report();
-        } catch (Throwable t) {
-            t.printStackTrace();
-            code = 1;
-        }
-        System.exit(code);
+        CheckMain.run("AssignmentCheck", args, 3, false, a -> {
+            AssignmentCheck check = new AssignmentCheck(a[0], a[1], a[2]);
+            return () -> {
+                check.run();
+                return check.report();
+            };
+        });
     }
 
     private static String key(int queueId, long offset) {

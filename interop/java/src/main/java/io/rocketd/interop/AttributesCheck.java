@@ -51,22 +51,14 @@ public final class AttributesCheck {
         this.broker = broker;
     }
 
-    public static void main(String[] args) throws Exception {
-        if (args.length < 3) {
-            System.err.println("usage: AttributesCheck NAMESRV_ADDR TOPIC BROKER_ADDR");
-            System.exit(2);
-        }
-        System.setProperty("com.rocketmq.sendMessageWithVIPChannel", "false");
-        AttributesCheck check = new AttributesCheck(args[0], args[1], args[2]);
-        int code;
-        try {
-            check.run();
-            code = check.report();
-        } catch (Throwable t) {
-            t.printStackTrace();
-            code = 1;
-        }
-        System.exit(code);
+    public static void main(String[] args) {
+        CheckMain.run("AttributesCheck", args, 3, false, a -> {
+            AttributesCheck check = new AttributesCheck(a[0], a[1], a[2]);
+            return () -> {
+                check.run();
+                return check.report();
+            };
+        });
     }
 
     private void expect(boolean ok, String what) {

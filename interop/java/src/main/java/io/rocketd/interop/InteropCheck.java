@@ -50,24 +50,14 @@ public final class InteropCheck {
         this.topic = topic;
     }
 
-    public static void main(String[] args) throws Exception {
-        if (args.length < 2) {
-            System.err.println("usage: InteropCheck NAMESRV_ADDR TOPIC");
-            System.exit(2);
-        }
-        // rocketd has no VIP port (listen port - 2); 4.9.x already defaults to
-        // false, set it anyway so every client version behaves the same.
-        System.setProperty("com.rocketmq.sendMessageWithVIPChannel", "false");
-        InteropCheck check = new InteropCheck(args[0], args[1]);
-        int code;
-        try {
-            check.run();
-            code = check.report();
-        } catch (Throwable t) {
-            t.printStackTrace();
-            code = 1;
-        }
-        System.exit(code);
+    public static void main(String[] args) {
+        CheckMain.run("InteropCheck", args, 2, false, a -> {
+            InteropCheck check = new InteropCheck(a[0], a[1]);
+            return () -> {
+                check.run();
+                return check.report();
+            };
+        });
     }
 
     private void run() throws Exception {

@@ -60,24 +60,16 @@ public final class LitePullCheck {
         this.topic = topic;
     }
 
-    public static void main(String[] args) throws Exception {
-        if (args.length < 2) {
-            System.err.println("usage: LitePullCheck NAMESRV_ADDR TOPIC [BROKER_ADDR]");
-            System.exit(2);
-        }
-        System.setProperty("com.rocketmq.sendMessageWithVIPChannel", "false");
+    public static void main(String[] args) {
         // Rebalance every second instead of every 20 s (both client lines read it).
         System.setProperty("rocketmq.client.rebalance.waitInterval", "1000");
-        LitePullCheck check = new LitePullCheck(args[0], args[1]);
-        int code;
-        try {
-            check.run();
-            code = check.report();
-        } catch (Throwable t) {
-            t.printStackTrace();
-            code = 1;
-        }
-        System.exit(code);
+        CheckMain.run("LitePullCheck", args, 2, false, a -> {
+            LitePullCheck check = new LitePullCheck(a[0], a[1]);
+            return () -> {
+                check.run();
+                return check.report();
+            };
+        });
     }
 
     private static String key(MessageExt m) {

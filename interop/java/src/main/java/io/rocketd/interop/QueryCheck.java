@@ -39,22 +39,14 @@ public final class QueryCheck {
         this.topic = topic;
     }
 
-    public static void main(String[] args) throws Exception {
-        if (args.length < 2) {
-            System.err.println("usage: QueryCheck NAMESRV_ADDR TOPIC");
-            System.exit(2);
-        }
-        System.setProperty("com.rocketmq.sendMessageWithVIPChannel", "false");
-        QueryCheck check = new QueryCheck(args[0], args[1]);
-        int code;
-        try {
-            check.run();
-            code = check.report();
-        } catch (Throwable t) {
-            t.printStackTrace();
-            code = 1;
-        }
-        System.exit(code);
+    public static void main(String[] args) {
+        CheckMain.run("QueryCheck", args, 2, false, a -> {
+            QueryCheck check = new QueryCheck(a[0], a[1]);
+            return () -> {
+                check.run();
+                return check.report();
+            };
+        });
     }
 
     private void run() throws Exception {

@@ -65,22 +65,14 @@ public final class ReplyCheck {
         this.topic = topic;
     }
 
-    public static void main(String[] args) throws Exception {
-        if (args.length < 2) {
-            System.err.println("usage: ReplyCheck NAMESRV_ADDR TOPIC [BROKER_ADDR]");
-            System.exit(2);
-        }
-        System.setProperty("com.rocketmq.sendMessageWithVIPChannel", "false");
-        ReplyCheck check = new ReplyCheck(args[0], args[1]);
-        int code;
-        try {
-            check.run();
-            code = check.report();
-        } catch (Throwable t) {
-            t.printStackTrace();
-            code = 1;
-        }
-        System.exit(code);
+    public static void main(String[] args) {
+        CheckMain.run("ReplyCheck", args, 2, false, a -> {
+            ReplyCheck check = new ReplyCheck(a[0], a[1]);
+            return () -> {
+                check.run();
+                return check.report();
+            };
+        });
     }
 
     private void run() throws Exception {

@@ -46,22 +46,14 @@ public final class SqlFilterCheck {
         this.topic = topic;
     }
 
-    public static void main(String[] args) throws Exception {
-        if (args.length < 2) {
-            System.err.println("usage: SqlFilterCheck NAMESRV_ADDR TOPIC [BROKER_ADDR]");
-            System.exit(2);
-        }
-        System.setProperty("com.rocketmq.sendMessageWithVIPChannel", "false");
-        SqlFilterCheck check = new SqlFilterCheck(args[0], args[1]);
-        int code;
-        try {
-            check.run();
-            code = check.report();
-        } catch (Throwable t) {
-            t.printStackTrace();
-            code = 1;
-        }
-        System.exit(code);
+    public static void main(String[] args) {
+        CheckMain.run("SqlFilterCheck", args, 2, false, a -> {
+            SqlFilterCheck check = new SqlFilterCheck(a[0], a[1]);
+            return () -> {
+                check.run();
+                return check.report();
+            };
+        });
     }
 
     /** Java's own verdict for message i, written out (EXPR above). */

@@ -44,20 +44,19 @@ public final class TlsCheck {
         this.topic = topic;
     }
 
-    public static void main(String[] args) throws Exception {
-        if (args.length < 2) {
-            System.err.println("usage: TlsCheck NAMESRV_ADDR TOPIC");
-            System.exit(2);
-        }
-        System.setProperty("com.rocketmq.sendMessageWithVIPChannel", "false");
-        TlsCheck c = new TlsCheck(args[0], args[1]);
-        c.run();
-        if (!c.failures.isEmpty()) {
-            c.failures.forEach(f -> System.err.println("FAIL: " + f));
-            System.exit(1);
-        }
-        System.out.println("TlsCheck: all checks passed");
-        System.exit(0);
+    public static void main(String[] args) {
+        CheckMain.run("TlsCheck", args, 2, false, a -> {
+            TlsCheck c = new TlsCheck(a[0], a[1]);
+            return () -> {
+                c.run();
+                if (!c.failures.isEmpty()) {
+                    c.failures.forEach(f -> System.err.println("FAIL: " + f));
+                    return 1;
+                }
+                System.out.println("TlsCheck: all checks passed");
+                return 0;
+            };
+        });
     }
 
     private DefaultMQProducer producer(String name, boolean tls) throws Exception {

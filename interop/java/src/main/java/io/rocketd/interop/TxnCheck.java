@@ -47,22 +47,14 @@ public final class TxnCheck {
         this.topic = topic;
     }
 
-    public static void main(String[] args) throws Exception {
-        if (args.length < 2) {
-            System.err.println("usage: TxnCheck NAMESRV_ADDR TOPIC");
-            System.exit(2);
-        }
-        System.setProperty("com.rocketmq.sendMessageWithVIPChannel", "false");
-        TxnCheck check = new TxnCheck(args[0], args[1]);
-        int code;
-        try {
-            check.run();
-            code = check.report();
-        } catch (Throwable t) {
-            t.printStackTrace();
-            code = 1;
-        }
-        System.exit(code);
+    public static void main(String[] args) {
+        CheckMain.run("TxnCheck", args, 2, false, a -> {
+            TxnCheck check = new TxnCheck(a[0], a[1]);
+            return () -> {
+                check.run();
+                return check.report();
+            };
+        });
     }
 
     /** The local transaction's outcome and the check's answer, by id prefix. */

@@ -44,27 +44,17 @@ public final class VipCheck {
         this.topic = topic;
     }
 
-    public static void main(String[] args) throws Exception {
-        if (args.length < 3) {
-            System.err.println("usage: VipCheck NAMESRV_ADDR TOPIC BROKER_ADDR");
-            System.exit(2);
-        }
-        // Before any client object exists: ClientConfig reads it once.
-        System.setProperty("com.rocketmq.sendMessageWithVIPChannel", "true");
-        VipCheck check = new VipCheck(args[0], args[1]);
-        String broker = args[2];
-        int split = broker.lastIndexOf(':');
-        System.out.printf("broker %s, VIP channel %s:%d%n", broker, broker.substring(0, split),
-            Integer.parseInt(broker.substring(split + 1)) - 2);
-        int code;
-        try {
-            check.run();
-            code = check.report();
-        } catch (Throwable t) {
-            t.printStackTrace();
-            code = 1;
-        }
-        System.exit(code);
+    public static void main(String[] args) {
+        CheckMain.run("VipCheck", args, 3, true, a -> {
+            VipCheck check = new VipCheck(a[0], a[1]);
+            int split = a[2].lastIndexOf(':');
+            System.out.printf("broker %s, VIP channel %s:%d%n", a[2], a[2].substring(0, split),
+                Integer.parseInt(a[2].substring(split + 1)) - 2);
+            return () -> {
+                check.run();
+                return check.report();
+            };
+        });
     }
 
     private void run() throws Exception {
