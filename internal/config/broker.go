@@ -242,6 +242,11 @@ type BrokerConfig struct {
 	// LitePullMessageEnable serves LITE_PULL_MESSAGE (true); false
 	// answers it NO_PERMISSION.
 	LitePullMessageEnable bool `prop:"litePullMessageEnable"`
+	// UseServerSideResetOffset (true, Java 5.x): INVOKE_BROKER_TO_RESET_OFFSET
+	// records the new offsets on the broker, and each consumer learns its
+	// queue's from its next pull (PULL_OFFSET_MOVED); false: the 4.x way,
+	// the broker tells online consumers (RESET_CONSUMER_CLIENT_OFFSET).
+	UseServerSideResetOffset bool `prop:"useServerSideResetOffset"`
 	// ServerLoadBalancerEnable lets QUERY_ASSIGNMENT split a clustering
 	// group's queues among its clients (true); false gives each client
 	// every queue.
@@ -466,6 +471,7 @@ func NewBrokerConfig() BrokerConfig {
 		ForceRegister:                  true,
 		LongPollingEnable:              true,
 		LitePullMessageEnable:          true,
+		UseServerSideResetOffset:       true,
 		ServerLoadBalancerEnable:       true,
 		DefaultPopShareQueueNum:        -1,
 		NotifyConsumerIdsChangedEnable: true,

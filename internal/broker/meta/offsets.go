@@ -37,6 +37,10 @@ type Offsets struct {
 		// key (absent: unchanged since open), so a slave can be sent only
 		// what changed since the version it holds (SnapshotSince).
 		changedAt map[topicGroup]uint64
+		// resets holds the offsets an admin reset (INVOKE_BROKER_TO_RESET_OFFSET,
+		// server side) that the queue's next pull has not yet handed to
+		// its consumer; not persisted (Java's resetOffsetTable).
+		resets map[topicGroup]map[int32]int64
 	}
 	// epoch tells this open table from any other (ns at open): a change
 	// count means nothing across a restart.
@@ -59,6 +63,7 @@ func OpenOffsets(opts Options) (*Offsets, error) {
 	o := &Offsets{file: opts.file(ConsumerOffsetFile), log: opts.Logger, epoch: opts.Now().UnixNano()}
 	o.mu.table = map[topicGroup]map[int32]int64{}
 	o.mu.changedAt = map[topicGroup]uint64{}
+	o.mu.resets = map[topicGroup]map[int32]int64{}
 	_, err := o.file.load(func(data []byte) error {
 		var f protocol.ConsumerOffsetTable
 		if err := protocol.UnmarshalFastJSON(data, &f); err != nil {
@@ -161,6 +166,11 @@ func (o *Offsets) deleteWhere(match func(topicGroup) bool) int {
 			delete(o.mu.table, k)
 			delete(o.mu.changedAt, k)
 			n++
+		}
+	}
+	for k := range o.mu.resets {
+		if match(k) {
+			delete(o.mu.resets, k)
 		}
 	}
 	if n > 0 {

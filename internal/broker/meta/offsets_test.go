@@ -337,3 +337,37 @@ func TestOffsetsSnapshotSince(t *testing.T) {
 		t.Fatalf("version ahead: delta=%v %v", delta, snap.OffsetTable)
 	}
 }
+
+func TestOffsetReset(t *testing.T) {
+	o, err := OpenOffsets(Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	o.Commit("g", "T", 0, 10)
+	o.AssignReset("g", "T", 0, 3)
+	o.AssignReset("g", "Other", 1, 5) // no offsets on Other: committed table untouched
+	if off, _ := o.Query("g", "T", 0); off != 3 {
+		t.Errorf("committed offset after reset %d, want 3 (Java's assignResetOffset overwrites it)", off)
+	}
+	if _, ok := o.Query("g", "Other", 1); ok {
+		t.Error("a reset created a committed offset where the group had none")
+	}
+	if off, ok := o.PendingReset("g", "Other", 1); !ok || off != 5 {
+		t.Errorf("pending reset %d %v", off, ok)
+	}
+	if off, ok := o.TakeReset("g", "T", 0); !ok || off != 3 {
+		t.Errorf("take %d %v", off, ok)
+	}
+	if _, ok := o.TakeReset("g", "T", 0); ok {
+		t.Error("a reset was taken twice")
+	}
+	o.AssignReset("g", "T", -1, 3) // refused like Java's illegal arguments
+	if _, ok := o.PendingReset("g", "T", -1); ok {
+		t.Error("a reset of queue -1 was recorded")
+	}
+	o.DeleteGroup("g")
+	if _, ok := o.PendingReset("g", "Other", 1); ok {
+		t.Error("deleting the group left its pending reset")
+	}
+}

@@ -19,6 +19,11 @@ func (p *Processor) handleQueryConsumerOffset(_ *remoting.Conn, req *remoting.Co
 	if err := h.Decode(req.ExtFields); err != nil {
 		return headerError(err)
 	}
+	if p.cfg.UseServerSideResetOffset {
+		if off, reset := p.offsets.PendingReset(h.ConsumerGroup, h.Topic, h.QueueID); reset {
+			return ok(&protocol.OffsetResponseHeader{Offset: off})
+		}
+	}
 	if off, found := p.offsets.Query(h.ConsumerGroup, h.Topic, h.QueueID); found && off >= 0 {
 		return ok(&protocol.OffsetResponseHeader{Offset: off})
 	}
@@ -55,6 +60,15 @@ func (p *Processor) handleUpdateConsumerOffset(_ *remoting.Conn, req *remoting.C
 	var h protocol.UpdateConsumerOffsetRequestHeader
 	if err := h.Decode(req.ExtFields); err != nil {
 		return headerError(err)
+	}
+	if p.cfg.UseServerSideResetOffset {
+		if _, reset := p.offsets.PendingReset(h.ConsumerGroup, h.Topic, h.QueueID); reset {
+			// The consumer has not pulled since an admin reset the queue:
+			// its commit is of the old position (Java ignores it too).
+			resp := ok(nil)
+			resp.Remark = "Offset has been previously reset"
+			return resp
+		}
 	}
 	p.offsets.Commit(h.ConsumerGroup, h.Topic, h.QueueID, h.CommitOffset)
 	return ok(nil)

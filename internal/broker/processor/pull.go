@@ -83,6 +83,15 @@ func (p *Processor) pull(conn *remoting.Conn, req *remoting.Command, allowSuspen
 		return reply(fcode, remark)
 	}
 
+	if p.cfg.UseServerSideResetOffset {
+		if off, reset := p.offsets.TakeReset(h.ConsumerGroup, h.Topic, h.QueueID); reset {
+			// An admin reset the queue (admin_reset.go): the consumer
+			// learns its new position, as Java's OFFSET_RESET, and nothing
+			// it carries is committed over it.
+			rh.NextBeginOffset, rh.MinOffset, rh.MaxOffset = off, p.store.MinOffset(h.Topic, h.QueueID), p.store.MaxOffset(h.Topic, h.QueueID)
+			return reply(protocol.PullOffsetMoved, "")
+		}
+	}
 	res, err := p.store.GetMessage(h.ConsumerGroup, h.Topic, h.QueueID, h.QueueOffset, int(h.MaxMsgNums), filter)
 	if err != nil {
 		return reply(protocol.SystemError, "store getMessage return null: "+err.Error())
