@@ -171,7 +171,7 @@ var RequestCodeMap = []CodeInfo{
 	{314, "CLONE_GROUP_OFFSET", SideBroker, CodeServed, ""},
 	{315, "VIEW_BROKER_STATS_DATA", SideBroker, CodeLater, issueAdmin},
 	{316, "CLEAN_UNUSED_TOPIC", SideBroker, CodeLater, issueAdmin},
-	{317, "GET_BROKER_CONSUME_STATS", SideBroker, CodeLater, issueAdmin},
+	{317, "GET_BROKER_CONSUME_STATS", SideBroker, CodeServed, "every subscription group's progress (mqadmin brokerConsumeStats)"},
 	{318, "UPDATE_NAMESRV_CONFIG", SideNameServer, CodeLater, issueAdmin},
 	{319, "GET_NAMESRV_CONFIG", SideNameServer, CodeLater, issueAdmin},
 	{320, "SEND_BATCH_MESSAGE", SideBroker, CodeServed, ""},

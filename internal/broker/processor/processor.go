@@ -203,6 +203,7 @@ func (p *Processor) Register(srv *remoting.Server, f Families) {
 	srv.Handle(protocol.GetConsumerRunningInfo, f.Admin, p.handleConsumerRunningInfo)
 	srv.Handle(protocol.ConsumeMessageDirectly, f.Admin, p.handleConsumeMessageDirectly)
 	srv.Handle(protocol.InvokeBrokerToGetConsumerStatus, f.Admin, p.handleConsumerStatus)
+	srv.Handle(protocol.GetBrokerConsumeStats, f.Admin, p.handleBrokerConsumeStats)
 	p.registerUsers(srv, f)
 	srv.HandleDefault(f.Admin, notSupported)
 }
