@@ -203,7 +203,7 @@ var RequestCodeMap = []CodeInfo{
 	{904, "BROKER_HEARTBEAT", SideNameServer, CodeLater, issueFailover},
 	{905, "NOTIFY_MIN_BROKER_ID_CHANGE", SideBroker, CodeLater, issueFailover},
 	{906, "EXCHANGE_BROKER_HA_INFO", SideBroker, CodeLater, issueFailover},
-	{907, "GET_BROKER_HA_STATUS", SideBroker, CodeLater, issueAdmin},
+	{907, "GET_BROKER_HA_STATUS", SideBroker, CodeServed, "master: slaves and acks; slave: its HA client (mqadmin haStatus)"},
 	{908, "RESET_MASTER_FLUSH_OFFSET", SideBroker, CodeLater, issueFailover},
 	{1001, "CONTROLLER_ALTER_SYNC_STATE_SET", SideController, CodeLater, issueFailover},
 	{1002, "CONTROLLER_ELECT_MASTER", SideController, CodeLater, issueFailover},
