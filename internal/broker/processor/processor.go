@@ -209,6 +209,9 @@ func (p *Processor) Register(srv *remoting.Server, f Families) {
 	srv.Handle(protocol.InvokeBrokerToGetConsumerStatus, f.Admin, p.handleConsumerStatus)
 	srv.Handle(protocol.GetBrokerConsumeStats, f.Admin, p.handleBrokerConsumeStats)
 	srv.Handle(protocol.GetBrokerHAStatus, f.Admin, p.handleHAStatus)
+	srv.Handle(protocol.CleanExpiredConsumequeue, f.Admin, p.handleCleanExpiredConsumeQueue)
+	srv.Handle(protocol.DeleteExpiredCommitlog, f.Admin, p.handleDeleteExpiredCommitLog)
+	srv.Handle(protocol.CleanUnusedTopic, f.Admin, p.handleCleanUnusedTopic)
 	p.registerUsers(srv, f)
 	srv.HandleDefault(f.Admin, notSupported)
 }
