@@ -94,6 +94,23 @@ func TestBrokerConsumeStats(t *testing.T) {
 		}
 	}
 
+	// Once bcs1's online consumers subscribe to another topic only, BCS is
+	// left out for it.
+	if r := e.call(protocol.HeartBeat, nil, heartbeatBody("c1", "bcs1", "OtherTopic")); r.Code != protocol.Success {
+		t.Fatalf("heartbeat: %d %s", r.Code, r.Remark)
+	}
+	r = e.call(protocol.GetBrokerConsumeStats, protocol.Ext(&protocol.GetConsumeStatsInBrokerHeader{}), nil)
+	list = protocol.ConsumeStatsList{}
+	must(t, protocol.UnmarshalFastJSON(r.Body, &list))
+	for _, m := range list.ConsumeStatsList {
+		if s, found := m["bcs1"]; found && len(s) != 0 {
+			t.Errorf("bcs1 lists a topic its consumers do not subscribe to: %s", r.Body)
+		}
+	}
+	if list.TotalDiff != 0 {
+		t.Errorf("totalDiff %d without bcs1's BCS, want 0", list.TotalDiff)
+	}
+
 	// Without its header: Java's @CFNotNull answer.
 	r = e.call(protocol.GetBrokerConsumeStats, nil, nil)
 	if r.Code != protocol.SystemError || r.Remark != "the custom field <isOrder> is null" {
