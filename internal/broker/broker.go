@@ -317,7 +317,8 @@ func Start(cfg Config) (_ *Broker, err error) {
 	proc, err := processor.New(processor.Deps{
 		Config: &b.cfg, Store: b.store, Topics: b.topics, Groups: b.groups, Offsets: b.offsets,
 		Clients: b.clients, Holder: b.holder, StoreHost: storeHost, InMemoryBytes: scfg.InMemoryBytes, SendHooks: cfg.SendHooks, Txn: b.txn,
-		RequestModes: modes, TopicRoute: route, AwaitRegistration: b.reg.awaitRound, Users: users, Logger: log,
+		RequestModes: modes, TopicRoute: route, AwaitRegistration: b.reg.awaitRound, Users: users,
+		HARuntime: b.repl.haRuntimeInfo, Logger: log,
 	})
 	if err != nil {
 		return nil, err

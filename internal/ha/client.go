@@ -129,6 +129,11 @@ type Client struct {
 	nc      net.Conn // current connection, closed by Close
 	lastErr error
 	master  string
+
+	// For the HA status: unix ms of the last read from and write to the
+	// master (0: none yet), and the bytes received per second.
+	lastRead, lastWrite atomic.Int64
+	received            flow
 }
 
 // NewClient returns a Client that is not running yet.
@@ -186,6 +191,11 @@ type Status struct {
 	Offset int64
 	// Err is why the last connection ended (nil while none has).
 	Err error
+	// LastRead and LastWrite are when the client last read from and wrote
+	// to a master (zero: never); BytesPerSecond is what it received in
+	// the last whole second.
+	LastRead, LastWrite time.Time
+	BytesPerSecond      int64
 }
 
 // Status reports what the client is doing and, when it is not
@@ -193,7 +203,9 @@ type Status struct {
 func (c *Client) Status() Status {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	st := Status{State: State(c.state.Load()), Master: c.master, Err: c.lastErr}
+	st := Status{State: State(c.state.Load()), Master: c.master, Err: c.lastErr,
+		LastRead: unixMilli(c.lastRead.Load()), LastWrite: unixMilli(c.lastWrite.Load()),
+		BytesPerSecond: c.received.perSecond(time.Now())}
 	if c.sink != nil {
 		st.Offset = c.sink.CommitLogMaxOffset()
 	}
@@ -301,6 +313,7 @@ func (c *Client) session(addr string) error {
 		if _, err := io.ReadFull(br, hb[:]); err != nil {
 			return fmt.Errorf("ha: read from master %s: %w", addr, err)
 		}
+		c.lastRead.Store(time.Now().UnixMilli())
 		if isChallenge(hb[:]) {
 			if err := c.answer(nc, hb[:8]); err != nil {
 				return fmt.Errorf("ha: master %s: %w", addr, err)
@@ -328,6 +341,7 @@ func (c *Client) session(addr string) error {
 		if _, err := io.ReadFull(br, data); err != nil {
 			return fmt.Errorf("ha: read %d bytes at %d from master %s: %w", h.Size, h.Offset, addr, err)
 		}
+		c.received.add(len(data), time.Now())
 		if err := c.sink.AppendRaw(h.Offset, data); err != nil {
 			return fmt.Errorf("ha: append %d bytes at %d: %w", h.Size, h.Offset, err)
 		}
@@ -380,7 +394,18 @@ func (c *Client) report(nc net.Conn, buf *[]byte) error {
 	}
 	*buf = appendReport((*buf)[:0], c.sink.CommitLogMaxOffset())
 	_, err := nc.Write(*buf)
+	if err == nil {
+		c.lastWrite.Store(time.Now().UnixMilli())
+	}
 	return err
+}
+
+// unixMilli is ms as a time, the zero time for 0.
+func unixMilli(ms int64) time.Time {
+	if ms == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms)
 }
 
 // reportLoop writes offset reports: when asked and every heartbeat interval.
@@ -409,6 +434,7 @@ func (c *Client) reportLoop(nc net.Conn, report <-chan struct{}, stop <-chan str
 			_ = nc.Close() // ends the session's read
 			return
 		}
+		c.lastWrite.Store(time.Now().UnixMilli())
 		last = off
 	}
 }

@@ -25,6 +25,8 @@ type masterConn struct {
 	addr string
 
 	acked     atomic.Int64  // last report; -1 before the first
+	next      atomic.Int64  // next offset to transfer; -1 before streaming
+	sent      flow          // bytes transferred, for the HA status
 	first     chan struct{} // closed at the first report
 	firstOnce sync.Once
 	// diverged: the slave reported an offset beyond the master's end.
@@ -39,6 +41,7 @@ func newMasterConn(s *Server, nc net.Conn) *masterConn {
 	c := &masterConn{s: s, nc: nc, addr: nc.RemoteAddr().String(),
 		first: make(chan struct{}), kick: make(chan struct{}, 1), quit: make(chan struct{})}
 	c.acked.Store(-1)
+	c.next.Store(-1)
 	c.live.Store(2)
 	return c
 }
@@ -157,6 +160,7 @@ func (c *masterConn) stream() error {
 		end := c.s.src.CommitLogMaxOffset()
 		next = end - end%cfg.SegmentSize
 	}
+	c.next.Store(next)
 	c.s.log.Info("ha: streaming to slave", "slave", c.addr, "from", next)
 	lastWrite := time.Now()
 	timer := time.NewTimer(pollInterval)
@@ -173,7 +177,9 @@ func (c *masterConn) stream() error {
 				return err
 			}
 			next += int64(n)
+			c.next.Store(next)
 			lastWrite = time.Now()
+			c.sent.add(n, lastWrite)
 			continue // stream on; bufio writes out whenever it fills
 		}
 		if bw.Buffered() > 0 {

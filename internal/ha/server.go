@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -336,17 +338,39 @@ type SlaveStatus struct {
 	Addr string
 	// Acked is the slave's last reported CommitLog end (-1: no report yet).
 	Acked int64
+	// InSync: Acked is within MaxGap of the master's end (the rule
+	// SYNC_MASTER puts and the HA status use).
+	InSync bool
+	// Next is the next offset the master transfers (-1: not streaming yet).
+	Next int64
+	// BytesPerSecond is what the master sent it in the last whole second.
+	BytesPerSecond int64
 }
 
-// Slaves lists the connected slaves.
+// Slaves lists the connected slaves, sorted by address.
 func (s *Server) Slaves() []SlaveStatus {
+	now := time.Now()
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	out := make([]SlaveStatus, 0, len(s.conns))
 	for c := range s.conns {
-		out = append(out, SlaveStatus{Addr: c.addr, Acked: c.acked.Load()})
+		out = append(out, SlaveStatus{Addr: c.addr, Acked: c.acked.Load(), Next: c.next.Load(),
+			BytesPerSecond: c.sent.perSecond(now)})
 	}
+	s.mu.Unlock()
+	if len(out) > 0 {
+		// A connection exists only once Start set src.
+		end := s.src.CommitLogMaxOffset()
+		for i := range out {
+			out[i].InSync = s.inSync(end, out[i].Acked)
+		}
+	}
+	slices.SortFunc(out, func(a, b SlaveStatus) int { return strings.Compare(a.Addr, b.Addr) })
 	return out
+}
+
+// inSync is spec §12.3's "slave OK": a report within MaxGap of end.
+func (s *Server) inSync(end, acked int64) bool {
+	return acked >= 0 && end-acked < s.cfg.MaxGap
 }
 
 // Acked is the highest CommitLog offset any slave has acknowledged (-1:
@@ -365,7 +389,7 @@ func (s *Server) slaveInSync() bool {
 	}
 	end := s.src.CommitLogMaxOffset()
 	for _, c := range *ws {
-		if a := c.acked.Load(); a >= 0 && end-a < s.cfg.MaxGap {
+		if s.inSync(end, c.acked.Load()) {
 			return true
 		}
 	}

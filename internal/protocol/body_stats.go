@@ -65,3 +65,17 @@ type ConsumeStats struct {
 	OffsetTable map[MessageQueue]OffsetWrapper `json:"offsetTable"`
 	ConsumeTps  float64                        `json:"consumeTps"`
 }
+
+// ConsumeStatsList answers GET_BROKER_CONSUME_STATS (317): per
+// subscription group, one ConsumeStats per topic it has offsets for
+// (Java's list holds one single-key map per group). TotalDiff sums
+// brokerOffset-consumerOffset over every queue listed; TotalInflightDiff
+// sums Java's inflight diff, pullOffset-consumerOffset, where the pull
+// offset is max(consumer, pull) as GET_CONSUME_STATS reports it: rocketd
+// keeps no pull offset apart from the committed one, so it is 0.
+type ConsumeStatsList struct {
+	ConsumeStatsList  []map[string][]ConsumeStats `json:"consumeStatsList"`
+	BrokerAddr        string                      `json:"brokerAddr"`
+	TotalDiff         int64                       `json:"totalDiff"`
+	TotalInflightDiff int64                       `json:"totalInflightDiff"`
+}

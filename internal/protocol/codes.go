@@ -102,6 +102,9 @@ const (
 	SetMessageRequestMode            RequestCode = 401 // B (5.x)
 )
 
+// The 5.x HA admin code (a block of its own, as the auth one below).
+const GetBrokerHAStatus RequestCode = 907 // B (5.x)
+
 // The user admin codes of RocketMQ 5.3's auth module (a block of their
 // own: the wider numbers would realign the one above).
 const (

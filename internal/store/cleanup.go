@@ -38,7 +38,8 @@ func (s *Store) cleanLoop(quit <-chan struct{}) {
 //     DiskSpaceCleanForciblyRatio (85%): the round is forcible (refusing
 //     puts above the warning ratio is the CommitLog's space guard, on the
 //     put path);
-//   - above DiskMaxUsedSpaceRatio (75%), at a DeleteWhen hour, or in a
+//   - above DiskMaxUsedSpaceRatio (75%), at a DeleteWhen hour, in one of
+//     the manualDeleteRounds rounds after DeleteExpiredManually, or in a
 //     forcible round: segments older than FileReservedTime are deleted
 //     (at most DeleteFilesBatchMax, oldest first);
 //   - in a forcible round, unless KeepUnexpiredSegments
@@ -57,7 +58,8 @@ func (s *Store) cleanOnce(lastMin *int64) {
 	force := ok && (ratio > float64(s.cfg.DiskSpaceWarningLevelRatio) || ratio > float64(s.cfg.DiskSpaceCleanForciblyRatio))
 	s.noteKeptUnexpired(force && s.cfg.KeepUnexpiredSegments, ratio)
 	spaceFull := ok && ratio > float64(s.cfg.DiskMaxUsedSpaceRatio)
-	if s.deleteHours[now.Hour()] || spaceFull || force {
+	manual := s.takeManualDelete()
+	if s.deleteHours[now.Hour()] || spaceFull || force || manual {
 		s.deleteSegments(now, force && !s.cfg.KeepUnexpiredSegments, ratio)
 	}
 	if minOff := s.log.MinOffset(); minOff > *lastMin {
@@ -125,4 +127,31 @@ func (s *Store) noteKeptUnexpired(kept bool, usedPercent float64) {
 func (s *Store) DiskStatus() DiskStatus {
 	st := s.log.DiskStatus()
 	return DiskStatus{UsedRatio: st.UsedPercent, Full: st.Full}
+}
+
+// manualDeleteRounds is how many cleanup rounds DeleteExpiredManually
+// affects (Java's MAX_MANUAL_DELETE_FILE_TIMES).
+const manualDeleteRounds = 20
+
+// DeleteExpiredManually makes the next manualDeleteRounds cleanup rounds
+// delete CommitLog segments older than FileReservedTime whatever the hour
+// (DELETE_EXPIRED_COMMITLOG, Java's executeDeleteFilesManually). Younger
+// segments stay.
+func (s *Store) DeleteExpiredManually() {
+	s.manualDeletes.Store(manualDeleteRounds)
+	s.cfg.Logger.Info("store: expired commitlog segments will be deleted in the next cleanup rounds",
+		"rounds", manualDeleteRounds, "fileReservedTime", s.cfg.FileReservedTime)
+}
+
+// takeManualDelete uses up one manual round; false when none is left.
+func (s *Store) takeManualDelete() bool {
+	for {
+		n := s.manualDeletes.Load()
+		if n <= 0 {
+			return false
+		}
+		if s.manualDeletes.CompareAndSwap(n, n-1) {
+			return true
+		}
+	}
 }

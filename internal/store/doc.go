@@ -79,13 +79,21 @@
 // Retention and disk protection (cleanup.go, RocketMQ 5.x's
 // CleanCommitLogService): every CleanInterval, disk use is read as df's Use%
 // of the CommitLog's file system. Segments older than FileReservedTime are
-// deleted at a DeleteWhen hour or above DiskMaxUsedSpaceRatio; above
+// deleted at a DeleteWhen hour, above DiskMaxUsedSpaceRatio, or in the 20
+// rounds after DeleteExpiredManually (DELETE_EXPIRED_COMMITLOG); above
 // DiskSpaceCleanForciblyRatio (or DiskSpaceWarningLevelRatio) the oldest
 // segments go whatever their age, logged at Warn with their offsets since
 // they may hold unconsumed messages, unless KeepUnexpiredSegments
 // (cleanFileForciblyEnable=false). Above DiskSpaceWarningLevelRatio puts are
 // refused. At most DeleteFilesBatchMax segments go per round, never the one
 // being written; ConsumeQueue files wholly below the new minimum follow.
+//
+// Admin cleanups (admin.go): CleanExpiredConsumeQueues destroys whole
+// ConsumeQueues whose last record ends below the CommitLog's min offset and
+// makes the CommitLog forget their next offset (the queue restarts at 0,
+// as in Java); it does so under the put lock only when every offset given
+// out is dispatched. CleanUnusedTopics deletes the queues of topics the
+// caller does not keep.
 //
 // Lock order: Store.putGate -> commitlog locks; the dispatcher's state is
 // owned by its goroutine; consumequeue and segment locks are leaves.

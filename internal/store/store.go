@@ -65,6 +65,9 @@ type Store struct {
 	// ratio and KeepUnexpiredSegments refuses forced deletion: the warning
 	// is logged once per such episode.
 	keptUnexpired atomic.Bool
+	// manualDeletes is how many more cleanup rounds delete expired
+	// CommitLog segments whatever DeleteWhen says (DeleteExpiredManually).
+	manualDeletes atomic.Int32
 }
 
 // service is the quit/done handshake of one background goroutine.

@@ -25,18 +25,26 @@ func (p *Processor) handleConsumeStats(_ *remoting.Conn, req *remoting.Command) 
 		if !found {
 			continue
 		}
-		for q := int32(0); q < tc.ReadQueueNums; q++ {
-			w := protocol.OffsetWrapper{BrokerOffset: p.store.MaxOffset(topic, q)}
-			if off, ok := p.offsets.Query(h.ConsumerGroup, topic, q); ok {
-				w.ConsumerOffset = off
-			}
-			if w.ConsumerOffset > 0 {
-				w.LastTimestamp = p.store.MessageStoreTimestamp(topic, q, w.ConsumerOffset-1)
-			}
-			stats.OffsetTable[protocol.MessageQueue{Topic: topic, BrokerName: p.cfg.BrokerName, QueueID: q}] = w
-		}
+		p.addQueueProgress(&stats, h.ConsumerGroup, topic, tc.ReadQueueNums)
 	}
 	return bodyResponse(&stats)
+}
+
+// addQueueProgress puts the progress of group on queues [0, queues) of
+// topic into stats: the broker's max offset, the committed offset (0 when
+// none) and the store time of the last consumed message (0 when unknown),
+// as Java's getConsumeStats and fetchAllConsumeStatsInBroker build it.
+func (p *Processor) addQueueProgress(stats *protocol.ConsumeStats, group, topic string, queues int32) {
+	for q := int32(0); q < queues; q++ {
+		w := protocol.OffsetWrapper{BrokerOffset: max(p.store.MaxOffset(topic, q), 0)}
+		if off, ok := p.offsets.Query(group, topic, q); ok {
+			w.ConsumerOffset = max(off, 0)
+		}
+		if w.ConsumerOffset > 0 {
+			w.LastTimestamp = max(p.store.MessageStoreTimestamp(topic, q, w.ConsumerOffset-1), 0)
+		}
+		stats.OffsetTable[protocol.MessageQueue{Topic: topic, BrokerName: p.cfg.BrokerName, QueueID: q}] = w
+	}
 }
 
 // handleRuntimeInfo serves GET_BROKER_RUNTIME_INFO with the KVTable keys

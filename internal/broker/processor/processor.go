@@ -63,8 +63,11 @@ type Deps struct {
 	AwaitRegistration func(ctx context.Context) error
 	// Users is the user table the AUTH_*_USER requests manage (users.go);
 	// nil: they are not served.
-	Users  *auth.Users
-	Logger *slog.Logger // default: discard
+	Users *auth.Users
+	// HARuntime reports the replication state GET_BROKER_HA_STATUS
+	// answers (admin_ha.go); nil: that code answers SYSTEM_ERROR.
+	HARuntime func() protocol.HARuntimeInfo
+	Logger    *slog.Logger // default: discard
 }
 
 // SendHook observes send requests (SEND_MESSAGE, SEND_MESSAGE_V2,
@@ -104,6 +107,7 @@ type Processor struct {
 	route     func(ctx context.Context, topic string) (protocol.TopicRouteData, bool, error)
 	awaitReg  func(ctx context.Context) error
 	users     *auth.Users
+	haRuntime func() protocol.HARuntimeInfo
 	log       *slog.Logger
 	exprCache exprCache // SQL92 expressions of pulls and CHECK_CLIENT_CONFIG
 
@@ -131,7 +135,7 @@ func New(d Deps) (*Processor, error) {
 	}
 	return &Processor{
 		cfg: d.Config, store: d.Store, topics: d.Topics, groups: d.Groups, offsets: d.Offsets,
-		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, inMemory: d.InMemoryBytes, sendHooks: d.SendHooks, txn: d.Txn, modes: d.RequestModes, route: d.TopicRoute, awaitReg: d.AwaitRegistration, users: d.Users, log: log,
+		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, inMemory: d.InMemoryBytes, sendHooks: d.SendHooks, txn: d.Txn, modes: d.RequestModes, route: d.TopicRoute, awaitReg: d.AwaitRegistration, users: d.Users, haRuntime: d.HARuntime, log: log,
 		region: d.Config.RegionID, traceOn: strconv.FormatBool(d.Config.TraceOn),
 		configVersion: fmt.Sprintf(`{"counter":1,"timestamp":%d}`, time.Now().UnixMilli()),
 		storedProps: [3]message.Prop{
@@ -204,6 +208,11 @@ func (p *Processor) Register(srv *remoting.Server, f Families) {
 	srv.Handle(protocol.ConsumeMessageDirectly, f.Admin, p.handleConsumeMessageDirectly)
 	srv.Handle(protocol.InvokeBrokerToGetConsumerStatus, f.Admin, p.handleConsumerStatus)
 	srv.Handle(protocol.InvokeBrokerToResetOffset, f.Admin, p.handleResetOffset)
+	srv.Handle(protocol.GetBrokerConsumeStats, f.Admin, p.handleBrokerConsumeStats)
+	srv.Handle(protocol.GetBrokerHAStatus, f.Admin, p.handleHAStatus)
+	srv.Handle(protocol.CleanExpiredConsumequeue, f.Admin, p.handleCleanExpiredConsumeQueue)
+	srv.Handle(protocol.DeleteExpiredCommitlog, f.Admin, p.handleDeleteExpiredCommitLog)
+	srv.Handle(protocol.CleanUnusedTopic, f.Admin, p.handleCleanUnusedTopic)
 	p.registerUsers(srv, f)
 	srv.HandleDefault(f.Admin, notSupported)
 }

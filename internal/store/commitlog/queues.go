@@ -113,6 +113,21 @@ func (t *queueTable) removeTopicLocked(topic string) {
 	t.dirty, t.misses = nil, 0
 }
 
+// removeKeyLocked drops one queue, as removeTopicLocked does a topic's.
+// REQUIRES: put lock held.
+func (t *queueTable) removeKeyLocked(key queueKey) {
+	all := t.dirty
+	if all == nil {
+		all = maps.Clone(*t.read.Load())
+	}
+	if c := all[key]; c != nil {
+		c.removed = true
+		delete(all, key)
+	}
+	t.read.Store(&all)
+	t.dirty, t.misses = nil, 0
+}
+
 // SetQueueOffset sets the next queue offset of a topic queue (recovery).
 func (l *Log) SetQueueOffset(topic string, queueID int32, next int64) {
 	l.lock()
@@ -133,4 +148,18 @@ func (l *Log) RemoveQueueOffsets(topic string) {
 	l.lock()
 	defer l.unlock()
 	l.queues.removeTopicLocked(topic)
+}
+
+// RemoveQueueOffsetIf forgets the next offset of one queue when cond,
+// called with it (0 if unknown) under the put lock, so that no put takes
+// an offset of that queue meanwhile, returns true. cond must be quick.
+func (l *Log) RemoveQueueOffsetIf(topic string, queueID int32, cond func(next int64) bool) bool {
+	l.lock()
+	defer l.unlock()
+	key := queueKey{topic, queueID}
+	if !cond(l.queues.getLocked(key)) {
+		return false
+	}
+	l.queues.removeKeyLocked(key)
+	return true
 }

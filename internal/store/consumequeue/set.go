@@ -283,6 +283,43 @@ func (s *Set) RemoveTopic(topic string) error {
 	return errors.Join(errs...)
 }
 
+// DetachIf drops the queue from the set when cond, checked under the
+// set's lock, holds for it, and returns it (nil otherwise); a topic left
+// without queues is dropped too. The caller then deletes its files with
+// DestroyDetached, outside its own locks.
+func (s *Set) DetachIf(topic string, queueID int32, cond func(*Queue) bool) *Queue {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := s.mu.queues[topic][queueID]
+	if q == nil || !cond(q) {
+		return nil
+	}
+	delete(s.mu.queues[topic], queueID)
+	if len(s.mu.queues[topic]) == 0 {
+		delete(s.mu.queues, topic)
+	}
+	return q
+}
+
+// DestroyDetached deletes the files of a queue DetachIf returned, and its
+// topic's directory when nothing is left in it (a queue created since
+// keeps it).
+func (s *Set) DestroyDetached(q *Queue) error {
+	return errors.Join(q.Destroy(), s.removeEmptyDir(filepath.Join(s.dir, q.topic)))
+}
+
+// removeEmptyDir removes dir if it holds nothing.
+func (s *Set) removeEmptyDir(dir string) error {
+	names, err := s.opts.FS.List(dir)
+	if err != nil || len(names) > 0 {
+		return nil // gone already, or refilled
+	}
+	if err := s.opts.FS.Remove(dir); err != nil {
+		return fmt.Errorf("consumequeue: remove %s: %w", dir, err)
+	}
+	return nil
+}
+
 // Destroy deletes every queue (the CommitLog is empty).
 func (s *Set) Destroy() error {
 	var errs []error

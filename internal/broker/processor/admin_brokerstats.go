@@ -1,0 +1,48 @@
+package processor
+
+import (
+	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/remoting"
+)
+
+// handleBrokerConsumeStats serves GET_BROKER_CONSUME_STATS (317, mqadmin
+// brokerConsumeStats) as Java's fetchAllConsumeStatsInBroker does: for
+// every subscription group, one ConsumeStats per topic it has offsets for,
+// over the topic's write queues. Topics gone from the topic config are
+// skipped, so are non-order topics when isOrder is set, and topics the
+// group's online consumers do not subscribe to (when they subscribe to
+// any).
+func (p *Processor) handleBrokerConsumeStats(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	if resp := missing(req, "isOrder"); resp != nil {
+		return resp
+	}
+	var h protocol.GetConsumeStatsInBrokerHeader
+	if err := h.Decode(req.ExtFields); err != nil {
+		return headerError(err)
+	}
+	out := protocol.ConsumeStatsList{
+		ConsumeStatsList: []map[string][]protocol.ConsumeStats{},
+		BrokerAddr:       p.storeHost.String(),
+	}
+	for _, group := range p.groups.Names() {
+		online, _ := p.clients.ConsumerGroup(group)
+		list := []protocol.ConsumeStats{}
+		for _, topic := range p.offsets.TopicsOfGroup(group) {
+			tc, found := p.topics.Get(topic)
+			if !found || (h.IsOrder && !tc.Order) {
+				continue
+			}
+			if _, subscribed := online.Subscriptions[topic]; !subscribed && len(online.Subscriptions) > 0 {
+				continue
+			}
+			stats := protocol.ConsumeStats{OffsetTable: map[protocol.MessageQueue]protocol.OffsetWrapper{}}
+			p.addQueueProgress(&stats, group, topic, tc.WriteQueueNums)
+			for _, w := range stats.OffsetTable {
+				out.TotalDiff += w.BrokerOffset - w.ConsumerOffset
+			}
+			list = append(list, stats)
+		}
+		out.ConsumeStatsList = append(out.ConsumeStatsList, map[string][]protocol.ConsumeStats{group: list})
+	}
+	return bodyResponse(&out)
+}
