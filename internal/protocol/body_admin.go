@@ -78,3 +78,8 @@ type QueryConsumeQueueResponseBody struct {
 	MaxQueueIndex    int64              `json:"maxQueueIndex"`
 	MinQueueIndex    int64              `json:"minQueueIndex"`
 }
+
+// SubscriptionGroupList is UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST's body.
+type SubscriptionGroupList struct {
+	GroupConfigList []SubscriptionGroupConfig `json:"groupConfigList"`
+}

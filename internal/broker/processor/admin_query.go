@@ -240,3 +240,44 @@ func (p *Processor) handleQueryConsumeQueue(_ *remoting.Conn, req *remoting.Comm
 	}
 	return resp
 }
+
+// handleCreateGroupList serves UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST
+// (225): body {groupConfigList: [...]}, each applied as
+// UPDATE_AND_CREATE_SUBSCRIPTIONGROUP would; every config is checked
+// before any is applied.
+func (p *Processor) handleCreateGroupList(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	if len(req.Body) == 0 {
+		return remoting.NewResponse(protocol.SystemError, "UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST without a body")
+	}
+	var list protocol.SubscriptionGroupList
+	if err := protocol.UnmarshalFastJSON(req.Body, &list); err != nil {
+		return remoting.NewResponse(protocol.SystemError, "bad SubscriptionGroupList body: "+err.Error())
+	}
+	for _, gc := range list.GroupConfigList {
+		if err := meta.ValidateTopic(gc.GroupName); err != nil {
+			return remoting.NewResponse(protocol.SystemError, err.Error())
+		}
+	}
+	for _, gc := range list.GroupConfigList {
+		if err := p.groups.Update(gc); err != nil {
+			return remoting.ErrorResponse(err)
+		}
+	}
+	return ok(nil)
+}
+
+// handleAllMessageRequestModes serves GET_ALL_MESSAGE_REQUEST_MODE (402):
+// config/messageRequestMode.json's content, or Java's SYSTEM_ERROR when
+// there is no table.
+func (p *Processor) handleAllMessageRequestModes(_ *remoting.Conn, _ *remoting.Command) *remoting.Command {
+	if p.modes == nil {
+		return remoting.NewResponse(protocol.SystemError, "No message request mode in this broker")
+	}
+	body, err := protocol.MarshalFastJSONPretty(p.modes.Snapshot())
+	if err != nil {
+		return remoting.ErrorResponse(err)
+	}
+	resp := remoting.NewResponse(protocol.Success, "")
+	resp.Body = body
+	return resp
+}

@@ -196,3 +196,47 @@ func TestQueryConsumeQueue(t *testing.T) {
 		t.Errorf("missing queue: %d %q", r.Code, r.Remark)
 	}
 }
+
+func TestGroupListAndRequestModes(t *testing.T) {
+	e := newEnv(t, nil)
+	list := protocol.SubscriptionGroupList{GroupConfigList: []protocol.SubscriptionGroupConfig{
+		protocol.NewSubscriptionGroupConfig("gl1"), protocol.NewSubscriptionGroupConfig("gl2")}}
+	list.GroupConfigList[1].RetryMaxTimes = 3
+	b, err := protocol.MarshalFastJSON(&list)
+	must(t, err)
+	if r := e.call(protocol.UpdateAndCreateSubscriptionGroupList, nil, b); r.Code != protocol.Success {
+		t.Fatalf("group list: %d %s", r.Code, r.Remark)
+	}
+	if gc, ok := e.groups.Get("gl2"); !ok || gc.RetryMaxTimes != 3 {
+		t.Errorf("gl2 after the list: %+v %v", gc, ok)
+	}
+	bad := protocol.SubscriptionGroupList{GroupConfigList: []protocol.SubscriptionGroupConfig{
+		protocol.NewSubscriptionGroupConfig("gl3"), protocol.NewSubscriptionGroupConfig("bad group")}}
+	b, err = protocol.MarshalFastJSON(&bad)
+	must(t, err)
+	if r := e.call(protocol.UpdateAndCreateSubscriptionGroupList, nil, b); r.Code != protocol.SystemError {
+		t.Errorf("a list with a bad name: %d %s", r.Code, r.Remark)
+	}
+	if _, ok := e.groups.Get("gl3"); ok {
+		t.Error("a list with a bad name applied its good entries")
+	}
+	for _, body := range [][]byte{nil, []byte("{")} {
+		if r := e.call(protocol.UpdateAndCreateSubscriptionGroupList, nil, body); r.Code != protocol.SystemError {
+			t.Errorf("body %q: %d %s", body, r.Code, r.Remark)
+		}
+	}
+
+	e.createTopic("RM", 1)
+	mode := protocol.SetMessageRequestModeRequestBody{Topic: "RM", ConsumerGroup: "gl1", Mode: "POP", PopShareQueueNum: 1}
+	b, err = protocol.MarshalFastJSON(&mode)
+	must(t, err)
+	if r := e.call(protocol.SetMessageRequestMode, nil, b); r.Code != protocol.Success {
+		t.Fatalf("set mode: %d %s", r.Code, r.Remark)
+	}
+	r := e.call(protocol.GetAllMessageRequestMode, nil, nil)
+	var table protocol.MessageRequestModeTable
+	must(t, protocol.UnmarshalFastJSON(r.Body, &table))
+	if got := table.MessageRequestModeMap["RM"]["gl1"]; r.Code != protocol.Success || got.Mode != "POP" {
+		t.Errorf("all modes: %d %s", r.Code, r.Body)
+	}
+}

@@ -208,6 +208,8 @@ func (p *Processor) Register(srv *remoting.Server, f Families) {
 	srv.Handle(protocol.ConsumeMessageDirectly, f.Admin, p.handleConsumeMessageDirectly)
 	srv.Handle(protocol.InvokeBrokerToGetConsumerStatus, f.Admin, p.handleConsumerStatus)
 	srv.Handle(protocol.InvokeBrokerToResetOffset, f.Admin, p.handleResetOffset)
+	srv.Handle(protocol.UpdateAndCreateSubscriptionGroupList, f.Admin, p.masterOnly(p.handleCreateGroupList))
+	srv.Handle(protocol.GetAllMessageRequestMode, f.Admin, p.handleAllMessageRequestModes)
 	srv.Handle(protocol.GetBrokerConsumeStats, f.Admin, p.handleBrokerConsumeStats)
 	srv.Handle(protocol.GetBrokerHAStatus, f.Admin, p.handleHAStatus)
 	srv.Handle(protocol.CleanExpiredConsumequeue, f.Admin, p.handleCleanExpiredConsumeQueue)
