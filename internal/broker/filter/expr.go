@@ -45,6 +45,8 @@ type node struct {
 	in   []string            // IN list, fewer than 5 entries
 	set  map[string]struct{} // IN list of 5 or more (Java uses a HashSet)
 	not  bool                // NOT IN
+	fast fastKind            // set by specialise: see test
+	cmp  op                  // fastCmpNum: the comparison, property on the left
 }
 
 // Expr is a compiled SQL92 expression. It is immutable and safe for
@@ -127,10 +129,12 @@ func lookupProp(props, needle string) (string, bool) {
 // is true only for a TRUE result: NULL (unknown), FALSE and any evaluation
 // Java would abort with an exception all drop the message.
 func (e *Expr) Match(props string) bool {
-	v, ok := e.evalProps(props)
-	return ok && v.k == kBool && v.b
+	en := env{props: props}
+	return e.test(e.root, &en) == isTrue
 }
 
+// evalProps is the reference evaluation: the general value of every node,
+// fastKind ignored. The fuzz test holds test to it.
 func (e *Expr) evalProps(props string) (value, bool) {
 	en := env{props: props}
 	return e.eval(e.root, &en)
@@ -282,20 +286,23 @@ func (e *Expr) eval(i int32, props *env) (value, bool) {
 		if !ok || v.k != kString {
 			return nullV, ok
 		}
-		found := false
-		if n.set != nil {
-			_, found = n.set[v.s]
-		} else {
-			for _, s := range n.in {
-				if s == v.s {
-					found = true
-					break
-				}
-			}
-		}
-		return boolV(found != n.not), true
+		return boolV(n.inList(v.s) != n.not), true
 	}
 	return nullV, false
+}
+
+// inList tells whether s is one of an IN node's strings.
+func (n *node) inList(s string) bool {
+	if n.set != nil {
+		_, found := n.set[s]
+		return found
+	}
+	for _, t := range n.in {
+		if t == s {
+			return true
+		}
+	}
+	return false
 }
 
 func stringTest(o op, s, search string) bool {
