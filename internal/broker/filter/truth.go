@@ -64,17 +64,8 @@ func (e *Expr) specialise() {
 			if l.op != opProp || r.op != opConst {
 				break
 			}
-			c := r.v
-			if c.k == kString {
-				// Two strings are ordered as doubles: parse the constant once.
-				f, ok := parseJavaDouble(c.s)
-				if !ok {
-					break // every present a aborts: left to eval
-				}
-				c = value{k: kDouble, f: f}
-			}
-			if c.isNumber() {
-				n.fast, n.cmp, n.n, n.v = fastCmpNum, o, l.n, c
+			if r.v.isNumber() { // the parser refuses other constants here
+				n.fast, n.cmp, n.n, n.v = fastCmpNum, o, l.n, r.v
 			}
 		case opIsNull:
 			if l := &e.nodes[n.l]; l.op == opProp {
