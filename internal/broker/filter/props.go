@@ -50,8 +50,7 @@ func (e *Expr) scan(en *env) {
 			props = ""
 		}
 		for i, name := range names {
-			// A name holds no \x01, so this is "the key is name".
-			if len(entry) > len(name) && entry[len(name)] == message.NameValueSeparator && entry[:len(name)] == name {
+			if isKey(entry, name) {
 				if v := entry[len(name)+1:]; v != "" {
 					en.vals[i] = v
 					en.found |= 1 << i
@@ -60,6 +59,20 @@ func (e *Expr) scan(en *env) {
 			}
 		}
 	}
+}
+
+// isKey tells whether entry's key (up to its first \x01) is name, which
+// holds no \x01. Names are short: a byte loop beats a call to memequal.
+func isKey(entry, name string) bool {
+	if len(entry) <= len(name) || entry[len(name)] != message.NameValueSeparator {
+		return false
+	}
+	for j := 0; j < len(name); j++ {
+		if entry[j] != name[j] {
+			return false
+		}
+	}
+	return true
 }
 
 // lookupProp finds a property by its needle "\x02name\x01" with the rules
