@@ -99,7 +99,7 @@ func (e *Expr) test(i int32, en *env) truth {
 		if !found {
 			return isNull
 		}
-		c, ok := compareStringNumber(s, n.v)
+		c, ok := compareStringNumber(s, &n.v)
 		if !ok {
 			return isAbort
 		}

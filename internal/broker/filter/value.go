@@ -108,7 +108,7 @@ func compareValues(lv, rv value) (cmp int, ok bool) {
 		case kBool:
 			return compareSame(boolV(strings.EqualFold(lv.s, "true")), rv), true
 		case kInt, kLong, kDouble:
-			return compareStringNumber(lv.s, rv)
+			return compareStringNumber(lv.s, &rv)
 		}
 	}
 	return -1, true
@@ -116,7 +116,7 @@ func compareValues(lv, rv value) (cmp int, ok bool) {
 
 // compareStringNumber is compareValues of a string (a property) and a
 // number: the string is parsed as the number's class.
-func compareStringNumber(s string, num value) (cmp int, ok bool) {
+func compareStringNumber(s string, num *value) (cmp int, ok bool) {
 	if num.k == kDouble {
 		f, ok := parseJavaDouble(s)
 		if !ok {
