@@ -68,3 +68,34 @@ func TestMatchReadsLastEntry(t *testing.T) {
 		}
 	}
 }
+
+// TestMatchManyProperties: an expression reading more names than one
+// scan holds (maxSlots) finds each, with the property rules (the last
+// entry of a name wins, an empty value is missing).
+func TestMatchManyProperties(t *testing.T) {
+	var terms, entries []string
+	for i := range maxSlots + 3 {
+		c := string(rune('a' + i))
+		terms = append(terms, "p"+c+" = '"+c+"'")
+		entries = append(entries, "p"+c+"\x01old", "p"+c+"\x01"+c, "p"+c+"\x01")
+	}
+	e, err := Compile(strings.Join(terms, " AND "))
+	if err != nil {
+		t.Fatal(err)
+	}
+	props := strings.Join(entries, "\x02")
+	if !e.Match(props) {
+		t.Fatalf("%q does not match %q", e.text, props)
+	}
+	for i := range maxSlots + 3 {
+		c := string(rune('a' + i))
+		changed := strings.Replace(props, "p"+c+"\x01"+c, "p"+c+"\x01x", 1)
+		if e.Match(changed) || e.verdict(changed) != 'F' {
+			t.Errorf("p%s = 'x': %c", c, e.verdict(changed))
+		}
+		missing := strings.ReplaceAll(changed, "p"+c+"\x01", "q\x01")
+		if v := e.verdict(missing); v != 'N' || e.Match(missing) {
+			t.Errorf("p%s missing: %c", c, v)
+		}
+	}
+}

@@ -35,6 +35,18 @@
 // non-ASCII Unicode digits (which Java's Integer.valueOf accepts) does not
 // parse as a number here.
 //
+// How Match evaluates (all without allocating): the first property read
+// scans the property string once, entry by entry, for the values of the
+// expression's first 8 property names (names past 8 are searched for at
+// each read). The boolean structure (AND, OR, NOT) is walked in one-byte
+// truths: TRUE, FALSE, NULL and abort. A comparison of a property with a
+// constant (prop = 'x', prop > 5, 5 < prop, IS NULL, IN, CONTAINS and its
+// kin), marked when compiling, is decided straight from the property's
+// text; anything else falls back to eval, the general walk over Java's
+// value classes. eval alone, with a per-name search, is the reference
+// evaluation: FuzzCompile requires Match's verdict to equal it, and
+// TestJavaDifferential holds both to Java's table.
+//
 // MayMatchTagsCode is a pre-check on the ConsumeQueue unit's tags code for
 // expressions that require TAGS = 'x' or TAGS IN (...); Java has none (it
 // passes every unit unless a bloom filter is configured).

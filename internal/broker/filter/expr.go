@@ -5,8 +5,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-
-	"github.com/rocketd/rocketd/internal/message"
 )
 
 // op is the operation of one node of a compiled expression. Each mirrors
@@ -45,6 +43,8 @@ type node struct {
 	in   []string            // IN list, fewer than 5 entries
 	set  map[string]struct{} // IN list of 5 or more (Java uses a HashSet)
 	not  bool                // NOT IN
+	fast fastKind            // set by specialise: see test
+	cmp  op                  // fastCmpNum: the comparison, property on the left
 }
 
 // Expr is a compiled SQL92 expression. It is immutable and safe for
@@ -60,79 +60,20 @@ type Expr struct {
 	tagCodes  []int32
 }
 
-// maxSlots is how many property values one evaluation caches (a property
-// read twice, as BETWEEN does, is looked up once); names past it are looked
-// up at each read.
-const maxSlots = 16
-
-// env is what one evaluation reads: the property string and the values
-// looked up so far.
-type env struct {
-	props string
-	state [maxSlots]uint8 // 0 not looked up, 1 missing, 2 found
-	vals  [maxSlots]string
-}
-
-// prop returns property slot i of props.
-func (e *Expr) prop(en *env, i int) (string, bool) {
-	if i >= maxSlots {
-		return lookupProp(en.props, e.needles[i])
-	}
-	switch en.state[i] {
-	case 1:
-		return "", false
-	case 2:
-		return en.vals[i], true
-	}
-	v, ok := lookupProp(en.props, e.needles[i])
-	en.state[i], en.vals[i] = 1, v
-	if ok {
-		en.state[i] = 2
-	}
-	return v, ok
-}
-
-// lookupProp finds a property by its needle "\x02name\x01" with the rules
-// of message.AllProperties: an entry starts the string or follows \x02, its
-// key ends at the first \x01, an empty value is skipped, the last entry of a
-// name wins. Searching for the whole needle (separators included) finds
-// only real entries, which makes short names as cheap as long ones.
-func lookupProp(props, needle string) (string, bool) {
-	val, found := "", false
-	valueAt := func(from int) {
-		v := props[from:]
-		if j := strings.IndexByte(v, message.PropertySeparator); j >= 0 {
-			v = v[:j]
-		}
-		if v != "" {
-			val, found = v, true
-		}
-	}
-	if strings.HasPrefix(props, needle[1:]) {
-		valueAt(len(needle) - 1)
-	}
-	for from := 0; ; {
-		i := strings.Index(props[from:], needle)
-		if i < 0 {
-			return val, found
-		}
-		from += i + len(needle)
-		valueAt(from)
-	}
-}
-
 // Match evaluates the expression over a message's property string
 // (name\x01value\x02 entries, message.Property rules: the last entry of a
 // name wins, a missing name is NULL). Like Java's ExpressionMessageFilter it
 // is true only for a TRUE result: NULL (unknown), FALSE and any evaluation
 // Java would abort with an exception all drop the message.
 func (e *Expr) Match(props string) bool {
-	v, ok := e.evalProps(props)
-	return ok && v.k == kBool && v.b
+	en := env{props: props}
+	return e.test(e.root, &en) == isTrue
 }
 
+// evalProps is the reference evaluation: the general value of every node,
+// fastKind ignored. The fuzz test holds test to it.
 func (e *Expr) evalProps(props string) (value, bool) {
-	en := env{props: props}
+	en := env{props: props, direct: true}
 	return e.eval(e.root, &en)
 }
 
@@ -282,20 +223,23 @@ func (e *Expr) eval(i int32, props *env) (value, bool) {
 		if !ok || v.k != kString {
 			return nullV, ok
 		}
-		found := false
-		if n.set != nil {
-			_, found = n.set[v.s]
-		} else {
-			for _, s := range n.in {
-				if s == v.s {
-					found = true
-					break
-				}
-			}
-		}
-		return boolV(found != n.not), true
+		return boolV(n.inList(v.s) != n.not), true
 	}
 	return nullV, false
+}
+
+// inList tells whether s is one of an IN node's strings.
+func (n *node) inList(s string) bool {
+	if n.set != nil {
+		_, found := n.set[s]
+		return found
+	}
+	for _, t := range n.in {
+		if t == s {
+			return true
+		}
+	}
+	return false
 }
 
 func stringTest(o op, s, search string) bool {

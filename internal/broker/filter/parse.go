@@ -30,6 +30,7 @@ func Compile(expr string) (*Expr, error) {
 		return nil, fmt.Errorf("%w %v", ErrInvalid, err)
 	}
 	p.e.root = root
+	p.e.specialise()
 	p.e.bindTags()
 	return p.e, nil
 }

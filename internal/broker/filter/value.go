@@ -107,21 +107,28 @@ func compareValues(lv, rv value) (cmp int, ok bool) {
 		switch rv.k {
 		case kBool:
 			return compareSame(boolV(strings.EqualFold(lv.s, "true")), rv), true
-		case kInt, kLong:
-			n, ok := parseJavaInt(lv.s, rv.k == kInt)
-			if !ok {
-				return 0, false
-			}
-			return cmpInt(n, rv.n), true
-		case kDouble:
-			f, ok := parseJavaDouble(lv.s)
-			if !ok {
-				return 0, false
-			}
-			return javaDoubleCompare(f, rv.f), true
+		case kInt, kLong, kDouble:
+			return compareStringNumber(lv.s, &rv)
 		}
 	}
 	return -1, true
+}
+
+// compareStringNumber is compareValues of a string (a property) and a
+// number: the string is parsed as the number's class.
+func compareStringNumber(s string, num *value) (cmp int, ok bool) {
+	if num.k == kDouble {
+		f, ok := parseJavaDouble(s)
+		if !ok {
+			return 0, false
+		}
+		return javaDoubleCompare(f, num.f), true
+	}
+	n, ok := parseJavaInt(s, num.k == kInt)
+	if !ok {
+		return 0, false
+	}
+	return cmpInt(n, num.n), true
 }
 
 func compareSame(a, b value) int {
