@@ -16,6 +16,12 @@ import (
 // on loopback ephemeral ports and returns the NameServer address.
 func startRocketd(t *testing.T) string {
 	t.Helper()
+	return startRocketdWith(t, nil)
+}
+
+// startRocketdWith is startRocketd with the broker config adjusted by tune.
+func startRocketdWith(t *testing.T, tune func(*config.BrokerConfig)) string {
+	t.Helper()
 	ns := startEmptyNamesrv(t)
 	bc := config.NewBrokerConfig()
 	bc.BrokerIP1 = "127.0.0.1"
@@ -23,6 +29,9 @@ func startRocketd(t *testing.T) string {
 	bc.StorePathRootDir = filepath.Join(t.TempDir(), "store")
 	bc.MappedFileSizeCommitLog = 32 << 20
 	bc.MappedFileSizeConsumeQueue = 30000 * 20
+	if tune != nil {
+		tune(&bc)
+	}
 	b, err := broker.Start(broker.Config{Broker: bc, ListenAddr: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
