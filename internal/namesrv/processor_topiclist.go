@@ -1,6 +1,7 @@
 package namesrv
 
 import (
+	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
 )
@@ -8,7 +9,7 @@ import (
 // Topic lists tools and the dashboard read, and topic registration by 5.x
 // brokers and tools: GET_SYSTEM_TOPIC_LIST_FROM_NS, GET_UNIT_TOPIC_LIST,
 // GET_HAS_UNIT_SUB_TOPIC_LIST, GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST,
-// REGISTER_TOPIC_IN_NAMESRV.
+// REGISTER_TOPIC_IN_NAMESRV; and GET_NAMESRV_CONFIG.
 
 func (s *Server) getSystemTopicList(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
 	names, addr := s.table.SystemTopics()
@@ -64,4 +65,13 @@ func (s *Server) registerTopic(conn *remoting.Conn, req *remoting.Command) *remo
 		s.log.Warn("namesrv: topic registration names an unknown broker group; ignored", "topic", h.Topic, "remote", remoteAddr(conn))
 	}
 	return remoting.NewResponse(protocol.Success, "")
+}
+
+// getConfig serves GET_NAMESRV_CONFIG (319, mqadmin getNamesrvConfig): the
+// NameServer's settings as Java properties text (config.PropertiesText:
+// the tls.* and authentication settings are not shown).
+func (s *Server) getConfig(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+	resp := remoting.NewResponse(protocol.Success, "")
+	resp.Body = []byte(config.PropertiesText(&s.cfg.Namesrv))
+	return resp
 }

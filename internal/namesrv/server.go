@@ -144,6 +144,7 @@ func (s *Server) registerProcessors() {
 	s.rs.Handle(protocol.GetUnitTopicList, def, s.getUnitTopicList)
 	s.rs.Handle(protocol.GetHasUnitSubTopicList, def, s.getHasUnitSubTopicList)
 	s.rs.Handle(protocol.GetHasUnitSubUnunitTopicList, def, s.getHasUnitSubUnUnitTopicList)
+	s.rs.Handle(protocol.GetNamesrvConfig, def, s.getConfig)
 	// Every other code is answered REQUEST_CODE_NOT_SUPPORTED by the
 	// remoting server itself (as RocketMQ 5.x does; 4.9.8 stays silent).
 }

@@ -2,6 +2,7 @@ package namesrv
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/rocketd/rocketd/internal/protocol"
@@ -80,5 +81,20 @@ func TestRegisterTopicInNamesrv(t *testing.T) {
 	r := decodeRoute(t, ts.route("Registered", protocol.VersionV4_9_8).Body)
 	if len(r.QueueDatas) != 1 || r.QueueDatas[0].ReadQueueNums != 3 || r.QueueDatas[0].WriteQueueNums != 2 || len(r.BrokerDatas) != 1 {
 		t.Fatalf("route after REGISTER_TOPIC_IN_NAMESRV: %+v", r)
+	}
+}
+
+func TestGetNamesrvConfig(t *testing.T) {
+	ts := startTestServer(t, func(c *Config) { c.Namesrv.OrderMessageEnable = true })
+	resp := ts.call(protocol.GetNamesrvConfig, nil, nil)
+	expectCode(t, resp, protocol.Success, "")
+	text := string(resp.Body)
+	for _, want := range []string{"orderMessageEnable=true\n", "brokerChannelExpiredTime=120000\n", "kvConfigPath="} {
+		if !strings.Contains(text, want) {
+			t.Errorf("config lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "tls.") || strings.Contains(text, "authentication") {
+		t.Errorf("config shows tls or authentication settings:\n%s", text)
 	}
 }

@@ -173,7 +173,7 @@ var RequestCodeMap = []CodeInfo{
 	{316, "CLEAN_UNUSED_TOPIC", SideBroker, CodeServed, "deletes queues of topics without config, system ones kept"},
 	{317, "GET_BROKER_CONSUME_STATS", SideBroker, CodeServed, "every subscription group's progress (mqadmin brokerConsumeStats)"},
 	{318, "UPDATE_NAMESRV_CONFIG", SideNameServer, CodeLater, issueAdmin},
-	{319, "GET_NAMESRV_CONFIG", SideNameServer, CodeLater, issueAdmin},
+	{319, "GET_NAMESRV_CONFIG", SideNameServer, CodeServed, "tls.* and authentication settings not shown"},
 	{320, "SEND_BATCH_MESSAGE", SideBroker, CodeServed, ""},
 	{321, "QUERY_CONSUME_QUEUE", SideBroker, CodeServed, ""},
 	{322, "QUERY_DATA_VERSION", SideNameServer, CodeServed, ""},

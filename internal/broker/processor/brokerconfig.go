@@ -1,12 +1,6 @@
 package processor
 
 import (
-	"fmt"
-	"reflect"
-	"sort"
-	"strings"
-	"time"
-
 	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
@@ -21,30 +15,5 @@ func (p *Processor) handleBrokerConfig(_ *remoting.Conn, _ *remoting.Command) *r
 	return resp
 }
 
-// brokerConfigText renders every field of bc that has a prop tag, except
-// the tls.* settings (Java's getBrokerConfig does not show them either)
-// and any field tagged secret.
-func brokerConfigText(bc *config.BrokerConfig) string {
-	v := reflect.ValueOf(bc).Elem()
-	t := v.Type()
-	lines := make([]string, 0, t.NumField())
-	for i := range t.NumField() {
-		f := t.Field(i)
-		key := f.Tag.Get("prop")
-		if key == "" || key == "-" || f.Tag.Get("secret") != "" {
-			continue
-		}
-		var val string
-		if d, isDur := v.Field(i).Interface().(time.Duration); isDur {
-			val = fmt.Sprint(d.Milliseconds())
-			if f.Tag.Get("unit") == "s" {
-				val = fmt.Sprint(int64(d.Seconds()))
-			}
-		} else {
-			val = fmt.Sprint(v.Field(i).Interface())
-		}
-		lines = append(lines, key+"="+val)
-	}
-	sort.Strings(lines)
-	return strings.Join(lines, "\n") + "\n"
-}
+// brokerConfigText renders bc as GET_BROKER_CONFIG's body.
+func brokerConfigText(bc *config.BrokerConfig) string { return config.PropertiesText(bc) }
