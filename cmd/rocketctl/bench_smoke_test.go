@@ -43,7 +43,9 @@ func TestBenchSmoke(t *testing.T) {
 	if !(l.P50 > 0 && l.P50 <= l.P90 && l.P90 <= l.P99 && l.P99 <= l.P999 && l.P999 <= l.Max) {
 		t.Errorf("sync produce percentiles out of order: %+v", l)
 	}
-	if sync.Bytes != sync.Messages*256 || sync.TPS <= 0 || sync.Seconds < 1 {
+	// The run ends at --duration; its clock starts with the workers, a
+	// little after the command's own, so it may read just under 1 s.
+	if sync.Bytes != sync.Messages*256 || sync.TPS <= 0 || sync.Seconds < 0.9 {
 		t.Errorf("sync produce totals: %+v", sync)
 	}
 
