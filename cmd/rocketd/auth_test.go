@@ -14,6 +14,7 @@ import (
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
 	"github.com/rocketd/rocketd/internal/testutil/proc"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // TestServeAuthNeedsInnerCredentials: serve with authenticationEnabled
@@ -74,17 +75,10 @@ func TestServeAuthProcess(t *testing.T) {
 			t.Fatalf("unsigned request to %s: %d %q", addr, r.Code, r.Remark)
 		}
 	}
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	wait.For(t, 15*time.Second, "the broker's signed registration", func() bool {
 		r := call(signed, nsAddr, protocol.GetBrokerClusterInfo)
-		if r.Code == protocol.Success && strings.Contains(string(r.Body), brokerAddr) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("broker not registered: %d %q %s\n%s", r.Code, r.Remark, r.Body, p.Log())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return r.Code == protocol.Success && strings.Contains(string(r.Body), brokerAddr)
+	})
 	if _, err := os.Stat(filepath.Join(data, "store", "config", auth.UsersFile)); err != nil {
 		t.Fatalf("users file: %v", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/rocketd/rocketd/internal/namesrv"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // cluster is a NameServer and a master broker in this process, on
@@ -175,13 +176,7 @@ func (c *cluster) waitRoute(topic string, queues int32) {
 // waitFor polls cond every 10 ms until it holds or the deadline passes.
 func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	wait.For(t, d, what, cond)
 }
 
 // uniq returns a name unique in this test process (topics, groups,

@@ -33,14 +33,14 @@ var allowed = map[string][]string{
 	"remoting": {"protocol", "testutil/certs"},
 	"auth":     {"protocol", "remoting", "vfs", "lograte", "config"},
 
-	"store/segment":      {"vfs"},
+	"store/segment":      {"vfs", "testutil/wait"},
 	"store/fdcache":      {"vfs"},
 	"store/checkpoint":   {"vfs"},
 	"store/commitlog":    {"store/segment", "vfs", "message", "config", "lograte"},
 	"store/consumequeue": {"store/segment", "store/fdcache", "vfs", "message", "config"},
 	"store/index":        {"store/segment", "store/fdcache", "vfs", "message", "config"},
 	"store": {"store/segment", "store/checkpoint", "store/commitlog", "store/consumequeue",
-		"store/index", "store/fdcache", "vfs", "message", "config", "lograte"},
+		"store/index", "store/fdcache", "vfs", "message", "config", "lograte", "testutil/wait"},
 
 	"ha":      {"auth", "store", "store/commitlog", "message", "config", "vfs", "protocol", "remoting", "testutil/proc", "testutil/certs"},
 	"namesrv": {"auth", "protocol", "remoting", "config", "vfs"},
@@ -53,14 +53,17 @@ var allowed = map[string][]string{
 	"broker/timer":    {"store", "store/commitlog", "message", "config", "vfs"},
 	"broker/txn":      {"store", "message", "config", "vfs", "broker/meta", "protocol", "remoting"},
 	"broker/processor": {"auth", "store", "message", "config", "vfs", "protocol", "remoting", "broker/meta", "broker/filter",
-		"broker/longpoll", "broker/schedule", "broker/timer", "broker/txn", "broker/client", "ha"},
+		"broker/longpoll", "broker/schedule", "broker/timer", "broker/txn", "broker/client", "ha", "testutil/wait"},
 	"broker": {"store", "message", "config", "vfs", "protocol", "remoting", "broker/meta", "broker/filter",
 		"broker/longpoll", "broker/schedule", "broker/timer", "broker/txn", "broker/processor", "broker/client", "ha", "namesrv",
-		"auth", "testutil/proc", "testutil/certs"},
+		"auth", "testutil/proc", "testutil/certs", "testutil/wait"},
 
 	// testutil/proc runs rocketd as a child process; only _test.go files
 	// import it.
 	"testutil/proc": {},
+	// testutil/wait is the tests' one condition wait; only _test.go files
+	// import it.
+	"testutil/wait": {},
 	// testutil/certs makes throwaway certificates; only _test.go files
 	// import it.
 	"testutil/certs": {},

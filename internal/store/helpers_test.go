@@ -14,6 +14,7 @@ import (
 
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/store/consumequeue"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
 
@@ -91,13 +92,7 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 // waitForWithin polls cond until it holds or d passes.
 func waitForWithin(t testing.TB, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	wait.For(t, d, what, cond)
 }
 
 func waitDispatched(t testing.TB, s *Store) {

@@ -2,6 +2,7 @@ package processor_test
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
 	"github.com/rocketd/rocketd/internal/store"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // env is the processors on a real store, metadata, registry and holder,
@@ -147,13 +149,7 @@ func pullHeader(group, topic string, q int32, offset int64, expr string) *protoc
 // waitMaxOffset waits until dispatch made the queue's max offset n.
 func (e *env) waitMaxOffset(topic string, q int32, n int64) {
 	e.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for e.store.MaxOffset(topic, q) < n {
-		if time.Now().After(deadline) {
-			e.t.Fatalf("%s/%d max offset %d, want %d", topic, q, e.store.MaxOffset(topic, q), n)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	wait.For(e.t, 10*time.Second, fmt.Sprintf("%s/%d max offset %d", topic, q, n), func() bool { return e.store.MaxOffset(topic, q) >= n })
 }
 
 // waitReadable polls until the record at CommitLog offset off is readable.
@@ -162,18 +158,13 @@ func (e *env) waitMaxOffset(topic string, q int32, n int64) {
 // after a send must wait for it as a consumer's pull would.
 func (e *env) waitReadable(off int64) {
 	e.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	wait.For(e.t, 10*time.Second, fmt.Sprintf("the record at %d to be readable", off), func() bool {
 		_, buf, err := e.store.LookMessageByOffset(off)
 		if err == nil {
 			buf.Release()
-			return
 		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("record at %d not readable: %v", off, err)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+		return err == nil
+	})
 }
 
 // pullHeaderOf decodes a pull response header.

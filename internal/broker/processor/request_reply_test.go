@@ -12,6 +12,7 @@ import (
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 const replyTopic = config.DefaultBrokerClusterName + "_REPLY_TOPIC"
@@ -184,16 +185,10 @@ func TestSendReplyAfterRequesterLeft(t *testing.T) {
 	e := newEnv(t, nil)
 	req := newRequester(t, e, "leaving")
 	_ = req.rc.Close()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if _, ok := e.clients.FindProducerChannel("leaving"); !ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("closed requester still registered")
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	wait.For(t, 5*time.Second, "the closed requester to be unregistered", func() bool {
+		_, ok := e.clients.FindProducerChannel("leaving")
+		return !ok
+	})
 	resp := sendReplyV2(e, replyProps("leaving", "c"), "late")
 	if resp.Code != protocol.SystemError || !strings.Contains(resp.Remark, "channel of <leaving> not found") {
 		t.Fatalf("reply to a gone requester: %d %s", resp.Code, resp.Remark)

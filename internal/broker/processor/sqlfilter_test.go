@@ -2,6 +2,7 @@ package processor_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 func propertyFilterOn(c *config.BrokerConfig, _ *processor.Deps) { c.EnablePropertyFilter = true }
@@ -245,13 +247,7 @@ func TestLongPollSQL92WakesOnAdmittedTags(t *testing.T) {
 		return done
 	}
 	waitHeld := func(n int) {
-		deadline := time.Now().Add(5 * time.Second)
-		for e.holder.Len() != n {
-			if time.Now().After(deadline) {
-				t.Fatalf("%d pulls held, want %d", e.holder.Len(), n)
-			}
-			time.Sleep(2 * time.Millisecond)
-		}
+		wait.For(t, 5*time.Second, fmt.Sprintf("%d held pulls", n), func() bool { return e.holder.Len() == n })
 	}
 	sqlDone := hold(sqlPull("gsql", "T", "TAGS = 'b' AND a > 0"))
 	waitHeld(1)

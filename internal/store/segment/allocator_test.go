@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
 
@@ -45,13 +46,7 @@ func (c *createCounter) MaybeError(op vfs.Op) error {
 
 func waitCond(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached in time", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	wait.For(t, 10*time.Second, what, cond)
 }
 
 // TestPrepareDiskFull: on a disk without room for a zero-filled file the
