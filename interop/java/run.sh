@@ -21,12 +21,8 @@ profiles=("$@")
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/rocketd-java-interop.XXXXXX")
 rocketd_pid=""
 cleanup() {
-	if [ -n "$rocketd_pid" ] && kill -0 "$rocketd_pid" 2>/dev/null; then
-		kill -TERM "$rocketd_pid" 2>/dev/null || true
-		for _ in $(seq 1 100); do kill -0 "$rocketd_pid" 2>/dev/null || break; sleep 0.1; done
-		kill -KILL "$rocketd_pid" 2>/dev/null || true
-	fi
-	if [ "${KEEP:-}" = 1 ]; then echo "kept $tmp"; else rm -rf "$tmp"; fi
+	stop_process "$rocketd_pid"
+	finish_tmp "$tmp"
 }
 trap cleanup EXIT
 # shellcheck source=../lib.sh
@@ -36,7 +32,7 @@ t0=$(now_ms)
 
 
 echo "== building rocketd and rocketctl"
-(cd "$root" && go build -o "$tmp/bin/rocketd" ./cmd/rocketd && go build -o "$tmp/bin/rocketctl" ./cmd/rocketctl)
+build_rocketd "$root" "$tmp"
 
 ns_port=$(free_port)
 broker_port=$(free_port)
@@ -56,17 +52,7 @@ echo 'traceTopicEnable=true' >>"$tmp/broker.conf"
 rocketd_pid=$!
 
 # Up means: the broker has registered with the NameServer.
-up=""
-for _ in $(seq 1 300); do
-	if ! kill -0 "$rocketd_pid" 2>/dev/null; then break; fi
-	if "$ctl" --timeout 1s cluster list 2>/dev/null | grep -q ":$broker_port"; then up=1; break; fi
-	sleep 0.1
-done
-if [ -z "$up" ]; then
-	echo "rocketd did not come up; its log:" >&2
-	tail -50 "$tmp/rocketd.log" >&2
-	exit 1
-fi
+wait_registered "$rocketd_pid" "$tmp/rocketd.log" "$broker_port" "$ctl" || exit 1
 echo "rocketd up after $(( $(now_ms) - t0 )) ms (including the Go build)"
 
 status=0

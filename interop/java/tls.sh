@@ -21,19 +21,15 @@ profiles=("$@")
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/rocketd-java-tls.XXXXXX")
 rocketd_pid=""
 cleanup() {
-	if [ -n "$rocketd_pid" ] && kill -0 "$rocketd_pid" 2>/dev/null; then
-		kill -TERM "$rocketd_pid" 2>/dev/null || true
-		for _ in $(seq 1 100); do kill -0 "$rocketd_pid" 2>/dev/null || break; sleep 0.1; done
-		kill -KILL "$rocketd_pid" 2>/dev/null || true
-	fi
-	if [ "${KEEP:-}" = 1 ]; then echo "kept $tmp"; else rm -rf "$tmp"; fi
+	stop_process "$rocketd_pid"
+	finish_tmp "$tmp"
 }
 trap cleanup EXIT
 # shellcheck source=../lib.sh
 . "$root/interop/lib.sh"
 
 echo "== building rocketd and rocketctl"
-(cd "$root" && go build -o "$tmp/bin/rocketd" ./cmd/rocketd && go build -o "$tmp/bin/rocketctl" ./cmd/rocketctl)
+build_rocketd "$root" "$tmp"
 
 echo "== making certificates"
 c="$tmp/certs"
@@ -77,17 +73,7 @@ echo "== starting rocketd serve with TLS enforced (namesrv $ns_port, broker $bro
 "$tmp/bin/rocketd" serve --log-level debug --data "$tmp/data" --namesrv-port "$ns_port" --listen-port "$broker_port" \
 	-c "$tmp/broker.conf" >"$tmp/rocketd.log" 2>&1 &
 rocketd_pid=$!
-up=""
-for _ in $(seq 1 300); do
-	if ! kill -0 "$rocketd_pid" 2>/dev/null; then break; fi
-	if "${ctl[@]}" --timeout 1s cluster list 2>/dev/null | grep -q ":$broker_port"; then up=1; break; fi
-	sleep 0.1
-done
-if [ -z "$up" ]; then
-	echo "rocketd did not come up; its log:" >&2
-	tail -50 "$tmp/rocketd.log" >&2
-	exit 1
-fi
+wait_registered "$rocketd_pid" "$tmp/rocketd.log" "$broker_port" "${ctl[@]}" || exit 1
 head -1 "$tmp/rocketd.log"
 
 status=0

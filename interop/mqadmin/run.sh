@@ -21,12 +21,8 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/rocketd-mqadmin.XXXXXX")
 report_dir=${REPORT_DIR:-$tmp}
 rocketd_pid=""
 cleanup() {
-	if [ -n "$rocketd_pid" ] && kill -0 "$rocketd_pid" 2>/dev/null; then
-		kill -TERM "$rocketd_pid" 2>/dev/null || true
-		for _ in $(seq 1 100); do kill -0 "$rocketd_pid" 2>/dev/null || break; sleep 0.1; done
-		kill -KILL "$rocketd_pid" 2>/dev/null || true
-	fi
-	if [ "${KEEP:-}" = 1 ]; then echo "kept $tmp"; else rm -rf "$tmp"; fi
+	stop_process "$rocketd_pid"
+	finish_tmp "$tmp"
 }
 trap cleanup EXIT
 # shellcheck source=../lib.sh
@@ -34,7 +30,7 @@ trap cleanup EXIT
 
 t0=$(now_ms)
 echo "== building rocketd and rocketctl"
-(cd "$root" && go build -o "$tmp/bin/rocketd" ./cmd/rocketd && go build -o "$tmp/bin/rocketctl" ./cmd/rocketctl)
+build_rocketd "$root" "$tmp"
 
 ns_port=$(free_port)
 broker_port=$(free_port)
@@ -44,17 +40,7 @@ broker="127.0.0.1:$broker_port"
 echo "== starting rocketd serve (namesrv $ns_port, broker $broker_port)"
 "$tmp/bin/rocketd" serve --data "$tmp/data" --namesrv-port "$ns_port" --listen-port "$broker_port" >"$tmp/rocketd.log" 2>&1 &
 rocketd_pid=$!
-up=""
-for _ in $(seq 1 300); do
-	if ! kill -0 "$rocketd_pid" 2>/dev/null; then break; fi
-	if "$tmp/bin/rocketctl" -n "$ns" --timeout 1s cluster list 2>/dev/null | grep -q ":$broker_port"; then up=1; break; fi
-	sleep 0.1
-done
-if [ -z "$up" ]; then
-	echo "rocketd did not come up; its log:" >&2
-	tail -50 "$tmp/rocketd.log" >&2
-	exit 1
-fi
+wait_registered "$rocketd_pid" "$tmp/rocketd.log" "$broker_port" "$tmp/bin/rocketctl" -n "$ns" || exit 1
 
 # mqadmin 4.9.x configures its logging from $ROCKETMQ_HOME/conf/logback_tools.xml.
 mkdir -p "$tmp/rocketmq-home/conf"
