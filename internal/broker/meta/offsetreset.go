@@ -22,6 +22,9 @@ func (o *Offsets) AssignReset(group, topic string, queueID int32, offset int64) 
 		pending = map[int32]int64{}
 		o.mu.resets[k] = pending
 	}
+	if _, again := pending[queueID]; !again {
+		o.pendingResets.Add(1)
+	}
 	pending[queueID] = offset
 	if queues, ok := o.mu.table[k]; ok {
 		queues[queueID] = offset
@@ -32,6 +35,9 @@ func (o *Offsets) AssignReset(group, topic string, queueID int32, offset int64) 
 // PendingReset returns the reset offset of a queue not yet handed to its
 // consumer.
 func (o *Offsets) PendingReset(group, topic string, queueID int32) (int64, bool) {
+	if o.pendingResets.Load() == 0 {
+		return 0, false
+	}
 	o.mu.RLock()
 	defer o.mu.RUnlock()
 	off, ok := o.mu.resets[topicGroup{topic, group}][queueID]
@@ -41,12 +47,16 @@ func (o *Offsets) PendingReset(group, topic string, queueID int32) (int64, bool)
 // TakeReset returns and forgets the pending reset offset of a queue (the
 // pull that tells the consumer takes it).
 func (o *Offsets) TakeReset(group, topic string, queueID int32) (int64, bool) {
+	if o.pendingResets.Load() == 0 {
+		return 0, false // every pull asks: no lock while no reset waits
+	}
 	k := topicGroup{topic, group}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	pending := o.mu.resets[k]
 	off, ok := pending[queueID]
 	if ok {
+		o.pendingResets.Add(-1)
 		delete(pending, queueID)
 		if len(pending) == 0 {
 			delete(o.mu.resets, k)

@@ -50,8 +50,11 @@ type Offsets struct {
 	// file.mu), so an idle table is not rewritten every 5 s.
 	changes   atomic.Uint64
 	persisted uint64
-	wroteOnce bool
-	auto      autoPersist
+	// pendingResets counts the entries of mu.resets, so that the pull and
+	// commit paths skip the table (and its lock) when no reset waits.
+	pendingResets atomic.Int64
+	wroteOnce     bool
+	auto          autoPersist
 }
 
 // OpenOffsets loads config/consumerOffset.json (or its .bak). Keys without
@@ -168,8 +171,9 @@ func (o *Offsets) deleteWhere(match func(topicGroup) bool) int {
 			n++
 		}
 	}
-	for k := range o.mu.resets {
+	for k, pending := range o.mu.resets {
 		if match(k) {
+			o.pendingResets.Add(-int64(len(pending)))
 			delete(o.mu.resets, k)
 		}
 	}

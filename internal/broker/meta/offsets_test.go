@@ -371,3 +371,27 @@ func TestOffsetReset(t *testing.T) {
 		t.Error("deleting the group left its pending reset")
 	}
 }
+
+func TestOffsetResetCount(t *testing.T) {
+	o, err := OpenOffsets(Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	o.AssignReset("g", "T", 0, 1)
+	o.AssignReset("g", "T", 0, 2) // the same queue again: one pending reset
+	o.AssignReset("g", "T", 1, 3)
+	if n := o.pendingResets.Load(); n != 2 {
+		t.Fatalf("pending resets %d, want 2", n)
+	}
+	if off, ok := o.TakeReset("g", "T", 0); !ok || off != 2 {
+		t.Fatalf("take %d %v", off, ok)
+	}
+	o.DeleteGroup("g")
+	if n := o.pendingResets.Load(); n != 0 {
+		t.Fatalf("pending resets after the group's delete %d, want 0", n)
+	}
+	if _, ok := o.TakeReset("g", "T", 1); ok {
+		t.Fatal("a deleted group's reset was taken")
+	}
+}
