@@ -42,9 +42,8 @@ func (p *Processor) handleSendReply(conn *remoting.Conn, req *remoting.Command) 
 }
 
 func (p *Processor) sendReply(conn *remoting.Conn, req *remoting.Command, h *protocol.SendMessageRequestHeader, resp *remoting.Command) *remoting.Command {
-	if ts := p.cfg.StartAcceptSendRequestTimeStamp; time.Now().UnixMilli() < ts {
-		return fail(resp, protocol.SystemError, "broker unable to service, until "+
-			time.UnixMilli(ts).Format("2006-01-02 15:04:05,000"))
+	if remark, refused := p.sendsNotYetAccepted(); refused {
+		return fail(resp, protocol.SystemError, remark)
 	}
 	tc, code, remark := p.msgCheck(h, conn)
 	if code != protocol.Success {

@@ -1,6 +1,8 @@
 package processor
 
 import (
+	"time"
+
 	"context"
 	"errors"
 	"fmt"
@@ -46,6 +48,9 @@ func (p *Processor) handleSend(conn *remoting.Conn, req *remoting.Command) *remo
 // send checks and stores the message(s) of a decoded send request,
 // answering in resp (from newSendReply).
 func (p *Processor) send(conn *remoting.Conn, req *remoting.Command, h *protocol.SendMessageRequestHeader, resp *remoting.Command) *remoting.Command {
+	if remark, refused := p.sendsNotYetAccepted(); refused {
+		return fail(resp, protocol.SystemError, remark)
+	}
 	tc, code, remark := p.msgCheck(h, conn)
 	if code != protocol.Success {
 		return fail(resp, code, remark)
@@ -234,6 +239,17 @@ func (p *Processor) putResponse(resp *remoting.Command, res store.PutResult, que
 }
 
 // fail sets code and remark on a send response (its ext fields stay).
+// sendsNotYetAccepted is Java's preSend check of
+// startAcceptSendRequestTimeStamp: sends (and replies) are refused until
+// that time, with its remark. Free while the key is unset (0).
+func (p *Processor) sendsNotYetAccepted() (string, bool) {
+	ts := p.cfg.StartAcceptSendRequestTimeStamp
+	if ts <= 0 || time.Now().UnixMilli() >= ts {
+		return "", false
+	}
+	return "broker unable to service, until " + time.UnixMilli(ts).Format("2006-01-02 15:04:05,000"), true
+}
+
 func fail(resp *remoting.Command, code int32, remark string) *remoting.Command {
 	resp.Code, resp.Remark = code, remark
 	return resp

@@ -3,6 +3,7 @@ package processor_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rocketd/rocketd/internal/broker/meta"
 	"github.com/rocketd/rocketd/internal/broker/processor"
@@ -226,5 +227,20 @@ func TestSendHooks(t *testing.T) {
 	}
 	if hook.codes[0] != protocol.Success || hook.codes[1] != protocol.SystemError {
 		t.Fatalf("after-hook codes %v", hook.codes)
+	}
+}
+
+// TestSendRefusedBeforeStartAcceptTime: startAcceptSendRequestTimeStamp
+// (Java's preSend check) refuses sends until that time.
+func TestSendRefusedBeforeStartAcceptTime(t *testing.T) {
+	until := time.Now().Add(time.Hour).UnixMilli()
+	e := newEnv(t, func(c *config.BrokerConfig, _ *processor.Deps) { c.StartAcceptSendRequestTimeStamp = until })
+	e.createTopic("SA", 1)
+	r := e.send(sendHeader("SA", 0, "TAGS\x01a"), "m")
+	if want := "broker unable to service, until " + time.UnixMilli(until).Format("2006-01-02 15:04:05,000"); r.Code != protocol.SystemError || r.Remark != want {
+		t.Fatalf("send before the start time: %d %q, want %q", r.Code, r.Remark, want)
+	}
+	if e.store.MaxOffset("SA", 0) != 0 {
+		t.Fatal("a refused send was stored")
 	}
 }
