@@ -55,6 +55,9 @@ type Expr struct {
 	text    string
 	names   []string // the property names it reads; opProp's n indexes them
 	needles []string // "\x02"+name+"\x01" for each name
+	// firsts has bit c set when one of the first maxSlots names starts
+	// with byte c: scan compares names only with entries starting so.
+	firsts [4]uint64
 	// tagsBound: a TRUE result needs TAGS hashing to one of tagCodes.
 	tagsBound bool
 	tagCodes  []int32

@@ -110,6 +110,9 @@ func (p *parser) slot(name string) int {
 		}
 	}
 	p.e.names = append(p.e.names, name)
+	if len(p.e.names) <= maxSlots && name != "" {
+		p.e.firsts[name[0]>>6] |= 1 << (name[0] & 63)
+	}
 	p.e.needles = append(p.e.needles, string(message.PropertySeparator)+name+string(message.NameValueSeparator))
 	return len(p.e.names) - 1
 }

@@ -49,6 +49,10 @@ func (e *Expr) scan(en *env) {
 		} else {
 			props = ""
 		}
+		// Most entries start with a byte no name starts with.
+		if entry == "" || e.firsts[entry[0]>>6]&(1<<(entry[0]&63)) == 0 {
+			continue
+		}
 		for i, name := range names {
 			if isKey(entry, name) {
 				if v := entry[len(name)+1:]; v != "" {
