@@ -1,7 +1,10 @@
 package remoting
 
 import (
+	"context"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -109,5 +112,46 @@ func TestObserverSeesEachAnsweredRequest(t *testing.T) {
 	}
 	if busy != 1 || ok != 2 {
 		t.Errorf("observed %d refusals and %d answered sends, want 1 and 2", busy, ok)
+	}
+}
+
+// countingObserver is the cheapest observer: it only counts.
+type countingObserver struct{ n atomic.Int64 }
+
+func (o *countingObserver) ObserveRequest(int32, int32, bool, time.Duration) { o.n.Add(1) }
+
+// BenchmarkInvokeObserved is BenchmarkInvokeLatency with and without a
+// RequestObserver: the hook adds two clock reads and no allocation.
+func BenchmarkInvokeObserved(b *testing.B) {
+	for _, observed := range []bool{false, true} {
+		b.Run("observed="+strconv.FormatBool(observed), func(b *testing.B) {
+			cfg := ServerConfig{Addr: "127.0.0.1:0"}
+			obs := &countingObserver{}
+			if observed {
+				cfg.Observer = obs
+			}
+			s := NewServer(cfg)
+			resp := benchResponse(JSON)
+			s.Handle(protocol.SendMessageV2, s.NewFamily("send", 4, 4096), func(*Conn, *Command) *Command {
+				r := *resp
+				return &r
+			})
+			if err := s.Start(); err != nil {
+				b.Fatal(err)
+			}
+			defer func() { _ = s.Shutdown(context.Background()) }()
+			c := NewClient(ClientConfig{})
+			defer c.Close()
+			addr, req := s.Addr().String(), benchRequest(JSON)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.Invoke(context.Background(), addr, req); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if observed && obs.n.Load() < int64(b.N) {
+				b.Fatalf("observed %d of %d requests", obs.n.Load(), b.N)
+			}
+		})
 	}
 }
