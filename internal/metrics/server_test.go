@@ -104,3 +104,35 @@ func TestPprofBehindFlag(t *testing.T) {
 		t.Fatalf("pprof served without the flag: %d", code)
 	}
 }
+
+// TestSlowHeaderClosed: a client that never finishes its header is
+// disconnected after the header timeout (5 s; shortened here), not kept.
+func TestSlowHeaderClosed(t *testing.T) {
+	reg, err := NewRegistry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewServer(ServerConfig{Addr: "127.0.0.1:0", Gatherer: reg})
+	s.http.ReadHeaderTimeout = 200 * time.Millisecond
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close(context.Background()) }()
+	c, err := net.Dial("tcp", s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := io.WriteString(c, "GET /metrics HTTP/1.1\r\nHost: x\r\n"); err != nil { // no final CRLF
+		t.Fatal(err)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	start := time.Now()
+	_, err = io.ReadAll(c)
+	if err != nil { // EOF is nil for ReadAll: the server closed it
+		t.Fatalf("connection not closed by the server: %v", err)
+	}
+	if waited := time.Since(start); waited > 5*time.Second {
+		t.Fatalf("closed after %v", waited)
+	}
+}
