@@ -30,6 +30,8 @@ func newServeCommand(root *rootOptions) *cobra.Command {
 		listenPort  int
 		listenAddr  string
 		confPath    string
+		metricsOn   bool
+		pprofOn     bool
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -54,6 +56,12 @@ tls.server.keyPath, tls.server.keyPassword, tls.server.need.client.auth,
 tls.server.authClient, tls.server.trustCertPath, tls.config.file, tls.enable,
 tls.client.*) apply to every listener of the process. The default is Java's:
 permissive with a self-signed certificate.
+
+Metrics: --metrics serves Prometheus metrics (RocketMQ 5's and
+rocketmq-exporter's families) at http://127.0.0.1:5557/metrics, as
+metricsExporterType=PROM does in broker.conf; metricsPromExporterHost and
+metricsPromExporterPort move it. --pprof (metricsPprofEnable=true) adds
+Go's profiler under /debug/pprof/ on that listener, and turns metrics on.
 
 Layout of --data: namesrv/kvConfig.json, store/ (commitlog, consumequeue,
 config/*.json, checkpoint, abort while running).
@@ -84,6 +92,12 @@ then requires).`,
 			setProp(props, "listenPort", strconv.Itoa(listenPort), f.Changed("listen-port"))
 			setProp(props, "namesrvAddr", "127.0.0.1:"+strconv.Itoa(namesrvPort), f.Changed("namesrv-port"))
 			setProp(props, "brokerIP1", "127.0.0.1", false)
+			if pprofOn {
+				props["metricsPprofEnable"] = "true"
+			}
+			if metricsOn || pprofOn {
+				props["metricsExporterType"] = config.MetricsProm
+			}
 			if f.Changed("listen-addr") {
 				props["bindAddress"] = listenAddr
 			} else if _, set := props["bindAddress"]; !set {
@@ -135,6 +149,8 @@ then requires).`,
 	f.IntVar(&listenPort, "listen-port", 10911, "broker TCP port (listenPort)")
 	f.StringVar(&listenAddr, "listen-addr", "", "IP every port listens on (bindAddress); 0.0.0.0 for all interfaces (default: see above)")
 	f.StringVarP(&confPath, "config", "c", "", "broker.conf properties file")
+	f.BoolVar(&metricsOn, "metrics", false, "serve Prometheus metrics (metricsExporterType=PROM; default 127.0.0.1:5557)")
+	f.BoolVar(&pprofOn, "pprof", false, "serve /debug/pprof/ on the metrics listener (metricsPprofEnable=true; implies --metrics)")
 	return cmd
 }
 
@@ -181,7 +197,7 @@ func runServe(ctx context.Context, nscfg namesrv.Config, bcfg broker.Config, log
 		defer cancel()
 		return errors.Join(err, ns.Shutdown(sctx))
 	}
-	log.Info("rocketd: broker ready", "addr", b.Addr(), "store", bcfg.Broker.StorePathRootDir)
+	log.Info("rocketd: broker ready", "addr", b.Addr(), "store", bcfg.Broker.StorePathRootDir, "metrics", b.MetricsAddr())
 	<-ctx.Done()
 	log.Info("rocketd: shutting down", "grace", shutdownGrace)
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
@@ -201,7 +217,7 @@ func runBroker(ctx context.Context, bcfg broker.Config, log *slog.Logger) error 
 	if err != nil {
 		return err
 	}
-	log.Info("rocketd: broker ready", "addr", b.Addr(), "store", bcfg.Broker.StorePathRootDir)
+	log.Info("rocketd: broker ready", "addr", b.Addr(), "store", bcfg.Broker.StorePathRootDir, "metrics", b.MetricsAddr())
 	<-ctx.Done()
 	log.Info("rocketd: shutting down", "grace", shutdownGrace)
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace+5*time.Second)

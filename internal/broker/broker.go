@@ -21,6 +21,7 @@ import (
 	"github.com/rocketd/rocketd/internal/broker/processor"
 	"github.com/rocketd/rocketd/internal/broker/txn"
 	"github.com/rocketd/rocketd/internal/config"
+	"github.com/rocketd/rocketd/internal/metrics"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
 	"github.com/rocketd/rocketd/internal/store"
@@ -63,6 +64,13 @@ type Config struct {
 	// Authenticator, when set, checks the broker's requests instead of one
 	// built from Broker.Auth: rocketd serve shares one with its NameServer.
 	Authenticator *auth.Authenticator
+	// MetricsAddr, when set, overrides the metrics listener's address
+	// (metricsPromExporterHost:metricsPromExporterPort; "127.0.0.1:0" in
+	// tests). Metrics are served only with metricsExporterType=PROM.
+	MetricsAddr string
+	// Counts, when set, gives the metrics the cumulative message and byte
+	// counts (internal/broker/stats); nil leaves those families out.
+	Counts metrics.Counts
 }
 
 // UsersPath is the broker's users file: <storePathRootDir>/config/users.json.
@@ -98,6 +106,10 @@ type Broker struct {
 	tlsListener remoting.TLSListener
 	tlsClient   *tls.Config
 
+	fams     processor.Families // the main server's, for the metrics
+	metrics  *metrics.Server    // nil: metricsExporterType is not PROM
+	bootTime time.Time
+
 	closeOnce sync.Once
 	closeErr  error
 	started   atomic.Bool
@@ -122,7 +134,7 @@ func Start(cfg Config) (_ *Broker, err error) {
 	}
 	// b is captured by the undo functions below: it must stay set when an
 	// error return clears the named result.
-	b := &Broker{cfg: bc, log: log}
+	b := &Broker{cfg: bc, log: log, bootTime: time.Now()}
 	var closers []func() error
 	defer func() {
 		if err != nil {
@@ -147,8 +159,9 @@ func Start(cfg Config) (_ *Broker, err error) {
 	if err != nil {
 		return nil, err
 	}
-	b.srv = remoting.NewServer(remoting.ServerConfig{Addr: listen, Logger: log, TLS: tlsl})
-	b.vip = remoting.NewServer(remoting.ServerConfig{Addr: vipListen, Logger: log, TLS: tlsl})
+	rpc := newRPCMetrics(&bc)
+	b.srv = remoting.NewServer(remoting.ServerConfig{Addr: listen, Logger: log, TLS: tlsl, Observer: observer(rpc)})
+	b.vip = remoting.NewServer(remoting.ServerConfig{Addr: vipListen, Logger: log, TLS: tlsl, Observer: observer(rpc)})
 	// Authentication guards every request from the first one on, on both
 	// ports.
 	acfg := bc.Auth
@@ -179,6 +192,7 @@ func Start(cfg Config) (_ *Broker, err error) {
 			"registrations and slave requests go out unsigned, which an authenticating NameServer or master refuses")
 	}
 	fams := newFamilies(b.srv, &bc, false)
+	b.fams = fams
 	vipFams := newFamilies(b.vip, &bc, true)
 	// Until the processors are registered (the store may take a while to
 	// recover), every request is answered SERVICE_NOT_AVAILABLE, a code
@@ -330,6 +344,12 @@ func Start(cfg Config) (_ *Broker, err error) {
 	b.repl.startMetaSync(b.reg.kick)
 	b.reg.start()
 
+	// Metrics last: a scrape reads everything started above.
+	if err := b.startMetrics(&cfg, rpc, fs); err != nil {
+		return nil, err
+	}
+	closers = append(closers, func() error { return b.closeMetrics(context.Background()) })
+
 	b.started.Store(true)
 	log.Info("broker: started", "name", bc.BrokerName, "cluster", bc.BrokerClusterName, "addr", b.addr,
 		"namesrv", bc.NamesrvAddr)
@@ -401,6 +421,8 @@ func (b *Broker) Store() *store.Store { return b.store }
 // Shutdown stops the broker in the order of architecture.md, each step for
 // a reason:
 //
+//  0. Close the metrics listener: a scrape reads the store, the metadata
+//     and the client tables the steps below close.
 //  1. Stop the registration loop and unregister from every NameServer:
 //     clients stop routing new work here while it is still served.
 //  2. Shut the remoting servers, the VIP channel's first (listenPort-2,
@@ -421,6 +443,7 @@ func (b *Broker) Store() *store.Store { return b.store }
 func (b *Broker) Shutdown(ctx context.Context) error {
 	b.closeOnce.Do(func() {
 		var errs []error
+		errs = append(errs, b.closeMetrics(ctx))
 		b.reg.close()
 		b.reg.unregisterAll(ctx)
 		if err := b.vip.Shutdown(ctx); err != nil {

@@ -99,6 +99,19 @@
 // start-up users are created on each). rocketd serve shares the broker's
 // Authenticator with its NameServer (Config.Authenticator).
 //
+// # Metrics (metrics.go)
+//
+// With metricsExporterType=PROM the broker serves Prometheus metrics
+// (internal/metrics: RocketMQ 5's families and rocketmq-exporter's) on
+// metricsPromExporterHost:metricsPromExporterPort (127.0.0.1:5557 by
+// default; Config.MetricsAddr in tests), plus /debug/pprof/ with
+// metricsPprofEnable. The scrape reads the store, the metadata and the
+// client registry (metricsSource); both remoting servers report every
+// answered request to rocketmq_rpc_latency. With tls.server.mode=enforcing
+// the listener serves HTTPS only (the broker's certificate); otherwise
+// plain HTTP. OTLP_GRPC and LOG are refused at start. The message and byte
+// counts come from Config.Counts once wired.
+//
 // # Lifecycle
 //
 // Start opens everything in dependency order and undoes what it did on

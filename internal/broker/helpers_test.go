@@ -90,7 +90,8 @@ func (c *cluster) startBroker() {
 	if listen == "" {
 		listen = "127.0.0.1:0"
 	}
-	b, err := broker.Start(broker.Config{Broker: c.brokerConfig(), ListenAddr: listen})
+	// Metrics (when a test turns them on) on an ephemeral port too.
+	b, err := broker.Start(broker.Config{Broker: c.brokerConfig(), ListenAddr: listen, MetricsAddr: "127.0.0.1:0"})
 	if err != nil {
 		c.t.Fatal(err)
 	}

@@ -442,6 +442,21 @@ type BrokerConfig struct {
 	DefaultQueryMaxNum int `prop:"defaultQueryMaxNum"`
 	MaxMsgsNumBatch    int `prop:"maxMsgsNumBatch"`
 
+	// Metrics (metrics.go).
+
+	// MetricsExporterType is Java's metricsExporterType: DISABLE (default)
+	// or PROM, an HTTP listener serving /metrics; OTLP_GRPC and LOG are
+	// refused (see ParseMetricsExporterType).
+	MetricsExporterType string `prop:"metricsExporterType"`
+	// MetricsPromExporterHost is the IP or host the metrics listener binds
+	// (default DefaultMetricsPromExporterHost, loopback; Java's default is
+	// brokerIP1). MetricsPromExporterPort is its port (5557).
+	MetricsPromExporterHost string `prop:"metricsPromExporterHost"`
+	MetricsPromExporterPort int    `prop:"metricsPromExporterPort"`
+	// MetricsPprofEnable (rocketd's own key; false) serves net/http/pprof
+	// under /debug/pprof/ on the metrics listener.
+	MetricsPprofEnable bool `prop:"metricsPprofEnable"`
+
 	// Auth holds the authentication keys (auth.go), bound from the same
 	// file; not listed by GET_BROKER_CONFIG (it holds secrets).
 	Auth AuthConfig `prop:"-"`
@@ -626,6 +641,7 @@ func (c *BrokerConfig) ensureBaseDefaults() {
 	setInt(&c.DefaultQueryMaxNum, DefaultQueryMaxNum)
 	setInt(&c.MaxMsgsNumBatch, DefaultMaxMsgsNumBatch)
 	setString(&c.CommitLogCorruptionAction, DefaultCommitLogCorruptionAction)
+	c.ensureMetricsDefaults()
 }
 
 // Validate reports every setting that cannot work (after EnsureDefaults).
@@ -690,6 +706,7 @@ func (c *BrokerConfig) Validate() error {
 	if err := c.TLS.Validate(); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, c.validateMetrics()...)
 	if c.AccessMessageInMemoryMaxRatio <= 0 || c.AccessMessageInMemoryMaxRatio > 100 {
 		bad("accessMessageInMemoryMaxRatio %d out of range 1..100", c.AccessMessageInMemoryMaxRatio)
 	}

@@ -32,6 +32,7 @@ var allowed = map[string][]string{
 	"protocol": {"message"},
 	"remoting": {"protocol", "testutil/certs"},
 	"auth":     {"protocol", "remoting", "vfs", "lograte", "config"},
+	"metrics":  {"protocol"},
 
 	"store/segment":      {"vfs", "testutil/wait"},
 	"store/fdcache":      {"vfs"},
@@ -56,7 +57,7 @@ var allowed = map[string][]string{
 		"broker/longpoll", "broker/schedule", "broker/timer", "broker/txn", "broker/client", "ha", "testutil/wait"},
 	"broker": {"store", "message", "config", "vfs", "protocol", "remoting", "broker/meta", "broker/filter",
 		"broker/longpoll", "broker/schedule", "broker/timer", "broker/txn", "broker/processor", "broker/client", "ha", "namesrv",
-		"auth", "testutil/proc", "testutil/certs", "testutil/wait"},
+		"auth", "metrics", "testutil/proc", "testutil/certs", "testutil/wait"},
 
 	// testutil/proc runs rocketd as a child process; only _test.go files
 	// import it.

@@ -49,6 +49,7 @@ type task struct {
 	req      *Command
 	h        HandlerFunc
 	enqueued int64 // unix nanos; set only when maxQueueWait is
+	received int64 // unix nanos; set only with a RequestObserver
 }
 
 // SetMaxQueueWait makes the family answer SYSTEM_BUSY
@@ -108,6 +109,7 @@ func (f *Family) work() {
 			if waited := time.Now().UnixNano() - t.enqueued; waited > f.maxQueueWait.Load() {
 				f.s.inflight.Add(-1)
 				t.conn.handling.Add(-1)
+				f.s.observe(t.req, protocol.SystemBusy, t.received)
 				f.s.reply(t.conn, t.req, protocol.SystemBusy, fmt.Sprintf(
 					"[TIMEOUT_CLEAN_QUEUE]broker busy, start flow control for a while, period in queue: %dms, size of queue: %d",
 					waited/int64(time.Millisecond), f.Queued()))
@@ -115,7 +117,7 @@ func (f *Family) work() {
 			}
 		}
 		f.busy.Add(1)
-		f.s.run(t.conn, t.req, t.h, f)
+		f.s.run(t.conn, t.req, t.h, f, t.received)
 		f.busy.Add(-1)
 	}
 }

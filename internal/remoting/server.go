@@ -63,6 +63,8 @@ type ServerConfig struct {
 	// the choice a connection waits at most IdleTimeout for its first
 	// byte.
 	TLS TLSListener
+	// Observer, when set, is told of every answered request (metrics).
+	Observer RequestObserver
 }
 
 func (c *ServerConfig) ensureDefaults() {
@@ -382,22 +384,25 @@ func (s *Server) dispatch(c *Conn, req *Command) {
 	}
 	s.inflight.Add(1)
 	c.handling.Add(1)
+	received := s.received()
 	if r.f == nil {
-		s.run(c, req, r.h, nil)
+		s.run(c, req, r.h, nil, received)
 		return
 	}
-	if !r.f.offer(task{conn: c, req: req, h: r.h}) {
+	if !r.f.offer(task{conn: c, req: req, h: r.h, received: received}) {
 		s.inflight.Add(-1)
 		c.handling.Add(-1)
 		s.log.Debug("remoting: family queue full", "family", r.f.name, "code", req.Code)
+		s.observe(req, protocol.SystemBusy, received)
 		s.reply(c, req, protocol.SystemBusy, remarkOverload)
 	}
 }
 
 // run calls h and sends what it returns. A panicking handler is answered
 // with SYSTEM_ERROR and the panic text (never for oneway requests).
-// f is the family whose worker runs it (nil: the reader runs it inline).
-func (s *Server) run(c *Conn, req *Command, h HandlerFunc, f *Family) {
+// f is the family whose worker runs it (nil: the reader runs it inline);
+// received is the request's arrival for the observer (0: none).
+func (s *Server) run(c *Conn, req *Command, h HandlerFunc, f *Family, received int64) {
 	defer s.inflight.Add(-1)
 	resp := s.call(c, req, h)
 	// Write the response on this goroutine (when the connection's writer
@@ -414,15 +419,18 @@ func (s *Server) run(c *Conn, req *Command, h HandlerFunc, f *Family) {
 		return
 	}
 	if req.IsOneway() {
+		s.observe(req, resp.Code, received)
 		resp.release()
 		return
 	}
+	code := resp.Code // resp is released once written
 	resp.Opaque = req.Opaque
 	resp.Flag |= flagResponse
 	resp.SerializeType = req.SerializeType
 	if err := c.sendFrame(resp, f.writeNowOK(alone)); err != nil {
 		s.log.Debug("remoting: response not sent", "remote", c.RemoteAddr(), "code", req.Code, "err", err)
 	}
+	s.observe(req, code, received)
 }
 
 func (s *Server) call(c *Conn, req *Command, h HandlerFunc) (resp *Command) {

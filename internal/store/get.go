@@ -400,6 +400,10 @@ func (s *Store) DispatchedOffset() int64 { return s.disp.dispatched() }
 // (RocketMQ's dispatchBehindBytes runtime figure).
 func (s *Store) DispatchBehindBytes() int64 { return max(0, s.log.Committed()-s.disp.dispatched()) }
 
+// FlushBehindBytes is how much written CommitLog data awaits its flush
+// (Java's flushBehindBytes: max offset - flushed offset).
+func (s *Store) FlushBehindBytes() int64 { return max(0, s.log.MaxOffset()-s.log.Flushed()) }
+
 // storeTimestampAt reads the store time of the record at a CommitLog offset.
 func (s *Store) storeTimestampAt(offset int64, size int32) (int64, error) {
 	n := min(size, 96) // enough for the header of either host form

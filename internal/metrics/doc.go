@@ -1,0 +1,106 @@
+// Package metrics exports the broker's metrics for Prometheus: an HTTP
+// listener (Server) serving /metrics, and /debug/pprof/ when enabled, from
+// a private registry (NewRegistry) holding:
+//
+//   - Collector: the broker's state read at scrape time through Source
+//     (and Counts, once wired), under two naming schemes:
+//     RocketMQ 5's (RIP-46; BrokerMetricsManager, ConsumerLagCalculator,
+//     DefaultStoreMetricsManager) and rocketmq-exporter's (the families
+//     Grafana dashboard 10477 reads).
+//   - RPC: rocketmq_rpc_latency, fed by the remoting server's
+//     RequestObserver, allocation-free per request.
+//   - the Go runtime and process collectors (go_*, process_*).
+//
+// # Endpoint
+//
+// GET /metrics: the Prometheus text (or protobuf) exposition. At most 4
+// scrapes at once and 20 s each (then 503). Other methods: 405; unknown
+// paths: 404; a malformed request: 400; headers over 8 KiB: 431; a body
+// over 1 KiB: 413. Read, write and idle timeouts bound slow clients. With
+// metricsPprofEnable, GET /debug/pprof/... serves net/http/pprof on the
+// same listener (this server's own mux, never http.DefaultServeMux).
+//
+// # RIP-46 families
+//
+// Every series carries cluster (brokerClusterName), node_type=broker and
+// node_id (brokerName). Java adds aggregation=delta only with
+// metricsInDelta; rocketd exports cumulative values, never that label.
+// Names are Java's instrument names; the OpenTelemetry Prometheus exporter
+// Java uses may append a unit suffix (_milliseconds), rocketd does not.
+//
+//	family                                   labels                                      source
+//	rocketmq_processor_watermark             processor                                   request family queue lengths
+//	rocketmq_broker_permission               -                                           brokerPermission
+//	rocketmq_topic_number                    -                                           topic table
+//	rocketmq_consumer_group_number           -                                           subscription group table
+//	rocketmq_producer_connections            language, version, protocol_type            producer channels
+//	rocketmq_consumer_connections            consumer_group, language, version,          consumer channels
+//	                                         consume_mode, protocol_type, is_system
+//	rocketmq_consumer_lag_messages           consumer_group, topic, is_retry, is_system  max offset - committed offset
+//	rocketmq_consumer_lag_latency            (same)                                      now - store time of the first unconsumed message (ms)
+//	rocketmq_consumer_inflight_messages      (same)                                      0: no pull offsets apart from the committed ones
+//	rocketmq_consumer_queueing_latency       (same)                                      as lag_latency (pull offset = committed offset)
+//	rocketmq_consumer_ready_messages         (same)                                      as lag_messages
+//	rocketmq_storage_size                    storage_type=local, storage_medium=disk     bytes used on the store's disk
+//	rocketmq_storage_flush_behind_bytes      (same)                                      CommitLog written - flushed
+//	rocketmq_storage_dispatch_behind_bytes   (same)                                      CommitLog committed - dispatched
+//	rocketmq_storage_message_reserve_time    (same)                                      now - oldest message's store time (ms)
+//	rocketmq_timer_enqueue_total             (same)                                      timer entries read since start
+//	rocketmq_timer_dequeue_total             (same)                                      timer messages delivered since start
+//	rocketmq_rpc_latency (histogram, ms)     protocol_type=remoting, is_long_polling,    each answered request
+//	                                         request_code, response_code, result
+//	rocketmq_messages_in_total               topic, message_type, is_system              Counts
+//	rocketmq_throughput_in_total             (same)                                      Counts
+//	rocketmq_messages_out_total              topic, consumer_group, is_retry, is_system  Counts
+//	rocketmq_throughput_out_total            (same)                                      Counts
+//	rocketmq_message_size (histogram, bytes) topic, message_type, is_system              Counts implementing MessageSizes
+//
+// Lag follows ConsumerLagCalculator for PULL/PUSH groups: only groups with
+// online consumers, each subscribed topic except %RETRY% ones, queue by
+// queue; a queue without a committed offset has no lag. request_code and
+// response_code are Java's constant names in lower case
+// (RemotingHelper.getRequestCodeDesc); a code Java does not know is
+// labelled "other" (Java: its number), which bounds the series a client
+// can create. Requests whose reply is deferred (held pulls) are not
+// observed, so is_long_polling is always false and result is success or
+// oneway.
+//
+// Not exported yet: rocketmq_half_messages, rocketmq_send_to_dlq_messages_total,
+// rocketmq_commit/rollback_messages_total, rocketmq_finish_message_latency,
+// rocketmq_timer_enqueue/dequeue_lag and _latency, rocketmq_timing_messages,
+// rocketmq_timer_message_snapshot and the POP families: the broker keeps no
+// state they could be read from at scrape time.
+//
+// # rocketmq-exporter families
+//
+// Labels are the exporter's: broker is brokerName, brokerIP the broker's
+// address; the brokeruntime_* families carry cluster, brokerIP,
+// brokerHost (brokerName), des (version name), boottime (ms) and
+// broker_version (MQVersion ordinal).
+//
+//	rocketmq_producer_offset{cluster,broker,topic}            sum of the topic's queue max offsets
+//	rocketmq_topic_retry_offset{cluster,broker,topic}         the same for %RETRY% topics
+//	rocketmq_topic_dlq_offset{cluster,broker,group}           the same for %DLQ% topics
+//	rocketmq_consumer_offset{cluster,broker,topic,group}      sum of committed offsets
+//	rocketmq_group_diff{group,topic,countOfOnlineConsumers,msgModel}
+//	                                                          max - committed over the topic's queues (a queue without
+//	                                                          offset counts from 0, as GET_CONSUME_STATS); clustering only
+//	rocketmq_group_retrydiff, rocketmq_group_dlqdiff          the same for %RETRY% / %DLQ% topics
+//	rocketmq_group_count{caddr,localaddr,group}               online consumers (both address labels hold the
+//	                                                          channels' addresses: rocketd keeps no client ids there)
+//	rocketmq_group_get_latency_by_storetime{cluster,broker,topic,group}
+//	rocketmq_brokeruntime_{commitlog_disk_ratio, consumequeue_disk_ratio, dispatch_behind_bytes,
+//	  commitlog_maxoffset, commitlog_minoffset, earliest_message_timestamp, commitlogdir_capacity_free,
+//	  commitlogdir_capacity_total, remain_howmanydata_toflush, send_threadpool_queue_size,
+//	  pull_threadpoolqueue_size}
+//
+// With Counts: rocketmq_brokeruntime_{msg_put_total_today_now,
+// msg_gettotal_today_now, put_message_size_total,
+// put_message_average_size} (totals since start), and the rates
+// rocketmq_producer_tps and rocketmq_producer_message_size
+// {cluster,broker,topic}, rocketmq_consumer_tps and
+// rocketmq_consumer_message_size {cluster,broker,topic,group},
+// rocketmq_broker_tps and rocketmq_broker_qps {cluster,brokerIP,broker}:
+// per-second rates between two samples of the counts at least RateWindow
+// (10 s) apart, taken by scrapes (the first scrape only samples).
+package metrics
