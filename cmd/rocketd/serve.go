@@ -30,6 +30,8 @@ func newServeCommand(root *rootOptions) *cobra.Command {
 		listenPort  int
 		listenAddr  string
 		confPath    string
+		consoleOn   bool
+		consoleAddr string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -58,6 +60,13 @@ permissive with a self-signed certificate.
 Layout of --data: namesrv/kvConfig.json, store/ (commitlog, consumequeue,
 config/*.json, checkpoint, abort while running).
 
+Web console: --console (broker.conf consoleEnable=true) serves it on
+--console-addr (consoleListenAddr, default 127.0.0.1:8082: loopback unless
+configured). It shows the cluster, topics, consumer groups, messages, DLQ
+and transaction/timer backlogs, and creates topics, resets offsets and
+re-sends DLQ messages. It has no login of its own: keep it on loopback or
+behind an authenticating proxy.
+
 With authenticationEnabled=true in broker.conf both servers check every
 request against the users in store/config/users.json (created from
 initAuthenticationUser and innerClientAuthenticationCredentials, which serve
@@ -84,6 +93,12 @@ then requires).`,
 			setProp(props, "listenPort", strconv.Itoa(listenPort), f.Changed("listen-port"))
 			setProp(props, "namesrvAddr", "127.0.0.1:"+strconv.Itoa(namesrvPort), f.Changed("namesrv-port"))
 			setProp(props, "brokerIP1", "127.0.0.1", false)
+			if f.Changed("console") {
+				props["consoleEnable"] = strconv.FormatBool(consoleOn)
+			}
+			if f.Changed("console-addr") {
+				props["consoleListenAddr"] = consoleAddr
+			}
 			if f.Changed("listen-addr") {
 				props["bindAddress"] = listenAddr
 			} else if _, set := props["bindAddress"]; !set {
@@ -135,6 +150,8 @@ then requires).`,
 	f.IntVar(&listenPort, "listen-port", 10911, "broker TCP port (listenPort)")
 	f.StringVar(&listenAddr, "listen-addr", "", "IP every port listens on (bindAddress); 0.0.0.0 for all interfaces (default: see above)")
 	f.StringVarP(&confPath, "config", "c", "", "broker.conf properties file")
+	f.BoolVar(&consoleOn, "console", false, "serve the web console (consoleEnable)")
+	f.StringVar(&consoleAddr, "console-addr", config.DefaultConsoleListenAddr, "web console host:port (consoleListenAddr)")
 	return cmd
 }
 
