@@ -84,7 +84,7 @@ function lineChart(title, points, key, unit) {
     svg.append(poly);
     text(P + 4, H - 8, "last: " + fmtRate(pts[pts.length - 1][key]) + " " + unit);
   } else {
-    text(P + 4, H / 2, "no samples yet");
+    text(P + 4, H / 2, points.length > 0 ? "not reported by this broker" : "no samples yet");
   }
   return el("div", { class: "chart" }, el("div", {}, title), svg);
 }
