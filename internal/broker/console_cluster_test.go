@@ -2,7 +2,11 @@ package broker_test
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
 	"net/http"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -107,5 +111,45 @@ func TestConsoleSignsWhenAuthenticationEnabled(t *testing.T) {
 	defer func() { _ = srv.Close(context.Background()) }()
 	if code := consoleGet(t, "http://"+srv.Addr(), "/api/topics", nil); code != http.StatusBadGateway {
 		t.Fatalf("wrong secret: %d, want 502", code)
+	}
+}
+
+// TestConsoleHTTPSWhenTLSEnforcing: with tls.server.mode=enforcing the
+// console serves HTTPS with the tls.server.* certificate (plain HTTP is
+// refused) and reaches the cluster over TLS with the tls.client.* keys.
+func TestConsoleHTTPSWhenTLSEnforcing(t *testing.T) {
+	tlsCfg := enforcingTLS(t, "none")
+	c := startCluster(t, func(bc *config.BrokerConfig) {
+		bc.TLS = tlsCfg
+		bc.ConsoleEnable = true
+		bc.ConsoleListenAddr = "127.0.0.1:0"
+	})
+	ca, err := os.ReadFile(tlsCfg.ClientTrustCertPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca)
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	defer hc.CloseIdleConnections()
+	resp, err := hc.Get("https://" + c.b.ConsoleAddr() + "/api/cluster")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cl struct {
+		Brokers []struct {
+			Runtime map[string]string `json:"runtime"`
+		} `json:"brokers"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&cl)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK || len(cl.Brokers) != 1 || cl.Brokers[0].Runtime["brokerRole"] == "" {
+		t.Fatalf("HTTPS cluster: %d %v %+v", resp.StatusCode, err, cl)
+	}
+	if resp, err := http.Get("http://" + c.b.ConsoleAddr() + "/api/cluster"); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			t.Fatal("plain HTTP served while TLS is enforcing")
+		}
 	}
 }
