@@ -148,3 +148,35 @@ func (c *Client) ConsumerOffset(ctx context.Context, addr, group, topic string, 
 	}
 	return o.Offset, true, nil
 }
+
+// BrokerTopicStats returns the queues of topic on the broker at addr
+// alone (GET_TOPIC_STATS_INFO), sorted by queue; for system topics the
+// NameServer does not route (SCHEDULE_TOPIC_XXXX, ...).
+func (c *Client) BrokerTopicStats(ctx context.Context, addr, topic string) ([]QueueStat, error) {
+	var st protocol.TopicStatsTable
+	h := protocol.GetTopicStatsInfoRequestHeader{Topic: topic}
+	if err := c.invokeJSON(ctx, "GET_TOPIC_STATS_INFO", addr, protocol.GetTopicStatsInfo, protocol.Ext(&h), &st); err != nil {
+		return nil, err
+	}
+	out := make([]QueueStat, 0, len(st.OffsetTable))
+	for mq, o := range st.OffsetTable {
+		out = append(out, QueueStat{Broker: mq.BrokerName, QueueID: mq.QueueID, MinOffset: o.MinOffset,
+			MaxOffset: o.MaxOffset, LastUpdateTime: o.LastUpdateTimestamp})
+	}
+	sortQueues(out, func(q QueueStat) (string, int32) { return q.Broker, q.QueueID })
+	return out, nil
+}
+
+// DelayOffsets returns the broker's delivery progress per delay level
+// (GET_ALL_DELAY_OFFSET): level (1-based) -> next offset of queue
+// level-1 of SCHEDULE_TOPIC_XXXX to deliver.
+func (c *Client) DelayOffsets(ctx context.Context, addr string) (map[int32]int64, error) {
+	var t protocol.DelayOffsetTable
+	if err := c.invokeJSON(ctx, "GET_ALL_DELAY_OFFSET", addr, protocol.GetAllDelayOffset, nil, &t); err != nil {
+		return nil, err
+	}
+	if t.OffsetTable == nil {
+		t.OffsetTable = map[int32]int64{}
+	}
+	return t.OffsetTable, nil
+}

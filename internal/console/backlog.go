@@ -1,8 +1,12 @@
 package console
 
 import (
+	"context"
 	"net/http"
 	"strings"
+
+	"github.com/rocketd/rocketd/internal/admin"
+	"github.com/rocketd/rocketd/internal/protocol"
 )
 
 // System topics and the group whose offsets record the transaction
@@ -12,6 +16,8 @@ const (
 	opHalfTopic = "RMQ_SYS_TRANS_OP_HALF_TOPIC"
 	txnGroup    = "CID_RMQ_SYS_TRANS"
 	timerTopic  = "rmq_sys_wheel_timer"
+	// scheduleTopic holds delay-level messages, queue level-1.
+	scheduleTopic = "SCHEDULE_TOPIC_XXXX"
 )
 
 // backlogView is one broker's transaction and timer backlog.
@@ -29,7 +35,13 @@ type backlogView struct {
 	// (timerOffsetBehind, timerCongestNum, ...).
 	TimerEnqueued int64             `json:"timerEnqueued"`
 	Timer         map[string]string `json:"timer"`
-	Error         string            `json:"error,omitempty"`
+	// DelayBacklog counts delay-level messages not yet delivered: per
+	// level, SCHEDULE_TOPIC_XXXX queue level-1's end minus the delivery
+	// progress (GET_ALL_DELAY_OFFSET); DelayLevels lists the levels that
+	// have some.
+	DelayBacklog int64           `json:"delayBacklog"`
+	DelayLevels  map[int32]int64 `json:"delayLevels"`
+	Error        string          `json:"error,omitempty"`
 }
 
 func (s *Server) getBacklog(w http.ResponseWriter, r *http.Request) {
@@ -65,6 +77,10 @@ func (s *Server) getBacklog(w http.ResponseWriter, r *http.Request) {
 		if _, v.TimerEnqueued, err = s.admin.QueueOffsets(r.Context(), b.Addr, timerTopic, 0); err != nil {
 			fail(err)
 		}
+		v.DelayLevels = map[int32]int64{}
+		if err := s.delayBacklog(r.Context(), b.Addr, &v); err != nil {
+			fail(err)
+		}
 		info, err := s.admin.BrokerRuntimeInfo(r.Context(), b.Addr)
 		if err != nil {
 			fail(err)
@@ -77,4 +93,31 @@ func (s *Server) getBacklog(w http.ResponseWriter, r *http.Request) {
 		out = append(out, v)
 	}
 	writeJSON(w, map[string]any{"brokers": out})
+}
+
+// delayBacklog fills v's delay-level backlog.
+func (s *Server) delayBacklog(ctx context.Context, addr string, v *backlogView) error {
+	delivered, err := s.admin.DelayOffsets(ctx, addr)
+	if err != nil {
+		return err
+	}
+	queues, err := s.admin.BrokerTopicStats(ctx, addr, scheduleTopic)
+	if admin.IsCode(err, protocol.TopicNotExist) {
+		return nil // no delayed message yet
+	}
+	if err != nil {
+		return err
+	}
+	for _, q := range queues {
+		level := q.QueueID + 1
+		from, ok := delivered[level]
+		if !ok {
+			from = q.MinOffset
+		}
+		if n := q.MaxOffset - max(from, q.MinOffset); n > 0 {
+			v.DelayLevels[level] = n
+			v.DelayBacklog += n
+		}
+	}
+	return nil
 }

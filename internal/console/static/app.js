@@ -252,10 +252,12 @@ const pages = {
 
   async backlog() {
     const { brokers } = await api("/api/backlog");
-    return [el("h2", {}, "Transaction and timer backlog"),
-      table("backlog", ["broker", "half messages (max)", "checked up to", "half backlog", "op records", "timer messages held", "timer stats", "error"],
+    return [el("h2", {}, "Transaction, timer and delay backlog"),
+      table("backlog", ["broker", "half messages (max)", "checked up to", "half backlog", "op records", "timer messages held", "timer stats",
+        "delay backlog", "by level", "error"],
         brokers.map((b) => [b.broker, b.halfMax, b.halfChecked, b.halfBacklog, b.opMax, b.timerEnqueued,
-          Object.entries(b.timer).map(([k, v]) => k + "=" + v).join(" ") || "-", b.error || ""]))];
+          Object.entries(b.timer).map(([k, v]) => k + "=" + v).join(" ") || "-", b.delayBacklog,
+          Object.entries(b.delayLevels).map(([k, v]) => "L" + k + "=" + v).join(" ") || "-", b.error || ""]))];
   },
 };
 
