@@ -27,6 +27,19 @@ func TestChartRates(t *testing.T) {
 	if sr.Source != "delta" || len(sr.Points) != 1 || sr.Points[0].Put != 10 || sr.Points[0].Bytes != 2000 || sr.Points[0].Get != -1 {
 		t.Fatalf("delta chart: %+v", sr)
 	}
+	// A put counter stuck at 0 while the CommitLog grows is not a rate.
+	h = []sample{parseSample(t0, info("", "0", "0")), parseSample(t0.Add(time.Second), info("", "0", "100"))}
+	if sr = chart("b", h); sr.Points[0].Put != -1 || sr.Points[0].Bytes != 100 {
+		t.Fatalf("stuck counter chart: %+v", sr)
+	}
+	// The get counter gives the get rate.
+	g := info("", "10", "0")
+	g["msgGetTotalTodayNow"] = "4"
+	g2 := info("", "10", "0")
+	g2["msgGetTotalTodayNow"] = "10"
+	if sr = chart("b", []sample{parseSample(t0, g), parseSample(t0.Add(2*time.Second), g2)}); sr.Points[0].Get != 3 || sr.Points[0].Put != 0 {
+		t.Fatalf("get counter chart: %+v", sr)
+	}
 	// No counters at all: put unknown, bytes still derived.
 	h = []sample{parseSample(t0, info("", "", "0")), parseSample(t0.Add(time.Second), info("", "", "100"))}
 	if sr = chart("b", h); sr.Points[0].Put != -1 || sr.Points[0].Bytes != 100 {

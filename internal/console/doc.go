@@ -58,8 +58,10 @@
 // GET_BROKER_RUNTIME_INFO each SampleInterval (5 s) and keeps 120 samples
 // per broker. Put/get msgs/s are the broker's putTps and getTransferedTps
 // (the first of Java's "10s 60s 600s" figures) when it reports them, else
-// put is the delta of msgPutTotalTodayNow; CommitLog bytes/s is always the
-// delta of commitLogMaxOffset.
+// the deltas of msgPutTotalTodayNow and msgGetTotalTodayNow (unknown, not
+// 0, when a counter is absent, resets at midnight, or stays 0 while the
+// CommitLog grows); CommitLog bytes/s is always the delta of
+// commitLogMaxOffset.
 //
 // # DLQ re-send
 //

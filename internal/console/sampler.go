@@ -18,6 +18,7 @@ type sample struct {
 	putTps, getTps     float64 // msgs/s over Java's first window (10 s); valid when hasTps
 	hasTps             bool
 	putTotalToday      int64 // msgPutTotalTodayNow; -1 when absent
+	getTotalToday      int64 // msgGetTotalTodayNow; -1 when absent
 	commitLogMaxOffset int64
 }
 
@@ -108,7 +109,7 @@ func (s *sampler) add(broker string, smp sample) {
 // parseSample reads the keys the charts use. putTps and getTransferedTps
 // are Java's "10s 60s 600s" triples; the first is taken.
 func parseSample(at time.Time, info map[string]string) sample {
-	smp := sample{at: at, putTotalToday: -1}
+	smp := sample{at: at, putTotalToday: -1, getTotalToday: -1}
 	put, okPut := firstFloat(info["putTps"])
 	get, okGet := firstFloat(info["getTransferedTps"])
 	if okPut || okGet {
@@ -116,6 +117,9 @@ func parseSample(at time.Time, info map[string]string) sample {
 	}
 	if v, err := strconv.ParseInt(info["msgPutTotalTodayNow"], 10, 64); err == nil {
 		smp.putTotalToday = v
+	}
+	if v, err := strconv.ParseInt(info["msgGetTotalTodayNow"], 10, 64); err == nil {
+		smp.getTotalToday = v
 	}
 	smp.commitLogMaxOffset, _ = strconv.ParseInt(info["commitLogMaxOffset"], 10, 64)
 	return smp
@@ -134,8 +138,10 @@ func firstFloat(s string) (float64, bool) {
 type point struct {
 	T int64 `json:"t"` // ms since the epoch
 	// Put and Get are messages/s: the broker's own putTps and
-	// getTransferedTps when it reports them, else Put is the delta of
-	// msgPutTotalTodayNow (Get unknown: -1).
+	// getTransferedTps when it reports them, else the deltas of
+	// msgPutTotalTodayNow and msgGetTotalTodayNow; -1 when unknown (a
+	// counter absent, reset at midnight, or stuck at 0 while the
+	// CommitLog grows: a broker that does not count).
 	Put float64 `json:"put"`
 	Get float64 `json:"get"`
 	// Bytes is CommitLog bytes written per second (delta of
@@ -180,12 +186,22 @@ func chart(name string, h []sample) series {
 		case cur.hasTps:
 			sr.Source = "tps"
 			p.Put, p.Get = cur.putTps, cur.getTps
-		case cur.putTotalToday >= 0 && prev.putTotalToday >= 0 && cur.putTotalToday >= prev.putTotalToday:
-			p.Put = float64(cur.putTotalToday-prev.putTotalToday) / dt
 		default:
-			p.Put = -1
+			grew := cur.commitLogMaxOffset > prev.commitLogMaxOffset
+			p.Put = counterRate(prev.putTotalToday, cur.putTotalToday, dt, grew)
+			p.Get = counterRate(prev.getTotalToday, cur.getTotalToday, dt, false)
 		}
 		sr.Points = append(sr.Points, p)
 	}
 	return sr
+}
+
+// counterRate is the rate of a daily counter between two samples, -1 when
+// it cannot be told: absent, reset (a new day), or still 0 although the
+// CommitLog grew (stuck: the broker does not count).
+func counterRate(prev, cur int64, dt float64, grew bool) float64 {
+	if prev < 0 || cur < prev || grew && cur == 0 {
+		return -1
+	}
+	return float64(cur-prev) / dt
 }
