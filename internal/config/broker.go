@@ -449,7 +449,8 @@ type BrokerConfig struct {
 	// The web console (rocketd's own keys; console.go): ConsoleEnable
 	// serves it (false), on ConsoleListenAddr (DefaultConsoleListenAddr,
 	// loopback). ConsoleAccessKey/ConsoleSecretKey sign its admin calls
-	// when authenticationEnabled (else innerClientAuthenticationCredentials).
+	// (with authenticationEnabled and none set:
+	// innerClientAuthenticationCredentials).
 	ConsoleEnable     bool   `prop:"consoleEnable"`
 	ConsoleListenAddr string `prop:"consoleListenAddr"`
 	ConsoleAccessKey  string `prop:"consoleAccessKey"`

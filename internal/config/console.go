@@ -30,15 +30,17 @@ func (c *BrokerConfig) validateConsole() error {
 }
 
 // ConsoleCredentials returns the access and secret key the console signs
-// its admin calls with: none (ok false) without authenticationEnabled;
-// consoleAccessKey/consoleSecretKey when set; else the broker's own
-// innerClientAuthenticationCredentials. An error says none is configured.
+// its admin calls with: consoleAccessKey/consoleSecretKey whenever set (the
+// cluster it reads may authenticate even where this broker does not);
+// else, with authenticationEnabled, the broker's own
+// innerClientAuthenticationCredentials (an error when unset); else none
+// (ok false).
 func (c *BrokerConfig) ConsoleCredentials() (accessKey, secretKey string, ok bool, err error) {
-	if !c.Auth.AuthenticationEnabled {
-		return "", "", false, nil
-	}
 	if c.ConsoleAccessKey != "" {
 		return c.ConsoleAccessKey, c.ConsoleSecretKey, true, nil
+	}
+	if !c.Auth.AuthenticationEnabled {
+		return "", "", false, nil
 	}
 	inner, set, err := c.Auth.ParseInnerCredentials()
 	if err != nil {

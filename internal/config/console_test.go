@@ -46,4 +46,9 @@ func TestConsoleCredentials(t *testing.T) {
 	if ak, sk, ok, err := c.ConsoleCredentials(); !ok || err != nil || ak != "admin" || sk != "s2" {
 		t.Fatalf("console keys: %q %q %v %v", ak, sk, ok, err)
 	}
+	// Set, they sign even where this broker does not authenticate.
+	c.Auth.AuthenticationEnabled = false
+	if ak, _, ok, _ := c.ConsoleCredentials(); !ok || ak != "admin" {
+		t.Fatalf("console keys without local authentication: %q %v", ak, ok)
+	}
 }

@@ -27,6 +27,6 @@
 // Web console (console.go, rocketd's own keys): consoleEnable (false),
 // consoleListenAddr (DefaultConsoleListenAddr, loopback), and
 // consoleAccessKey/consoleSecretKey, the credentials the console signs its
-// admin calls with when authenticationEnabled (default: the broker's
-// innerClientAuthenticationCredentials). The secret is never shown.
+// admin calls with whenever set (else, with authenticationEnabled, the
+// broker's innerClientAuthenticationCredentials). The secret is never shown.
 package config

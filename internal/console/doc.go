@@ -14,8 +14,8 @@
 // (broker.Shutdown step 0). It needs namesrvAddr. With
 // tls.server.mode=enforcing it serves HTTPS with the tls.server.* keys;
 // otherwise plain HTTP (a permissive port cannot tell HTTP from HTTPS).
-// With authenticationEnabled its admin calls are signed with
-// consoleAccessKey/consoleSecretKey, else innerClientAuthenticationCredentials.
+// Its admin calls are signed with consoleAccessKey/consoleSecretKey when
+// set, else, with authenticationEnabled, innerClientAuthenticationCredentials.
 //
 // # Pages (hash routes of index.html)
 //
