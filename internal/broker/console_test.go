@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -379,6 +380,20 @@ func TestConsoleRefusesBadRequests(t *testing.T) {
 		if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
 			t.Errorf("huge header: %d", resp.StatusCode)
 		}
+	}
+	// Not HTTP at all.
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := conn.Write([]byte("\x16\x03\x01 GARBAGE \x00\xff\r\n\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	reply, _ := io.ReadAll(conn)
+	conn.Close()
+	if !bytes.HasPrefix(reply, []byte("HTTP/1.1 400")) {
+		t.Errorf("garbage: %q, want a 400", reply)
 	}
 	// Still serving, pages included.
 	resp, err = http.Get(base + "/")
