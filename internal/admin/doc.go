@@ -15,6 +15,7 @@
 //	Groups                 GET_ALL_SUBSCRIPTIONGROUP_CONFIG (201) to each master
 //	ConsumeStats           GET_CONSUME_STATS (208) to each master
 //	ConsumerConnections    GET_CONSUMER_CONNECTION_LIST (203) to each master
+//	TopicConsumers         QUERY_TOPIC_CONSUME_BY_WHO (300) to each master of the route
 //	ResetOffsetByTime      INVOKE_BROKER_TO_RESET_OFFSET (222), isForce, to each master of the route
 //	QueryMessageByKey      QUERY_MESSAGE (12) to each master, filtered by KEYS as Java's client does
 //	ViewMessage            VIEW_MESSAGE_BY_ID (33) for an offset message id, else QUERY_MESSAGE by UNIQ_KEY
@@ -23,6 +24,8 @@
 //	ConsumeMessageDirectly CONSUME_MESSAGE_DIRECTLY (309): the dashboard's DLQ re-send
 //	BrokerRuntimeInfo      GET_BROKER_RUNTIME_INFO (28)
 //	QueueOffsets           GET_MIN_OFFSET (31) and GET_MAX_OFFSET (30)
+//	BrokerTopicStats       GET_TOPIC_STATS_INFO (202) to one broker
+//	DelayOffsets           GET_ALL_DELAY_OFFSET (45)
 //	ConsumerOffset         QUERY_CONSUMER_OFFSET (14)
 //
 // A response other than SUCCESS is a *StatusError carrying the code and

@@ -255,3 +255,29 @@ func (r *ConsumeResult) UnmarshalJSON(b []byte) error {
 	*r = ConsumeResult(cmResultNames[n])
 	return nil
 }
+
+// TopicConsumers returns the groups that consume topic on any master of
+// its route (QUERY_TOPIC_CONSUME_BY_WHO), sorted.
+func (c *Client) TopicConsumers(ctx context.Context, topic string) ([]string, error) {
+	r, err := c.TopicRoute(ctx, topic)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	for _, b := range routeMasters(r) {
+		var gl protocol.GroupList
+		h := protocol.QueryTopicConsumeByWhoRequestHeader{Topic: topic}
+		if err := c.invokeJSON(ctx, "QUERY_TOPIC_CONSUME_BY_WHO", b.Addr, protocol.QueryTopicConsumeByWho, protocol.Ext(&h), &gl); err != nil {
+			return nil, err
+		}
+		for _, g := range gl.GroupList {
+			seen[g] = true
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for g := range seen {
+		out = append(out, g)
+	}
+	slices.Sort(out)
+	return out, nil
+}

@@ -240,6 +240,12 @@ func TestConsoleAPI(t *testing.T) {
 		consoleGet(t, base, "/api/group?group="+group, &g)
 		return g.TotalLag == 5
 	})
+	var tc struct {
+		Consumers []string `json:"consumers"`
+	}
+	if consoleGet(t, base, "/api/topic?topic="+topic, &tc); !containsString(tc.Consumers, group) {
+		t.Fatalf("consumers of %s: %v lack %s", topic, tc.Consumers, group)
+	}
 	var groups struct{ Groups []string }
 	if consoleGet(t, base, "/api/groups", &groups); !containsString(groups.Groups, group) {
 		t.Fatalf("groups %v lack %s", groups.Groups, group)

@@ -220,7 +220,12 @@ func (s *Server) getTopic(w http.ResponseWriter, r *http.Request) {
 	if stats == nil {
 		stats = []admin.QueueStat{}
 	}
-	writeJSON(w, map[string]any{"topic": topic, "route": route, "queues": stats})
+	groups, err := s.admin.TopicConsumers(r.Context(), topic)
+	if err != nil {
+		writeAdminError(w, err)
+		return
+	}
+	writeJSON(w, map[string]any{"topic": topic, "route": route, "queues": stats, "consumers": groups})
 }
 
 type createTopicRequest struct {

@@ -22,7 +22,8 @@
 //	#cluster      brokers with runtime info; put/get msgs/s and CommitLog
 //	              bytes/s charts from the sampler
 //	#topics       list with filter; create (queue counts, cluster, order)
-//	#topic/T      route (queue data, broker addresses), per-queue offsets
+//	#topic/T      route (queue data, broker addresses), per-queue offsets,
+//	              the groups consuming it
 //	#groups       subscription groups of every master
 //	#group/G      members, subscriptions, per-queue lag, reset offset by time
 //	#messages     lookup by message id, by key, by topic+queue+offset:
@@ -37,7 +38,7 @@
 //	GET  /api/cluster                  brokers, addresses, runtime info
 //	GET  /api/throughput               chart series per broker
 //	GET  /api/topics                   topic names
-//	GET  /api/topic?topic=             route and queue offsets
+//	GET  /api/topic?topic=             route, queue offsets, consuming groups
 //	POST /api/topics                   {topic, cluster, readQueues, writeQueues, perm, order}
 //	GET  /api/groups                   group names
 //	GET  /api/group?group=[&topic=]    members, subscriptions, progress, totalLag

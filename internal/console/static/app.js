@@ -153,7 +153,10 @@ const pages = {
         route.brokerDatas.map((b) => [b.brokerName, b.cluster, Object.entries(b.brokerAddrs).map(([id, a]) => id + "=" + a).join(" ")])),
       el("h3", {}, "Queues"),
       table("topic-queues", ["broker", "queue", "min offset", "max offset", "messages", "last update"],
-        t.queues.map((q) => [q.broker, q.queueId, q.minOffset, q.maxOffset, q.maxOffset - q.minOffset, fmtTime(q.lastUpdateTime)]))];
+        t.queues.map((q) => [q.broker, q.queueId, q.minOffset, q.maxOffset, q.maxOffset - q.minOffset, fmtTime(q.lastUpdateTime)])),
+      el("h3", {}, "Consumer groups"),
+      el("ul", { id: "topic-consumers" }, t.consumers.length === 0 ? el("li", {}, "none") :
+        t.consumers.map((g) => el("li", {}, el("a", { href: "#group/" + encodeURIComponent(g) }, g))))];
   },
 
   async groups() {
