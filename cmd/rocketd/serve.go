@@ -32,6 +32,8 @@ func newServeCommand(root *rootOptions) *cobra.Command {
 		confPath    string
 		metricsOn   bool
 		pprofOn     bool
+		consoleOn   bool
+		consoleAddr string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -66,6 +68,13 @@ Go's profiler under /debug/pprof/ on that listener, and turns metrics on.
 Layout of --data: namesrv/kvConfig.json, store/ (commitlog, consumequeue,
 config/*.json, checkpoint, abort while running).
 
+Web console: --console (broker.conf consoleEnable=true) serves it on
+--console-addr (consoleListenAddr, default 127.0.0.1:8082: loopback unless
+configured). It shows the cluster, topics, consumer groups, messages, DLQ
+and transaction/timer backlogs, and creates topics, resets offsets and
+re-sends DLQ messages. It has no login of its own: keep it on loopback or
+behind an authenticating proxy.
+
 With authenticationEnabled=true in broker.conf both servers check every
 request against the users in store/config/users.json (created from
 initAuthenticationUser and innerClientAuthenticationCredentials, which serve
@@ -97,6 +106,12 @@ then requires).`,
 			}
 			if metricsOn || pprofOn {
 				props["metricsExporterType"] = config.MetricsProm
+			}
+			if f.Changed("console") {
+				props["consoleEnable"] = strconv.FormatBool(consoleOn)
+			}
+			if f.Changed("console-addr") {
+				props["consoleListenAddr"] = consoleAddr
 			}
 			if f.Changed("listen-addr") {
 				props["bindAddress"] = listenAddr
@@ -151,6 +166,8 @@ then requires).`,
 	f.StringVarP(&confPath, "config", "c", "", "broker.conf properties file")
 	f.BoolVar(&metricsOn, "metrics", false, "serve Prometheus metrics (metricsExporterType=PROM; default 127.0.0.1:5557)")
 	f.BoolVar(&pprofOn, "pprof", false, "serve /debug/pprof/ on the metrics listener (metricsPprofEnable=true; implies --metrics)")
+	f.BoolVar(&consoleOn, "console", false, "serve the web console (consoleEnable)")
+	f.StringVar(&consoleAddr, "console-addr", config.DefaultConsoleListenAddr, "web console host:port (consoleListenAddr)")
 	return cmd
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/rocketd/rocketd/internal/broker/processor"
 	"github.com/rocketd/rocketd/internal/broker/txn"
 	"github.com/rocketd/rocketd/internal/config"
+	"github.com/rocketd/rocketd/internal/console"
 	"github.com/rocketd/rocketd/internal/metrics"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
@@ -101,6 +102,7 @@ type Broker struct {
 	repl     *replication        // HA: server on a master, client on a slave
 	inner    *auth.Credentials   // innerClientAuthenticationCredentials; nil: unsigned
 	authn    *auth.Authenticator // nil: authentication off
+	console  *console.Server     // nil unless consoleEnable
 
 	// The tls.* settings built once, for every listener and client.
 	tlsListener remoting.TLSListener
@@ -349,6 +351,10 @@ func Start(cfg Config) (_ *Broker, err error) {
 		return nil, err
 	}
 	closers = append(closers, func() error { return b.closeMetrics(context.Background()) })
+	if err := b.startConsole(); err != nil {
+		return nil, err
+	}
+	closers = append(closers, func() error { return b.closeConsole(context.Background()) })
 
 	b.started.Store(true)
 	log.Info("broker: started", "name", bc.BrokerName, "cluster", bc.BrokerClusterName, "addr", b.addr,
@@ -421,8 +427,10 @@ func (b *Broker) Store() *store.Store { return b.store }
 // Shutdown stops the broker in the order of architecture.md, each step for
 // a reason:
 //
-//  0. Close the metrics listener: a scrape reads the store, the metadata
-//     and the client tables the steps below close.
+//  0. Close the web console (consoleEnable): no admin action starts
+//     while the broker goes away; then the metrics listener: a scrape
+//     reads the store, the metadata and the client tables the steps
+//     below close.
 //  1. Stop the registration loop and unregister from every NameServer:
 //     clients stop routing new work here while it is still served.
 //  2. Shut the remoting servers, the VIP channel's first (listenPort-2,
@@ -443,6 +451,10 @@ func (b *Broker) Store() *store.Store { return b.store }
 func (b *Broker) Shutdown(ctx context.Context) error {
 	b.closeOnce.Do(func() {
 		var errs []error
+		// The console first: it is an admin client of this broker.
+		if err := b.closeConsole(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("broker: close console: %w", err))
+		}
 		errs = append(errs, b.closeMetrics(ctx))
 		b.reg.close()
 		b.reg.unregisterAll(ctx)

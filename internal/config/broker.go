@@ -460,6 +460,16 @@ type BrokerConfig struct {
 	// Auth holds the authentication keys (auth.go), bound from the same
 	// file; not listed by GET_BROKER_CONFIG (it holds secrets).
 	Auth AuthConfig `prop:"-"`
+
+	// The web console (rocketd's own keys; console.go): ConsoleEnable
+	// serves it (false), on ConsoleListenAddr (DefaultConsoleListenAddr,
+	// loopback). ConsoleAccessKey/ConsoleSecretKey sign its admin calls
+	// (with authenticationEnabled and none set:
+	// innerClientAuthenticationCredentials).
+	ConsoleEnable     bool   `prop:"consoleEnable"`
+	ConsoleListenAddr string `prop:"consoleListenAddr"`
+	ConsoleAccessKey  string `prop:"consoleAccessKey"`
+	ConsoleSecretKey  string `prop:"consoleSecretKey" secret:"true"`
 }
 
 // brokerKeyAliases maps old property spellings that Java releases accepted to the
@@ -543,6 +553,7 @@ func (c *BrokerConfig) ensureBaseDefaults() {
 	setInt(&c.ListenPort, DefaultBrokerListenPort)
 	setString(&c.BrokerIP1, defaultBrokerIP())
 	setString(&c.RegionID, DefaultRegionID)
+	setString(&c.ConsoleListenAddr, DefaultConsoleListenAddr)
 	if c.BrokerPermission == 0 {
 		c.BrokerPermission = DefaultBrokerPermission
 	}
@@ -707,6 +718,9 @@ func (c *BrokerConfig) Validate() error {
 		errs = append(errs, err)
 	}
 	errs = append(errs, c.validateMetrics()...)
+	if err := c.validateConsole(); err != nil {
+		errs = append(errs, err)
+	}
 	if c.AccessMessageInMemoryMaxRatio <= 0 || c.AccessMessageInMemoryMaxRatio > 100 {
 		bad("accessMessageInMemoryMaxRatio %d out of range 1..100", c.AccessMessageInMemoryMaxRatio)
 	}

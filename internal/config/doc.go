@@ -23,4 +23,10 @@
 // Settings Java would silently ignore (an unknown mode, certificate paths
 // in test mode) are refused. TLS settings are never rendered anywhere
 // (GET_BROKER_CONFIG skips them; fields tagged secret are never shown).
+//
+// Web console (console.go, rocketd's own keys): consoleEnable (false),
+// consoleListenAddr (DefaultConsoleListenAddr, loopback), and
+// consoleAccessKey/consoleSecretKey, the credentials the console signs its
+// admin calls with whenever set (else, with authenticationEnabled, the
+// broker's innerClientAuthenticationCredentials). The secret is never shown.
 package config

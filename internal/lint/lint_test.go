@@ -45,6 +45,8 @@ var allowed = map[string][]string{
 
 	"ha":      {"auth", "store", "store/commitlog", "message", "config", "vfs", "protocol", "remoting", "testutil/proc", "testutil/certs"},
 	"namesrv": {"auth", "protocol", "remoting", "config", "vfs"},
+	"admin":   {"protocol", "remoting", "message"},
+	"console": {"admin", "protocol", "remoting", "lograte"},
 
 	"broker/meta":     {"protocol", "config", "vfs", "message"},
 	"broker/filter":   {"message"},
@@ -57,7 +59,7 @@ var allowed = map[string][]string{
 		"broker/longpoll", "broker/schedule", "broker/timer", "broker/txn", "broker/client", "ha", "testutil/wait"},
 	"broker": {"store", "message", "config", "vfs", "protocol", "remoting", "broker/meta", "broker/filter",
 		"broker/longpoll", "broker/schedule", "broker/timer", "broker/txn", "broker/processor", "broker/client", "ha", "namesrv",
-		"auth", "metrics", "testutil/proc", "testutil/certs", "testutil/wait"},
+		"auth", "metrics", "console", "admin", "testutil/proc", "testutil/certs", "testutil/wait"},
 
 	// testutil/proc runs rocketd as a child process; only _test.go files
 	// import it.
