@@ -284,23 +284,28 @@ func Start(cfg Config) (_ *Broker, err error) {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
 	closers = append(closers, b.holder.Close)
-	// POP consumption: its held pops wait in the same holder.
-	if b.pop, err = pop.New(pop.Config{
-		Store: b.store, Topics: b.topics, Groups: b.groups, Offsets: b.offsets,
-		BrokerName: bc.BrokerName, Cluster: bc.BrokerClusterName, StoreHost: storeHost,
-		ReviveQueueNum: int32(bc.ReviveQueueNum), ReviveInterval: bc.ReviveInterval,
-		RetryV2: bc.EnableRetryTopicV2, RetryProbability: bc.PopFromRetryProbability,
-		OrderInfoPath: filepath.Join(mopts.Dir, pop.OrderInfoFile), FS: fs,
-		Notify: func(topic string, holdQueue int32) { b.holder.Notify(topic, holdQueue, 1, 0) },
-		Logger: log,
-	}); err != nil {
-		return nil, fmt.Errorf("broker: %w", err)
+	// POP consumption, on a master only (check points, acks and revived
+	// messages are writes): its held pops wait in the same holder.
+	if bc.IsMaster() {
+		if b.pop, err = pop.New(pop.Config{
+			Store: b.store, Topics: b.topics, Groups: b.groups, Offsets: b.offsets,
+			BrokerName: bc.BrokerName, Cluster: bc.BrokerClusterName, StoreHost: storeHost,
+			ReviveQueueNum: int32(bc.ReviveQueueNum), ReviveInterval: bc.ReviveInterval,
+			RetryV2: bc.EnableRetryTopicV2, RetryProbability: bc.PopFromRetryProbability,
+			OrderInfoPath: filepath.Join(mopts.Dir, pop.OrderInfoFile), FS: fs,
+			Notify: func(topic string, holdQueue int32) { b.holder.Notify(topic, holdQueue, 1, 0) },
+			Logger: log,
+		}); err != nil {
+			return nil, fmt.Errorf("broker: %w", err)
+		}
+		b.pop.Start()
+		closers = append(closers, b.pop.Close)
 	}
-	b.pop.Start()
-	closers = append(closers, b.pop.Close)
 	b.store.AddArrivalListener(func(topic string, queueID int32, queueOffset, tagsCode, _ int64) {
 		b.holder.Notify(topic, queueID, queueOffset+1, tagsCode)
-		b.pop.Arrived(topic, queueID)
+		if b.pop != nil {
+			b.pop.Arrived(topic, queueID)
+		}
 	})
 	for _, srv := range []*remoting.Server{b.srv, b.vip} {
 		srv.OnConnClose(func(c *remoting.Conn) {
@@ -456,7 +461,9 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		// the store's close.
 		errs = append(errs, b.repl.close())
 		errs = append(errs, b.delivery.close()) // its last puts reach the store
-		errs = append(errs, b.pop.Close())      // revive progress before the offsets persist
+		if b.pop != nil {
+			errs = append(errs, b.pop.Close()) // revive progress before the offsets persist
+		}
 		errs = append(errs, b.offsets.Close(), b.groups.Persist(), b.topics.Persist())
 		if err := b.store.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("broker: close store: %w", err))

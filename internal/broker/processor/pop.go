@@ -16,16 +16,25 @@ import (
 // isTimeoutTooMuch: the client has given up on it).
 const popTimeoutSlack = 500 * time.Millisecond
 
-// registerPop routes the POP codes (package pop); without a pop service
-// they fall to the default handler.
+// registerPop routes the POP codes (package pop). Without a pop service
+// (a slave) they are answered SERVICE_NOT_AVAILABLE: pops and acks write
+// to the store, which only the master does.
 func (p *Processor) registerPop(srv *remoting.Server, f Families) {
 	if p.pop == nil {
+		for _, code := range []int32{protocol.PopMessage, protocol.AckMessage, protocol.BatchAckMessage, protocol.ChangeMessageInvisibleTime} {
+			srv.Handle(code, f.Admin, p.popUnavailable)
+		}
 		return
 	}
 	srv.Handle(protocol.PopMessage, f.Pull, p.handlePop)
 	srv.Handle(protocol.AckMessage, f.Offset, p.handleAck)
 	srv.Handle(protocol.BatchAckMessage, f.Offset, p.handleBatchAck)
 	srv.Handle(protocol.ChangeMessageInvisibleTime, f.Offset, p.handleChangeInvisible)
+}
+
+func (p *Processor) popUnavailable(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	return remoting.NewResponse(protocol.ServiceNotAvailable,
+		fmt.Sprintf("the broker[%s] serves POP consumption on its master only (request %d)", p.cfg.BrokerIP1, req.Code))
 }
 
 func (p *Processor) handlePop(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
