@@ -228,15 +228,15 @@ func (s *Service) Pop(r *Request, tc protocol.TopicConfig) *Result {
 	var info offsetInfo
 	var rest int64
 	if needRetry && !r.Order {
-		rest += s.popTopic(r, retryTopic, true, randomQ, popTime, reviveQid, res, &info)
+		rest += s.popRetry(r, retryTopic, randomQ, popTime, reviveQid, res, &info)
 	}
 	if r.QueueID < 0 {
-		rest += s.popTopic(r, r.Topic, false, randomQ, popTime, reviveQid, res, &info)
+		rest += s.popQueues(r, r.Topic, tc.ReadQueueNums, randomQ, popTime, reviveQid, res, &info)
 	} else {
-		rest += s.popQueue(r, r.Topic, r.QueueID, false, popTime, reviveQid, res, &info)
+		rest += s.popQueue(r, r.Topic, r.QueueID, popTime, reviveQid, res, &info)
 	}
 	if !needRetry && !r.Order && len(res.Parts) < r.MaxMsgNums {
-		rest += s.popTopic(r, retryTopic, true, randomQ, popTime, reviveQid, res, &info)
+		rest += s.popRetry(r, retryTopic, randomQ, popTime, reviveQid, res, &info)
 	}
 	res.Header = protocol.PopMessageResponseHeader{
 		PopTime: popTime, InvisibleTime: r.InvisibleTime, ReviveQid: reviveQid, RestNum: rest,
@@ -245,23 +245,28 @@ func (s *Service) Pop(r *Request, tc protocol.TopicConfig) *Result {
 	return res
 }
 
-// popTopic pops every readable queue of topic, starting at a random one.
-func (s *Service) popTopic(r *Request, topic string, isRetry bool, randomQ int, popTime int64, reviveQid int32, res *Result, info *offsetInfo) int64 {
+// popRetry pops the group's pop retry topic, if it exists yet.
+func (s *Service) popRetry(r *Request, topic string, randomQ int, popTime int64, reviveQid int32, res *Result, info *offsetInfo) int64 {
 	tc, ok := s.cfg.Topics.Get(topic)
-	if !ok || tc.ReadQueueNums <= 0 {
+	if !ok {
 		return 0
 	}
+	return s.popQueues(r, topic, tc.ReadQueueNums, randomQ, popTime, reviveQid, res, info)
+}
+
+// popQueues pops the n readable queues of topic, starting at a random one.
+func (s *Service) popQueues(r *Request, topic string, n int32, randomQ int, popTime int64, reviveQid int32, res *Result, info *offsetInfo) int64 {
 	var rest int64
-	for i := range tc.ReadQueueNums {
-		q := (int32(randomQ) + i) % tc.ReadQueueNums
-		rest += s.popQueue(r, topic, q, isRetry, popTime, reviveQid, res, info)
+	for i := range max(n, 0) {
+		q := (int32(randomQ) + i) % n
+		rest += s.popQueue(r, topic, q, popTime, reviveQid, res, info)
 	}
 	return rest
 }
 
 // popQueue pops one queue under its lock and returns the messages left in
 // it (restNum).
-func (s *Service) popQueue(r *Request, topic string, qid int32, isRetry bool, popTime int64, reviveQid int32, res *Result, info *offsetInfo) int64 {
+func (s *Service) popQueue(r *Request, topic string, qid int32, popTime int64, reviveQid int32, res *Result, info *offsetInfo) int64 {
 	st := s.cfg.Store
 	key := lockKey(topic, r.Group, qid)
 	if !s.locks.tryLock(key) {

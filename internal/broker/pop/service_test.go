@@ -26,7 +26,7 @@ const (
 
 // fixture is a store, the metadata and a Service on a fake clock.
 type fixture struct {
-	t       *testing.T
+	t       testing.TB
 	dir     string
 	st      *store.Store
 	topics  *meta.Topics
@@ -36,7 +36,7 @@ type fixture struct {
 	now     time.Time
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	f := &fixture{t: t, dir: t.TempDir(), now: time.UnixMilli(1_800_000_000_000)}
 	st, err := store.Open(store.Config{
@@ -153,7 +153,7 @@ func (f *fixture) pop(r Request) ([]popped, protocol.PopMessageResponseHeader) {
 }
 
 // parseInfo reads startOffsetInfo: "mark queueId" -> start offset.
-func parseInfo(t *testing.T, s string) map[string]int64 {
+func parseInfo(t testing.TB, s string) map[string]int64 {
 	t.Helper()
 	m := map[string]int64{}
 	if s == "" {
@@ -403,5 +403,31 @@ func TestExtraInfoRoundTrip(t *testing.T) {
 		if _, err := ParseExtraInfo(bad); err == nil {
 			t.Fatalf("ParseExtraInfo(%q) accepted", bad)
 		}
+	}
+}
+
+// CHANGE_MESSAGE_INVISIBLETIME of an orderly message moves that message's
+// next visible time: the queue stays blocked past the batch's own time.
+func TestOrderlyChangeInvisible(t *testing.T) {
+	f := newFixture(t)
+	f.put(testTopic, "o0", "o1")
+	r := Request{Order: true, MaxMsgNums: 1, InvisibleTime: 5_000, QueueID: 0}
+	b1, _ := f.pop(r)
+	if len(b1) != 1 {
+		t.Fatalf("popped %v", bodies(b1))
+	}
+	h := protocol.ChangeInvisibleTimeRequestHeader{ConsumerGroup: testGroup, Topic: testTopic, QueueID: 0,
+		ExtraInfo: b1[0].handle.String(), Offset: 0, InvisibleTime: 20_000}
+	rh, st := f.svc.ChangeInvisible(&h, "test")
+	if st.Code != protocol.Success || rh.PopTime != b1[0].handle.PopTime || rh.InvisibleTime != 20_000 || rh.ReviveQid != OrderReviveQueue {
+		t.Fatalf("change invisible: %+v %+v", st, rh)
+	}
+	f.now = f.now.Add(6 * time.Second)
+	if b, _ := f.pop(r); len(b) != 0 {
+		t.Fatalf("handed out %v before the new visible time", bodies(b))
+	}
+	f.now = f.now.Add(15 * time.Second)
+	if b, _ := f.pop(r); fmt.Sprint(bodies(b)) != "[o0]" {
+		t.Fatalf("after the new visible time: %v", bodies(b))
 	}
 }
