@@ -293,7 +293,7 @@ func Start(cfg Config) (_ *Broker, err error) {
 			ReviveQueueNum: int32(bc.ReviveQueueNum), ReviveInterval: bc.ReviveInterval,
 			RetryV2: bc.EnableRetryTopicV2, RetryProbability: bc.PopFromRetryProbability,
 			OrderInfoPath: filepath.Join(mopts.Dir, pop.OrderInfoFile), FS: fs,
-			Notify: func(topic string, holdQueue int32) { b.holder.Notify(topic, holdQueue, 1, 0) },
+			Notify: func(topic string, holdQueue int32, tagsCode int64) { b.holder.Notify(topic, holdQueue, 1, tagsCode) },
 			Logger: log,
 		}); err != nil {
 			return nil, fmt.Errorf("broker: %w", err)
@@ -304,7 +304,7 @@ func Start(cfg Config) (_ *Broker, err error) {
 	b.store.AddArrivalListener(func(topic string, queueID int32, queueOffset, tagsCode, _ int64) {
 		b.holder.Notify(topic, queueID, queueOffset+1, tagsCode)
 		if b.pop != nil {
-			b.pop.Arrived(topic, queueID)
+			b.pop.Arrived(topic, queueID, tagsCode)
 		}
 	})
 	for _, srv := range []*remoting.Server{b.srv, b.vip} {

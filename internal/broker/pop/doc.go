@@ -36,8 +36,10 @@
 // long-polling Holder on the topic with a negative queue key (HoldQueue:
 // -1 for a pop of every queue, -2-q for queue q) so that pulls and pops
 // never share a key; Service.Arrived, the store's arrival listener, wakes
-// them (an arrival in a pop retry topic wakes the pops of its topic). The
-// re-run answers POLLING_TIMEOUT when still nothing is there.
+// those whose filter may match the arrival's tags code (an arrival in a
+// pop retry topic wakes the pops of its topic; an ack that unblocks an
+// orderly queue wakes its pops with WakeAll). The re-run answers
+// POLLING_TIMEOUT when still nothing is there.
 //
 // # Response header and receipt handle (ExtraInfo)
 //

@@ -277,8 +277,8 @@ func (s *Service) ackOrderly(topic, group string, qid int32, offset, popTime int
 	case next > -1:
 		s.cfg.Offsets.Commit(group, topic, qid, next)
 		if !s.order.blocked(topic, group, qid, "", s.cfg.Now().UnixMilli()) {
-			s.cfg.Notify(topic, -1)
-			s.cfg.Notify(topic, HoldQueue(qid))
+			s.cfg.Notify(topic, -1, WakeAll)
+			s.cfg.Notify(topic, HoldQueue(qid), WakeAll)
 		}
 	}
 	return success

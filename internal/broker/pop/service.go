@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"net/netip"
 	"strconv"
@@ -54,8 +55,9 @@ type Config struct {
 	FS            vfs.FS // default vfs.Default
 	// Now is the clock (tests: a fake one). Default time.Now.
 	Now func() time.Time
-	// Notify wakes pops held on topic and hold queue (see HoldQueue).
-	Notify func(topic string, holdQueue int32)
+	// Notify wakes the pops held on topic and hold queue (see HoldQueue)
+	// whose filter may match tagsCode (WakeAll: every one).
+	Notify func(topic string, holdQueue int32, tagsCode int64)
 	Logger *slog.Logger
 }
 
@@ -97,7 +99,7 @@ func New(cfg Config) (*Service, error) {
 		cfg.Now = time.Now
 	}
 	if cfg.Notify == nil {
-		cfg.Notify = func(string, int32) {}
+		cfg.Notify = func(string, int32, int64) {}
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -166,17 +168,23 @@ func HoldQueue(queueID int32) int32 {
 	return -2 - queueID
 }
 
+// WakeAll is the tags code of a wake-up that is not an arrival (an
+// orderly queue unblocked by an ack): a held pop's match must accept it
+// whatever its filter. Real tags codes are 32-bit hashes.
+const WakeAll int64 = math.MinInt64
+
 // Arrived is the store's arrival listener: it wakes the pops held on the
-// topic (a pop retry topic wakes the pops of its topic).
-func (s *Service) Arrived(topic string, queueID int32) {
+// topic whose filter may match tagsCode (a pop retry topic wakes the pops
+// of its topic).
+func (s *Service) Arrived(topic string, queueID int32, tagsCode int64) {
 	v, ok := s.popped.Load(topic)
 	if !ok {
 		return
 	}
 	target := v.(string)
-	s.cfg.Notify(target, -1)
+	s.cfg.Notify(target, -1, tagsCode)
 	if target == topic {
-		s.cfg.Notify(target, HoldQueue(queueID))
+		s.cfg.Notify(target, HoldQueue(queueID), tagsCode)
 	}
 }
 

@@ -114,6 +114,7 @@ func (p *Processor) popMessage(conn *remoting.Conn, req *remoting.Command, allow
 			QueueID: pop.HoldQueue(h.QueueID),
 			Offset:  0, // woken by pop.Service.Arrived's notifications only
 			Timeout: time.Duration(h.PollTime) * time.Millisecond,
+			Match:   func(code int64) bool { return code == pop.WakeAll || filter.MatchTagsCode(code) },
 			Conn:    conn,
 			Wake:    func() { p.wakePop(conn, req) },
 		})

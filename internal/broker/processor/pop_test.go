@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/netip"
+	"strconv"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // newPopEnv is newEnv with a pop service: a second processor serves on a
@@ -27,10 +29,10 @@ func newPopEnv(t *testing.T, tune func(*config.BrokerConfig)) *env {
 	svc, err := pop.New(pop.Config{
 		Store: e.store, Topics: e.topics, Groups: e.groups, Offsets: e.offsets, BrokerName: "b", Cluster: "c",
 		StoreHost: netip.MustParseAddrPort("127.0.0.1:10911"), ReviveQueueNum: 2, ReviveInterval: time.Hour,
-		Notify: func(topic string, q int32) { e.holder.Notify(topic, q, 1, 0) },
+		Notify: func(topic string, q int32, tags int64) { e.holder.Notify(topic, q, 1, tags) },
 	})
 	must(t, err)
-	e.store.AddArrivalListener(func(topic string, q int32, _, _, _ int64) { svc.Arrived(topic, q) })
+	e.store.AddArrivalListener(func(topic string, q int32, _, tags, _ int64) { svc.Arrived(topic, q, tags) })
 	p, err := processor.New(processor.Deps{Config: &e.cfg, Store: e.store, Topics: e.topics, Groups: e.groups,
 		Offsets: e.offsets, Clients: e.clients, Holder: e.holder, Pop: svc})
 	must(t, err)
@@ -130,5 +132,54 @@ func TestPopNeedsTimerWheel(t *testing.T) {
 	e.createTopic("PT", 1)
 	if r := e.call(protocol.PopMessage, popExt("g", "PT", 0, "", ""), nil); r.Code != protocol.SystemError {
 		t.Fatalf("timerWheelEnable=false: %d %s", r.Code, r.Remark)
+	}
+}
+
+// A held pop is woken by an arrival its tag filter may match, not by
+// another: a pop of TagB stays held through a TagA arrival (a pop of "*"
+// on the same queue, woken by the same notification, is the barrier)
+// and answers the TagB message that follows.
+func TestPopHeldWakesOnMatchingTag(t *testing.T) {
+	e := newPopEnv(t, nil)
+	e.createTopic("PW", 1)
+	hold := func(group, exp string) <-chan *remoting.Command {
+		ext := popExt(group, "PW", 0, exp, "TAG")
+		ext["pollTime"] = "20000"
+		ext["bornTime"] = strconv.FormatInt(time.Now().UnixMilli(), 10)
+		ch := make(chan *remoting.Command, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			resp, err := e.rc.Invoke(ctx, e.addr, remoting.NewRequest(protocol.PopMessage, ext, nil))
+			if err != nil {
+				resp = remoting.NewResponse(-1, err.Error())
+			}
+			ch <- resp
+		}()
+		return ch
+	}
+	tagB := hold("gB", "TagB")
+	wait.For(t, 5*time.Second, "the TagB pop held", func() bool { return e.holder.Len() == 1 })
+	barrier := hold("gAll", "*")
+	wait.For(t, 5*time.Second, "both pops held", func() bool { return e.holder.Len() == 2 })
+
+	props := message.SetProperty("", message.PropertyTags, "TagA")
+	if r := e.send(sendHeader("PW", 0, props), "a"); r.Code != protocol.Success {
+		t.Fatalf("send: %d %s", r.Code, r.Remark)
+	}
+	if r := <-barrier; r.Code != protocol.Success {
+		t.Fatalf("barrier pop: %d %s", r.Code, r.Remark)
+	}
+	if n := e.holder.Len(); n != 1 {
+		t.Fatalf("%d pops held after the TagA arrival, want the TagB one", n)
+	}
+	props = message.SetProperty("", message.PropertyTags, "TagB")
+	if r := e.send(sendHeader("PW", 0, props), "b"); r.Code != protocol.Success {
+		t.Fatalf("send: %d %s", r.Code, r.Remark)
+	}
+	r := <-tagB
+	rec, _, err := message.DecodeRecord(r.Body, false)
+	if r.Code != protocol.Success || err != nil || string(rec.Body) != "b" {
+		t.Fatalf("TagB pop: %d %s %q %v", r.Code, r.Remark, rec.Body, err)
 	}
 }
