@@ -18,6 +18,7 @@ import (
 	"github.com/rocketd/rocketd/internal/broker/client"
 	"github.com/rocketd/rocketd/internal/broker/longpoll"
 	"github.com/rocketd/rocketd/internal/broker/meta"
+	"github.com/rocketd/rocketd/internal/broker/pop"
 	"github.com/rocketd/rocketd/internal/broker/processor"
 	"github.com/rocketd/rocketd/internal/broker/txn"
 	"github.com/rocketd/rocketd/internal/config"
@@ -96,6 +97,7 @@ type Broker struct {
 	offsets  *meta.Offsets
 	clients  *client.Registry
 	holder   *longpoll.Holder
+	pop      *pop.Service
 	delivery *delivery // delay levels and timer messages
 	txn      *txn.Service
 	reg      *registrar
@@ -298,8 +300,28 @@ func Start(cfg Config) (_ *Broker, err error) {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
 	closers = append(closers, b.holder.Close)
+	// POP consumption, on a master only (check points, acks and revived
+	// messages are writes): its held pops wait in the same holder.
+	if bc.IsMaster() {
+		if b.pop, err = pop.New(pop.Config{
+			Store: b.store, Topics: b.topics, Groups: b.groups, Offsets: b.offsets,
+			BrokerName: bc.BrokerName, Cluster: bc.BrokerClusterName, StoreHost: storeHost,
+			ReviveQueueNum: int32(bc.ReviveQueueNum), ReviveInterval: bc.ReviveInterval,
+			RetryV2: bc.EnableRetryTopicV2, RetryProbability: bc.PopFromRetryProbability,
+			OrderInfoPath: filepath.Join(mopts.Dir, pop.OrderInfoFile), FS: fs,
+			Notify: func(topic string, holdQueue int32, tagsCode int64) { b.holder.Notify(topic, holdQueue, 1, tagsCode) },
+			Logger: log,
+		}); err != nil {
+			return nil, fmt.Errorf("broker: %w", err)
+		}
+		b.pop.Start()
+		closers = append(closers, b.pop.Close)
+	}
 	b.store.AddArrivalListener(func(topic string, queueID int32, queueOffset, tagsCode, _ int64) {
 		b.holder.Notify(topic, queueID, queueOffset+1, tagsCode)
+		if b.pop != nil {
+			b.pop.Arrived(topic, queueID, tagsCode)
+		}
 	})
 	for _, srv := range []*remoting.Server{b.srv, b.vip} {
 		srv.OnConnClose(func(c *remoting.Conn) {
@@ -334,7 +356,7 @@ func Start(cfg Config) (_ *Broker, err error) {
 		Config: &b.cfg, Store: b.store, Topics: b.topics, Groups: b.groups, Offsets: b.offsets,
 		Clients: b.clients, Holder: b.holder, StoreHost: storeHost, InMemoryBytes: scfg.InMemoryBytes, SendHooks: cfg.SendHooks, Txn: b.txn,
 		RequestModes: modes, TopicRoute: route, AwaitRegistration: b.reg.awaitRound, Users: users,
-		HARuntime: b.repl.haRuntimeInfo, Logger: log,
+		HARuntime: b.repl.haRuntimeInfo, Pop: b.pop, Logger: log,
 	})
 	if err != nil {
 		return nil, err
@@ -474,6 +496,9 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		// the store's close.
 		errs = append(errs, b.repl.close())
 		errs = append(errs, b.delivery.close()) // its last puts reach the store
+		if b.pop != nil {
+			errs = append(errs, b.pop.Close()) // revive progress before the offsets persist
+		}
 		errs = append(errs, b.offsets.Close(), b.groups.Persist(), b.topics.Persist())
 		if err := b.store.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("broker: close store: %w", err))

@@ -12,7 +12,11 @@
 //	  consumerManage  QUERY/UPDATE_CONSUMER_OFFSET, GET_CONSUMER_LIST_BY_GROUP
 //	  heartbeat       HEART_BEAT, UNREGISTER_CLIENT
 //	  admin           topics, offsets by queue, locks, stats, everything else
-//	store arrival listener ──> longpoll.Holder.Notify (held pulls wake)
+//	store arrival listener ──> longpoll.Holder.Notify (held pulls wake) and
+//	                           pop.Service.Arrived (held pops wake: negative queue keys)
+//	pop.Service            ──> POP consumption: check points and acks in
+//	                           rmq_sys_REVIVE_LOG_<cluster>, a revive goroutine
+//	                           (every reviveInterval), consumerOrderInfo.json
 //	connection closed      ──> client.Registry.RemoveChannel, Holder.DropConn
 //	meta.Topics.OnChange   ──> registration round (kick)
 //	meta.Offsets           ──> consumerOffset.json every flushConsumerOffsetInterval (5 s)

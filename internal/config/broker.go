@@ -76,18 +76,22 @@ const (
 	DefaultRegisterBrokerTimeout       = 6 * time.Second
 	DefaultRegisterNameServerPeriod    = 30 * time.Second
 	DefaultFlushConsumerOffsetInterval = 5 * time.Second
-	DefaultFlushDelayOffsetInterval    = 10 * time.Second
-	DefaultTimerMaxDelaySec            = 3 * 24 * 3600
-	DefaultTimerPrecisionMs            = 1000
-	DefaultOSPageCacheBusyTimeout      = time.Second
-	DefaultMaxTransferBytesInMemory    = 256 << 10
-	DefaultMaxTransferCountInMemory    = 32
-	DefaultMaxHashSlotNum              = 5000000
-	DefaultMaxIndexNum                 = 20000000
-	DefaultQueryMaxNum                 = 32
-	DefaultMaxMsgsNumBatch             = 64
-	DefaultCommitLogCorruptionAction   = CorruptionRefuse
-	DefaultMessageRequestMode          = "PULL"
+	// POP consumption (package broker/pop).
+	DefaultReviveQueueNum            = 8
+	DefaultReviveInterval            = time.Second
+	DefaultPopFromRetryProbability   = 20
+	DefaultFlushDelayOffsetInterval  = 10 * time.Second
+	DefaultTimerMaxDelaySec          = 3 * 24 * 3600
+	DefaultTimerPrecisionMs          = 1000
+	DefaultOSPageCacheBusyTimeout    = time.Second
+	DefaultMaxTransferBytesInMemory  = 256 << 10
+	DefaultMaxTransferCountInMemory  = 32
+	DefaultMaxHashSlotNum            = 5000000
+	DefaultMaxIndexNum               = 20000000
+	DefaultQueryMaxNum               = 32
+	DefaultMaxMsgsNumBatch           = 64
+	DefaultCommitLogCorruptionAction = CorruptionRefuse
+	DefaultMessageRequestMode        = "PULL"
 
 	DefaultSendThreadPoolQueueCapacity       = 10000
 	DefaultPullThreadPoolQueueCapacity       = 100000
@@ -257,6 +261,18 @@ type BrokerConfig struct {
 	// DefaultPopShareQueueNum goes with a default POP mode (-1: every
 	// consumer reads every queue; 0 means the same).
 	DefaultPopShareQueueNum int `prop:"defaultPopShareQueueNum"`
+	// ReviveQueueNum is the POP revive topic's queue count (8): check
+	// points and acks spread over them (package broker/pop).
+	ReviveQueueNum int `prop:"reviveQueueNum"`
+	// ReviveInterval is how often the POP revive service scans the revive
+	// topic for check points whose invisibility is over (1 s).
+	ReviveInterval time.Duration `prop:"reviveInterval" unit:"ms"`
+	// PopFromRetryProbability is the percentage of POP requests that read
+	// the group's pop retry topic before the topic (20; 0..100).
+	PopFromRetryProbability int `prop:"popFromRetryProbability"`
+	// EnableRetryTopicV2 names pop retry topics %RETRY%group+topic instead
+	// of %RETRY%group_topic (false).
+	EnableRetryTopicV2 bool `prop:"enableRetryTopicV2"`
 	// TransferMsgByHeap copies pull bodies into the response (true).
 	TransferMsgByHeap bool `prop:"transferMsgByHeap"`
 	// FlushConsumerOffsetInterval is the consumerOffset.json period (5 s).
@@ -499,6 +515,7 @@ func NewBrokerConfig() BrokerConfig {
 		UseServerSideResetOffset:       true,
 		ServerLoadBalancerEnable:       true,
 		DefaultPopShareQueueNum:        -1,
+		PopFromRetryProbability:        DefaultPopFromRetryProbability,
 		NotifyConsumerIdsChangedEnable: true,
 		TransferMsgByHeap:              true,
 		BrokerFastFailureEnable:        true,
@@ -569,6 +586,8 @@ func (c *BrokerConfig) ensureBaseDefaults() {
 	setDur(&c.RegisterNameServerPeriod, DefaultRegisterNameServerPeriod)
 	setDur(&c.ShortPollingTime, DefaultShortPollingTime)
 	setDur(&c.FlushConsumerOffsetInterval, DefaultFlushConsumerOffsetInterval)
+	setInt(&c.ReviveQueueNum, DefaultReviveQueueNum)
+	setDur(&c.ReviveInterval, DefaultReviveInterval)
 	setString(&c.DefaultMessageRequestMode, DefaultMessageRequestMode)
 
 	// Pool sizes as 4.9.8 derives them from the processor count.
@@ -686,6 +705,9 @@ func (c *BrokerConfig) Validate() error {
 	case AsyncFlush, SyncFlush:
 	default:
 		bad("flushDiskType %q: want ASYNC_FLUSH or SYNC_FLUSH", c.FlushDiskType)
+	}
+	if c.PopFromRetryProbability < 0 || c.PopFromRetryProbability > 100 {
+		bad("popFromRetryProbability %d: want 0..100", c.PopFromRetryProbability)
 	}
 	switch c.DefaultMessageRequestMode {
 	case "PULL", "POP":

@@ -232,14 +232,14 @@ var RequestCodeMap = []CodeInfo{
 	{3008, "AUTH_DELETE_ACL", SideBroker, CodeLater, issueSecurity},
 	{3009, "AUTH_GET_ACL", SideBroker, CodeLater, issueSecurity},
 	{3010, "AUTH_LIST_ACL", SideBroker, CodeLater, issueSecurity},
-	{200050, "POP_MESSAGE", SideBroker, CodeLater, issuePop},
-	{200051, "ACK_MESSAGE", SideBroker, CodeLater, issuePop},
-	{200052, "PEEK_MESSAGE", SideBroker, CodeLater, issuePop},
-	{200053, "CHANGE_MESSAGE_INVISIBLETIME", SideBroker, CodeLater, issuePop},
-	{200054, "NOTIFICATION", SideBroker, CodeLater, issuePop},
-	{200055, "POLLING_INFO", SideBroker, CodeLater, issuePop},
+	{200050, "POP_MESSAGE", SideBroker, CodeServed, "POP consumption with long polling, retry topic, orderly pops (broker/pop)"},
+	{200051, "ACK_MESSAGE", SideBroker, CodeServed, "an ack record in the revive log; orderly: the queue's offset moves"},
+	{200052, "PEEK_MESSAGE", SideBroker, CodeLater, issuePop + "; no Java client sends it"},
+	{200053, "CHANGE_MESSAGE_INVISIBLETIME", SideBroker, CodeServed, "a new check point, then an ack of the old one"},
+	{200054, "NOTIFICATION", SideBroker, CodeLater, issuePop + " (gRPC proxy; the remoting push consumer does not send it)"},
+	{200055, "POLLING_INFO", SideBroker, CodeLater, issuePop + " (gRPC proxy; the remoting push consumer does not send it)"},
 	{200056, "POP_ROLLBACK", SideBroker, CodeRefused, "no Java broker serves it either"},
-	{200151, "BATCH_ACK_MESSAGE", SideBroker, CodeLater, issuePop},
+	{200151, "BATCH_ACK_MESSAGE", SideBroker, CodeServed, "one batch-ack record per queue"},
 }
 
 // LookupRequestCode returns the map's row for code.

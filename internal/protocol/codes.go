@@ -107,6 +107,19 @@ const (
 // The 5.x HA admin code (a block of its own, as the auth one below).
 const GetBrokerHAStatus RequestCode = 907 // B (5.x)
 
+// The POP consumption codes of RocketMQ 5.x (a block of their own: they
+// do not fit the int16 of the ROCKETMQ serialization).
+const (
+	PopMessage                 RequestCode = 200050 // B (5.x)
+	AckMessage                 RequestCode = 200051 // B (5.x)
+	PeekMessage                RequestCode = 200052 // B (5.x)
+	ChangeMessageInvisibleTime RequestCode = 200053 // B (5.x)
+	Notification               RequestCode = 200054 // B (5.x)
+	PollingInfo                RequestCode = 200055 // B (5.x)
+	PopRollback                RequestCode = 200056 // B (5.x)
+	BatchAckMessage            RequestCode = 200151 // B (5.x)
+)
+
 // The user admin codes of RocketMQ 5.3's auth module (a block of their
 // own: the wider numbers would realign the one above).
 const (
@@ -155,6 +168,8 @@ const (
 	ConsumerNotOnline          ResponseCode = 206
 	ConsumeMsgTimeout          ResponseCode = 207
 	NoMessage                  ResponseCode = 208
+	PollingFull                ResponseCode = 209 // 5.x POP
+	PollingTimeout             ResponseCode = 210 // 5.x POP
 	FlowControl                ResponseCode = 215
 )
 

@@ -12,6 +12,9 @@
 //	pull.go    PULL_MESSAGE (11) with long polling
 //	litepull.go LITE_PULL_MESSAGE (361, the 5.x lite pull consumer): the pull path
 //	           behind litePullMessageEnable and a check of the required header fields
+//	pop.go     POP_MESSAGE (200050) with long polling, ACK_MESSAGE (200051),
+//	           BATCH_ACK_MESSAGE (200151), CHANGE_MESSAGE_INVISIBLETIME (200053):
+//	           header checks and the pull path's filter here, the rest in package pop
 //	assignment.go QUERY_ASSIGNMENT (400), SET_MESSAGE_REQUEST_MODE (401): server-side
 //	           rebalance (allocate.go: Java's AVG, AVG_BY_CIRCLE and POP sharing)
 //	offset.go  QUERY_CONSUMER_OFFSET, UPDATE_CONSUMER_OFFSET, GET_MAX_OFFSET,

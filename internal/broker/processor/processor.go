@@ -14,6 +14,7 @@ import (
 	"github.com/rocketd/rocketd/internal/broker/client"
 	"github.com/rocketd/rocketd/internal/broker/longpoll"
 	"github.com/rocketd/rocketd/internal/broker/meta"
+	"github.com/rocketd/rocketd/internal/broker/pop"
 	"github.com/rocketd/rocketd/internal/broker/txn"
 	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/message"
@@ -67,7 +68,9 @@ type Deps struct {
 	// HARuntime reports the replication state GET_BROKER_HA_STATUS
 	// answers (admin_ha.go); nil: that code answers SYSTEM_ERROR.
 	HARuntime func() protocol.HARuntimeInfo
-	Logger    *slog.Logger // default: discard
+	// Pop serves POP consumption (pop.go); nil: its codes are not served.
+	Pop    *pop.Service
+	Logger *slog.Logger // default: discard
 }
 
 // SendHook observes send requests (SEND_MESSAGE, SEND_MESSAGE_V2,
@@ -108,6 +111,7 @@ type Processor struct {
 	awaitReg  func(ctx context.Context) error
 	users     *auth.Users
 	haRuntime func() protocol.HARuntimeInfo
+	pop       *pop.Service
 	log       *slog.Logger
 	exprCache exprCache // SQL92 expressions of pulls and CHECK_CLIENT_CONFIG
 
@@ -135,7 +139,7 @@ func New(d Deps) (*Processor, error) {
 	}
 	return &Processor{
 		cfg: d.Config, store: d.Store, topics: d.Topics, groups: d.Groups, offsets: d.Offsets,
-		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, inMemory: d.InMemoryBytes, sendHooks: d.SendHooks, txn: d.Txn, modes: d.RequestModes, route: d.TopicRoute, awaitReg: d.AwaitRegistration, users: d.Users, haRuntime: d.HARuntime, log: log,
+		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, inMemory: d.InMemoryBytes, sendHooks: d.SendHooks, txn: d.Txn, modes: d.RequestModes, route: d.TopicRoute, awaitReg: d.AwaitRegistration, users: d.Users, haRuntime: d.HARuntime, pop: d.Pop, log: log,
 		region: d.Config.RegionID, traceOn: strconv.FormatBool(d.Config.TraceOn),
 		configVersion: fmt.Sprintf(`{"counter":1,"timestamp":%d}`, time.Now().UnixMilli()),
 		storedProps: [3]message.Prop{
@@ -216,6 +220,7 @@ func (p *Processor) Register(srv *remoting.Server, f Families) {
 	srv.Handle(protocol.DeleteExpiredCommitlog, f.Admin, p.handleDeleteExpiredCommitLog)
 	srv.Handle(protocol.CleanUnusedTopic, f.Admin, p.handleCleanUnusedTopic)
 	p.registerUsers(srv, f)
+	p.registerPop(srv, f)
 	srv.HandleDefault(f.Admin, notSupported)
 }
 

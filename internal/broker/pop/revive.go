@@ -1,0 +1,234 @@
+package pop
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/rocketd/rocketd/internal/broker/meta"
+	"github.com/rocketd/rocketd/internal/message"
+	"github.com/rocketd/rocketd/internal/store"
+)
+
+// reviveBatch is how many revive log records one read takes.
+const reviveBatch = 32
+
+// defaultRetryMaxTimes applies to a group without a config (Java's
+// SubscriptionGroupConfig default).
+const defaultRetryMaxTimes = 16
+
+// reviver is PopReviveService: it reads each revive queue, matches acks
+// to check points and, once a check point's invisibility is over, puts
+// its unacked messages into the pop retry topic (or the DLQ). Only the
+// Service's goroutine (or a test through Service.Revive) runs it.
+type reviver struct {
+	s      *Service
+	queues []*reviveQueue
+	failAt time.Time // last logged failure (rate limit)
+}
+
+// reviveQueue is one revive queue's state: the next record to read and
+// the check points read and not yet resolved.
+type reviveQueue struct {
+	id      int32
+	loaded  bool
+	next    int64
+	pending map[string]*pendingCK
+}
+
+type pendingCK struct {
+	ck     CheckPoint
+	at     int64 // the ck record's offset in the revive queue
+	acked  uint64
+	nAcked int
+}
+
+func newReviver(s *Service) *reviver {
+	r := &reviver{s: s}
+	for q := range s.cfg.ReviveQueueNum {
+		r.queues = append(r.queues, &reviveQueue{id: q, pending: make(map[string]*pendingCK)})
+	}
+	return r
+}
+
+func (r *reviver) runOnce(now time.Time) {
+	for _, q := range r.queues {
+		r.runQueue(q, now.UnixMilli())
+	}
+}
+
+// runQueue reads the queue's new records, revives the check points due
+// and commits the queue's progress: the offset of the oldest unresolved
+// check point, so that after a restart every check point still open, and
+// every ack after it, is read again.
+func (r *reviver) runQueue(q *reviveQueue, now int64) {
+	s := r.s
+	if !q.loaded {
+		if off, ok := s.cfg.Offsets.Query(ReviveGroup, s.reviveTopic, q.id); ok && off >= 0 {
+			q.next = off
+		} else {
+			q.next = s.cfg.Store.MinOffset(s.reviveTopic, q.id)
+		}
+		q.loaded = true
+	}
+	for {
+		g, err := s.cfg.Store.GetMessage(ReviveGroup, s.reviveTopic, q.id, q.next, reviveBatch, nil)
+		if err != nil {
+			r.failed(fmt.Errorf("read revive queue %d: %w", q.id, err))
+			return
+		}
+		n := len(g.Messages)
+		for _, m := range g.Messages {
+			q.apply(m.Bytes, m.QueueOffset)
+		}
+		if g.NextBeginOffset > q.next {
+			q.next = g.NextBeginOffset
+		}
+		g.Release()
+		if n == 0 {
+			break
+		}
+	}
+	for key, p := range q.pending {
+		if p.ck.Revive() > now {
+			continue
+		}
+		if err := r.revive(&p.ck, p.acked); err != nil {
+			r.failed(err)
+			continue // kept: tried again next round
+		}
+		delete(q.pending, key)
+	}
+	progress := q.next
+	for _, p := range q.pending {
+		progress = min(progress, p.at)
+	}
+	s.cfg.Offsets.Commit(ReviveGroup, s.reviveTopic, q.id, progress)
+}
+
+// apply reads one revive log record: a check point joins pending, an ack
+// marks its message; a fully acked check point is resolved.
+func (q *reviveQueue) apply(rec []byte, at int64) {
+	r, _, err := message.DecodeRecordNoCopy(rec, false)
+	if err != nil {
+		return
+	}
+	tag, _ := message.Property(r.Properties, message.PropertyTags)
+	switch tag {
+	case ckTag:
+		var ck CheckPoint
+		if json.Unmarshal(r.Body, &ck) != nil || ck.Num <= 0 {
+			return
+		}
+		key := ck.key()
+		if _, dup := q.pending[key]; !dup {
+			q.pending[key] = &pendingCK{ck: ck, at: at}
+		}
+	case ackTag, batchAckTag:
+		var a AckMsg
+		if json.Unmarshal(r.Body, &a) != nil {
+			return
+		}
+		p, ok := q.pending[a.key()]
+		if !ok {
+			return // its check point is resolved already
+		}
+		offsets := a.AckOffsetList
+		if tag == ackTag {
+			offsets = []int64{a.AckOffset}
+		}
+		for _, off := range offsets {
+			if i := p.ck.indexOf(off); i >= 0 && p.acked&(1<<i) == 0 {
+				p.acked |= 1 << i
+				p.nAcked++
+			}
+		}
+		if p.nAcked >= int(p.ck.Num) {
+			delete(q.pending, a.key())
+		}
+	}
+}
+
+// revive puts each unacked message of ck into the retry topic, or the
+// DLQ once it was delivered retryMaxTimes times already.
+func (r *reviver) revive(ck *CheckPoint, acked uint64) error {
+	for i := range int(ck.Num) {
+		if acked&(1<<i) != 0 {
+			continue
+		}
+		if err := r.reviveOne(ck, ck.offsetAt(i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *reviver) reviveOne(ck *CheckPoint, offset int64) error {
+	s := r.s
+	g, err := s.cfg.Store.GetMessage(ReviveGroup, ck.Topic, ck.QueueID, offset, 1, nil)
+	if err != nil {
+		return fmt.Errorf("revive %s@%d offset %d: %w", ck.Topic, ck.QueueID, offset, err)
+	}
+	defer g.Release()
+	if len(g.Messages) == 0 || g.Messages[0].QueueOffset != offset {
+		// Deleted by retention meanwhile: nothing left to revive.
+		s.log.Warn("pop: revive: message gone", "topic", ck.Topic, "queue", ck.QueueID, "offset", offset, "status", g.Status)
+		return nil
+	}
+	orig, _, err := message.DecodeRecord(g.Messages[0].Bytes, false)
+	if err != nil {
+		return fmt.Errorf("revive %s@%d offset %d: %w", ck.Topic, ck.QueueID, offset, err)
+	}
+	maxTimes := int32(defaultRetryMaxTimes)
+	if gc, ok := s.cfg.Groups.Get(ck.CID); ok {
+		maxTimes = gc.RetryMaxTimes
+	}
+	rec := message.Record{
+		Flag: orig.Flag, SysFlag: orig.SysFlag, BornTimestamp: orig.BornTimestamp, BornHost: s.cfg.StoreHost,
+		ReconsumeTimes: orig.ReconsumeTimes + 1, Body: orig.Body,
+	}
+	props := orig.Properties
+	if orig.ReconsumeTimes >= maxTimes {
+		dlq, _, err := s.cfg.Topics.EnsureDLQTopic(ck.CID)
+		if err != nil {
+			return fmt.Errorf("revive: DLQ topic of %s: %w", ck.CID, err)
+		}
+		rec.Topic, rec.QueueID = dlq.TopicName, 0
+		if _, set := message.Property(props, message.PropertyRetryTopic); !set {
+			props = message.SetProperty(props, message.PropertyRetryTopic, ck.Topic)
+		}
+		if id, _ := message.Property(props, message.PropertyOriginMessageID); id == "" {
+			props = message.SetProperty(props, message.PropertyOriginMessageID, message.OffsetMsgID(orig.StoreHost, orig.PhysicalOffset))
+		}
+	} else {
+		target := ck.Topic
+		if !strings.HasPrefix(target, retryPrefix) {
+			target = RetryTopic(ck.Topic, ck.CID, s.cfg.RetryV2)
+		}
+		if _, _, err := s.cfg.Topics.EnsureTopic(target, 1, meta.PermReadWrite, 0); err != nil {
+			return fmt.Errorf("revive: retry topic %s: %w", target, err)
+		}
+		rec.Topic, rec.QueueID = target, 0
+		if _, set := message.Property(props, message.PropertyFirstPopTime); orig.ReconsumeTimes == 0 || !set {
+			props = message.SetProperty(props, message.PropertyFirstPopTime, fmt.Sprint(ck.PopTime))
+		}
+	}
+	rec.Properties = props
+	res := s.cfg.Store.PutMessage(context.Background(), &rec, store.PutOptions{NoDelayRewrite: true})
+	if !res.Status.Stored() {
+		return fmt.Errorf("revive %s@%d offset %d into %s: %s", ck.Topic, ck.QueueID, offset, rec.Topic, res.Status)
+	}
+	return nil
+}
+
+// failed logs a revive failure, at most once every 30 s.
+func (r *reviver) failed(err error) {
+	now := time.Now()
+	if now.Sub(r.failAt) < 30*time.Second {
+		return
+	}
+	r.failAt = now
+	r.s.log.Warn("pop: revive failed, retried next round", "err", err)
+}

@@ -1,0 +1,179 @@
+package processor
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/rocketd/rocketd/internal/broker/longpoll"
+	"github.com/rocketd/rocketd/internal/broker/meta"
+	"github.com/rocketd/rocketd/internal/broker/pop"
+	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/remoting"
+)
+
+// popTimeoutSlack is how late a POP_MESSAGE may arrive after its bornTime
+// plus pollTime before it is answered POLLING_TIMEOUT at once (Java's
+// isTimeoutTooMuch: the client has given up on it).
+const popTimeoutSlack = 500 * time.Millisecond
+
+// registerPop routes the POP codes (package pop). Without a pop service
+// (a slave) they are answered SERVICE_NOT_AVAILABLE: pops and acks write
+// to the store, which only the master does.
+func (p *Processor) registerPop(srv *remoting.Server, f Families) {
+	if p.pop == nil {
+		for _, code := range []int32{protocol.PopMessage, protocol.AckMessage, protocol.BatchAckMessage, protocol.ChangeMessageInvisibleTime} {
+			srv.Handle(code, f.Admin, p.popUnavailable)
+		}
+		return
+	}
+	srv.Handle(protocol.PopMessage, f.Pull, p.handlePop)
+	srv.Handle(protocol.AckMessage, f.Offset, p.handleAck)
+	srv.Handle(protocol.BatchAckMessage, f.Offset, p.handleBatchAck)
+	srv.Handle(protocol.ChangeMessageInvisibleTime, f.Offset, p.handleChangeInvisible)
+}
+
+func (p *Processor) popUnavailable(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	return remoting.NewResponse(protocol.ServiceNotAvailable,
+		fmt.Sprintf("the broker[%s] serves POP consumption on its master only (request %d)", p.cfg.BrokerIP1, req.Code))
+}
+
+func (p *Processor) handlePop(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+	return p.popMessage(conn, req, true)
+}
+
+// popMessage follows PopMessageProcessor.processRequest. allowSuspend is
+// false when a held pop is re-run.
+func (p *Processor) popMessage(conn *remoting.Conn, req *remoting.Command, allowSuspend bool) *remoting.Command {
+	var h protocol.PopMessageRequestHeader
+	if err := h.Decode(req.ExtFields); err != nil {
+		return headerError(err)
+	}
+	var rh protocol.PopMessageResponseHeader
+	reply := func(code int32, remark string) *remoting.Command {
+		resp := remoting.NewResponse(code, remark)
+		resp.ExtFields = protocol.Ext(&rh)
+		return resp
+	}
+	now := time.Now()
+	if allowSuspend && h.BornTime > 0 &&
+		now.Sub(time.UnixMilli(h.BornTime)) > time.Duration(h.PollTime)*time.Millisecond+popTimeoutSlack {
+		return reply(protocol.PollingTimeout, fmt.Sprintf("the broker[%s] pop message is timeout too much", p.cfg.BrokerIP1))
+	}
+	if !p.brokerReadable() {
+		return reply(protocol.NoPermission, fmt.Sprintf("the broker[%s] pop message is forbidden", p.cfg.BrokerIP1))
+	}
+	if h.MaxMsgNums > pop.MaxPopNums {
+		return reply(protocol.InvalidParameter, fmt.Sprintf("the broker[%s] pop message's num is greater than %d", p.cfg.BrokerIP1, pop.MaxPopNums))
+	}
+	if !p.cfg.TimerWheelEnable {
+		return reply(protocol.SystemError, fmt.Sprintf("the broker[%s] pop message is forbidden because timerWheelEnable is false", p.cfg.BrokerIP1))
+	}
+	tc, found := p.topics.Get(h.Topic)
+	if !found {
+		return reply(protocol.TopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please!", h.Topic))
+	}
+	if !meta.IsReadable(tc.Perm) {
+		return reply(protocol.NoPermission, "the topic["+h.Topic+"] peeking message is forbidden")
+	}
+	if h.QueueID >= tc.ReadQueueNums {
+		return reply(protocol.InvalidParameter, fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d] consumer:[%s]",
+			h.QueueID, h.Topic, tc.ReadQueueNums, conn.RemoteAddr()))
+	}
+	gc, found := p.groups.FindOrCreate(h.ConsumerGroup)
+	if !found {
+		return reply(protocol.SubscriptionGroupNotExist, fmt.Sprintf("subscription group [%s] does not exist", h.ConsumerGroup))
+	}
+	if !gc.ConsumeEnable {
+		return reply(protocol.NoPermission, "subscription group no permission, "+h.ConsumerGroup)
+	}
+	// The pull path's filters: the expression travels in the request.
+	ph := protocol.PullMessageRequestHeader{ConsumerGroup: h.ConsumerGroup, Topic: h.Topic, Subscription: h.Exp, ExpressionType: h.ExpType}
+	var sub *protocol.SubscriptionData
+	if h.Exp != "" {
+		sub = subscriptionFromExpr(h.Topic, h.Exp, h.ExpType)
+	}
+	filter, fcode, remark := p.pullFilter(&ph, sub, true)
+	if fcode != protocol.Success {
+		return reply(fcode, remark)
+	}
+
+	res := p.pop.Pop(&pop.Request{
+		Group: h.ConsumerGroup, Topic: h.Topic, QueueID: h.QueueID, MaxMsgNums: int(h.MaxMsgNums),
+		InvisibleTime: h.InvisibleTime, InitMode: h.InitMode, Order: h.Order, AttemptID: h.AttemptID, Filter: filter,
+	}, tc)
+	rh = res.Header
+	if len(res.Parts) > 0 {
+		resp := reply(protocol.Success, "FOUND")
+		resp.BodyParts, resp.Release = res.Parts, res.Release
+		return resp
+	}
+	res.Release()
+	if allowSuspend && h.PollTime > 0 && p.holder != nil && conn != nil {
+		st := p.holder.Hold(longpoll.Request{
+			Topic:   h.Topic,
+			QueueID: pop.HoldQueue(h.QueueID),
+			Offset:  0, // woken by pop.Service.Arrived's notifications only
+			Timeout: time.Duration(h.PollTime) * time.Millisecond,
+			Match:   func(code int64) bool { return code == pop.WakeAll || filter.MatchTagsCode(code) },
+			Conn:    conn,
+			Wake:    func() { p.wakePop(conn, req) },
+		})
+		switch st {
+		case longpoll.Held:
+			return nil
+		case longpoll.QueueFull, longpoll.Full:
+			return reply(protocol.PollingFull, "NO_MESSAGE_IN_QUEUE")
+		}
+	}
+	return reply(protocol.PollingTimeout, "NO_MESSAGE_IN_QUEUE")
+}
+
+// wakePop re-runs a held pop and writes its answer with the request's
+// opaque.
+func (p *Processor) wakePop(conn *remoting.Conn, req *remoting.Command) {
+	resp := p.popMessage(conn, req, false)
+	resp.Opaque, resp.SerializeType = req.Opaque, req.SerializeType
+	if err := conn.WriteResponse(resp); err != nil {
+		p.log.Debug("pop: deferred response not written", "remote", conn.RemoteAddr(), "err", err)
+	}
+}
+
+func (p *Processor) handleAck(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+	var h protocol.AckMessageRequestHeader
+	if err := h.Decode(req.ExtFields); err != nil {
+		return headerError(err)
+	}
+	st := p.pop.Ack(&h, remoteOf(conn))
+	return remoting.NewResponse(st.Code, st.Remark)
+}
+
+func (p *Processor) handleBatchAck(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+	var body protocol.BatchAckMessageRequestBody
+	if len(req.Body) > 0 {
+		if err := protocol.UnmarshalFastJSON(req.Body, &body); err != nil {
+			return remoting.NewResponse(protocol.SystemError, "decode BatchAckMessageRequestBody: "+err.Error())
+		}
+	}
+	st := p.pop.BatchAck(&body, remoteOf(conn))
+	return remoting.NewResponse(st.Code, st.Remark)
+}
+
+func (p *Processor) handleChangeInvisible(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+	var h protocol.ChangeInvisibleTimeRequestHeader
+	if err := h.Decode(req.ExtFields); err != nil {
+		return headerError(err)
+	}
+	rh, st := p.pop.ChangeInvisible(&h, remoteOf(conn))
+	resp := remoting.NewResponse(st.Code, st.Remark)
+	if st.Code == protocol.Success {
+		resp.ExtFields = protocol.Ext(&rh)
+	}
+	return resp
+}
+
+func remoteOf(conn *remoting.Conn) string {
+	if conn == nil {
+		return ""
+	}
+	return conn.RemoteAddr()
+}
