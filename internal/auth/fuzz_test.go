@@ -1,6 +1,8 @@
 package auth
 
 import (
+	"encoding/json"
+	"reflect"
 	"testing"
 
 	"github.com/rocketd/rocketd/internal/remoting"
@@ -68,6 +70,49 @@ func FuzzSignRoundTrip(f *testing.F) {
 		req.Body = changed
 		if _, ok := a.Authenticate(req); ok {
 			t.Fatal("a changed body passed")
+		}
+	})
+}
+
+// FuzzParseACL feeds arbitrary AclInfo JSON to the policy parser: never a
+// panic; an ACL that validates writes back (Info) to one that parses and
+// validates to the same ACL, and its entries' resources keep their keys.
+func FuzzParseACL(f *testing.F) {
+	for _, s := range []string{
+		`{"subject":"User:app","policies":[{"policyType":"Custom","entries":[{"resource":"Topic:abc*","actions":["Pub","Sub"],"sourceIps":["10.0.0.0/8","::1"],"decision":"Allow"}]}]}`,
+		`{"subject":"user:x","policies":[{"policyType":"default","entries":[{"resource":"*","actions":["all"],"decision":"deny"}]}]}`,
+		`{"policies":[{"entries":[{"resource":"Group:*","actions":["Get","Any"],"sourceIps":["192.168.1.*"],"decision":"Allow"}]}]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var info AclInfo
+		if json.Unmarshal(data, &info) != nil {
+			return
+		}
+		acl, err := ACLFromInfo(info, "User:fallback")
+		if err != nil {
+			return
+		}
+		if acl.validate() != nil {
+			return
+		}
+		back, err := ACLFromInfo(acl.Info(), "")
+		if err != nil {
+			t.Fatalf("Info does not parse back: %v (%+v)", err, acl.Info())
+		}
+		if err := back.validate(); err != nil {
+			t.Fatalf("Info does not validate back: %v (%+v)", err, acl.Info())
+		}
+		if !reflect.DeepEqual(back.Info(), acl.Info()) {
+			t.Fatalf("round trip changed the ACL:\n%+v\n%+v", acl.Info(), back.Info())
+		}
+		for _, p := range acl.Policies {
+			for _, e := range p.Entries {
+				if r, ok := ParseResource(e.Resource.Key()); !ok || r.Key() != e.Resource.Key() {
+					t.Fatalf("resource %+v: key %q parses to %+v", e.Resource, e.Resource.Key(), r)
+				}
+			}
 		}
 	})
 }
