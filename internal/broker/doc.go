@@ -99,6 +99,15 @@
 // start-up users are created on each). rocketd serve shares the broker's
 // Authenticator with its NameServer (Config.Authenticator).
 //
+// With authorizationEnabled=true (which needs authentication) the same
+// guard then checks each request against the ACL of its user
+// (<storePathRootDir>/config/acls.json; the rules and remarks are in
+// auth's doc.go), the Cluster resource of cluster-wide codes being
+// brokerClusterName. ACLs are managed with AUTH_CREATE_ACL ..
+// AUTH_LIST_ACL (3006-3010, processor/acls.go: mqadmin's createAcl ...
+// listAcl), SUPER users only, authorization on or off.
+// migrateAuthFromV1Enabled imports ACL 1.0's plain_acl.yml at start.
+//
 // # Lifecycle
 //
 // Start opens everything in dependency order and undoes what it did on
