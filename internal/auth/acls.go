@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -226,4 +227,57 @@ func (a *ACLs) write(m aclsByUser) error {
 		return fmt.Errorf("auth: %w", err)
 	}
 	return nil
+}
+
+// Replace makes the table hold exactly acls (a slave copying its
+// master's), writing the file only when something changed. An ACL that
+// does not validate refuses the whole copy; one of an unknown user is
+// left out.
+func (a *ACLs) Replace(acls []ACL) (changed bool, err error) {
+	want := make(aclsByUser, len(acls))
+	for i := range acls {
+		acl := cloneACL(acls[i])
+		if err := acl.validate(); err != nil {
+			return false, fmt.Errorf("auth: acl %s: %w", acl.Subject(), err)
+		}
+		if _, found := a.users.Get(acl.Username); !found {
+			continue // an ACL outlived its user there (Java 5.3 deletes both); not here
+		}
+		if want[acl.Username] != nil {
+			return false, fmt.Errorf("auth: acl %s listed twice", acl.Subject())
+		}
+		want[acl.Username] = &acl
+	}
+	err = a.change(func(m aclsByUser) error {
+		same := len(m) == len(want)
+		for name, old := range m {
+			if w := want[name]; w == nil || !reflect.DeepEqual(w.Info(), old.Info()) {
+				same = false
+			}
+		}
+		if same {
+			return errUnchanged
+		}
+		clear(m)
+		for name, acl := range want {
+			m[name] = acl
+		}
+		return nil
+	})
+	if errors.Is(err, errUnchanged) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// DeleteUser drops the ACL of a deleted user, as Java's deleteUser does
+// (no ACL: nothing to do).
+func (a *ACLs) DeleteUser(name string) error {
+	if a.lookup(name) == nil {
+		return nil
+	}
+	return a.change(func(m aclsByUser) error {
+		delete(m, name)
+		return nil
+	})
 }

@@ -170,3 +170,33 @@ func TestParseResource(t *testing.T) {
 		t.Errorf("Key = %s", k)
 	}
 }
+
+// TestACLsReplace: a slave's copy takes the master's ACLs, writes only on
+// change, and leaves out an ACL whose user is gone.
+func TestACLsReplace(t *testing.T) {
+	users := memUsers(t, User{Username: "app", Password: "pw"})
+	acls := memACLs(t, users)
+	mk := func(user, res string) ACL {
+		acl, err := ACLFromInfo(AclInfo{Subject: "User:" + user, Policies: []PolicyInfo{{Entries: []PolicyEntryInfo{
+			entry(res, []string{"Pub"}, "Allow")}}}}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return acl
+	}
+	if changed, err := acls.Replace([]ACL{mk("app", "Topic:a"), mk("gone", "Topic:a")}); err != nil || !changed {
+		t.Fatalf("Replace = %v %v", changed, err)
+	}
+	if changed, err := acls.Replace([]ACL{mk("app", "Topic:a")}); err != nil || changed {
+		t.Fatalf("Replace again = %v %v, want unchanged", changed, err)
+	}
+	if l := acls.List("", ""); len(l) != 1 || l[0].Username != "app" {
+		t.Fatalf("List = %+v", l)
+	}
+	if err := acls.DeleteUser("app"); err != nil {
+		t.Fatal(err)
+	}
+	if l := acls.List("", ""); len(l) != 0 {
+		t.Fatalf("after DeleteUser: %+v", l)
+	}
+}

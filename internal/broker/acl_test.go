@@ -16,6 +16,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/producer"
 
 	"github.com/rocketd/rocketd/internal/auth"
+	"github.com/rocketd/rocketd/internal/broker"
 	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
@@ -224,4 +225,61 @@ accounts:
 	c.newPushConsumer(uniq(t, "acl_cg"), allowed, "*", rec, consumer.WithCredentials(appCreds),
 		consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset))
 	waitFor(t, 30*time.Second, "authorized consumer to receive", func() bool { return rec.len() >= 2 })
+}
+
+// TestSlaveCopiesUsersAndACLs: a slave makes its users and ACLs its
+// master's (Java does not; see slavesync_auth.go): a user and an ACL
+// created on the master before and after the slave starts reach it, and
+// so does a deletion; the slave then authorizes with them.
+func TestSlaveCopiesUsersAndACLs(t *testing.T) {
+	c := startAuthCluster(t, "", authorizing, func(bc *config.BrokerConfig) { bc.BrokerRole = config.SyncMaster })
+	addr := c.b.Addr()
+	createUser(t, addr, "app", "app-pw")
+	info := auth.AclInfo{Subject: "User:app", Policies: []auth.PolicyInfo{{Entries: []auth.PolicyEntryInfo{
+		aclEntry("Topic:t1", []string{"Pub"}, "Allow")}}}}
+	if resp := putACL(t, addr, protocol.AuthCreateACL, info); resp.Code != protocol.Success {
+		t.Fatalf("create ACL: %d %q", resp.Code, resp.Remark)
+	}
+	bc := c.brokerConfig()
+	bc.BrokerID, bc.BrokerRole = 1, config.Slave
+	bc.StorePathRootDir = filepath.Join(c.dir, "slave-store")
+	s, err := broker.Start(broker.Config{Broker: bc, ListenAddr: "127.0.0.1:0",
+		SlaveSyncInterval: 100 * time.Millisecond, SlaveFullSyncInterval: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := s.Shutdown(ctx); err != nil {
+			t.Errorf("slave shutdown: %v", err)
+		}
+	})
+	app := auth.Credentials{AccessKey: "app", SecretKey: "app-pw"}
+	sendAs := func(topic string) *remoting.Command {
+		return rawInvoke(t, &app, s.Addr(), remoting.NewRequest(int32(protocol.SendMessageV2),
+			map[string]string{"a": "pg", "b": topic, "c": "TBW102", "d": "4", "e": "0", "f": "0", "g": "0", "h": "0", "j": "0"}, []byte("m")))
+	}
+	// A slave refuses sends anyway; what matters is whose refusal it is.
+	refusedBy := func(resp *remoting.Command) string {
+		if resp.Code == protocol.NoPermission && strings.Contains(resp.Remark, "has no permission") {
+			return "acl"
+		}
+		if resp.Code == protocol.NoPermission && strings.Contains(resp.Remark, "is not found") {
+			return "no user"
+		}
+		return "broker"
+	}
+	waitFor(t, 10*time.Second, "the slave to know app and its ACL", func() bool {
+		return refusedBy(sendAs("t1")) == "broker" && refusedBy(sendAs("t2")) == "acl"
+	})
+	info.Policies[0].Entries = []auth.PolicyEntryInfo{aclEntry("Topic:t2", []string{"Pub"}, "Allow")}
+	if resp := putACL(t, addr, protocol.AuthUpdateACL, info); resp.Code != protocol.Success {
+		t.Fatalf("update ACL: %d %q", resp.Code, resp.Remark)
+	}
+	waitFor(t, 10*time.Second, "the slave to copy the new entry", func() bool { return refusedBy(sendAs("t2")) == "broker" })
+	if resp := rawInvoke(t, &authAdmin, addr, aclReq(t, protocol.AuthDeleteUser, map[string]string{"username": "app"}, nil)); resp.Code != protocol.Success {
+		t.Fatalf("delete user: %d %q", resp.Code, resp.Remark)
+	}
+	waitFor(t, 10*time.Second, "the slave to drop app", func() bool { return refusedBy(sendAs("t2")) == "no user" })
 }

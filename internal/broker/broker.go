@@ -93,6 +93,8 @@ type Broker struct {
 	repl     *replication        // HA: server on a master, client on a slave
 	inner    *auth.Credentials   // innerClientAuthenticationCredentials; nil: unsigned
 	authn    *auth.Authenticator // nil: authentication off
+	users    *auth.Users         // the user table (a slave copies its master's)
+	acls     *auth.ACLs          // the ACL table (a slave copies its master's)
 
 	// The tls.* settings built once, for every listener and client.
 	tlsListener remoting.TLSListener
@@ -183,6 +185,7 @@ func Start(cfg Config) (_ *Broker, err error) {
 			return nil, fmt.Errorf("broker: %w", err)
 		}
 	}
+	b.users, b.acls = users, acls
 	if bc.Auth.AuthenticationEnabled && inner == nil {
 		log.Warn("broker: authenticationEnabled without innerClientAuthenticationCredentials: " +
 			"registrations and slave requests go out unsigned, which an authenticating NameServer or master refuses")

@@ -142,6 +142,11 @@ func (p *Processor) handleDeleteUser(_ *remoting.Conn, req *remoting.Command) *r
 	if err := p.users.Delete(name); err != nil {
 		return p.authFailure("delete user", err)
 	}
+	if p.acls != nil { // Java deletes the user's ACL with it
+		if err := p.acls.DeleteUser(name); err != nil {
+			return p.authFailure("delete user", err)
+		}
+	}
 	return ok(nil)
 }
 
