@@ -378,6 +378,10 @@ func cloneACL(a ACL) ACL {
 	return a
 }
 
+// Validate reports what the broker would refuse in the ACL, with Java's
+// texts (the policy types default to CUSTOM).
+func (a *ACL) Validate() error { return a.validate() }
+
 // validate is Java's AuthorizationMetadataManagerImpl.validate, with its
 // texts, after the policy types were defaulted; it parses the source
 // ranges.
