@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -282,4 +283,45 @@ func TestSlaveCopiesUsersAndACLs(t *testing.T) {
 		t.Fatalf("delete user: %d %q", resp.Code, resp.Remark)
 	}
 	waitFor(t, 10*time.Second, "the slave to drop app", func() bool { return refusedBy(sendAs("t2")) == "no user" })
+}
+
+// TestAuthorizationJavaClient runs testdata/AuthzClientCheck.java: the
+// Java client (AclClientRPCHook) as a NORMAL user produces and consumes
+// on a topic its ACL allows, every request the Java client makes on the
+// way passing authorization, and a send to a denied topic gets
+// NO_PERMISSION with Java's remark.
+func TestAuthorizationJavaClient(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a JVM")
+	}
+	jars := javaJars(t)
+	c := startAuthCluster(t, "105", authorizing)
+	addr := c.b.Addr()
+	allowed, denied, group := uniq(t, "authz_java"), uniq(t, "authz_java_denied"), uniq(t, "authz_cg")
+	c.createTopic(allowed, 2)
+	c.createTopic(denied, 2)
+	createUser(t, addr, "japp", "japp-pw")
+	if resp := putACL(t, addr, protocol.AuthCreateACL, auth.AclInfo{Subject: "User:japp", Policies: []auth.PolicyInfo{{Entries: []auth.PolicyEntryInfo{
+		aclEntry("Topic:"+allowed, []string{"Pub", "Sub", "Get"}, "Allow"),
+		aclEntry("Topic:"+denied, []string{"All"}, "Deny"),
+		aclEntry("Group:"+group, []string{"Sub", "Get", "Update"}, "Allow"),
+	}}}}); resp.Code != protocol.Success {
+		t.Fatalf("create ACL: %d %q", resp.Code, resp.Remark)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	home := t.TempDir()
+	cmd := exec.CommandContext(ctx, "java", "-Xmx256m", "-Duser.home="+home, "-Drocketmq.client.logRoot="+home,
+		"-cp", filepath.Join(jars, "*"), filepath.Join("testdata", "AuthzClientCheck.java"),
+		c.nsAddr, allowed, denied, group, "japp", "japp-pw")
+	out, err := cmd.CombinedOutput()
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if err != nil || lines[len(lines)-1] != "PASS" {
+		t.Fatalf("AuthzClientCheck: %v\n%s", err, out)
+	}
+	for _, l := range lines {
+		if strings.HasPrefix(l, "allowed ") || strings.HasPrefix(l, "denied ") {
+			t.Log(l)
+		}
+	}
 }
