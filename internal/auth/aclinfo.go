@@ -44,15 +44,14 @@ func (a *ACL) Info() AclInfo {
 // ACLFromInfo is Java's AclConverter.convertAcl: an unknown action name is
 // skipped, an unknown resource, decision or policy type is left unset for
 // validation to refuse (the policy type then defaults to CUSTOM). The
-// subject is the info's, else subject (the request header's).
+// subject is the info's when it parses, else subject (the request
+// header's).
 func ACLFromInfo(info AclInfo, subject string) (ACL, error) {
-	key := info.Subject
-	if key == "" {
-		key = subject
-	}
-	name, ok := ParseSubject(key)
-	if !ok {
-		return ACL{}, invalid("The subject is invalid: %q (want User:<name>).", key)
+	name, ok := ParseSubject(info.Subject)
+	if !ok { // Java: a body subject that does not parse gives way to the header's
+		if name, ok = ParseSubject(subject); !ok {
+			return ACL{}, invalid("The subject is invalid: %q (want User:<name>).", subject)
+		}
 	}
 	acl := ACL{Username: name}
 	for _, pi := range info.Policies {
