@@ -3,6 +3,7 @@ package auth
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/rocketd/rocketd/internal/remoting"
@@ -113,6 +114,44 @@ func FuzzParseACL(f *testing.F) {
 					t.Fatalf("resource %+v: key %q parses to %+v", e.Resource, e.Resource.Key(), r)
 				}
 			}
+		}
+	})
+}
+
+// FuzzAuthorizeFrame authorizes arbitrary frames for a NORMAL user with an
+// ACL: never a panic, and a refusal always names the user or is one of
+// the fixed remarks.
+func FuzzAuthorizeFrame(f *testing.F) {
+	users := memUsers(f, User{Username: "u", Password: "secret"})
+	acls := memACLs(f, users, AclInfo{Subject: "User:u", Policies: []PolicyInfo{{Entries: []PolicyEntryInfo{
+		entry("Topic:T*", []string{"Pub", "Sub"}, "Allow", "127.0.0.0/8"),
+		entry("Group:*", []string{"Sub"}, "Allow"),
+	}}}})
+	z := NewAuthorizer(users, acls, "C", nil)
+	for _, req := range []*remoting.Command{
+		remoting.NewRequest(310, map[string]string{FieldAccessKey: "u", "b": "T1", "a": "pg"}, nil),
+		remoting.NewRequest(11, map[string]string{FieldAccessKey: "u", "topic": "%RETRY%g", "consumerGroup": "g"}, nil),
+		remoting.NewRequest(34, map[string]string{FieldAccessKey: "u"}, []byte(`{"consumerDataSet":[{"groupName":"g","subscriptionDataSet":[{"topic":"T"}]}]}`)),
+		remoting.NewRequest(41, map[string]string{FieldAccessKey: "u"}, []byte(`{"consumerGroup":"g","mqSet":[{"topic":"X","brokerName":"b","queueId":1}]}`)),
+		remoting.NewRequest(308, map[string]string{FieldAccessKey: "u", "filterGroups": "a,,b", "topic": "T"}, nil),
+	} {
+		frame, err := req.AppendFrame(nil)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(frame[4:], "127.0.0.1:1")
+	}
+	f.Fuzz(func(t *testing.T, frame []byte, from string) {
+		req, err := remoting.DecodeFrame(frame)
+		if err != nil {
+			return
+		}
+		remark, ok := z.Authorize(req, from)
+		if ok || remark == remarkAuthzFailed || remark == remarkBadContext || strings.HasSuffix(remark, " not found.") {
+			return
+		}
+		if !strings.HasPrefix(remark, "User:u has no permission to access ") {
+			t.Fatalf("remark %q", remark)
 		}
 	})
 }
