@@ -71,7 +71,7 @@ func Setup(cfg config.AuthConfig, fsys vfs.FS, usersPath string, log *slog.Logge
 			return nil, nil, err
 		}
 		log.Info("auth: ACL 1.0 accounts migrated", "files", files, "users", res.Users, "acls", res.ACLs,
-			"skipped (user exists)", res.Skipped, "failed", res.Failed)
+			"skipped", res.Skipped, "failed", res.Failed)
 	}
 	whitelist, _ := cfg.WhitelistCodes()
 	if len(users.List("")) == 0 {
