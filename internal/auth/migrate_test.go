@@ -1,10 +1,13 @@
 package auth
 
 import (
+	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
+	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
 
@@ -89,5 +92,38 @@ func TestPlainACLFiles(t *testing.T) {
 	want := []string{filepath.Join(home, "conf/acl/a.yml"), filepath.Join(home, "conf/acl/sub/b.yaml"), filepath.Join(home, "conf/plain_acl.yml")}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("files = %v", got)
+	}
+}
+
+// TestSetupMigrates: Setup imports from ROCKETMQ_HOME's plain_acl.yml, and
+// refuses to start when it has nowhere to read from.
+func TestSetupMigrates(t *testing.T) {
+	cfg := config.AuthConfig{AuthenticationEnabled: true, AuthorizationEnabled: true, MigrateAuthFromV1Enabled: true}
+	t.Setenv("ROCKETMQ_HOME", "")
+	if _, _, err := Setup(cfg, nil, filepath.Join(t.TempDir(), UsersFile), nil); err == nil ||
+		!strings.Contains(err.Error(), "ROCKETMQ_HOME") {
+		t.Fatalf("Setup without a file: %v", err)
+	}
+	home := t.TempDir()
+	data, err := os.ReadFile(filepath.Join("testdata", "plain_acl.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(home, "conf"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "conf", "plain_acl.yml"), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("ROCKETMQ_HOME", home)
+	a, _, err := Setup(cfg, nil, filepath.Join(t.TempDir(), UsersFile), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := a.Users().Get("RocketMQ"); !ok || a.Authorizer() == nil {
+		t.Fatalf("users %v, authorizer %v", a.Users().List(""), a.Authorizer())
+	}
+	if _, found, _ := a.ACLs().Get("User:RocketMQ"); !found {
+		t.Fatal("ACL not imported")
 	}
 }
