@@ -18,6 +18,7 @@ require (
 	github.com/tidwall/gjson v1.13.0
 	go.uber.org/goleak v1.3.0
 	golang.org/x/sys v0.50.0
+	gopkg.in/yaml.v3 v3.0.1
 )
 
 require (

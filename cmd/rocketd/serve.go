@@ -144,7 +144,9 @@ then requires).`,
 			}
 			// One user table for both servers, so the NameServer accepts
 			// what the broker does (its registrations included).
-			authn, _, err := auth.Setup(bc.Auth, nil, broker.UsersPath(&bc), log)
+			acfg := bc.Auth
+			acfg.ClusterName = bc.BrokerClusterName
+			authn, _, err := auth.Setup(acfg, nil, broker.UsersPath(&bc), log)
 			if err != nil {
 				return err
 			}

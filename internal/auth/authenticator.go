@@ -21,7 +21,9 @@ const (
 // stateless strategy).
 type Authenticator struct {
 	users     *Users
-	whitelist []int32 // request codes let through unsigned; few
+	whitelist []int32     // request codes let through unsigned; few
+	acls      *ACLs       // the ACL table Setup opened (nil: none)
+	authz     *Authorizer // nil: authorization off
 	log       *slog.Logger
 	refused   lograte.Limiter // one log line per 10 s at most
 }
@@ -38,11 +40,27 @@ func NewAuthenticator(users *Users, whitelist []int32, log *slog.Logger) *Authen
 // Users is the table the Authenticator reads.
 func (a *Authenticator) Users() *Users { return a.users }
 
+// SetAuthorizer makes Guard authorize every authenticated request with z
+// (authorizationEnabled); call it before the guard is installed.
+func (a *Authenticator) SetAuthorizer(z *Authorizer) { a.authz = z }
+
+// ACLs returns the ACL table opened with the users (nil when the
+// Authenticator was built without one).
+func (a *Authenticator) ACLs() *ACLs { return a.acls }
+
+// Authorizer returns the Authorizer Guard uses (nil: authorization off).
+func (a *Authenticator) Authorizer() *Authorizer { return a.authz }
+
 // Guard is the remoting.Guard that refuses a request failing
-// Authenticate with NO_PERMISSION and the reason as remark, as Java's
-// AuthenticationPipeline does (AbortProcessException).
+// Authenticate, or the Authorizer when one is set, with NO_PERMISSION and
+// the reason as remark, as Java's AuthenticationPipeline and
+// AuthorizationPipeline do (AbortProcessException).
 func (a *Authenticator) Guard(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
-	remark, ok := a.Authenticate(req)
+	e, remark, ok := a.authenticate(req)
+	if ok && a.authz != nil {
+		src := connSource(conn)
+		remark, ok = a.authz.authorize(req, e, &src)
+	}
 	if ok {
 		return nil
 	}
@@ -54,25 +72,32 @@ func (a *Authenticator) Guard(conn *remoting.Conn, req *remoting.Command) *remot
 // carries that user's signature of its content. It returns the reason of
 // a refusal.
 func (a *Authenticator) Authenticate(req *remoting.Command) (remark string, ok bool) {
+	_, remark, ok = a.authenticate(req)
+	return remark, ok
+}
+
+// authenticate is Authenticate returning the user (nil when the code is
+// whitelisted).
+func (a *Authenticator) authenticate(req *remoting.Command) (*userEntry, string, bool) {
 	if slices.Contains(a.whitelist, req.Code) {
-		return "", true
+		return nil, "", true
 	}
 	v := req.LookupExt(signedKeys[:])
 	ak, sig := v.Vals[0], v.Vals[1]
 	if ak == "" {
-		return remarkNoUser, false
+		return nil, remarkNoUser, false
 	}
 	e := a.users.lookup(ak)
 	if e == nil {
-		return "User:" + ak + " is not found.", false
+		return nil, "User:" + ak + " is not found.", false
 	}
 	if e.user.UserStatus == Disabled {
-		return "User:" + ak + " is disabled.", false
+		return nil, "User:" + ak + " is disabled.", false
 	}
 	if !e.mac.verify(req, sig) {
-		return remarkBadSignature, false
+		return nil, remarkBadSignature, false
 	}
-	return "", true
+	return e, "", true
 }
 
 // signedKeys are the fields Authenticate reads, in one pass.

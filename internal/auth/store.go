@@ -224,3 +224,43 @@ func (u *Users) write(m map[string]*userEntry) error {
 	}
 	return nil
 }
+
+// Replace makes the table hold exactly users (a slave copying its
+// master's table), writing the file only when something changed. A user
+// that does not validate, or a name listed twice, refuses the whole copy.
+func (u *Users) Replace(users []User) (changed bool, err error) {
+	want := make(map[string]User, len(users))
+	for _, usr := range users {
+		usr.fillDefaults()
+		if err := usr.validate(); err != nil {
+			return false, err
+		}
+		if _, dup := want[usr.Username]; dup {
+			return false, fmt.Errorf("auth: user %s listed twice", usr.Username)
+		}
+		want[usr.Username] = usr
+	}
+	err = u.change(func(m map[string]*userEntry) error {
+		same := len(m) == len(want)
+		for name, e := range m {
+			if w, ok := want[name]; !ok || w != e.user {
+				same = false
+			}
+		}
+		if same {
+			return errUnchanged
+		}
+		clear(m)
+		for name, usr := range want {
+			m[name] = &userEntry{user: usr, mac: newMacPool(usr.Password)}
+		}
+		return nil
+	})
+	if errors.Is(err, errUnchanged) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// errUnchanged ends a change that would change nothing, before the write.
+var errUnchanged = errors.New("auth: unchanged")

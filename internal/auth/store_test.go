@@ -117,3 +117,34 @@ func TestUsersChangeNotMadeWhenFileFails(t *testing.T) {
 		t.Fatal("user visible although not written")
 	}
 }
+
+// TestUsersReplace: a slave's copy takes the master's users, writes only
+// on change, and refuses a copy with an invalid user whole.
+func TestUsersReplace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), UsersFile)
+	u, err := OpenUsers(vfs.Default, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := u.Create(User{Username: "local", Password: "pw"}); err != nil {
+		t.Fatal(err)
+	}
+	master := []User{{Username: "a", Password: "pa", UserType: Super, UserStatus: Enabled}, {Username: "b", Password: "pb"}}
+	if changed, err := u.Replace(master); err != nil || !changed {
+		t.Fatalf("Replace = %v %v", changed, err)
+	}
+	if changed, err := u.Replace(master); err != nil || changed {
+		t.Fatalf("Replace again = %v %v, want unchanged", changed, err)
+	}
+	if _, err := u.Replace([]User{{Username: "c"}}); err == nil {
+		t.Fatal("a user without password copied")
+	}
+	again, err := OpenUsers(vfs.Default, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := again.List("")
+	if len(got) != 2 || got[0].Username != "a" || got[1].Username != "b" || got[1].UserType != Normal {
+		t.Fatalf("reopened = %+v", got)
+	}
+}

@@ -105,6 +105,8 @@ type Broker struct {
 	inner    *auth.Credentials   // innerClientAuthenticationCredentials; nil: unsigned
 	authn    *auth.Authenticator // nil: authentication off
 	console  *console.Server     // nil unless consoleEnable
+	users    *auth.Users         // the user table (a slave copies its master's)
+	acls     *auth.ACLs          // the ACL table (a slave copies its master's)
 
 	// The tls.* settings built once, for every listener and client.
 	tlsListener remoting.TLSListener
@@ -169,8 +171,10 @@ func Start(cfg Config) (_ *Broker, err error) {
 	// Authentication guards every request from the first one on, on both
 	// ports.
 	acfg := bc.Auth
+	acfg.ClusterName = bc.BrokerClusterName
 	if cfg.Authenticator != nil {
-		acfg.AuthenticationEnabled = false // the users are cfg.Authenticator's
+		// The users, the ACLs and the import are cfg.Authenticator's.
+		acfg.AuthenticationEnabled, acfg.AuthorizationEnabled, acfg.MigrateAuthFromV1Enabled = false, false, false
 	}
 	authn, inner, err := auth.Setup(acfg, fs, UsersPath(&bc), log)
 	if err != nil {
@@ -186,11 +190,19 @@ func Start(cfg Config) (_ *Broker, err error) {
 	b.inner, b.authn = inner, authn
 	// The user table AUTH_*_USER manage, authentication on or off.
 	var users *auth.Users
+	var acls *auth.ACLs
 	if authn != nil {
-		users = authn.Users()
+		users, acls = authn.Users(), authn.ACLs()
 	} else if users, err = auth.OpenUsers(fs, UsersPath(&bc)); err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
+	// The ACL table AUTH_*_ACL manage, authorization on or off (as Java).
+	if acls == nil {
+		if acls, err = auth.OpenACLs(fs, auth.ACLsPath(UsersPath(&bc)), users); err != nil {
+			return nil, fmt.Errorf("broker: %w", err)
+		}
+	}
+	b.users, b.acls = users, acls
 	if bc.Auth.AuthenticationEnabled && inner == nil {
 		log.Warn("broker: authenticationEnabled without innerClientAuthenticationCredentials: " +
 			"registrations and slave requests go out unsigned, which an authenticating NameServer or master refuses")
@@ -355,7 +367,7 @@ func Start(cfg Config) (_ *Broker, err error) {
 	proc, err := processor.New(processor.Deps{
 		Config: &b.cfg, Store: b.store, Topics: b.topics, Groups: b.groups, Offsets: b.offsets,
 		Clients: b.clients, Holder: b.holder, StoreHost: storeHost, InMemoryBytes: scfg.InMemoryBytes, SendHooks: cfg.SendHooks, Txn: b.txn,
-		RequestModes: modes, TopicRoute: route, AwaitRegistration: b.reg.awaitRound, Users: users,
+		RequestModes: modes, TopicRoute: route, AwaitRegistration: b.reg.awaitRound, Users: users, ACLs: acls,
 		HARuntime: b.repl.haRuntimeInfo, Pop: b.pop, Logger: log,
 	})
 	if err != nil {

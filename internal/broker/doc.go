@@ -97,11 +97,21 @@
 // AUTH_CREATE_USER .. AUTH_LIST_USER (3001-3005, processor/users.go:
 // mqadmin's createUser ... listUser), authentication on or off; with
 // authentication on only SUPER users may send them (Java lets any user
-// through while authorization is off, and GET_USER returns passwords). Users do not
-// replicate to slaves yet: each broker, slave included, keeps its own
-// users.json, so a user change is made on every broker of the group (the
-// start-up users are created on each). rocketd serve shares the broker's
+// through while authorization is off, and GET_USER returns passwords). A
+// slave copies its master's users and ACLs every slave full-sync interval
+// (10 s) with AUTH_LIST_USER and AUTH_LIST_ACL signed by its inner
+// credentials (slavesync_auth.go; Java 5.3 copies neither), so a change is
+// made on the master; the start-up users are created on each broker. rocketd serve shares the broker's
 // Authenticator with its NameServer (Config.Authenticator).
+//
+// With authorizationEnabled=true (which needs authentication) the same
+// guard then checks each request against the ACL of its user
+// (<storePathRootDir>/config/acls.json; the rules and remarks are in
+// auth's doc.go), the Cluster resource of cluster-wide codes being
+// brokerClusterName. ACLs are managed with AUTH_CREATE_ACL ..
+// AUTH_LIST_ACL (3006-3010, processor/acls.go: mqadmin's createAcl ...
+// listAcl), SUPER users only, authorization on or off.
+// migrateAuthFromV1Enabled imports ACL 1.0's plain_acl.yml at start.
 //
 // # Metrics (metrics.go)
 //

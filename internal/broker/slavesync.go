@@ -50,6 +50,8 @@ type slaveSync struct {
 	fails failureLog                            // rate-limits the warning of a failing copy
 	lost  backoff                               // re-registration while the master is unreachable
 	apply map[protocol.RequestCode]func([]byte) error
+	// lastAuth is when users and ACLs were last copied (slavesync_auth.go).
+	lastAuth time.Time
 }
 
 // tableVersion is a master table's version as SlaveSyncResponseHeader
@@ -124,9 +126,15 @@ func (s *slaveSync) loop() {
 		next := s.interval
 		if addr := s.master(); addr != "" {
 			if addr != s.addr { // another master: its versions mean nothing here
-				s.addr, s.known = addr, map[protocol.RequestCode]tableVersion{}
+				s.addr, s.known, s.lastAuth = addr, map[protocol.RequestCode]tableVersion{}, time.Time{}
 			}
 			versioned, err := s.syncOnce(addr)
+			var unreachable *unreachableError
+			if !errors.As(err, &unreachable) {
+				if aerr := s.syncAuthDue(addr, time.Now()); err == nil {
+					err = aerr
+				}
+			}
 			s.report(addr, err)
 			if !versioned {
 				next = s.fullInterval

@@ -15,6 +15,10 @@ const (
 	JavaLocalAuthenticationMetadata   = "org.apache.rocketmq.auth.authentication.provider.LocalAuthenticationMetadataProvider"
 	JavaStatelessAuthentication       = "org.apache.rocketmq.auth.authentication.strategy.StatelessAuthenticationStrategy"
 	JavaStatefulAuthentication        = "org.apache.rocketmq.auth.authentication.strategy.StatefulAuthenticationStrategy"
+	JavaDefaultAuthorizationProvider  = "org.apache.rocketmq.auth.authorization.provider.DefaultAuthorizationProvider"
+	JavaLocalAuthorizationMetadata    = "org.apache.rocketmq.auth.authorization.provider.LocalAuthorizationMetadataProvider"
+	JavaStatelessAuthorization        = "org.apache.rocketmq.auth.authorization.strategy.StatelessAuthorizationStrategy"
+	JavaStatefulAuthorization         = "org.apache.rocketmq.auth.authorization.strategy.StatefulAuthorizationStrategy"
 )
 
 // AuthConfig holds the authentication keys of RocketMQ 5.3's AuthConfig,
@@ -43,10 +47,32 @@ type AuthConfig struct {
 	// sign the broker's own requests (NameServer registration, slave
 	// sync, HA); the user is created as SUPER at start unless it exists.
 	InnerClientAuthenticationCredentials string `prop:"innerClientAuthenticationCredentials"`
-	// AuthorizationEnabled and MigrateAuthFromV1Enabled are refused when
-	// true: rocketd has no ACL policies yet.
-	AuthorizationEnabled     bool `prop:"authorizationEnabled"`
+	// AuthorizationEnabled checks every authenticated request against
+	// the ACLs of its user (acls.json); it needs authenticationEnabled
+	// (false).
+	AuthorizationEnabled bool `prop:"authorizationEnabled"`
+	// AuthorizationProvider, AuthorizationMetadataProvider and
+	// AuthorizationStrategy: blank or the shipped Java classes. The
+	// stateful strategy caches verdicts per connection; rocketd evaluates
+	// every request (a change of ACL applies at once).
+	AuthorizationProvider         string `prop:"authorizationProvider"`
+	AuthorizationMetadataProvider string `prop:"authorizationMetadataProvider"`
+	AuthorizationStrategy         string `prop:"authorizationStrategy"`
+	// AuthorizationWhitelist is a comma-separated list of request codes
+	// that are not authorized ("" none).
+	AuthorizationWhitelist string `prop:"authorizationWhitelist"`
+	// MigrateAuthFromV1Enabled imports ACL 1.0's accounts (plain_acl.yml)
+	// as users and ACLs at start, skipping accounts whose user exists
+	// (false); it needs authenticationEnabled.
 	MigrateAuthFromV1Enabled bool `prop:"migrateAuthFromV1Enabled"`
+	// PlainAclFile is rocketd's: the plain_acl.yml to import. Blank
+	// means Java's places: $ROCKETMQ_HOME/conf/plain_acl.yml and every
+	// .yml/.yaml file under $ROCKETMQ_HOME/conf/acl.
+	PlainAclFile string `prop:"plainAclFile"`
+	// ClusterName is the server's cluster, the Cluster resource of
+	// cluster-wide request codes (Java's AuthConfig.clusterName); the
+	// broker sets it from brokerClusterName.
+	ClusterName string `prop:"-"`
 }
 
 // InitUser is initAuthenticationUser parsed.
@@ -95,15 +121,25 @@ func (c *AuthConfig) ParseInnerCredentials() (cr InnerCredentials, ok bool, err 
 
 // WhitelistCodes returns authenticationWhitelist's request codes.
 func (c *AuthConfig) WhitelistCodes() ([]int32, error) {
+	return parseCodeList("authenticationWhitelist", c.AuthenticationWhitelist)
+}
+
+// AuthorizationWhitelistCodes returns authorizationWhitelist's request
+// codes.
+func (c *AuthConfig) AuthorizationWhitelistCodes() ([]int32, error) {
+	return parseCodeList("authorizationWhitelist", c.AuthorizationWhitelist)
+}
+
+func parseCodeList(key, list string) ([]int32, error) {
 	var out []int32
-	for _, f := range strings.Split(c.AuthenticationWhitelist, ",") {
+	for _, f := range strings.Split(list, ",") {
 		f = strings.TrimSpace(f)
 		if f == "" {
 			continue
 		}
 		n, err := strconv.ParseInt(f, 10, 32)
 		if err != nil {
-			return nil, fmt.Errorf("config: authenticationWhitelist: %q is not a request code", f)
+			return nil, fmt.Errorf("config: %s: %q is not a request code", key, f)
 		}
 		out = append(out, int32(n))
 	}
@@ -128,7 +164,13 @@ func (c *AuthConfig) Validate() error {
 	check("authenticationProvider", c.AuthenticationProvider, JavaDefaultAuthenticationProvider)
 	check("authenticationMetadataProvider", c.AuthenticationMetadataProvider, JavaLocalAuthenticationMetadata)
 	check("authenticationStrategy", c.AuthenticationStrategy, JavaStatelessAuthentication, JavaStatefulAuthentication)
+	check("authorizationProvider", c.AuthorizationProvider, JavaDefaultAuthorizationProvider)
+	check("authorizationMetadataProvider", c.AuthorizationMetadataProvider, JavaLocalAuthorizationMetadata)
+	check("authorizationStrategy", c.AuthorizationStrategy, JavaStatelessAuthorization, JavaStatefulAuthorization)
 	if _, err := c.WhitelistCodes(); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := c.AuthorizationWhitelistCodes(); err != nil {
 		errs = append(errs, err)
 	}
 	if _, _, err := c.ParseInitUser(); err != nil {
@@ -137,11 +179,15 @@ func (c *AuthConfig) Validate() error {
 	if _, _, err := c.ParseInnerCredentials(); err != nil {
 		errs = append(errs, err)
 	}
-	if c.AuthorizationEnabled {
-		errs = append(errs, errors.New("config: authorizationEnabled=true: ACL policies are not implemented in rocketd yet (authentication is: authenticationEnabled)"))
+	// Java lets authorization run without authentication, trusting the
+	// AccessKey a request names: anyone could then claim a SUPER user.
+	if c.AuthorizationEnabled && !c.AuthenticationEnabled {
+		errs = append(errs, errors.New("config: authorizationEnabled=true needs authenticationEnabled=true: "+
+			"without it the AccessKey a request names is not verified"))
 	}
-	if c.MigrateAuthFromV1Enabled {
-		errs = append(errs, errors.New("config: migrateAuthFromV1Enabled=true: plain_acl.yml import is not implemented in rocketd yet"))
+	if c.MigrateAuthFromV1Enabled && !c.AuthenticationEnabled {
+		errs = append(errs, errors.New("config: migrateAuthFromV1Enabled=true needs authenticationEnabled=true: "+
+			"the imported users and ACLs would not be used"))
 	}
 	return errors.Join(errs...)
 }

@@ -68,12 +68,37 @@ func TestAuthKeysRefused(t *testing.T) {
 		"authenticationWhitelist":              "SEND_MESSAGE",
 		"initAuthenticationUser":               `{"username":"a"}`,
 		"innerClientAuthenticationCredentials": `not json`,
-		"authorizationEnabled":                 "true",
-		"migrateAuthFromV1Enabled":             "true",
+		"authorizationEnabled":                 "true", // without authentication
+		"migrateAuthFromV1Enabled":             "true", // without authentication
+		"authorizationProvider":                "com.example.Opa",
+		"authorizationStrategy":                "x",
+		"authorizationWhitelist":               "PULL_MESSAGE",
 	} {
 		_, _, err := BrokerConfigFromProperties(Properties{key: val})
 		if err == nil || !strings.Contains(err.Error(), key) {
 			t.Errorf("%s=%s: err = %v", key, val, err)
 		}
+	}
+}
+
+// TestAuthorizationKeysBind: authorization with authentication starts,
+// and its keys reach AuthConfig.
+func TestAuthorizationKeysBind(t *testing.T) {
+	bc, _, err := BrokerConfigFromProperties(Properties{
+		"authenticationEnabled":    "true",
+		"authorizationEnabled":     "true",
+		"authorizationWhitelist":   "105, 34",
+		"authorizationStrategy":    JavaStatefulAuthorization,
+		"migrateAuthFromV1Enabled": "true",
+		"plainAclFile":             "/etc/rocketmq/plain_acl.yml",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := bc.Auth
+	codes, err := a.AuthorizationWhitelistCodes()
+	if err != nil || !a.AuthorizationEnabled || !a.MigrateAuthFromV1Enabled || a.PlainAclFile != "/etc/rocketmq/plain_acl.yml" ||
+		len(codes) != 2 || codes[0] != 105 || codes[1] != 34 {
+		t.Fatalf("auth = %+v, whitelist %v, %v", a, codes, err)
 	}
 }

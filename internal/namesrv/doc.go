@@ -95,6 +95,11 @@
 // Brokers sign with their innerClientAuthenticationCredentials, which must
 // name a user here; clients sign route queries with their credentials, or
 // authenticationWhitelist=105 lets unsigned route queries through.
+// authorizationEnabled=true applies the ACLs of acls.json next to
+// users.json as the broker does (route queries need Pub, Sub or Get on
+// the topic); cluster-wide codes without a clusterName field are checked
+// on "Cluster:" with an empty name, which only "Cluster:*" or "*" grants
+// (a NameServer belongs to no cluster).
 //
 // Unknown request codes are answered REQUEST_CODE_NOT_SUPPORTED (3) with
 // remark " request type <code> not supported" (RocketMQ 5.x behaviour;

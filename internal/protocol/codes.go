@@ -120,7 +120,7 @@ const (
 	BatchAckMessage            RequestCode = 200151 // B (5.x)
 )
 
-// The user admin codes of RocketMQ 5.3's auth module (a block of their
+// The user and ACL admin codes of RocketMQ 5.3's auth module (a block of their
 // own: the wider numbers would realign the one above).
 const (
 	AuthCreateUser RequestCode = 3001 // B
@@ -128,6 +128,11 @@ const (
 	AuthDeleteUser RequestCode = 3003 // B
 	AuthGetUser    RequestCode = 3004 // B
 	AuthListUser   RequestCode = 3005 // B
+	AuthCreateACL  RequestCode = 3006 // B
+	AuthUpdateACL  RequestCode = 3007 // B
+	AuthDeleteACL  RequestCode = 3008 // B
+	AuthGetACL     RequestCode = 3009 // B
+	AuthListACL    RequestCode = 3010 // B
 )
 
 // ResponseCode is the `code` of a remoting response (rocketmq-spec.md §2.2).

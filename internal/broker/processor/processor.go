@@ -65,6 +65,8 @@ type Deps struct {
 	// Users is the user table the AUTH_*_USER requests manage (users.go);
 	// nil: they are not served.
 	Users *auth.Users
+	// ACLs is the ACL table the AUTH_*_ACL requests manage (acls.go).
+	ACLs *auth.ACLs
 	// HARuntime reports the replication state GET_BROKER_HA_STATUS
 	// answers (admin_ha.go); nil: that code answers SYSTEM_ERROR.
 	HARuntime func() protocol.HARuntimeInfo
@@ -110,6 +112,7 @@ type Processor struct {
 	route     func(ctx context.Context, topic string) (protocol.TopicRouteData, bool, error)
 	awaitReg  func(ctx context.Context) error
 	users     *auth.Users
+	acls      *auth.ACLs
 	haRuntime func() protocol.HARuntimeInfo
 	pop       *pop.Service
 	log       *slog.Logger
@@ -139,7 +142,7 @@ func New(d Deps) (*Processor, error) {
 	}
 	return &Processor{
 		cfg: d.Config, store: d.Store, topics: d.Topics, groups: d.Groups, offsets: d.Offsets,
-		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, inMemory: d.InMemoryBytes, sendHooks: d.SendHooks, txn: d.Txn, modes: d.RequestModes, route: d.TopicRoute, awaitReg: d.AwaitRegistration, users: d.Users, haRuntime: d.HARuntime, pop: d.Pop, log: log,
+		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, inMemory: d.InMemoryBytes, sendHooks: d.SendHooks, txn: d.Txn, modes: d.RequestModes, route: d.TopicRoute, awaitReg: d.AwaitRegistration, users: d.Users, acls: d.ACLs, haRuntime: d.HARuntime, pop: d.Pop, log: log,
 		region: d.Config.RegionID, traceOn: strconv.FormatBool(d.Config.TraceOn),
 		configVersion: fmt.Sprintf(`{"counter":1,"timestamp":%d}`, time.Now().UnixMilli()),
 		storedProps: [3]message.Prop{
@@ -221,6 +224,7 @@ func (p *Processor) Register(srv *remoting.Server, f Families) {
 	srv.Handle(protocol.CleanUnusedTopic, f.Admin, p.handleCleanUnusedTopic)
 	p.registerUsers(srv, f)
 	p.registerPop(srv, f)
+	p.registerACLs(srv, f)
 	srv.HandleDefault(f.Admin, notSupported)
 }
 

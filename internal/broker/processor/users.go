@@ -25,11 +25,12 @@ func (p *Processor) registerUsers(srv *remoting.Server, f Families) {
 }
 
 // superOnly lets only SUPER users (or unsigned requests, which reach the
-// handler only when authentication is off) manage users. Java lets any
-// user through when authorization is off, and GET_USER answers with the
-// password: without ACL policies here, a NORMAL user could read a SUPER
-// user's secret. This is what Java does with authorization on and no
-// policy granting the user those requests.
+// handler only when authentication is off) manage users and ACLs. Java
+// lets any user through when authorization is off, and GET_USER answers
+// with the password: a NORMAL user could read a SUPER user's secret.
+// With authorization on Java lets a NORMAL user whose ACL grants
+// Cluster Update/Get through; rocketd still refuses it here (stricter:
+// a user that may edit ACLs could grant itself everything).
 func (p *Processor) superOnly(h remoting.HandlerFunc) remoting.HandlerFunc {
 	return func(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
 		isSuper, refused := p.requesterIsSuper(req)
@@ -141,6 +142,11 @@ func (p *Processor) handleDeleteUser(_ *remoting.Conn, req *remoting.Command) *r
 	}
 	if err := p.users.Delete(name); err != nil {
 		return p.authFailure("delete user", err)
+	}
+	if p.acls != nil { // Java deletes the user's ACL with it
+		if err := p.acls.DeleteUser(name); err != nil {
+			return p.authFailure("delete user", err)
+		}
 	}
 	return ok(nil)
 }
