@@ -12,7 +12,9 @@ import (
 // hand-written case for the messaging codes (below, in requestChecks),
 // and for every other code the @RocketMQAction annotation of its request
 // header class, listed in codeRules. A code in neither is not checked,
-// as in Java (the issue: any authenticated user may send it).
+// as in Java (the issue: any authenticated user may send it), except the
+// rows marked "rocketd:" that close Java's gaps a NORMAL user could use to
+// read every topic (lite pull), dump all configs or change the broker's.
 
 // resField is a header field Java annotates with @RocketMQResource.
 type resField struct {
@@ -60,7 +62,13 @@ var codeRules = []codeRule{
 	{code: 15, name: "UPDATE_CONSUMER_OFFSET", actions: aSub, fields: []resField{groupF("consumerGroup"), topicF("topic")}},
 	{code: 17, name: "UPDATE_AND_CREATE_TOPIC", actions: aCreate, fields: []resField{topicF("topic")}},
 	{code: 18, name: "UPDATE_AND_CREATE_TOPIC_LIST", actions: aCreate},
-	{code: 21, name: "GET_ALL_TOPIC_CONFIG", actions: aGet},
+	// rocketd: Java checks nothing for GET_ALL_TOPIC_CONFIG (its resource
+	// has no annotated field); a dump of every topic's config is a
+	// cluster read here.
+	{code: 21, name: "GET_ALL_TOPIC_CONFIG", actions: aGet, cluster: true},
+	// rocketd: UPDATE_BROKER_CONFIG has no annotation in Java, so any
+	// authenticated user could change the broker's configuration.
+	{code: 25, name: "UPDATE_BROKER_CONFIG", actions: aUpdate, cluster: true},
 	{code: 29, name: "SEARCH_OFFSET_BY_TIMESTAMP", actions: aGet, fields: []resField{topicF("topic")}},
 	{code: 30, name: "GET_MAX_OFFSET", actions: aGet, fields: []resField{topicF("topic")}},
 	{code: 31, name: "GET_MIN_OFFSET", actions: aGet, fields: []resField{topicF("topic")}},
@@ -81,7 +89,12 @@ var codeRules = []codeRule{
 	{code: 103, name: "REGISTER_BROKER", actions: aUpdate, cluster: true, fields: []resField{clusterF("clusterName")}},
 	{code: 104, name: "UNREGISTER_BROKER", actions: aUpdate, cluster: true, fields: []resField{clusterF("clusterName")}},
 	{code: 105, name: "GET_ROUTEINFO_BY_TOPIC", actions: aGet, cluster: true},
-	{code: 201, name: "GET_ALL_SUBSCRIPTIONGROUP_CONFIG", actions: aGet},
+	// rocketd: Java's annotation names no field (the group is in the
+	// body), so it checks nothing; creating or changing a group's
+	// config is a cluster update here.
+	{code: 200, name: "UPDATE_AND_CREATE_SUBSCRIPTIONGROUP", actions: aCreate | aUpdate, cluster: true},
+	// rocketd: as GET_ALL_TOPIC_CONFIG above, a cluster read.
+	{code: 201, name: "GET_ALL_SUBSCRIPTIONGROUP_CONFIG", actions: aGet, cluster: true},
 	{code: 202, name: "GET_TOPIC_STATS_INFO", actions: aGet, fields: []resField{topicF("topic")}},
 	{code: 203, name: "GET_CONSUMER_CONNECTION_LIST", actions: aGet, fields: []resField{groupF("consumerGroup")}},
 	{code: 204, name: "GET_PRODUCER_CONNECTION_LIST", actions: aGet, cluster: true},
@@ -231,7 +244,10 @@ func requestChecks(dst []check, req *remoting.Command, cluster string) ([]check,
 		return dst, nil
 	case protocol.ConsumerSendMsgBack:
 		return append(dst, groupCheck(req.LookupExt(keysGroup).Vals[0], aSub)), nil
-	case protocol.PullMessage, protocol.QueryConsumerOffset, protocol.UpdateConsumerOffset:
+	// LITE_PULL_MESSAGE shares PULL_MESSAGE's header, whose annotation
+	// names only PULL_MESSAGE: Java checks lite pulls not at all; rocketd
+	// checks them as pulls.
+	case protocol.PullMessage, protocol.LitePullMessage, protocol.QueryConsumerOffset, protocol.UpdateConsumerOffset:
 		actions := aSub
 		switch req.Code {
 		case protocol.QueryConsumerOffset:

@@ -89,6 +89,12 @@ func TestRequestChecks(t *testing.T) {
 		{"not annotated", req(28, nil, ""), ""},
 		{"create acl", req(3006, kv("subject", "User:x"), ""), "Cluster:C Update"},
 		{"get acl", req(3009, kv("subject", "User:x"), ""), "Cluster:C Get"},
+		// Java's gaps, closed by rocketd.
+		{"lite pull, as a pull", req(361, kv("topic", "T", "consumerGroup", "cg"), ""), "Topic:T Sub; Group:cg Sub"},
+		{"update broker config", req(25, nil, "flushIntervalCommitLog=100"), "Cluster:C Update"},
+		{"create group", req(200, nil, `{"groupName":"cg"}`), "Cluster:C Create|Update"},
+		{"all topic configs", req(21, nil, ""), "Cluster:C Get"},
+		{"all group configs", req(201, nil, ""), "Cluster:C Get"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := requestChecks(nil, tc.req, "C")

@@ -80,7 +80,11 @@
 // for a retry topic), a pull Sub on topic and group, a route lookup one
 // of Pub/Sub/Get on the topic, an admin code its action on the topic,
 // the group, or Cluster:<brokerClusterName>; a code Java neither
-// switches on nor annotates is not checked, as in Java. Codes in
+// switches on nor annotates is not checked, as in Java, except five
+// where Java's gap lets a NORMAL user do too much: LITE_PULL_MESSAGE is
+// checked as a pull, UPDATE_BROKER_CONFIG and
+// UPDATE_AND_CREATE_SUBSCRIPTIONGROUP need Create/Update on the cluster,
+// GET_ALL_TOPIC_CONFIG and GET_ALL_SUBSCRIPTIONGROUP_CONFIG Get on it. Codes in
 // authorizationWhitelist are not checked. A SUPER user passes; for a
 // NORMAL user every resource must pass its ACL: of the entries of the
 // CUSTOM policy that match the resource, one of the actions (or All) and
