@@ -52,10 +52,11 @@ var allowed = map[string][]string{
 	"broker/schedule": {"store", "message", "config", "vfs", "broker/meta"},
 	"broker/timer":    {"store", "store/commitlog", "message", "config", "vfs"},
 	"broker/txn":      {"store", "message", "config", "vfs", "broker/meta", "protocol", "remoting"},
+	"broker/stats":    {},
 	"broker/processor": {"auth", "store", "message", "config", "vfs", "protocol", "remoting", "broker/meta", "broker/filter",
-		"broker/longpoll", "broker/schedule", "broker/timer", "broker/txn", "broker/client", "ha", "testutil/wait"},
+		"broker/longpoll", "broker/schedule", "broker/timer", "broker/txn", "broker/client", "broker/stats", "ha", "testutil/wait"},
 	"broker": {"store", "message", "config", "vfs", "protocol", "remoting", "broker/meta", "broker/filter",
-		"broker/longpoll", "broker/schedule", "broker/timer", "broker/txn", "broker/processor", "broker/client", "ha", "namesrv",
+		"broker/longpoll", "broker/schedule", "broker/timer", "broker/txn", "broker/processor", "broker/client", "broker/stats", "ha", "namesrv",
 		"auth", "testutil/proc", "testutil/certs", "testutil/wait"},
 
 	// testutil/proc runs rocketd as a child process; only _test.go files
