@@ -10,6 +10,8 @@ import (
 	"github.com/rocketd/rocketd/internal/broker/schedule"
 	"github.com/rocketd/rocketd/internal/broker/timer"
 	"github.com/rocketd/rocketd/internal/config"
+	"github.com/rocketd/rocketd/internal/message"
+	"github.com/rocketd/rocketd/internal/store"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
 
@@ -26,6 +28,8 @@ const TimerDirName = "timerbuckets"
 type delivery struct {
 	schedule *schedule.Service
 	timer    *timer.Service
+	offsets  *meta.DelayOffsets // the schedule's progress per level
+	store    *store.Store
 }
 
 // startDelivery opens delayOffset.json and the timer directory and starts
@@ -42,7 +46,7 @@ func (b *Broker) startDelivery(mopts meta.Options, fs vfs.FS) (*delivery, error)
 	if err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
-	d := &delivery{}
+	d := &delivery{offsets: offsets, store: b.store}
 	d.schedule, err = schedule.New(schedule.Config{
 		Store: b.store, Offsets: offsets, Levels: levels,
 		PersistInterval: b.cfg.FlushDelayOffsetInterval, Logger: b.log,
@@ -81,4 +85,16 @@ func (d *delivery) close() error {
 		return nil
 	}
 	return errors.Join(d.schedule.Close(), d.timer.Close())
+}
+
+// runningStats adds ScheduleMessageService.buildRunningStats' keys to the
+// runtime info: scheduleMessageOffset_<level> = "delivered,max" offsets of
+// every level with progress.
+func (d *delivery) runningStats(kv map[string]string) {
+	if d == nil {
+		return
+	}
+	for level, off := range d.offsets.Snapshot().OffsetTable {
+		kv[fmt.Sprintf("scheduleMessageOffset_%d", level)] = fmt.Sprintf("%d,%d", off, d.store.MaxOffset(message.ScheduleTopic, level-1))
+	}
 }

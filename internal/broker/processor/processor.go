@@ -14,6 +14,7 @@ import (
 	"github.com/rocketd/rocketd/internal/broker/client"
 	"github.com/rocketd/rocketd/internal/broker/longpoll"
 	"github.com/rocketd/rocketd/internal/broker/meta"
+	"github.com/rocketd/rocketd/internal/broker/stats"
 	"github.com/rocketd/rocketd/internal/broker/txn"
 	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/message"
@@ -67,7 +68,14 @@ type Deps struct {
 	// HARuntime reports the replication state GET_BROKER_HA_STATUS
 	// answers (admin_ha.go); nil: that code answers SYSTEM_ERROR.
 	HARuntime func() protocol.HARuntimeInfo
-	Logger    *slog.Logger // default: discard
+	// Stats counts puts and pulls (stats.go) and answers the runtime
+	// statistics. Nil counts nothing: only for benchmarks.
+	Stats *stats.Stats
+	// RuntimeExtras, when set, adds the keys of the broker's other
+	// services to GET_BROKER_RUNTIME_INFO (Java's
+	// ScheduleMessageService.buildRunningStats, the timer figures).
+	RuntimeExtras func(kv map[string]string)
+	Logger        *slog.Logger // default: discard
 }
 
 // SendHook observes send requests (SEND_MESSAGE, SEND_MESSAGE_V2,
@@ -92,24 +100,27 @@ type Families struct {
 
 // Processor serves the broker's request codes.
 type Processor struct {
-	cfg       *config.BrokerConfig
-	store     *store.Store
-	topics    *meta.Topics
-	groups    *meta.Groups
-	offsets   *meta.Offsets
-	clients   *client.Registry
-	holder    *longpoll.Holder
-	storeHost netip.AddrPort
-	inMemory  int64
-	sendHooks []SendHook
-	txn       *txn.Service
-	modes     *meta.RequestModes
-	route     func(ctx context.Context, topic string) (protocol.TopicRouteData, bool, error)
-	awaitReg  func(ctx context.Context) error
-	users     *auth.Users
-	haRuntime func() protocol.HARuntimeInfo
-	log       *slog.Logger
-	exprCache exprCache // SQL92 expressions of pulls and CHECK_CLIENT_CONFIG
+	cfg           *config.BrokerConfig
+	store         *store.Store
+	topics        *meta.Topics
+	groups        *meta.Groups
+	offsets       *meta.Offsets
+	clients       *client.Registry
+	holder        *longpoll.Holder
+	storeHost     netip.AddrPort
+	inMemory      int64
+	sendHooks     []SendHook
+	txn           *txn.Service
+	modes         *meta.RequestModes
+	route         func(ctx context.Context, topic string) (protocol.TopicRouteData, bool, error)
+	awaitReg      func(ctx context.Context) error
+	users         *auth.Users
+	haRuntime     func() protocol.HARuntimeInfo
+	stats         *stats.Stats
+	fams          Families // set by Register
+	runtimeExtras func(map[string]string)
+	log           *slog.Logger
+	exprCache     exprCache // SQL92 expressions of pulls and CHECK_CLIENT_CONFIG
 
 	// Strings echoed in every send response (ext fields MSG_REGION,
 	// TRACE_ON), computed once.
@@ -135,7 +146,7 @@ func New(d Deps) (*Processor, error) {
 	}
 	return &Processor{
 		cfg: d.Config, store: d.Store, topics: d.Topics, groups: d.Groups, offsets: d.Offsets,
-		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, inMemory: d.InMemoryBytes, sendHooks: d.SendHooks, txn: d.Txn, modes: d.RequestModes, route: d.TopicRoute, awaitReg: d.AwaitRegistration, users: d.Users, haRuntime: d.HARuntime, log: log,
+		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, inMemory: d.InMemoryBytes, sendHooks: d.SendHooks, txn: d.Txn, modes: d.RequestModes, route: d.TopicRoute, awaitReg: d.AwaitRegistration, users: d.Users, haRuntime: d.HARuntime, stats: d.Stats, runtimeExtras: d.RuntimeExtras, log: log,
 		region: d.Config.RegionID, traceOn: strconv.FormatBool(d.Config.TraceOn),
 		configVersion: fmt.Sprintf(`{"counter":1,"timestamp":%d}`, time.Now().UnixMilli()),
 		storedProps: [3]message.Prop{
@@ -148,6 +159,7 @@ func New(d Deps) (*Processor, error) {
 
 // Register routes every request code this package serves on srv.
 func (p *Processor) Register(srv *remoting.Server, f Families) {
+	p.fams = f // runtime info reads the queue lengths
 	// The send handler reads its header without an ext map (send.go).
 	srv.HandleLazyExt(protocol.SendMessage, f.Send, p.handleSend)
 	srv.HandleLazyExt(protocol.SendMessageV2, f.Send, p.handleSend)
@@ -184,6 +196,7 @@ func (p *Processor) Register(srv *remoting.Server, f Families) {
 	srv.Handle(protocol.GetTopicStatsInfo, f.Admin, p.handleTopicStats)
 	srv.Handle(protocol.GetConsumeStats, f.Admin, p.handleConsumeStats)
 	srv.Handle(protocol.GetBrokerRuntimeInfo, f.Admin, p.handleRuntimeInfo)
+	srv.Handle(protocol.ViewBrokerStatsData, f.Admin, p.handleViewBrokerStats)
 	srv.Handle(protocol.GetAllConsumerOffset, f.Admin, p.handleAllConsumerOffset)
 	srv.Handle(protocol.GetAllSubscriptionGroupConfig, f.Admin, p.handleAllGroups)
 	srv.Handle(protocol.GetAllDelayOffset, f.Admin, p.handleAllDelayOffset)

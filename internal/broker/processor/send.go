@@ -135,6 +135,7 @@ func (p *Processor) sendOne(resp *remoting.Command, h *protocol.SendMessageReque
 		return fail(resp, code, remark)
 	}
 	res := p.store.PutMessage(context.Background(), rec, store.PutOptions{NoWait: wait == "false"})
+	p.countPut(rec.Topic, res)
 	return p.putResponse(resp, res, queueID)
 }
 
@@ -165,6 +166,7 @@ func (p *Processor) sendBatch(resp *remoting.Command, h *protocol.SendMessageReq
 		recs[i] = r
 	}
 	res := p.store.PutMessages(context.Background(), recs, store.PutOptions{NoWait: wait == "false"})
+	p.countPut(recs[0].Topic, res)
 	return p.putResponse(resp, res, proto.QueueID)
 }
 

@@ -41,6 +41,7 @@ func (p *Processor) sendHalf(resp *remoting.Command, rec *message.Record, opts s
 	}
 	queueID := rec.QueueID
 	res := p.txn.PutHalf(context.Background(), rec, opts)
+	p.countPut(rec.Topic, res)
 	return p.putResponse(resp, res, queueID)
 }
 

@@ -46,11 +46,10 @@ type counter struct {
 	cells [stripes]cell
 }
 
-// cell picks a stripe with the runtime's per-P generator: no lock, no
-// allocation, and two Ps rarely pick the same line.
-func (c *counter) cell() *cell {
-	return &c.cells[rand.Uint32()&(stripes-1)]
-}
+// stripe picks a stripe with the runtime's per-P generator: no lock, no
+// allocation, and two Ps rarely pick the same line. One pick serves every
+// counter a count touches.
+func stripe() uint32 { return rand.Uint32() & (stripes - 1) }
 
 // load sums the stripes into v.
 func (c *counter) load() (v [nFields]uint64) {

@@ -14,8 +14,11 @@ type Config struct {
 	// (msgPutTotalTodayNow...) leave out. Nil: none is.
 	IsSystemTopic func(topic string) bool
 	// Now is the clock (default time.Now). The sampler reads it every
-	// second; tests drive sampling with tick instead.
+	// second.
 	Now func() time.Time
+	// NoSampler: New starts no sampler goroutine; the caller drives the
+	// samplings with Sample (tests with a fake clock).
+	NoSampler bool
 }
 
 // Stats counts what the broker puts and serves and samples the counts into
@@ -53,6 +56,9 @@ const storeKeep = 600
 // New returns a Stats whose sampler runs until Close.
 func New(cfg Config) *Stats {
 	s := newStats(cfg)
+	if cfg.NoSampler {
+		return s
+	}
 	s.stop, s.done = make(chan struct{}), make(chan struct{})
 	go s.run()
 	return s
@@ -99,6 +105,14 @@ func (s *Stats) run() {
 		case <-t.C:
 			s.tick(s.cfg.Now())
 		}
+	}
+}
+
+// Sample does the samplings due at now, as the sampler does every second:
+// for a Stats made with NoSampler.
+func (s *Stats) Sample(now time.Time) {
+	if s != nil {
+		s.tick(now)
 	}
 }
 
@@ -170,11 +184,12 @@ func (s *Stats) TopicPut(topic string, msgs, bytes int) {
 	if s == nil {
 		return
 	}
-	c := s.topics.get(topic).c.cell()
+	i := stripe()
+	c := &s.topics.get(topic).c.cells[i]
 	c.v[fTimes].Add(1)
 	c.v[fMsgs].Add(uint64(msgs))
 	c.v[fBytes].Add(uint64(bytes))
-	b := s.broker.c.cell()
+	b := &s.broker.c.cells[i]
 	b.v[fPut].Add(uint64(msgs))
 	b.v[fStorePut].Add(uint64(msgs))
 	if !s.cfg.IsSystemTopic(topic) {
@@ -190,9 +205,9 @@ func (s *Stats) SendBack(group, topic string) {
 	if s == nil {
 		return
 	}
-	c := s.groups.get(groupKey{group, topic}).c.cell()
-	c.v[fSendBack].Add(1)
-	s.broker.c.cell().v[fStorePut].Add(1)
+	i := stripe()
+	s.groups.get(groupKey{group, topic}).c.cells[i].v[fSendBack].Add(1)
+	s.broker.c.cells[i].v[fStorePut].Add(1)
 }
 
 // GroupGet counts one pull of group on topic that found msgs messages of
@@ -203,12 +218,13 @@ func (s *Stats) GroupGet(group, topic string, msgs, bytes int, latency time.Dura
 	if s == nil {
 		return
 	}
-	c := s.groups.get(groupKey{group, topic}).c.cell()
+	i := stripe()
+	c := &s.groups.get(groupKey{group, topic}).c.cells[i]
 	c.v[fTimes].Add(1)
 	c.v[fMsgs].Add(uint64(msgs))
 	c.v[fBytes].Add(uint64(bytes))
 	c.v[fLatency].Add(uint64(max(latency.Milliseconds(), 0)))
-	b := s.broker.c.cell()
+	b := &s.broker.c.cells[i]
 	b.v[fGet].Add(uint64(msgs))
 	b.v[fGetFound].Add(1)
 	b.v[fTransferred].Add(uint64(msgs))
@@ -222,7 +238,7 @@ func (s *Stats) GetMiss() {
 	if s == nil {
 		return
 	}
-	s.broker.c.cell().v[fGetMiss].Add(1)
+	s.broker.c.cells[stripe()].v[fGetMiss].Add(1)
 }
 
 // EachTopicPut calls fn with every topic's cumulative put messages and
