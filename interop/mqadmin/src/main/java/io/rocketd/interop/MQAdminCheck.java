@@ -21,6 +21,7 @@ import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.client.producer.SendResult;
 import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.Message;
+import org.apache.rocketmq.tools.admin.DefaultMQAdminExt;
 import org.apache.rocketmq.tools.command.MQAdminStartup;
 
 /**
@@ -34,7 +35,10 @@ import org.apache.rocketmq.tools.command.MQAdminStartup;
  * none) with ${NS}, ${BROKER}, ${CLUSTER}, ${BROKER_NAME}, ${TOPIC}, ${GROUP},
  * ${KEY}, ${MSGID} (unique key), ${OFFSET_MSGID}, ${NOW_MS} substituted. A
  * line "@traffic" sends messages with keys through a producer and consumes
- * them with a push consumer of ${GROUP} that stays online. Output that
+ * them with a push consumer of ${GROUP} that stays online. A line "@stream"
+ * (after @traffic) keeps sending to ${TOPIC}, 20 messages a second until
+ * the end, and waits until the broker's one-minute statistics of the topic
+ * (VIEW_BROKER_STATS_DATA) show it: rows after it see non-zero TPS. Output that
  * contains an exception or "not supported" fails a command whatever the
  * regex says. Rows marked "later" run and are reported but do not fail the
  * check (the request-code map says which issue brings them).
@@ -52,6 +56,8 @@ public final class MQAdminCheck {
     private final List<String> report = new ArrayList<>();
     private DefaultMQPushConsumer consumer;
     private DefaultMQProducer producer;
+    private Thread stream;
+    private volatile boolean streaming;
     private int mustFailures;
 
     public static void main(String[] args) throws Exception {
@@ -108,6 +114,10 @@ public final class MQAdminCheck {
             }
             if (line.equals("@traffic")) {
                 traffic();
+                continue;
+            }
+            if (line.equals("@stream")) {
+                stream();
                 continue;
             }
             String[] f = line.split("\\s+\\|\\s+", -1);
@@ -224,7 +234,64 @@ public final class MQAdminCheck {
         System.out.printf("traffic: %d messages sent with keys and consumed by %s%n", MESSAGES, vars.get("GROUP"));
     }
 
+    /**
+     * Sends to ${TOPIC} from a thread until stop(), then waits (30 s at
+     * most) until the topic's minute window on the broker holds some of it:
+     * the broker samples its statistics every 10 s.
+     */
+    private void stream() throws Exception {
+        if (producer == null) {
+            throw new IllegalStateException("@stream needs @traffic before it");
+        }
+        String topic = vars.get("TOPIC");
+        streaming = true;
+        stream = new Thread(() -> {
+            for (int i = 0; streaming; i++) {
+                try {
+                    producer.send(new Message(topic, "TagS", ("mqadmin stream " + i).getBytes(StandardCharsets.UTF_8)));
+                    Thread.sleep(50);
+                } catch (InterruptedException e) {
+                    return;
+                } catch (Exception e) {
+                    // a row may take the broker's write permission away
+                }
+            }
+        }, "mqadmin-stream");
+        stream.setDaemon(true);
+        stream.start();
+        DefaultMQAdminExt admin = new DefaultMQAdminExt();
+        admin.setNamesrvAddr(vars.get("NS"));
+        admin.setInstanceName("mqa-stream-" + System.nanoTime());
+        admin.start();
+        try {
+            long deadline = System.currentTimeMillis() + 30_000;
+            while (true) {
+                var data = admin.viewBrokerStatsData(vars.get("BROKER"), "TOPIC_PUT_NUMS", topic);
+                double tps = data.getStatsMinute().getTps();
+                if (tps > 0) {
+                    System.out.printf("stream: sending to %s, broker reports %.2f TPS over the last minute%n", topic, tps);
+                    return;
+                }
+                if (System.currentTimeMillis() > deadline) {
+                    throw new IllegalStateException("the broker's minute statistics of " + topic + " still show 0 TPS after 30 s");
+                }
+                Thread.sleep(200);
+            }
+        } finally {
+            admin.shutdown();
+        }
+    }
+
     private void stop() {
+        streaming = false;
+        if (stream != null) {
+            stream.interrupt();
+            try {
+                stream.join(5000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
         if (consumer != null) {
             consumer.shutdown();
         }
