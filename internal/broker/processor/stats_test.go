@@ -168,10 +168,16 @@ func TestStatsSendPull(t *testing.T) {
 		t.Fatalf("missing statsKey: %d %q", r.Code, r.Remark)
 	}
 
-	// consumeTps: 8 messages over 10 s.
+	// consumeTps: 8 messages over 10 s, in GET_CONSUME_STATS and, once the
+	// group has an offset on the topic, GET_BROKER_CONSUME_STATS.
 	gh := protocol.GetConsumeStatsRequestHeader{ConsumerGroup: "g", Topic: "T"}
 	r := e.call(protocol.GetConsumeStats, protocol.Ext(&gh), nil)
 	if r.Code != protocol.Success || !strings.Contains(string(r.Body), `"consumeTps":0.8`) {
 		t.Fatalf("GET_CONSUME_STATS: %d %s %s", r.Code, r.Remark, r.Body)
+	}
+	commitOffset(t, e, "g", "T", 0, 8)
+	r = e.call(protocol.GetBrokerConsumeStats, map[string]string{"isOrder": "false"}, nil)
+	if r.Code != protocol.Success || !strings.Contains(string(r.Body), `"consumeTps":0.8`) {
+		t.Fatalf("GET_BROKER_CONSUME_STATS: %d %s %s", r.Code, r.Remark, r.Body)
 	}
 }
