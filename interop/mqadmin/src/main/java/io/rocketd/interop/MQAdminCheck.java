@@ -56,8 +56,12 @@ public final class MQAdminCheck {
     private final List<String> report = new ArrayList<>();
     private DefaultMQPushConsumer consumer;
     private DefaultMQProducer producer;
+    private DefaultMQProducer streamProducer;
     private Thread stream;
     private volatile boolean streaming;
+    private final AtomicInteger streamSent = new AtomicInteger();
+    private final AtomicInteger streamFailed = new AtomicInteger();
+    private volatile String streamError = "";
     private int mustFailures;
 
     public static void main(String[] args) throws Exception {
@@ -235,25 +239,34 @@ public final class MQAdminCheck {
     }
 
     /**
-     * Sends to ${TOPIC} from a thread until stop(), then waits (30 s at
-     * most) until the topic's minute window on the broker holds some of it:
-     * the broker samples its statistics every 10 s.
+     * Sends to ${TOPIC} from a thread (with a producer of its own client
+     * instance) until stop(), then waits (60 s at most) until 20 messages
+     * went out and the broker shows them both in its 10-second putTps and
+     * in the topic's minute window (sampled every 10 s).
      */
     private void stream() throws Exception {
         if (producer == null) {
             throw new IllegalStateException("@stream needs @traffic before it");
         }
         String topic = vars.get("TOPIC");
+        streamProducer = new DefaultMQProducer("MQA_S_" + vars.get("GROUP"));
+        streamProducer.setNamesrvAddr(vars.get("NS"));
+        streamProducer.setInstanceName("mqa-stream-" + System.nanoTime());
+        streamProducer.start();
+        DefaultMQProducer producer = streamProducer;
         streaming = true;
         stream = new Thread(() -> {
             for (int i = 0; streaming; i++) {
                 try {
                     producer.send(new Message(topic, "TagS", ("mqadmin stream " + i).getBytes(StandardCharsets.UTF_8)));
+                    streamSent.incrementAndGet();
                     Thread.sleep(50);
                 } catch (InterruptedException e) {
                     return;
                 } catch (Exception e) {
                     // a row may take the broker's write permission away
+                    streamFailed.incrementAndGet();
+                    streamError = e.toString();
                 }
             }
         }, "mqadmin-stream");
@@ -264,16 +277,20 @@ public final class MQAdminCheck {
         admin.setInstanceName("mqa-stream-" + System.nanoTime());
         admin.start();
         try {
-            long deadline = System.currentTimeMillis() + 30_000;
+            long deadline = System.currentTimeMillis() + 60_000;
             while (true) {
                 var data = admin.viewBrokerStatsData(vars.get("BROKER"), "TOPIC_PUT_NUMS", topic);
                 double tps = data.getStatsMinute().getTps();
-                if (tps > 0) {
-                    System.out.printf("stream: sending to %s, broker reports %.2f TPS over the last minute%n", topic, tps);
+                String putTps = admin.fetchBrokerRuntimeStats(vars.get("BROKER")).getTable().get("putTps");
+                String tps10s = putTps == null ? "" : putTps.split(" ", -1)[0];
+                if (streamSent.get() >= 20 && tps > 0 && !tps10s.isEmpty() && Double.parseDouble(tps10s) > 0) {
+                    System.out.printf("stream: sending to %s (%d sent, %d failed), broker reports %.2f TPS over the last minute, putTps %s%n",
+                        topic, streamSent.get(), streamFailed.get(), tps, putTps);
                     return;
                 }
                 if (System.currentTimeMillis() > deadline) {
-                    throw new IllegalStateException("the broker's minute statistics of " + topic + " still show 0 TPS after 30 s");
+                    throw new IllegalStateException(String.format("after 60 s: %d sent (%d failed: %s), minute TPS of %s %.2f, putTps %s",
+                        streamSent.get(), streamFailed.get(), streamError, topic, tps, putTps));
                 }
                 Thread.sleep(200);
             }
@@ -291,6 +308,10 @@ public final class MQAdminCheck {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
+            System.out.printf("stream: %d sent, %d failed %s%n", streamSent.get(), streamFailed.get(), streamError);
+        }
+        if (streamProducer != null) {
+            streamProducer.shutdown();
         }
         if (consumer != null) {
             consumer.shutdown();
