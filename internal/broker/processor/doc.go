@@ -48,9 +48,8 @@
 // answers Java 5.x's keys with these differences: getTransferedTps (the
 // 4.x spelling, read by mqadmin 4.9.8 clusterList) is sent besides
 // getTransferredTps; putMessageEntireTimeMax, putMessageDistributeTime,
-// putLatency99/999, putMessageFailedTimes, putMessageSizeTotal,
-// putMessageAverageSize, dispatchMaxBuffer and getMessageEntireTimeMax
-// are not sent (no put latency histogram yet); the *HeadWaitTimeMills
+// putLatency99/999, dispatchMaxBuffer and getMessageEntireTimeMax are not
+// sent (no put latency histogram yet); the *HeadWaitTimeMills
 // are 0 (queued requests carry no time unless brokerFastFailureEnable);
 // lite pulls wait in the pull queue and END_TRANSACTION in the send queue,
 // whose lengths their keys repeat; the timer keys have Java's values with

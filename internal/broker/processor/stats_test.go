@@ -110,8 +110,9 @@ func TestStatsSendPull(t *testing.T) {
 		"msgPutTotalTodayNow": "8", "msgGetTotalTodayNow": "8", "msgPutTotalTodayMorning": "0",
 		"msgPutTotalYesterdayMorning": "0", "msgGetTotalTodayMorning": "0", "msgGetTotalYesterdayMorning": "0",
 		"brokerVersionDesc": "V4_9_8", "brokerActive": "true", "putMessageTimesTotal": "8",
-		"putTps":      "  ", // two samples: fewer than 10 seconds of them
-		"getTotalTps": "0.0 0.0 0.0", "timerCongestNum": "0", "remainTransientStoreBufferNumbs": "0",
+		"putMessageFailedTimes": "0",
+		"putTps":                "  ", // two samples: fewer than 10 seconds of them
+		"getTotalTps":           "0.0 0.0 0.0", "timerCongestNum": "0", "remainTransientStoreBufferNumbs": "0",
 		"bootTimestamp": strconv.FormatInt(t0.UnixMilli(), 10),
 		"runtime":       "[ 0 days, 0 hours, 0 minutes, 10 seconds ]",
 	} {
@@ -132,6 +133,10 @@ func TestStatsSendPull(t *testing.T) {
 		if _, ok := kv[k]; !ok {
 			t.Errorf("runtime info lacks %s", k)
 		}
+	}
+	if avg, err := strconv.ParseFloat(kv["putMessageAverageSize"], 64); err != nil || avg <= 30 ||
+		kv["putMessageSizeTotal"] != strconv.FormatUint(putBytes, 10) {
+		t.Errorf("putMessageAverageSize %q putMessageSizeTotal %q, want %d bytes", kv["putMessageAverageSize"], kv["putMessageSizeTotal"], putBytes)
 	}
 	if !regexp.MustCompile(`^Total : [0-9.]+ [KMGTPE]iB, Free : [0-9.]+ ([KMGTPE]i)?B\.$`).MatchString(kv["commitLogDirCapacity"]) {
 		t.Errorf("commitLogDirCapacity = %q", kv["commitLogDirCapacity"])

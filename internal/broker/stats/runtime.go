@@ -19,9 +19,10 @@ type Runtime struct {
 	PutTotalTodayNow, PutTotalTodayMorning, PutTotalYesterdayMorning uint64
 	GetTotalTodayNow, GetTotalTodayMorning, GetTotalYesterdayMorning uint64
 
-	// PutTimesTotal and the messages stored since boot (Java reports 1
-	// for 0: the divisor of the average size).
-	PutMessageTimesTotal uint64
+	// PutMessageTimesTotal is the messages stored since boot (Java
+	// reports 1 for 0: the divisor of the average size), PutMessageSizeTotal
+	// their bytes, PutMessageFailedTimes the puts the store refused.
+	PutMessageTimesTotal, PutMessageSizeTotal, PutMessageFailedTimes uint64
 
 	BootMillis int64  // bootTimestamp
 	Uptime     string // runtime: "[ d days, h hours, m minutes, s seconds ]"
@@ -30,9 +31,12 @@ type Runtime struct {
 // Runtime returns the runtime figures at the last sample.
 func (s *Stats) Runtime() Runtime {
 	if s == nil {
-		return Runtime{PutTps: "  ", GetFoundTps: "  ", GetMissTps: "  ", GetTotalTps: "0.0 0.0 0.0", GetTransferredTps: "  ", PutMessageTimesTotal: 1}
+		return Runtime{PutTps: "  ", GetFoundTps: "  ", GetMissTps: "  ", GetTotalTps: "0.0 0.0 0.0", GetTransferredTps: "  ",
+			PutMessageTimesTotal: 1, Uptime: uptime(0)}
 	}
 	now := s.broker.c.load()
+	var size uint64
+	s.topics.each(func(_ string, e *entry) { size += e.c.sum(fBytes) })
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := Runtime{
@@ -43,8 +47,9 @@ func (s *Stats) Runtime() Runtime {
 		PutTotalTodayNow:  now[fPutNoSys], PutTotalTodayMorning: s.putTodayMorning, PutTotalYesterdayMorning: s.putYesterdayMorning,
 		GetTotalTodayNow: now[fGetNoSys], GetTotalTodayMorning: s.getTodayMorning, GetTotalYesterdayMorning: s.getYesterdayMorning,
 		PutMessageTimesTotal: max(now[fStorePut], 1),
-		BootMillis:           s.bootMillis,
-		Uptime:               uptime(s.cfg.Now().UnixMilli() - s.bootMillis),
+		PutMessageSizeTotal:  size, PutMessageFailedTimes: s.putFailed.Load(),
+		BootMillis: s.bootMillis,
+		Uptime:     uptime(s.cfg.Now().UnixMilli() - s.bootMillis),
 	}
 	var total [3]string
 	for i, secs := range storeSpans {
@@ -86,6 +91,10 @@ func (s *Stats) tps(f, secs int) (float64, bool) {
 	}
 	return float64(last.v[f]-before.v[f]) / float64(d) * 1000, true
 }
+
+// JavaDouble formats v as Java's String.valueOf(double) (GET_BROKER_RUNTIME_INFO
+// values such as putMessageAverageSize).
+func JavaDouble(v float64) string { return javaDouble(v) }
 
 // uptime formats ms as StoreStatsService.getFormatRuntime.
 func uptime(ms int64) string {

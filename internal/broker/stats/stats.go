@@ -3,6 +3,7 @@ package stats
 import (
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -43,6 +44,8 @@ type Stats struct {
 	putTodayMorning, putYesterdayMorning uint64
 	getTodayMorning, getYesterdayMorning uint64
 	bootMillis                           int64
+
+	putFailed atomic.Uint64 // puts the store refused (a failure path: one counter)
 
 	stop chan struct{}
 	done chan struct{}
@@ -230,6 +233,13 @@ func (s *Stats) GroupGet(group, topic string, msgs, bytes int, latency time.Dura
 	b.v[fTransferred].Add(uint64(msgs))
 	if !s.cfg.IsSystemTopic(topic) {
 		b.v[fGetNoSys].Add(uint64(msgs))
+	}
+}
+
+// PutFailed counts a put the store did not store (putMessageFailedTimes).
+func (s *Stats) PutFailed() {
+	if s != nil {
+		s.putFailed.Add(1)
 	}
 }
 

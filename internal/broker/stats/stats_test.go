@@ -130,6 +130,10 @@ func TestStoreTpsAndMornings(t *testing.T) {
 	if s.BrokerPutTotal() != 180 || s.BrokerGetTotal() != 60 {
 		t.Fatalf("broker totals put %d get %d, want 180 60", s.BrokerPutTotal(), s.BrokerGetTotal())
 	}
+	s.PutFailed()
+	if r := s.Runtime(); r.PutMessageSizeTotal != 60*20 || r.PutMessageFailedTimes != 1 || r.PutMessageTimesTotal != 180 {
+		t.Fatalf("put size %d failed %d times %d, want 1200 1 180", r.PutMessageSizeTotal, r.PutMessageFailedTimes, r.PutMessageTimesTotal)
+	}
 	if r.Uptime != "[ 0 days, 0 hours, 1 minutes, 0 seconds ]" {
 		t.Fatalf("runtime %q", r.Uptime)
 	}
