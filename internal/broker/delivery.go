@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/rocketd/rocketd/internal/broker/meta"
 	"github.com/rocketd/rocketd/internal/broker/schedule"
+	"github.com/rocketd/rocketd/internal/broker/stats"
 	"github.com/rocketd/rocketd/internal/broker/timer"
 	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/message"
@@ -47,15 +49,16 @@ func (b *Broker) startDelivery(mopts meta.Options, fs vfs.FS) (*delivery, error)
 		return nil, fmt.Errorf("broker: %w", err)
 	}
 	d := &delivery{offsets: offsets, store: b.store}
+	counted := countedStore{Store: b.store, stats: b.stats}
 	d.schedule, err = schedule.New(schedule.Config{
-		Store: b.store, Offsets: offsets, Levels: levels,
+		Store: counted, Offsets: offsets, Levels: levels,
 		PersistInterval: b.cfg.FlushDelayOffsetInterval, Logger: b.log,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
 	d.timer, err = timer.New(timer.Config{
-		Store: b.store, Dir: filepath.Join(b.store.Dir(), TimerDirName), FS: fs, Logger: b.log,
+		Store: counted, Dir: filepath.Join(b.store.Dir(), TimerDirName), FS: fs, Logger: b.log,
 		// Far messages are copied well before CommitLog retention could
 		// delete them.
 		CopyAfter: max(time.Minute, min(timer.DefaultCopyAfter, b.cfg.FileReservedDuration()/4)),
@@ -97,4 +100,21 @@ func (d *delivery) runningStats(kv map[string]string) {
 	for level, off := range d.offsets.Snapshot().OffsetTable {
 		kv[fmt.Sprintf("scheduleMessageOffset_%d", level)] = fmt.Sprintf("%d,%d", off, d.store.MaxOffset(message.ScheduleTopic, level-1))
 	}
+}
+
+// countedStore is the store as the delivery services see it: a message
+// they put back counts as a put of its real topic (TOPIC_PUT_NUMS,
+// TOPIC_PUT_SIZE, BROKER_PUT_NUMS), as Java's ScheduleMessageService and
+// TimerMessageStore count their deliveries.
+type countedStore struct {
+	*store.Store
+	stats *stats.Stats
+}
+
+func (c countedStore) PutMessage(ctx context.Context, r *message.Record, opts store.PutOptions) store.PutResult {
+	res := c.Store.PutMessage(ctx, r, opts)
+	if res.Status.Stored() {
+		c.stats.TopicPut(r.Topic, int(max(res.MsgNum, 1)), int(res.WroteBytes))
+	}
+	return res
 }

@@ -13,20 +13,28 @@ import (
 
 // TestRuntimeInfoCountsTraffic sends 10 messages with the official Go
 // client, commits 2 transactional ones on another topic (the producer's
-// warm-up and one more), consumes the 10 and checks what the broker's
-// statistics report through GET_BROKER_RUNTIME_INFO and
-// VIEW_BROKER_STATS_DATA: half messages are a system topic's, so only the
-// 12 delivered messages count in msgPutTotalTodayNow.
+// warm-up and one more), sends one with delay level 1 to a third, consumes
+// the 10 and checks what the broker's statistics report through
+// GET_BROKER_RUNTIME_INFO and VIEW_BROKER_STATS_DATA: half messages and
+// parked delayed ones are a system topic's, so only the 13 delivered
+// messages count in msgPutTotalTodayNow (the delayed one once delivered,
+// as Java counts the schedule's deliveries).
 func TestRuntimeInfoCountsTraffic(t *testing.T) {
 	c := startCluster(t, txnTune(15))
-	topic, txTopic := uniq(t, "T"), uniq(t, "TX")
+	topic, txTopic, delayTopic := uniq(t, "T"), uniq(t, "TX"), uniq(t, "TD")
 	c.createTopic(topic, 2)
 	c.createTopic(txTopic, 2)
+	c.createTopic(delayTopic, 1)
 	p := c.newProducer()
 	for i := range 10 {
 		if _, err := p.SendSync(context.Background(), primitive.NewMessage(topic, []byte(fmt.Sprintf("m-%d", i)))); err != nil {
 			t.Fatalf("send %d: %v", i, err)
 		}
+	}
+	delayed := primitive.NewMessage(delayTopic, []byte("later"))
+	delayed.WithDelayTimeLevel(1)
+	if _, err := p.SendSync(context.Background(), delayed); err != nil {
+		t.Fatalf("send delayed: %v", err)
 	}
 	tp := c.newTxnProducer(uniq(t, "tg"), txTopic, newTxnListener())
 	sendTxn(t, tp, txTopic, "commit-1", primitive.CommitMessageState)
@@ -45,9 +53,13 @@ func TestRuntimeInfoCountsTraffic(t *testing.T) {
 		}
 		return kv.Table
 	}
-	// END_TRANSACTION is one-way: the commit may still be on its way.
-	waitFor(t, 10*time.Second, "12 messages put", func() bool { return info()["msgPutTotalTodayNow"] == "12" })
+	// END_TRANSACTION is one-way: the commit may still be on its way; the
+	// delayed message is delivered 1 s after it was stored.
+	waitFor(t, 10*time.Second, "13 messages put", func() bool { return info()["msgPutTotalTodayNow"] == "13" })
 	kv := info()
+	if kv["scheduleMessageOffset_1"] != "1,1" {
+		t.Errorf("scheduleMessageOffset_1 = %q, want 1,1", kv["scheduleMessageOffset_1"])
+	}
 	if kv["msgGetTotalTodayNow"] != "10" || kv["brokerVersionDesc"] != "V4_9_8" || kv["brokerActive"] != "true" {
 		t.Fatalf("msgGetTotalTodayNow %q brokerVersionDesc %q brokerActive %q", kv["msgGetTotalTodayNow"], kv["brokerVersionDesc"], kv["brokerActive"])
 	}
@@ -58,6 +70,7 @@ func TestRuntimeInfoCountsTraffic(t *testing.T) {
 	}
 	for _, key := range []struct{ name, key string }{
 		{"TOPIC_PUT_NUMS", topic}, {"TOPIC_PUT_NUMS", txTopic}, {"TOPIC_PUT_NUMS", "RMQ_SYS_TRANS_HALF_TOPIC"},
+		{"TOPIC_PUT_NUMS", delayTopic}, {"TOPIC_PUT_NUMS", "SCHEDULE_TOPIC_XXXX"},
 		{"BROKER_PUT_NUMS", c.brokerConfig().BrokerClusterName},
 	} {
 		r := c.invoke(c.b.Addr(), protocol.ViewBrokerStatsData, &protocol.ViewBrokerStatsDataRequestHeader{StatsName: key.name, StatsKey: key.key}, nil)

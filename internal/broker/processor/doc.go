@@ -42,9 +42,9 @@
 // bytes; a committed transaction under its real topic (txn.Config.
 // Committed); a stored reply; a send-back as SNDBCK_PUT_NUMS only; a pull
 // answered with messages as GROUP_GET_* of group@topic, any other pull as
-// a store miss. Messages the broker moves itself (delay and timer
-// deliveries, op records) are not counted: Java counts the schedule's and
-// timer's deliveries, rocketd does not yet. GET_BROKER_RUNTIME_INFO
+// a store miss. The broker counts the delay and timer deliveries under
+// their real topic (its countedStore), as Java does; op records and other
+// internal puts are not counted. GET_BROKER_RUNTIME_INFO
 // answers Java 5.x's keys with these differences: getTransferedTps (the
 // 4.x spelling, read by mqadmin 4.9.8 clusterList) is sent besides
 // getTransferredTps; putMessageEntireTimeMax, putMessageDistributeTime,

@@ -7,8 +7,9 @@
 // # What is counted
 //
 // The processor calls, for every stored send (single, each batch with its
-// message count, a committed transaction, a reply): TopicPut(topic, msgs,
-// storedBytes); for a stored send-back: SendBack(group, originTopic); for
+// message count, a committed transaction, a reply) and the broker for
+// every delay-level or timer message delivered to its real topic:
+// TopicPut(topic, msgs, storedBytes); for a stored send-back: SendBack(group, originTopic); for
 // a pull that found messages: GroupGet(group, topic, msgs, bytes,
 // latency); for one that found none: GetMiss. A half message counts under
 // RMQ_SYS_TRANS_HALF_TOPIC, a system topic, as in Java.
