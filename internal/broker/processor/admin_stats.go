@@ -43,17 +43,21 @@ func (p *Processor) runtimeInfo() map[string]string {
 	ratio := strconv.FormatFloat(disk.UsedRatio/100, 'f', -1, 64)
 	m := map[string]string{
 		// StoreStatsService
-		"bootTimestamp":         itoa(rt.BootMillis),
-		"runtime":               rt.Uptime,
-		"putMessageTimesTotal":  utoa(rt.PutMessageTimesTotal),
-		"putMessageSizeTotal":   utoa(rt.PutMessageSizeTotal),
-		"putMessageAverageSize": stats.JavaDouble(float64(rt.PutMessageSizeTotal) / float64(rt.PutMessageTimesTotal)),
-		"putMessageFailedTimes": utoa(rt.PutMessageFailedTimes),
-		"putTps":                rt.PutTps,
-		"getFoundTps":           rt.GetFoundTps,
-		"getMissTps":            rt.GetMissTps,
-		"getTotalTps":           rt.GetTotalTps,
-		"getTransferredTps":     rt.GetTransferredTps,
+		"bootTimestamp":            itoa(rt.BootMillis),
+		"runtime":                  rt.Uptime,
+		"putMessageTimesTotal":     utoa(rt.PutMessageTimesTotal),
+		"putMessageSizeTotal":      utoa(rt.PutMessageSizeTotal),
+		"putMessageAverageSize":    stats.JavaDouble(float64(rt.PutMessageSizeTotal) / float64(rt.PutMessageTimesTotal)),
+		"putMessageFailedTimes":    utoa(rt.PutMessageFailedTimes),
+		"putMessageEntireTimeMax":  itoa(rt.PutMessageEntireTimeMax),
+		"putMessageDistributeTime": rt.PutMessageDistributeTime,
+		"putLatency99":             rt.PutLatency99,
+		"putLatency999":            rt.PutLatency999,
+		"putTps":                   rt.PutTps,
+		"getFoundTps":              rt.GetFoundTps,
+		"getMissTps":               rt.GetMissTps,
+		"getTotalTps":              rt.GetTotalTps,
+		"getTransferredTps":        rt.GetTransferredTps,
 		// 4.x tools (mqadmin clusterList 4.9.8) read the old spelling.
 		"getTransferedTps": rt.GetTransferredTps,
 		// DefaultMessageStore

@@ -47,9 +47,9 @@
 // internal puts are not counted. GET_BROKER_RUNTIME_INFO
 // answers Java 5.x's keys with these differences: getTransferedTps (the
 // 4.x spelling, read by mqadmin 4.9.8 clusterList) is sent besides
-// getTransferredTps; putMessageEntireTimeMax, putMessageDistributeTime,
-// putLatency99/999, dispatchMaxBuffer and getMessageEntireTimeMax are not
-// sent (no put latency histogram yet); the *HeadWaitTimeMills
+// getTransferredTps; the put latency figures time the store call of the
+// sends (not of internal puts); dispatchMaxBuffer and
+// getMessageEntireTimeMax are not sent; the *HeadWaitTimeMills
 // are 0 (queued requests carry no time unless brokerFastFailureEnable);
 // lite pulls wait in the pull queue and END_TRANSACTION in the send queue,
 // whose lengths their keys repeat; the timer keys have Java's values with

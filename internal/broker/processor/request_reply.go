@@ -83,10 +83,11 @@ func (p *Processor) sendReply(conn *remoting.Conn, req *remoting.Command, h *pro
 		Body:           req.Body,
 		Properties:     h.Properties,
 	}
+	began := time.Now()
 	res := p.store.PutMessage(context.Background(), &rec, store.PutOptions{})
+	p.countPut(rec.Topic, res, began)
 	switch res.Status {
 	case store.PutOK, store.FlushDiskTimeout, store.FlushSlaveTimeout, store.SlaveNotAvailable:
-		p.countPut(rec.Topic, res)
 		setStored(resp, protocol.SendMessageResponseHeader{MsgID: res.MsgID, QueueID: queueID, QueueOffset: res.QueueOffset})
 	default:
 		// The requester has its reply (or not, as resp says); a reply not

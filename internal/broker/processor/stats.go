@@ -6,13 +6,14 @@ import (
 	"github.com/rocketd/rocketd/internal/store"
 )
 
-// countPut counts a put to topic that stored its messages (Java's
+// countPut counts a put to topic that began (the store call) at began that stored its messages (Java's
 // handlePutMessageResult on sendOK: TOPIC_PUT_NUMS by the batch's message
 // count, TOPIC_PUT_SIZE by the bytes written, BROKER_PUT_NUMS). topic is
 // the record's topic after the put (a put the store refused counts in
 // putMessageFailedTimes): SCHEDULE_TOPIC_XXXX for a delayed
 // message, the half topic for a prepared one, as in Java.
-func (p *Processor) countPut(topic string, res store.PutResult) {
+func (p *Processor) countPut(topic string, res store.PutResult, began time.Time) {
+	p.stats.PutLatency(time.Since(began))
 	if res.Status.Stored() {
 		p.stats.TopicPut(topic, int(max(res.MsgNum, 1)), int(res.WroteBytes))
 	} else {

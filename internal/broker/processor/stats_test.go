@@ -120,6 +120,9 @@ func TestStatsSendPull(t *testing.T) {
 			t.Errorf("%s = %q, want %q", k, kv[k], want)
 		}
 	}
+	if !strings.HasPrefix(kv["putMessageDistributeTime"], "[<=0ms]:") || kv["putLatency99"] != "0.00" || kv["putMessageEntireTimeMax"] == "" {
+		t.Errorf("put latency: max %q distribution %q p99 %q (no minute closed yet)", kv["putMessageEntireTimeMax"], kv["putMessageDistributeTime"], kv["putLatency99"])
+	}
 	for _, k := range []string{"getMissTps", "getFoundTps", "getTransferredTps", "getTransferedTps", "commitLogDiskRatio",
 		"consumeQueueDiskRatio", "commitLogMinOffset", "commitLogMaxOffset", "dispatchBehindBytes", "pageCacheLockTimeMills",
 		"earliestMessageTimeStamp", "startAcceptSendRequestTimeStamp", "timerReadBehind", "timerOffsetBehind",

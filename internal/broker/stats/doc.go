@@ -38,6 +38,12 @@
 // topics are recorded (BrokerStats.record): msgPutTotalTodayMorning
 // becomes msgPutTotalYesterdayMorning and the current total the new
 // msgPutTotalTodayMorning; msgPutTotalTodayNow is the current total.
+// Put latency (PutLatency, the store call of each send) is kept as
+// StoreStatsService keeps it: putMessageEntireTimeMax is the longest since
+// boot in ms; putMessageDistributeTime ("[<=0ms]:n [0~10ms]:n ... ", 13
+// ranges) and putLatency99/999 (findPutMessageEntireTimePX over 1 ms to
+// 1 s steps, "%.2f") cover the last complete minute.
+//
 // Everything starts at 0 when the broker starts: statistics are not
 // persisted, as in Java.
 //

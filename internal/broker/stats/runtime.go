@@ -24,6 +24,13 @@ type Runtime struct {
 	// their bytes, PutMessageFailedTimes the puts the store refused.
 	PutMessageTimesTotal, PutMessageSizeTotal, PutMessageFailedTimes uint64
 
+	// Put latency: the longest since boot (ms), and over the last
+	// complete minute the distribution and the 99th and 99.9th
+	// percentiles ("%.2f" ms), as StoreStatsService reports them.
+	PutMessageEntireTimeMax     int64
+	PutMessageDistributeTime    string
+	PutLatency99, PutLatency999 string
+
 	BootMillis int64  // bootTimestamp
 	Uptime     string // runtime: "[ d days, h hours, m minutes, s seconds ]"
 }
@@ -48,8 +55,12 @@ func (s *Stats) Runtime() Runtime {
 		GetTotalTodayNow: now[fGetNoSys], GetTotalTodayMorning: s.getTodayMorning, GetTotalYesterdayMorning: s.getYesterdayMorning,
 		PutMessageTimesTotal: max(now[fStorePut], 1),
 		PutMessageSizeTotal:  size, PutMessageFailedTimes: s.putFailed.Load(),
-		BootMillis: s.bootMillis,
-		Uptime:     uptime(s.cfg.Now().UnixMilli() - s.bootMillis),
+		PutMessageEntireTimeMax:  s.lat.max.Load(),
+		PutMessageDistributeTime: s.lat.distString(),
+		PutLatency99:             fmt.Sprintf("%.2f", s.lat.percentile(0.99)),
+		PutLatency999:            fmt.Sprintf("%.2f", s.lat.percentile(0.999)),
+		BootMillis:               s.bootMillis,
+		Uptime:                   uptime(s.cfg.Now().UnixMilli() - s.bootMillis),
 	}
 	var total [3]string
 	for i, secs := range storeSpans {

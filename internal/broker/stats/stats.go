@@ -46,6 +46,7 @@ type Stats struct {
 	bootMillis                           int64
 
 	putFailed atomic.Uint64 // puts the store refused (a failure path: one counter)
+	lat       latency
 
 	stop chan struct{}
 	done chan struct{}
@@ -131,6 +132,7 @@ func (s *Stats) tick(now time.Time) {
 		copy(s.sec, s.sec[1:])
 		s.sec = s.sec[:len(s.sec)-1]
 	}
+	s.sampleLatency(ms)
 	minute, hour, day := due(&s.nextMinute, ms, minutePeriod), due(&s.nextHour, ms, hourPeriod), due(&s.nextDay, ms, dayPeriod)
 	if !now.Before(s.nextMorning) {
 		s.putYesterdayMorning, s.putTodayMorning = s.putTodayMorning, p.v[fPutNoSys]

@@ -237,3 +237,39 @@ func TestConcurrentCounting(t *testing.T) {
 		t.Fatalf("BrokerPutTotal = %d, want 4000", got)
 	}
 }
+
+// TestPutLatency checks StoreStatsService's latency figures: the max since
+// boot, and the distribution and percentiles of the last complete minute.
+func TestPutLatency(t *testing.T) {
+	if len(pxBounds)+1 != nPx || pxBounds[19] != 20 || pxBounds[20] != 22 || pxBounds[len(pxBounds)-1] != 10000 {
+		t.Fatalf("percentile buckets %v", pxBounds)
+	}
+	s, clk := newFake(t)
+	s.tick(clk.Now())
+	for _, ms := range []int64{0, 3, 3, 7, 15, 60, 1500} {
+		s.PutLatency(time.Duration(ms) * time.Millisecond)
+	}
+	for i := 0; i < 93; i++ {
+		s.PutLatency(2 * time.Millisecond)
+	}
+	r := s.Runtime()
+	if r.PutMessageEntireTimeMax != 1500 || !strings.HasPrefix(r.PutMessageDistributeTime, "[<=0ms]:0 [0~10ms]:0 ") {
+		t.Fatalf("before a minute closed: max %d dist %q", r.PutMessageEntireTimeMax, r.PutMessageDistributeTime)
+	}
+	s.tick(clk.add(60 * time.Second))
+	r = s.Runtime()
+	want := "[<=0ms]:1 [0~10ms]:96 [10~50ms]:1 [50~100ms]:1 [100~200ms]:0 [200~500ms]:0 [500ms~1s]:0 [1~2s]:1 [2~3s]:0 [3~4s]:0 [4~5s]:0 [5~10s]:0 [10s~]:0 "
+	if r.PutMessageDistributeTime != want {
+		t.Fatalf("distribution\n got %q\nwant %q", r.PutMessageDistributeTime, want)
+	}
+	// 100 puts: Java's index is (long)(100*px) = 99 for both 0.99 and
+	// 0.999, the 99th put, alone in the (55, 60] ms bucket: its top.
+	if r.PutLatency99 != "60.00" || r.PutLatency999 != "60.00" {
+		t.Fatalf("putLatency99 %s putLatency999 %s", r.PutLatency99, r.PutLatency999)
+	}
+	// The next minute without puts reports zeros; the max stays.
+	s.tick(clk.add(60 * time.Second))
+	if r = s.Runtime(); r.PutLatency99 != "0.00" || r.PutMessageEntireTimeMax != 1500 {
+		t.Fatalf("quiet minute: %+v", r)
+	}
+}
