@@ -26,6 +26,17 @@ func BenchmarkTopicPut(b *testing.B) {
 	})
 }
 
+// BenchmarkPutLatency is the cost of recording one put's latency.
+func BenchmarkPutLatency(b *testing.B) {
+	s := newStats(Config{Cluster: "C"})
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			s.PutLatency(3 * time.Millisecond)
+		}
+	})
+}
+
 // BenchmarkGroupGet is the cost of counting one pull.
 func BenchmarkGroupGet(b *testing.B) {
 	s := newStats(Config{Cluster: "C"})
@@ -40,7 +51,8 @@ func BenchmarkGroupGet(b *testing.B) {
 }
 
 // BenchmarkSample is one sampling round over 1,000 topics and 1,000
-// groups (the sampler's work every 10 s).
+// groups (the sampler's work every 10 s). Run it with a small
+// -benchtime (e.g. 100x): each round takes milliseconds.
 func BenchmarkSample(b *testing.B) {
 	s := newStats(Config{Cluster: "C"})
 	for i := range 1000 {

@@ -12,7 +12,8 @@ type Config struct {
 	// Cluster is brokerClusterName: the key of the BROKER_* items.
 	Cluster string
 	// IsSystemTopic tells the topics the *_WITHOUT_SYSTEM_TOPIC totals
-	// (msgPutTotalTodayNow...) leave out. Nil: none is.
+	// (msgPutTotalTodayNow...) leave out; it is asked once per topic (and
+	// group), the first time one is counted. Nil: none is.
 	IsSystemTopic func(topic string) bool
 	// Now is the clock (default time.Now). The sampler reads it every
 	// second.
@@ -78,12 +79,15 @@ func newStats(cfg Config) *Stats {
 	}
 	now := cfg.Now()
 	ms := now.UnixMilli()
-	return &Stats{
+	s := &Stats{
 		cfg: cfg, broker: newEntry(), bootMillis: ms,
 		sec:        make([]point, 0, storeKeep+2),
 		nextMinute: ms, nextHour: ms, nextDay: ms,
 		nextMorning: nextMorning(now),
 	}
+	s.topics.system = cfg.IsSystemTopic
+	s.groups.system = func(k groupKey) bool { return cfg.IsSystemTopic(k.topic) }
+	return s
 }
 
 // Close stops the sampler. It is safe to call more than once; counting
@@ -190,14 +194,15 @@ func (s *Stats) TopicPut(topic string, msgs, bytes int) {
 		return
 	}
 	i := stripe()
-	c := &s.topics.get(topic).c.cells[i]
+	e := s.topics.get(topic)
+	c := &e.c.cells[i]
 	c.v[fTimes].Add(1)
 	c.v[fMsgs].Add(uint64(msgs))
 	c.v[fBytes].Add(uint64(bytes))
 	b := &s.broker.c.cells[i]
 	b.v[fPut].Add(uint64(msgs))
 	b.v[fStorePut].Add(uint64(msgs))
-	if !s.cfg.IsSystemTopic(topic) {
+	if !e.system {
 		b.v[fPutNoSys].Add(uint64(msgs))
 	}
 }
@@ -224,7 +229,8 @@ func (s *Stats) GroupGet(group, topic string, msgs, bytes int, latency time.Dura
 		return
 	}
 	i := stripe()
-	c := &s.groups.get(groupKey{group, topic}).c.cells[i]
+	e := s.groups.get(groupKey{group, topic})
+	c := &e.c.cells[i]
 	c.v[fTimes].Add(1)
 	c.v[fMsgs].Add(uint64(msgs))
 	c.v[fBytes].Add(uint64(bytes))
@@ -233,7 +239,7 @@ func (s *Stats) GroupGet(group, topic string, msgs, bytes int, latency time.Dura
 	b.v[fGet].Add(uint64(msgs))
 	b.v[fGetFound].Add(1)
 	b.v[fTransferred].Add(uint64(msgs))
-	if !s.cfg.IsSystemTopic(topic) {
+	if !e.system {
 		b.v[fGetNoSys].Add(uint64(msgs))
 	}
 }

@@ -10,6 +10,9 @@ import (
 // group@topic, or the broker).
 type entry struct {
 	c counter
+	// system: the entry's topic is a system topic (decided once, at
+	// creation: the broker's system topics do not change while it runs).
+	system bool
 
 	mu                sync.Mutex // guards the windows (sampler vs readers)
 	minute, hour, day window
@@ -34,6 +37,8 @@ type groupKey struct{ group, topic string }
 type table[K comparable] struct {
 	mu sync.Mutex
 	m  atomic.Pointer[map[K]*entry]
+	// system tells whether a new key's topic is a system topic.
+	system func(K) bool
 }
 
 func (t *table[K]) get(k K) *entry {
@@ -62,6 +67,9 @@ func (t *table[K]) create(k K) *entry {
 		}
 	}
 	e := newEntry()
+	if t.system != nil {
+		e.system = t.system(k)
+	}
 	n[cloneKey(k)] = e
 	t.m.Store(&n)
 	return e
