@@ -65,6 +65,11 @@
 // Counting finds the key's entry with one atomic load and a map lookup (a
 // copy-on-write map: no lock, no allocation for a known key) and adds to
 // one of 8 cache-line stripes picked by the runtime's per-P random
-// generator. One goroutine, owned by Stats (New starts it, Close stops it),
-// does all sampling every second; it is the only writer of the windows.
+// generator; the system-topic test is made once per entry. One goroutine,
+// owned by Stats (New starts it, Close stops it), does all sampling every
+// second; it is the only writer of the windows. Measured on the shared
+// 2-core dev machine (load 7): TopicPut 60-100 ns, PutLatency 8 ns, 0
+// allocations; processor BenchmarkSendStats, 10 alternated runs of 5000
+// sends each way, median cpu-ns/op on/off = 1.002 (48.9 µs vs 48.8 µs),
+// 14 allocs/op both.
 package stats
