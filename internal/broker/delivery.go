@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/rocketd/rocketd/internal/broker/meta"
@@ -32,6 +33,8 @@ type delivery struct {
 	timer    *timer.Service
 	offsets  *meta.DelayOffsets // the schedule's progress per level
 	store    *store.Store
+	// The timer's enqueued and delivered messages per second.
+	timerIn, timerOut *stats.Rate
 }
 
 // startDelivery opens delayOffset.json and the timer directory and starts
@@ -67,6 +70,8 @@ func (b *Broker) startDelivery(mopts meta.Options, fs vfs.FS) (*delivery, error)
 		return nil, fmt.Errorf("broker: %w", err)
 	}
 	tm := d.timer
+	d.timerIn = b.stats.NewRate(func() uint64 { return uint64(tm.Stats().Enqueued) })
+	d.timerOut = b.stats.NewRate(func() uint64 { return uint64(tm.Stats().Delivered) })
 	b.store.AddArrivalListener(func(topic string, _ int32, _, _, _ int64) {
 		if topic == timer.Topic {
 			tm.Notify()
@@ -92,11 +97,21 @@ func (d *delivery) close() error {
 
 // runningStats adds ScheduleMessageService.buildRunningStats' keys to the
 // runtime info: scheduleMessageOffset_<level> = "delivered,max" offsets of
-// every level with progress.
+// every level with progress; and the timer's figures as Java's
+// TimerMessageStore reports them: timerOffsetBehind (messages in the timer
+// queue not read yet), timerReadBehind (seconds between now and the time
+// up to which every held message was delivered), timerEnqueueTps and
+// timerDequeueTps (over the last 10 s). timerCongestNum stays 0: rocketd's
+// timer has no per-slot limit to congest.
 func (d *delivery) runningStats(kv map[string]string) {
 	if d == nil {
 		return
 	}
+	ts := d.timer.Stats()
+	kv["timerOffsetBehind"] = strconv.FormatInt(max(d.store.MaxOffset(timer.Topic, 0)-ts.EnqueueOffset, 0), 10)
+	kv["timerReadBehind"] = strconv.FormatInt(max(time.Now().UnixMilli()-ts.WatermarkMs, 0)/1000, 10)
+	kv["timerEnqueueTps"] = stats.JavaFloat(float32(d.timerIn.PerSecond()))
+	kv["timerDequeueTps"] = stats.JavaFloat(float32(d.timerOut.PerSecond()))
 	for level, off := range d.offsets.Snapshot().OffsetTable {
 		kv[fmt.Sprintf("scheduleMessageOffset_%d", level)] = fmt.Sprintf("%d,%d", off, d.store.MaxOffset(message.ScheduleTopic, level-1))
 	}

@@ -16,9 +16,9 @@ import (
 // warm-up and one more), sends one with delay level 1 to a third, consumes
 // the 10 and checks what the broker's statistics report through
 // GET_BROKER_RUNTIME_INFO and VIEW_BROKER_STATS_DATA: half messages and
-// parked delayed ones are a system topic's, so only the 13 delivered
-// messages count in msgPutTotalTodayNow (the delayed one once delivered,
-// as Java counts the schedule's deliveries).
+// parked delayed and timer ones are a system topic's, so only the 14
+// delivered messages count in msgPutTotalTodayNow (the delayed and the
+// timer one once delivered, as Java counts those deliveries).
 func TestRuntimeInfoCountsTraffic(t *testing.T) {
 	c := startCluster(t, txnTune(15))
 	topic, txTopic, delayTopic := uniq(t, "T"), uniq(t, "TX"), uniq(t, "TD")
@@ -41,6 +41,12 @@ func TestRuntimeInfoCountsTraffic(t *testing.T) {
 	rec := newReceived()
 	c.newPushConsumer(uniq(t, "cg"), topic, "*", rec)
 	waitFor(t, 30*time.Second, "10 messages consumed", func() bool { return rec.len() == 10 })
+	// Last, so that the timer's rates over 10 s still see it below.
+	timed := primitive.NewMessage(delayTopic, []byte("timed"))
+	timed.WithDelayTimestamp(time.Now().Add(time.Second))
+	if _, err := p.SendSync(context.Background(), timed); err != nil {
+		t.Fatalf("send timer message: %v", err)
+	}
 
 	info := func() map[string]string {
 		r := c.invoke(c.b.Addr(), protocol.GetBrokerRuntimeInfo, nil, nil)
@@ -55,11 +61,20 @@ func TestRuntimeInfoCountsTraffic(t *testing.T) {
 	}
 	// END_TRANSACTION is one-way: the commit may still be on its way; the
 	// delayed message is delivered 1 s after it was stored.
-	waitFor(t, 10*time.Second, "13 messages put", func() bool { return info()["msgPutTotalTodayNow"] == "13" })
+	waitFor(t, 10*time.Second, "14 messages put", func() bool { return info()["msgPutTotalTodayNow"] == "14" })
 	kv := info()
 	if kv["scheduleMessageOffset_1"] != "1,1" {
 		t.Errorf("scheduleMessageOffset_1 = %q, want 1,1", kv["scheduleMessageOffset_1"])
 	}
+	// The timer read and delivered its message: nothing behind, and its
+	// rates over the last 10 s (sampled every second) show the one message.
+	if kv["timerOffsetBehind"] != "0" || kv["timerReadBehind"] != "0" || kv["timerCongestNum"] != "0" {
+		t.Errorf("timer behind: offset %q read %q congest %q", kv["timerOffsetBehind"], kv["timerReadBehind"], kv["timerCongestNum"])
+	}
+	waitFor(t, 10*time.Second, "the timer's rates", func() bool {
+		kv := info()
+		return kv["timerEnqueueTps"] != "0.0" && kv["timerDequeueTps"] != "0.0"
+	})
 	if kv["msgGetTotalTodayNow"] != "10" || kv["brokerVersionDesc"] != "V4_9_8" || kv["brokerActive"] != "true" {
 		t.Fatalf("msgGetTotalTodayNow %q brokerVersionDesc %q brokerActive %q", kv["msgGetTotalTodayNow"], kv["brokerVersionDesc"], kv["brokerActive"])
 	}

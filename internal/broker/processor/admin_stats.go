@@ -85,9 +85,8 @@ func (p *Processor) runtimeInfo() map[string]string {
 		"remainTransientStoreBufferNumbs": "0",
 		"remainHowManyDataToFlush":        humanBytes(max(log.MaxOffset()-log.Flushed(), 0)),
 		"brokerRole":                      string(p.cfg.BrokerRole),
-		// Java's values with timerWheelEnable=false. rocketd's timer
-		// (package timer) has no wheel, no congestion limit and no
-		// rate figures yet; RuntimeExtras may set real ones.
+		// Java's values with timerWheelEnable=false; the broker's
+		// RuntimeExtras sets those of its timer.
 		"timerReadBehind":   "0",
 		"timerOffsetBehind": "0",
 		"timerCongestNum":   "0",

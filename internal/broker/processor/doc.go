@@ -52,9 +52,9 @@
 // getMessageEntireTimeMax are not sent; the *HeadWaitTimeMills
 // are 0 (queued requests carry no time unless brokerFastFailureEnable);
 // lite pulls wait in the pull queue and END_TRANSACTION in the send queue,
-// whose lengths their keys repeat; the timer keys have Java's values with
-// timerWheelEnable=false; scheduleMessageOffset_<level> comes from the
-// broker (Deps.RuntimeExtras).
+// whose lengths their keys repeat. The broker adds (Deps.RuntimeExtras)
+// scheduleMessageOffset_<level> and the timer figures; without it the
+// timer keys have Java's values for timerWheelEnable=false.
 //
 // Protocol statuses are response codes, never Go errors: a header that does
 // not decode is answered SYSTEM_ERROR with the decoder's text (Java's

@@ -117,7 +117,12 @@ func uptime(ms int64) string {
 // javaDouble formats v as Java's Double.toString: the shortest decimal
 // that reads back as v, with at least one fractional digit, in computer
 // scientific notation ("1.0E7") outside [1e-3, 1e7).
-func javaDouble(v float64) string {
+func javaDouble(v float64) string { return javaFloating(v, 64) }
+
+// JavaFloat formats v as Java's String.valueOf(float) (Float.toString).
+func JavaFloat(v float32) string { return javaFloating(float64(v), 32) }
+
+func javaFloating(v float64, bits int) string {
 	switch {
 	case math.IsNaN(v):
 		return "NaN"
@@ -127,14 +132,14 @@ func javaDouble(v float64) string {
 		return "-Infinity"
 	}
 	if a := math.Abs(v); a != 0 && (a < 1e-3 || a >= 1e7) {
-		m, e, _ := strings.Cut(strconv.FormatFloat(v, 'E', -1, 64), "E")
+		m, e, _ := strings.Cut(strconv.FormatFloat(v, 'E', -1, bits), "E")
 		if !strings.Contains(m, ".") {
 			m += ".0"
 		}
 		exp, _ := strconv.Atoi(e)
 		return m + "E" + strconv.Itoa(exp)
 	}
-	out := strconv.FormatFloat(v, 'f', -1, 64)
+	out := strconv.FormatFloat(v, 'f', -1, bits)
 	if !strings.Contains(out, ".") {
 		out += ".0"
 	}

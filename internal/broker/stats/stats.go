@@ -48,6 +48,7 @@ type Stats struct {
 
 	putFailed atomic.Uint64 // puts the store refused (a failure path: one counter)
 	lat       latency
+	rates     []*Rate // NewRate's, sampled every second
 
 	stop chan struct{}
 	done chan struct{}
@@ -137,6 +138,7 @@ func (s *Stats) tick(now time.Time) {
 		s.sec = s.sec[:len(s.sec)-1]
 	}
 	s.sampleLatency(ms)
+	rates := s.rates
 	minute, hour, day := due(&s.nextMinute, ms, minutePeriod), due(&s.nextHour, ms, hourPeriod), due(&s.nextDay, ms, dayPeriod)
 	if !now.Before(s.nextMorning) {
 		s.putYesterdayMorning, s.putTodayMorning = s.putTodayMorning, p.v[fPutNoSys]
@@ -144,6 +146,9 @@ func (s *Stats) tick(now time.Time) {
 		s.nextMorning = nextMorning(now)
 	}
 	s.mu.Unlock()
+	for _, r := range rates {
+		r.sample(ms) // outside s.mu: read calls into other services
+	}
 	if !minute && !hour && !day {
 		return
 	}

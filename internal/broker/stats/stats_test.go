@@ -189,6 +189,27 @@ func TestItemKeys(t *testing.T) {
 	}
 }
 
+func TestRate(t *testing.T) {
+	s, clk := newFake(t)
+	var n uint64
+	r := s.NewRate(func() uint64 { return n })
+	s.tick(clk.Now())
+	if r.PerSecond() != 0 {
+		t.Fatal("rate with one sample")
+	}
+	for range 15 {
+		n += 3
+		s.tick(clk.add(time.Second))
+	}
+	if got := r.PerSecond(); !near(got, 3) {
+		t.Fatalf("rate %v, want 3", got)
+	}
+	var nilStats *Stats
+	if nilStats.NewRate(func() uint64 { return 1 }).PerSecond() != 0 {
+		t.Fatal("a nil Stats' rate moved")
+	}
+}
+
 func TestJavaDouble(t *testing.T) {
 	for v, want := range map[float64]string{
 		0: "0.0", 1: "1.0", 0.1: "0.1", 3.3333333333333335: "3.3333333333333335", 1e7: "1.0E7",
@@ -197,6 +218,9 @@ func TestJavaDouble(t *testing.T) {
 		if got := javaDouble(v); got != want {
 			t.Errorf("javaDouble(%v) = %q, want %q", v, got, want)
 		}
+	}
+	if got := JavaFloat(10.0 / 3); got != "3.3333333" {
+		t.Errorf("JavaFloat(10/3) = %q, want 3.3333333", got)
 	}
 }
 
