@@ -56,6 +56,13 @@
 //	Item(statsName, statsKey string) (Windows, bool)
 //	Runtime() Runtime
 //
+// Besides the counting calls above the broker uses PutLatency(d) (the
+// store call of a send), PutFailed() (a put the store refused),
+// NewRate(read) (a 10 s rate of a counter kept elsewhere, the timer's) and,
+// in tests, Config.NoSampler with Sample(now) to drive the samplings with
+// a fake clock. JavaDouble and JavaFloat format figures as Java's
+// String.valueOf does.
+//
 // All counts are cumulative since the broker started and monotonic. Keys
 // are never removed while the broker runs (Java's maxStatsIdleTimeInMinutes
 // defaults to -1: no cleaning either).
