@@ -135,8 +135,8 @@ func (p *Processor) runtimeInfo() map[string]string {
 	} {
 		m[k] = v
 	}
-	if p.runtimeExtras != nil {
-		p.runtimeExtras(m)
+	if p.extras != nil {
+		p.extras(m)
 	}
 	return m
 }

@@ -68,6 +68,8 @@ type Deps struct {
 	// HARuntime reports the replication state GET_BROKER_HA_STATUS
 	// answers (admin_ha.go); nil: that code answers SYSTEM_ERROR.
 	HARuntime func() protocol.HARuntimeInfo
+	Logger    *slog.Logger // default: discard
+
 	// Stats counts puts and pulls (stats.go) and answers the runtime
 	// statistics. Nil counts nothing: only for benchmarks.
 	Stats *stats.Stats
@@ -75,7 +77,6 @@ type Deps struct {
 	// services to GET_BROKER_RUNTIME_INFO (Java's
 	// ScheduleMessageService.buildRunningStats, the timer figures).
 	RuntimeExtras func(kv map[string]string)
-	Logger        *slog.Logger // default: discard
 }
 
 // SendHook observes send requests (SEND_MESSAGE, SEND_MESSAGE_V2,
@@ -100,27 +101,27 @@ type Families struct {
 
 // Processor serves the broker's request codes.
 type Processor struct {
-	cfg           *config.BrokerConfig
-	store         *store.Store
-	topics        *meta.Topics
-	groups        *meta.Groups
-	offsets       *meta.Offsets
-	clients       *client.Registry
-	holder        *longpoll.Holder
-	storeHost     netip.AddrPort
-	inMemory      int64
-	sendHooks     []SendHook
-	txn           *txn.Service
-	modes         *meta.RequestModes
-	route         func(ctx context.Context, topic string) (protocol.TopicRouteData, bool, error)
-	awaitReg      func(ctx context.Context) error
-	users         *auth.Users
-	haRuntime     func() protocol.HARuntimeInfo
-	stats         *stats.Stats
-	fams          Families // set by Register
-	runtimeExtras func(map[string]string)
-	log           *slog.Logger
-	exprCache     exprCache // SQL92 expressions of pulls and CHECK_CLIENT_CONFIG
+	cfg       *config.BrokerConfig
+	store     *store.Store
+	topics    *meta.Topics
+	groups    *meta.Groups
+	offsets   *meta.Offsets
+	clients   *client.Registry
+	holder    *longpoll.Holder
+	storeHost netip.AddrPort
+	inMemory  int64
+	sendHooks []SendHook
+	txn       *txn.Service
+	modes     *meta.RequestModes
+	route     func(ctx context.Context, topic string) (protocol.TopicRouteData, bool, error)
+	awaitReg  func(ctx context.Context) error
+	users     *auth.Users
+	haRuntime func() protocol.HARuntimeInfo
+	stats     *stats.Stats
+	fams      Families // set by Register
+	extras    func(map[string]string)
+	log       *slog.Logger
+	exprCache exprCache // SQL92 expressions of pulls and CHECK_CLIENT_CONFIG
 
 	// Strings echoed in every send response (ext fields MSG_REGION,
 	// TRACE_ON), computed once.
@@ -146,7 +147,7 @@ func New(d Deps) (*Processor, error) {
 	}
 	return &Processor{
 		cfg: d.Config, store: d.Store, topics: d.Topics, groups: d.Groups, offsets: d.Offsets,
-		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, inMemory: d.InMemoryBytes, sendHooks: d.SendHooks, txn: d.Txn, modes: d.RequestModes, route: d.TopicRoute, awaitReg: d.AwaitRegistration, users: d.Users, haRuntime: d.HARuntime, stats: d.Stats, runtimeExtras: d.RuntimeExtras, log: log,
+		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, inMemory: d.InMemoryBytes, sendHooks: d.SendHooks, txn: d.Txn, modes: d.RequestModes, route: d.TopicRoute, awaitReg: d.AwaitRegistration, users: d.Users, haRuntime: d.HARuntime, stats: d.Stats, extras: d.RuntimeExtras, log: log,
 		region: d.Config.RegionID, traceOn: strconv.FormatBool(d.Config.TraceOn),
 		configVersion: fmt.Sprintf(`{"counter":1,"timestamp":%d}`, time.Now().UnixMilli()),
 		storedProps: [3]message.Prop{
