@@ -110,7 +110,7 @@ func newRootCommand() (*cobra.Command, func()) {
 	pf.StringVar(&c.accessKey, "access-key", os.Getenv(accessKeyEnv),
 		"sign requests as this user, for servers with authenticationEnabled (secret in $"+secretKeyEnv+"; default $"+accessKeyEnv+")")
 	root.AddCommand(newTopicCommand(c), newSendCommand(c), newConsumeCommand(c), newGroupCommand(c),
-		newClusterCommand(c), newKVCommand(c), newBenchCommand(c), newMessageCommand(c),
+		newClusterCommand(c), newKVCommand(c), newBenchCommand(c), newMessageCommand(c), newStatsCommand(c),
 		newUserCommand(c), newACLCommand(c),
 		// The first spellings, kept so scripts written against them go on working.
 		newRouteCommand(c, "route", true), newTopicsCommand(c, "topics", true))

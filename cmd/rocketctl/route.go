@@ -108,12 +108,19 @@ func newClusterCommand(c *ctl) *cobra.Command {
 }
 
 // runtimeColumns are the GET_BROKER_RUNTIME_INFO keys `cluster list
-// --runtime` shows (Java's brokers fill them; "-" when absent).
-var runtimeColumns = []struct{ title, key string }{
-	{"VERSION", "brokerVersionDesc"},
-	{"PUT_TODAY", "msgPutTotalTodayNow"},
-	{"GET_TODAY", "msgGetTotalTodayNow"},
-	{"COMMITLOG_MAX", "commitLogMaxOffset"},
+// --runtime` shows (Java's brokers fill them; "-" when absent). The TPS
+// keys hold "tps10s tps60s tps600s": the column shows the first, as mqadmin
+// clusterList's InTPS and OutTPS do.
+var runtimeColumns = []struct {
+	title, key string
+	first      bool
+}{
+	{"VERSION", "brokerVersionDesc", false},
+	{"IN_TPS", "putTps", true},
+	{"OUT_TPS", "getTransferredTps", true},
+	{"PUT_TODAY", "msgPutTotalTodayNow", false},
+	{"GET_TODAY", "msgGetTotalTodayNow", false},
+	{"COMMITLOG_MAX", "commitLogMaxOffset", false},
 }
 
 func clusterList(c *ctl, runtime bool) error {
@@ -171,6 +178,9 @@ func clusterList(c *ctl, runtime bool) error {
 		if runtime {
 			for _, col := range runtimeColumns {
 				v := r.Runtime[col.key]
+				if col.first {
+					v, _, _ = strings.Cut(v, " ")
+				}
 				if v == "" {
 					v = "-"
 				}

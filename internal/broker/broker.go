@@ -20,6 +20,7 @@ import (
 	"github.com/rocketd/rocketd/internal/broker/meta"
 	"github.com/rocketd/rocketd/internal/broker/pop"
 	"github.com/rocketd/rocketd/internal/broker/processor"
+	"github.com/rocketd/rocketd/internal/broker/stats"
 	"github.com/rocketd/rocketd/internal/broker/txn"
 	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/console"
@@ -100,6 +101,7 @@ type Broker struct {
 	pop      *pop.Service
 	delivery *delivery // delay levels and timer messages
 	txn      *txn.Service
+	stats    *stats.Stats // counts puts and pulls for the runtime statistics
 	reg      *registrar
 	repl     *replication        // HA: server on a master, client on a slave
 	inner    *auth.Credentials   // innerClientAuthenticationCredentials; nil: unsigned
@@ -277,6 +279,8 @@ func Start(cfg Config) (_ *Broker, err error) {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
 	closers = append(closers, b.offsets.Close)
+	b.stats = stats.New(stats.Config{Cluster: bc.BrokerClusterName, IsSystemTopic: b.topics.IsSystemTopic})
+	closers = append(closers, b.stats.Close)
 	if b.delivery, err = b.startDelivery(mopts, fs); err != nil {
 		return nil, err
 	}
@@ -368,7 +372,7 @@ func Start(cfg Config) (_ *Broker, err error) {
 		Config: &b.cfg, Store: b.store, Topics: b.topics, Groups: b.groups, Offsets: b.offsets,
 		Clients: b.clients, Holder: b.holder, StoreHost: storeHost, InMemoryBytes: scfg.InMemoryBytes, SendHooks: cfg.SendHooks, Txn: b.txn,
 		RequestModes: modes, TopicRoute: route, AwaitRegistration: b.reg.awaitRound, Users: users, ACLs: acls,
-		HARuntime: b.repl.haRuntimeInfo, Pop: b.pop, Logger: log,
+		HARuntime: b.repl.haRuntimeInfo, Pop: b.pop, Stats: b.stats, RuntimeExtras: b.delivery.runningStats, Logger: log,
 	})
 	if err != nil {
 		return nil, err
@@ -511,7 +515,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		if b.pop != nil {
 			errs = append(errs, b.pop.Close()) // revive progress before the offsets persist
 		}
-		errs = append(errs, b.offsets.Close(), b.groups.Persist(), b.topics.Persist())
+		errs = append(errs, b.offsets.Close(), b.groups.Persist(), b.topics.Persist(), b.stats.Close())
 		if err := b.store.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("broker: close store: %w", err))
 		}

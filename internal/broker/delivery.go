@@ -1,15 +1,20 @@
 package broker
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/rocketd/rocketd/internal/broker/meta"
 	"github.com/rocketd/rocketd/internal/broker/schedule"
+	"github.com/rocketd/rocketd/internal/broker/stats"
 	"github.com/rocketd/rocketd/internal/broker/timer"
 	"github.com/rocketd/rocketd/internal/config"
+	"github.com/rocketd/rocketd/internal/message"
+	"github.com/rocketd/rocketd/internal/store"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
 
@@ -26,6 +31,10 @@ const TimerDirName = "timerbuckets"
 type delivery struct {
 	schedule *schedule.Service
 	timer    *timer.Service
+	offsets  *meta.DelayOffsets // the schedule's progress per level
+	store    *store.Store
+	// The timer's enqueued and delivered messages per second.
+	timerIn, timerOut *stats.Rate
 }
 
 // startDelivery opens delayOffset.json and the timer directory and starts
@@ -42,16 +51,17 @@ func (b *Broker) startDelivery(mopts meta.Options, fs vfs.FS) (*delivery, error)
 	if err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
-	d := &delivery{}
+	d := &delivery{offsets: offsets, store: b.store}
+	counted := countedStore{Store: b.store, stats: b.stats}
 	d.schedule, err = schedule.New(schedule.Config{
-		Store: b.store, Offsets: offsets, Levels: levels,
+		Store: counted, Offsets: offsets, Levels: levels,
 		PersistInterval: b.cfg.FlushDelayOffsetInterval, Logger: b.log,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
 	d.timer, err = timer.New(timer.Config{
-		Store: b.store, Dir: filepath.Join(b.store.Dir(), TimerDirName), FS: fs, Logger: b.log,
+		Store: counted, Dir: filepath.Join(b.store.Dir(), TimerDirName), FS: fs, Logger: b.log,
 		// Far messages are copied well before CommitLog retention could
 		// delete them.
 		CopyAfter: max(time.Minute, min(timer.DefaultCopyAfter, b.cfg.FileReservedDuration()/4)),
@@ -60,6 +70,8 @@ func (b *Broker) startDelivery(mopts meta.Options, fs vfs.FS) (*delivery, error)
 		return nil, fmt.Errorf("broker: %w", err)
 	}
 	tm := d.timer
+	d.timerIn = b.stats.NewRate(func() uint64 { return uint64(tm.Stats().Enqueued) })
+	d.timerOut = b.stats.NewRate(func() uint64 { return uint64(tm.Stats().Delivered) })
 	b.store.AddArrivalListener(func(topic string, _ int32, _, _, _ int64) {
 		if topic == timer.Topic {
 			tm.Notify()
@@ -81,4 +93,43 @@ func (d *delivery) close() error {
 		return nil
 	}
 	return errors.Join(d.schedule.Close(), d.timer.Close())
+}
+
+// runningStats adds ScheduleMessageService.buildRunningStats' keys to the
+// runtime info: scheduleMessageOffset_<level> = "delivered,max" offsets of
+// every level with progress; and the timer's figures as Java's
+// TimerMessageStore reports them: timerOffsetBehind (messages in the timer
+// queue not read yet), timerReadBehind (seconds between now and the time
+// up to which every held message was delivered), timerEnqueueTps and
+// timerDequeueTps (over the last 10 s). timerCongestNum stays 0: rocketd's
+// timer has no per-slot limit to congest.
+func (d *delivery) runningStats(kv map[string]string) {
+	if d == nil {
+		return
+	}
+	ts := d.timer.Stats()
+	kv["timerOffsetBehind"] = strconv.FormatInt(max(d.store.MaxOffset(timer.Topic, 0)-ts.EnqueueOffset, 0), 10)
+	kv["timerReadBehind"] = strconv.FormatInt(max(time.Now().UnixMilli()-ts.WatermarkMs, 0)/1000, 10)
+	kv["timerEnqueueTps"] = stats.JavaFloat(float32(d.timerIn.PerSecond()))
+	kv["timerDequeueTps"] = stats.JavaFloat(float32(d.timerOut.PerSecond()))
+	for level, off := range d.offsets.Snapshot().OffsetTable {
+		kv[fmt.Sprintf("scheduleMessageOffset_%d", level)] = fmt.Sprintf("%d,%d", off, d.store.MaxOffset(message.ScheduleTopic, level-1))
+	}
+}
+
+// countedStore is the store as the delivery services see it: a message
+// they put back counts as a put of its real topic (TOPIC_PUT_NUMS,
+// TOPIC_PUT_SIZE, BROKER_PUT_NUMS), as Java's ScheduleMessageService and
+// TimerMessageStore count their deliveries.
+type countedStore struct {
+	*store.Store
+	stats *stats.Stats
+}
+
+func (c countedStore) PutMessage(ctx context.Context, r *message.Record, opts store.PutOptions) store.PutResult {
+	res := c.Store.PutMessage(ctx, r, opts)
+	if res.Status.Stored() {
+		c.stats.TopicPut(r.Topic, int(max(res.MsgNum, 1)), int(res.WroteBytes))
+	}
+	return res
 }

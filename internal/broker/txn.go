@@ -27,7 +27,10 @@ func (b *Broker) newTxn(storeHost netip.AddrPort, fileReserved time.Duration) (*
 		CheckMax:         b.cfg.TransactionCheckMax,
 		CheckInterval:    b.cfg.TransactionCheckInterval,
 		FileReservedTime: fileReserved,
-		Logger:           b.log,
+		Committed: func(topic string, msgs, bytes int) {
+			b.stats.TopicPut(topic, msgs, bytes)
+		},
+		Logger: b.log,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("broker: %w", err)

@@ -56,10 +56,11 @@ var allowed = map[string][]string{
 	"broker/timer":    {"store", "store/commitlog", "message", "config", "vfs"},
 	"broker/txn":      {"store", "message", "config", "vfs", "broker/meta", "protocol", "remoting"},
 	"broker/pop":      {"store", "message", "config", "vfs", "broker/meta", "protocol", "testutil/wait"},
+	"broker/stats":    {},
 	"broker/processor": {"auth", "store", "message", "config", "vfs", "protocol", "remoting", "broker/meta", "broker/filter",
-		"broker/longpoll", "broker/schedule", "broker/timer", "broker/txn", "broker/pop", "broker/client", "ha", "testutil/wait"},
+		"broker/longpoll", "broker/schedule", "broker/timer", "broker/txn", "broker/pop", "broker/client", "broker/stats", "ha", "testutil/wait"},
 	"broker": {"store", "message", "config", "vfs", "protocol", "remoting", "broker/meta", "broker/filter",
-		"broker/longpoll", "broker/schedule", "broker/timer", "broker/txn", "broker/pop", "broker/processor", "broker/client", "ha", "namesrv",
+		"broker/longpoll", "broker/schedule", "broker/timer", "broker/txn", "broker/pop", "broker/processor", "broker/client", "broker/stats", "ha", "namesrv",
 		"auth", "metrics", "console", "admin", "testutil/proc", "testutil/certs", "testutil/wait"},
 
 	// testutil/proc runs rocketd as a child process; only _test.go files

@@ -79,3 +79,19 @@ type ConsumeStatsList struct {
 	TotalDiff         int64                       `json:"totalDiff"`
 	TotalInflightDiff int64                       `json:"totalInflightDiff"`
 }
+
+// BrokerStatsItem is one window of a statistics item (Java's
+// BrokerStatsItem): the sum over the window, per second, and per call.
+type BrokerStatsItem struct {
+	Sum   int64   `json:"sum"`
+	Tps   float64 `json:"tps"`
+	Avgpt float64 `json:"avgpt"`
+}
+
+// BrokerStatsData answers VIEW_BROKER_STATS_DATA (315): an item's last
+// minute, hour and day.
+type BrokerStatsData struct {
+	StatsMinute BrokerStatsItem `json:"statsMinute"`
+	StatsHour   BrokerStatsItem `json:"statsHour"`
+	StatsDay    BrokerStatsItem `json:"statsDay"`
+}

@@ -26,6 +26,7 @@ func (p *Processor) handleConsumeStats(_ *remoting.Conn, req *remoting.Command) 
 			continue
 		}
 		p.addQueueProgress(&stats, h.ConsumerGroup, topic, tc.ReadQueueNums)
+		stats.ConsumeTps += p.stats.GroupGetTPS(h.ConsumerGroup, topic)
 	}
 	return bodyResponse(&stats)
 }
@@ -45,28 +46,6 @@ func (p *Processor) addQueueProgress(stats *protocol.ConsumeStats, group, topic 
 		}
 		stats.OffsetTable[protocol.MessageQueue{Topic: topic, BrokerName: p.cfg.BrokerName, QueueID: q}] = w
 	}
-}
-
-// handleRuntimeInfo serves GET_BROKER_RUNTIME_INFO with the KVTable keys
-// tools read most (mqadmin brokerStatus, the dashboard).
-func (p *Processor) handleRuntimeInfo(_ *remoting.Conn, _ *remoting.Command) *remoting.Command {
-	itoa := func(v int64) string { return strconv.FormatInt(v, 10) }
-	disk := p.store.DiskStatus()
-	t := protocol.KVTable{Table: map[string]string{
-		"brokerVersionDesc":                    "V4_9_8",
-		"brokerVersion":                        strconv.Itoa(int(remoting.DefaultVersion)),
-		"msgPutTotalTodayNow":                  "0",
-		"commitLogMinOffset":                   itoa(p.store.CommitLogMinOffset()),
-		"commitLogMaxOffset":                   itoa(p.store.CommitLogMaxOffset()),
-		"dispatchBehindBytes":                  itoa(p.store.CommitLogMaxOffset() - p.store.DispatchedOffset()),
-		"earliestMessageTimeStamp":             itoa(p.store.EarliestStoreTime()),
-		"commitLogDiskRatio":                   strconv.FormatFloat(disk.UsedRatio/100, 'f', -1, 64),
-		"brokerRole":                           string(p.cfg.BrokerRole),
-		"pullThreadPoolQueueHeadWaitTimeMills": "0",
-		"sendThreadPoolQueueHeadWaitTimeMills": "0",
-		"pageCacheLockTimeMills":               "0",
-	}}
-	return bodyResponse(&t)
 }
 
 // handleCreateGroup serves UPDATE_AND_CREATE_SUBSCRIPTIONGROUP: the whole

@@ -37,6 +37,7 @@ func (p *Processor) handleBrokerConsumeStats(_ *remoting.Conn, req *remoting.Com
 			}
 			stats := protocol.ConsumeStats{OffsetTable: map[protocol.MessageQueue]protocol.OffsetWrapper{}}
 			p.addQueueProgress(&stats, group, topic, tc.WriteQueueNums)
+			stats.ConsumeTps = p.stats.GroupGetTPS(group, topic)
 			for _, w := range stats.OffsetTable {
 				out.TotalDiff += w.BrokerOffset - w.ConsumerOffset
 			}

@@ -27,14 +27,37 @@
 //	replication.go GET_ALL_TOPIC_CONFIG, GET_ALL_CONSUMER_OFFSET, GET_ALL_DELAY_OFFSET,
 //	           GET_ALL_SUBSCRIPTIONGROUP_CONFIG (versioned for a rocketd slave:
 //	           protocol doc.go, "Slave metadata copy")
-//	admin.go   GET_CONSUME_STATS, GET_BROKER_RUNTIME_INFO,
-//	           UPDATE_AND_CREATE_SUBSCRIPTIONGROUP,
+//	admin.go   GET_CONSUME_STATS, UPDATE_AND_CREATE_SUBSCRIPTIONGROUP,
 //	           GET_CONSUMER_CONNECTION_LIST, GET_PRODUCER_CONNECTION_LIST,
 //	           QUERY_TOPIC_CONSUME_BY_WHO, VIEW_MESSAGE_BY_ID
 //	brokerconfig.go GET_BROKER_CONFIG
+//	admin_stats.go GET_BROKER_RUNTIME_INFO (28), VIEW_BROKER_STATS_DATA (315);
+//	           stats.go counts puts and pulls into package stats
 //	query.go   QUERY_MESSAGE (by KEYS entry or UNIQ_KEY, from the store's key index)
 //	filter.go  the TAG subscription filter (FuzzTagFilter, corpus in testdata/fuzz)
 //	sqlfilter.go CHECK_CLIENT_CONFIG (46) and the SQL92 filter of pulls
+//
+// # Runtime statistics
+//
+// Every stored send is counted (package stats: TopicPut) under the
+// record's topic after the put (SCHEDULE_TOPIC_XXXX for a delay level, the
+// half topic for a prepared message) by its message count and stored
+// bytes; a committed transaction under its real topic (txn.Config.
+// Committed); a stored reply; a send-back as SNDBCK_PUT_NUMS only; a pull
+// answered with messages as GROUP_GET_* of group@topic, any other pull as
+// a store miss. The broker counts the delay and timer deliveries under
+// their real topic (its countedStore), as Java does; op records and other
+// internal puts are not counted. GET_BROKER_RUNTIME_INFO
+// answers Java 5.x's keys with these differences: getTransferedTps (the
+// 4.x spelling, read by mqadmin 4.9.8 clusterList) is sent besides
+// getTransferredTps; the put latency figures time the store call of the
+// sends (not of internal puts); dispatchMaxBuffer and
+// getMessageEntireTimeMax are not sent; the *HeadWaitTimeMills
+// are 0 (queued requests carry no time unless brokerFastFailureEnable);
+// lite pulls wait in the pull queue and END_TRANSACTION in the send queue,
+// whose lengths their keys repeat. The broker adds (Deps.RuntimeExtras)
+// scheduleMessageOffset_<level> and the timer figures; without it the
+// timer keys have Java's values for timerWheelEnable=false.
 //
 // Protocol statuses are response codes, never Go errors: a header that does
 // not decode is answered SYSTEM_ERROR with the decoder's text (Java's

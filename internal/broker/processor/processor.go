@@ -15,6 +15,7 @@ import (
 	"github.com/rocketd/rocketd/internal/broker/longpoll"
 	"github.com/rocketd/rocketd/internal/broker/meta"
 	"github.com/rocketd/rocketd/internal/broker/pop"
+	"github.com/rocketd/rocketd/internal/broker/stats"
 	"github.com/rocketd/rocketd/internal/broker/txn"
 	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/message"
@@ -73,6 +74,14 @@ type Deps struct {
 	// Pop serves POP consumption (pop.go); nil: its codes are not served.
 	Pop    *pop.Service
 	Logger *slog.Logger // default: discard
+
+	// Stats counts puts and pulls (stats.go) and answers the runtime
+	// statistics. Nil counts nothing: only for benchmarks.
+	Stats *stats.Stats
+	// RuntimeExtras, when set, adds the keys of the broker's other
+	// services to GET_BROKER_RUNTIME_INFO (Java's
+	// ScheduleMessageService.buildRunningStats, the timer figures).
+	RuntimeExtras func(kv map[string]string)
 }
 
 // SendHook observes send requests (SEND_MESSAGE, SEND_MESSAGE_V2,
@@ -115,6 +124,9 @@ type Processor struct {
 	acls      *auth.ACLs
 	haRuntime func() protocol.HARuntimeInfo
 	pop       *pop.Service
+	stats     *stats.Stats
+	fams      Families // set by Register
+	extras    func(map[string]string)
 	log       *slog.Logger
 	exprCache exprCache // SQL92 expressions of pulls and CHECK_CLIENT_CONFIG
 
@@ -142,7 +154,7 @@ func New(d Deps) (*Processor, error) {
 	}
 	return &Processor{
 		cfg: d.Config, store: d.Store, topics: d.Topics, groups: d.Groups, offsets: d.Offsets,
-		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, inMemory: d.InMemoryBytes, sendHooks: d.SendHooks, txn: d.Txn, modes: d.RequestModes, route: d.TopicRoute, awaitReg: d.AwaitRegistration, users: d.Users, acls: d.ACLs, haRuntime: d.HARuntime, pop: d.Pop, log: log,
+		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, inMemory: d.InMemoryBytes, sendHooks: d.SendHooks, txn: d.Txn, modes: d.RequestModes, route: d.TopicRoute, awaitReg: d.AwaitRegistration, users: d.Users, acls: d.ACLs, haRuntime: d.HARuntime, pop: d.Pop, stats: d.Stats, extras: d.RuntimeExtras, log: log,
 		region: d.Config.RegionID, traceOn: strconv.FormatBool(d.Config.TraceOn),
 		configVersion: fmt.Sprintf(`{"counter":1,"timestamp":%d}`, time.Now().UnixMilli()),
 		storedProps: [3]message.Prop{
@@ -155,6 +167,7 @@ func New(d Deps) (*Processor, error) {
 
 // Register routes every request code this package serves on srv.
 func (p *Processor) Register(srv *remoting.Server, f Families) {
+	p.fams = f // runtime info reads the queue lengths
 	// The send handler reads its header without an ext map (send.go).
 	srv.HandleLazyExt(protocol.SendMessage, f.Send, p.handleSend)
 	srv.HandleLazyExt(protocol.SendMessageV2, f.Send, p.handleSend)
@@ -191,6 +204,7 @@ func (p *Processor) Register(srv *remoting.Server, f Families) {
 	srv.Handle(protocol.GetTopicStatsInfo, f.Admin, p.handleTopicStats)
 	srv.Handle(protocol.GetConsumeStats, f.Admin, p.handleConsumeStats)
 	srv.Handle(protocol.GetBrokerRuntimeInfo, f.Admin, p.handleRuntimeInfo)
+	srv.Handle(protocol.ViewBrokerStatsData, f.Admin, p.handleViewBrokerStats)
 	srv.Handle(protocol.GetAllConsumerOffset, f.Admin, p.handleAllConsumerOffset)
 	srv.Handle(protocol.GetAllSubscriptionGroupConfig, f.Admin, p.handleAllGroups)
 	srv.Handle(protocol.GetAllDelayOffset, f.Admin, p.handleAllDelayOffset)

@@ -23,6 +23,7 @@ func (p *Processor) handlePull(conn *remoting.Conn, req *remoting.Command) *remo
 // allowSuspend is false when a held request is re-run: it then neither
 // holds again nor commits the offset a second time.
 func (p *Processor) pull(conn *remoting.Conn, req *remoting.Command, allowSuspend bool) *remoting.Command {
+	began := time.Now()
 	var h protocol.PullMessageRequestHeader
 	if err := h.Decode(req.ExtFields); err != nil {
 		return headerError(err)
@@ -120,6 +121,7 @@ func (p *Processor) pull(conn *remoting.Conn, req *remoting.Command, allowSuspen
 			parts[i] = m.Bytes
 		}
 	}
+	p.countPull(h.ConsumerGroup, h.Topic, parts != nil, len(parts), res.TotalSize, began)
 	status := res.Status
 	if parts == nil {
 		res.Release()

@@ -83,7 +83,9 @@ func (p *Processor) sendReply(conn *remoting.Conn, req *remoting.Command, h *pro
 		Body:           req.Body,
 		Properties:     h.Properties,
 	}
+	began := time.Now()
 	res := p.store.PutMessage(context.Background(), &rec, store.PutOptions{})
+	p.countPut(rec.Topic, res, began)
 	switch res.Status {
 	case store.PutOK, store.FlushDiskTimeout, store.FlushSlaveTimeout, store.SlaveNotAvailable:
 		setStored(resp, protocol.SendMessageResponseHeader{MsgID: res.MsgID, QueueID: queueID, QueueOffset: res.QueueOffset})

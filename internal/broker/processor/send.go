@@ -134,7 +134,9 @@ func (p *Processor) sendOne(resp *remoting.Command, h *protocol.SendMessageReque
 	if code, remark := p.holdTimer(rec); code != protocol.Success {
 		return fail(resp, code, remark)
 	}
+	began := time.Now()
 	res := p.store.PutMessage(context.Background(), rec, store.PutOptions{NoWait: wait == "false"})
+	p.countPut(rec.Topic, res, began)
 	return p.putResponse(resp, res, queueID)
 }
 
@@ -164,7 +166,9 @@ func (p *Processor) sendBatch(resp *remoting.Command, h *protocol.SendMessageReq
 		r.Properties = message.BatchRecordProperties(it.Properties, batchProps)
 		recs[i] = r
 	}
+	began := time.Now()
 	res := p.store.PutMessages(context.Background(), recs, store.PutOptions{NoWait: wait == "false"})
+	p.countPut(recs[0].Topic, res, began)
 	return p.putResponse(resp, res, proto.QueueID)
 }
 

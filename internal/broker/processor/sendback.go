@@ -97,6 +97,8 @@ func (p *Processor) handleSendBack(_ *remoting.Conn, req *remoting.Command) *rem
 
 	res := p.store.PutMessage(context.Background(), &rec, store.PutOptions{NoWait: true})
 	if res.Status.Stored() {
+		backTopic, _ := message.Property(props, message.PropertyRetryTopic)
+		p.stats.SendBack(h.Group, backTopic)
 		return ok(nil)
 	}
 	return remoting.NewResponse(protocol.SystemError, res.Status.String())

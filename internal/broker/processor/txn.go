@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/rocketd/rocketd/internal/broker/txn"
 	"github.com/rocketd/rocketd/internal/config"
@@ -40,7 +41,9 @@ func (p *Processor) sendHalf(resp *remoting.Command, rec *message.Record, opts s
 			"the broker[%s] sending transaction message is forbidden", p.cfg.BrokerIP1))
 	}
 	queueID := rec.QueueID
+	began := time.Now()
 	res := p.txn.PutHalf(context.Background(), rec, opts)
+	p.countPut(rec.Topic, res, began)
 	return p.putResponse(resp, res, queueID)
 }
 

@@ -71,6 +71,10 @@ type Stats struct {
 	Enqueued  int64 // entries read from the timer queue since start
 	Delivered int64 // messages re-put to their real topic since start
 	InMemory  int64 // entries in the in-memory heap now
+	// EnqueueOffset is the next timer queue offset to read, WatermarkMs
+	// the time up to which every held message was delivered (the
+	// progress, as of the goroutine's last round).
+	EnqueueOffset, WatermarkMs int64
 }
 
 // Service moves held timer messages to their real topic when due. One
@@ -95,11 +99,14 @@ type Service struct {
 	dirty      bool // entries filed or delivered since the last save
 	enqueued   atomic.Int64
 	delivered  atomic.Int64
-	inMemory   atomic.Int64
-	startOnce  sync.Once
-	closeOnce  sync.Once
-	closeErr   error
-	started    bool
+	// The progress as of the last round, for Stats (prog is the
+	// goroutine's).
+	pubOffset, pubWatermark atomic.Int64
+	inMemory                atomic.Int64
+	startOnce               sync.Once
+	closeOnce               sync.Once
+	closeErr                error
+	started                 bool
 }
 
 // New opens the timer directory and its checkpoint. The service is stopped
@@ -147,6 +154,8 @@ func New(cfg Config) (*Service, error) {
 	s := &Service{cfg: cfg, log: log, b: b, quit: make(chan struct{}), done: make(chan struct{}),
 		wake: make(chan struct{}, 1), prog: p, saved: p}
 	s.loadedUpTo = b.start(p.watermarkMs)
+	s.pubOffset.Store(p.enqueueOffset)
+	s.pubWatermark.Store(p.watermarkMs)
 	return s, nil
 }
 
@@ -162,7 +171,8 @@ func (s *Service) Notify() {
 
 // Stats returns the counters.
 func (s *Service) Stats() Stats {
-	return Stats{Enqueued: s.enqueued.Load(), Delivered: s.delivered.Load(), InMemory: s.inMemory.Load()}
+	return Stats{Enqueued: s.enqueued.Load(), Delivered: s.delivered.Load(), InMemory: s.inMemory.Load(),
+		EnqueueOffset: s.pubOffset.Load(), WatermarkMs: s.pubWatermark.Load()}
 }
 
 // Start starts the delivery goroutine. Held messages that were read into
@@ -217,6 +227,8 @@ func (s *Service) run() {
 			s.log.Warn("timer: enqueue failed", "err", err)
 		}
 		wait := s.step()
+		s.pubOffset.Store(s.prog.enqueueOffset)
+		s.pubWatermark.Store(s.prog.watermarkMs)
 		if n == enqueueBatch {
 			wait = 0 // more to read
 		}

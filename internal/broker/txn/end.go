@@ -55,6 +55,9 @@ func (s *Service) End(ctx context.Context, h *protocol.EndTransactionRequestHead
 			}
 			return code, remark
 		}
+		if s.cfg.Committed != nil {
+			s.cfg.Committed(r.Topic, int(max(res.MsgNum, 1)), int(res.WroteBytes))
+		}
 	}
 	op := s.opRecord(half.QueueOffset, now.UnixMilli())
 	if res := s.cfg.Store.PutMessage(ctx, &op, store.PutOptions{NoWait: true}); res.Status != store.PutOK {

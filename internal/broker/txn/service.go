@@ -46,6 +46,10 @@ type Config struct {
 	// FileReservedTime: a half message born longer ago is discarded
 	// unchecked (fileReservedTime, default 72 h).
 	FileReservedTime time.Duration
+	// Committed, when set, is told of every committed message stored:
+	// its topic, message count and bytes written (the broker's statistics
+	// count it as a put, as Java's EndTransactionProcessor does).
+	Committed func(topic string, msgs, bytes int)
 	// Now is the clock (default time.Now).
 	Now    func() time.Time
 	Logger *slog.Logger // default: discard

@@ -21,6 +21,7 @@ import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.client.producer.SendResult;
 import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.Message;
+import org.apache.rocketmq.tools.admin.DefaultMQAdminExt;
 import org.apache.rocketmq.tools.command.MQAdminStartup;
 
 /**
@@ -34,7 +35,10 @@ import org.apache.rocketmq.tools.command.MQAdminStartup;
  * none) with ${NS}, ${BROKER}, ${CLUSTER}, ${BROKER_NAME}, ${TOPIC}, ${GROUP},
  * ${KEY}, ${MSGID} (unique key), ${OFFSET_MSGID}, ${NOW_MS} substituted. A
  * line "@traffic" sends messages with keys through a producer and consumes
- * them with a push consumer of ${GROUP} that stays online. Output that
+ * them with a push consumer of ${GROUP} that stays online. A line "@stream"
+ * (after @traffic) keeps sending to ${TOPIC}, 20 messages a second until
+ * the end, and waits until the broker's one-minute statistics of the topic
+ * (VIEW_BROKER_STATS_DATA) show it: rows after it see non-zero TPS. Output that
  * contains an exception or "not supported" fails a command whatever the
  * regex says. Rows marked "later" run and are reported but do not fail the
  * check (the request-code map says which issue brings them).
@@ -52,6 +56,12 @@ public final class MQAdminCheck {
     private final List<String> report = new ArrayList<>();
     private DefaultMQPushConsumer consumer;
     private DefaultMQProducer producer;
+    private DefaultMQProducer streamProducer;
+    private Thread stream;
+    private volatile boolean streaming;
+    private final AtomicInteger streamSent = new AtomicInteger();
+    private final AtomicInteger streamFailed = new AtomicInteger();
+    private volatile String streamError = "";
     private int mustFailures;
 
     public static void main(String[] args) throws Exception {
@@ -108,6 +118,10 @@ public final class MQAdminCheck {
             }
             if (line.equals("@traffic")) {
                 traffic();
+                continue;
+            }
+            if (line.equals("@stream")) {
+                stream();
                 continue;
             }
             String[] f = line.split("\\s+\\|\\s+", -1);
@@ -224,7 +238,81 @@ public final class MQAdminCheck {
         System.out.printf("traffic: %d messages sent with keys and consumed by %s%n", MESSAGES, vars.get("GROUP"));
     }
 
+    /**
+     * Sends to ${TOPIC} from a thread (with a producer of its own client
+     * instance) until stop(), then waits (60 s at most) until 20 messages
+     * went out and the broker shows them both in its 10-second putTps and
+     * in the topic's minute window (sampled every 10 s).
+     */
+    private void stream() throws Exception {
+        if (producer == null) {
+            throw new IllegalStateException("@stream needs @traffic before it");
+        }
+        String topic = vars.get("TOPIC");
+        streamProducer = new DefaultMQProducer("MQA_S_" + vars.get("GROUP"));
+        streamProducer.setNamesrvAddr(vars.get("NS"));
+        streamProducer.setInstanceName("mqa-stream-" + System.nanoTime());
+        streamProducer.start();
+        DefaultMQProducer producer = streamProducer;
+        streaming = true;
+        stream = new Thread(() -> {
+            for (int i = 0; streaming; i++) {
+                try {
+                    producer.send(new Message(topic, "TagS", ("mqadmin stream " + i).getBytes(StandardCharsets.UTF_8)));
+                    streamSent.incrementAndGet();
+                    Thread.sleep(50);
+                } catch (InterruptedException e) {
+                    return;
+                } catch (Exception e) {
+                    // a row may take the broker's write permission away
+                    streamFailed.incrementAndGet();
+                    streamError = e.toString();
+                }
+            }
+        }, "mqadmin-stream");
+        stream.setDaemon(true);
+        stream.start();
+        DefaultMQAdminExt admin = new DefaultMQAdminExt();
+        admin.setNamesrvAddr(vars.get("NS"));
+        admin.setInstanceName("mqa-stream-" + System.nanoTime());
+        admin.start();
+        try {
+            long deadline = System.currentTimeMillis() + 60_000;
+            while (true) {
+                var data = admin.viewBrokerStatsData(vars.get("BROKER"), "TOPIC_PUT_NUMS", topic);
+                double tps = data.getStatsMinute().getTps();
+                String putTps = admin.fetchBrokerRuntimeStats(vars.get("BROKER")).getTable().get("putTps");
+                String tps10s = putTps == null ? "" : putTps.split(" ", -1)[0];
+                if (streamSent.get() >= 20 && tps > 0 && !tps10s.isEmpty() && Double.parseDouble(tps10s) > 0) {
+                    System.out.printf("stream: sending to %s (%d sent, %d failed), broker reports %.2f TPS over the last minute, putTps %s%n",
+                        topic, streamSent.get(), streamFailed.get(), tps, putTps);
+                    return;
+                }
+                if (System.currentTimeMillis() > deadline) {
+                    throw new IllegalStateException(String.format("after 60 s: %d sent (%d failed: %s), minute TPS of %s %.2f, putTps %s",
+                        streamSent.get(), streamFailed.get(), streamError, topic, tps, putTps));
+                }
+                Thread.sleep(200);
+            }
+        } finally {
+            admin.shutdown();
+        }
+    }
+
     private void stop() {
+        streaming = false;
+        if (stream != null) {
+            stream.interrupt();
+            try {
+                stream.join(5000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            System.out.printf("stream: %d sent, %d failed %s%n", streamSent.get(), streamFailed.get(), streamError);
+        }
+        if (streamProducer != null) {
+            streamProducer.shutdown();
+        }
         if (consumer != null) {
             consumer.shutdown();
         }

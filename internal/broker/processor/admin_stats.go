@@ -1,0 +1,173 @@
+package processor
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/rocketd/rocketd/internal/broker/stats"
+	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/remoting"
+	"github.com/rocketd/rocketd/internal/vfs"
+)
+
+// versionDescs are Java's MQVersion.Version names of the versions rocketd
+// speaks (MQVersion.getVersionDesc).
+var versionDescs = map[int32]string{
+	protocol.VersionV4_9_8: "V4_9_8",
+	protocol.VersionV5_3_3: "V5_3_3",
+}
+
+// Java's defaults of the thread pools rocketd has no queue of its own for:
+// lite pulls and END_TRANSACTION share the pull and send queues, and there
+// is no POP ack pool.
+const (
+	javaLitePullQueueCapacity = 100000
+	javaAckQueueCapacity      = 100000
+)
+
+// handleRuntimeInfo serves GET_BROKER_RUNTIME_INFO (28) with the keys of
+// Java 5.x's AdminBrokerProcessor.prepareRuntimeInfo (StoreStatsService,
+// DefaultMessageStore, BrokerStats, the thread pools), in Java's formats.
+// Keys of what rocketd measures differently are noted in doc.go.
+func (p *Processor) handleRuntimeInfo(_ *remoting.Conn, _ *remoting.Command) *remoting.Command {
+	return bodyResponse(&protocol.KVTable{Table: p.runtimeInfo()})
+}
+
+func (p *Processor) runtimeInfo() map[string]string {
+	itoa := func(v int64) string { return strconv.FormatInt(v, 10) }
+	utoa := func(v uint64) string { return strconv.FormatUint(v, 10) }
+	rt := p.stats.Runtime()
+	disk := p.store.DiskStatus()
+	log := p.store.CommitLog()
+	ratio := strconv.FormatFloat(disk.UsedRatio/100, 'f', -1, 64)
+	m := map[string]string{
+		// StoreStatsService
+		"bootTimestamp":            itoa(rt.BootMillis),
+		"runtime":                  rt.Uptime,
+		"putMessageTimesTotal":     utoa(rt.PutMessageTimesTotal),
+		"putMessageSizeTotal":      utoa(rt.PutMessageSizeTotal),
+		"putMessageAverageSize":    stats.JavaDouble(float64(rt.PutMessageSizeTotal) / float64(rt.PutMessageTimesTotal)),
+		"putMessageFailedTimes":    utoa(rt.PutMessageFailedTimes),
+		"putMessageEntireTimeMax":  itoa(rt.PutMessageEntireTimeMax),
+		"putMessageDistributeTime": rt.PutMessageDistributeTime,
+		"putLatency99":             rt.PutLatency99,
+		"putLatency999":            rt.PutLatency999,
+		"putTps":                   rt.PutTps,
+		"getFoundTps":              rt.GetFoundTps,
+		"getMissTps":               rt.GetMissTps,
+		"getTotalTps":              rt.GetTotalTps,
+		"getTransferredTps":        rt.GetTransferredTps,
+		// 4.x tools (mqadmin clusterList 4.9.8) read the old spelling.
+		"getTransferedTps": rt.GetTransferredTps,
+		// DefaultMessageStore
+		"commitLogDiskRatio":                             ratio,
+		"commitLogDiskRatio_" + p.cfg.StorePathCommitLog: ratio,
+		"consumeQueueDiskRatio":                          ratio, // one store root
+		"commitLogMinOffset":                             itoa(p.store.CommitLogMinOffset()),
+		"commitLogMaxOffset":                             itoa(p.store.CommitLogMaxOffset()),
+		// prepareRuntimeInfo
+		"brokerActive":                    strconv.FormatBool(p.cfg.IsMaster()),
+		"brokerVersionDesc":               versionDescs[remoting.DefaultVersion],
+		"brokerVersion":                   strconv.Itoa(int(remoting.DefaultVersion)),
+		"msgPutTotalYesterdayMorning":     utoa(rt.PutTotalYesterdayMorning),
+		"msgPutTotalTodayMorning":         utoa(rt.PutTotalTodayMorning),
+		"msgPutTotalTodayNow":             utoa(rt.PutTotalTodayNow),
+		"msgGetTotalYesterdayMorning":     utoa(rt.GetTotalYesterdayMorning),
+		"msgGetTotalTodayMorning":         utoa(rt.GetTotalTodayMorning),
+		"msgGetTotalTodayNow":             utoa(rt.GetTotalTodayNow),
+		"dispatchBehindBytes":             itoa(p.store.DispatchBehindBytes()),
+		"pageCacheLockTimeMills":          "0", // the put lock is never held across I/O
+		"earliestMessageTimeStamp":        itoa(p.store.EarliestStoreTime()),
+		"startAcceptSendRequestTimeStamp": itoa(p.cfg.StartAcceptSendRequestTimeStamp),
+		// No transient store pool: Java reports 0 then and no
+		// remainHowManyDataToCommit.
+		"remainTransientStoreBufferNumbs": "0",
+		"remainHowManyDataToFlush":        humanBytes(max(log.MaxOffset()-log.Flushed(), 0)),
+		"brokerRole":                      string(p.cfg.BrokerRole),
+		// Java's values with timerWheelEnable=false; the broker's
+		// RuntimeExtras sets those of its timer.
+		"timerReadBehind":   "0",
+		"timerOffsetBehind": "0",
+		"timerCongestNum":   "0",
+		"timerEnqueueTps":   "0.0",
+		"timerDequeueTps":   "0.0",
+	}
+	if d, err := vfs.Default.DiskUsage(p.cfg.StorePathRootDir); err == nil {
+		m["commitLogDirCapacity"] = fmt.Sprintf("Total : %s, Free : %s.", humanBytes(int64(d.Total)), humanBytes(int64(d.Total-d.Used)))
+	}
+	queued := func(f interface{ Queued() int }) string {
+		if f == nil {
+			return "0"
+		}
+		return strconv.Itoa(f.Queued())
+	}
+	var send, pull, admin interface{ Queued() int }
+	if p.fams.Send != nil {
+		send = p.fams.Send
+	}
+	if p.fams.Pull != nil {
+		pull = p.fams.Pull
+	}
+	if p.fams.Admin != nil {
+		admin = p.fams.Admin
+	}
+	for k, v := range map[string]string{
+		"sendThreadPoolQueueSize":               queued(send),
+		"sendThreadPoolQueueCapacity":           strconv.Itoa(p.cfg.SendThreadPoolQueueCapacity),
+		"pullThreadPoolQueueSize":               queued(pull),
+		"pullThreadPoolQueueCapacity":           strconv.Itoa(p.cfg.PullThreadPoolQueueCapacity),
+		"litePullThreadPoolQueueSize":           queued(pull),
+		"litePullThreadPoolQueueCapacity":       strconv.Itoa(javaLitePullQueueCapacity),
+		"queryThreadPoolQueueSize":              queued(admin),
+		"queryThreadPoolQueueCapacity":          strconv.Itoa(p.cfg.QueryThreadPoolQueueCapacity),
+		"ackThreadPoolQueueSize":                "0",
+		"ackThreadPoolQueueCapacity":            strconv.Itoa(javaAckQueueCapacity),
+		"EndTransactionQueueSize":               queued(send),
+		"EndTransactionThreadPoolQueueCapacity": strconv.Itoa(p.cfg.EndTransactionPoolQueueCapacity),
+		// rocketd's queues do not stamp their requests unless
+		// brokerFastFailureEnable drops old ones; none waits long then.
+		"sendThreadPoolQueueHeadWaitTimeMills":     "0",
+		"pullThreadPoolQueueHeadWaitTimeMills":     "0",
+		"queryThreadPoolQueueHeadWaitTimeMills":    "0",
+		"litePullThreadPoolQueueHeadWaitTimeMills": "0",
+		"ackThreadPoolQueueHeadWaitTimeMills":      "0",
+	} {
+		m[k] = v
+	}
+	if p.extras != nil {
+		p.extras(m)
+	}
+	return m
+}
+
+// humanBytes is Java's MixAll.humanReadableByteCount(bytes, false).
+func humanBytes(n int64) string {
+	if n < 1024 {
+		return strconv.FormatInt(n, 10) + " B"
+	}
+	exp := int(math.Log(float64(n)) / math.Log(1024))
+	return fmt.Sprintf("%.1f %ciB", float64(n)/math.Pow(1024, float64(exp)), "KMGTPE"[exp-1])
+}
+
+// handleViewBrokerStats serves VIEW_BROKER_STATS_DATA (315, mqadmin
+// statsAll) as Java's ViewBrokerStatsData: the minute, hour and day
+// snapshots of one statistics item (package stats lists the names and
+// keys), or SYSTEM_ERROR "The stats <name> <key> not exist".
+func (p *Processor) handleViewBrokerStats(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	if resp := missing(req, "statsName", "statsKey"); resp != nil {
+		return resp
+	}
+	var h protocol.ViewBrokerStatsDataRequestHeader
+	if err := h.Decode(req.ExtFields); err != nil {
+		return headerError(err)
+	}
+	w, found := p.stats.Item(h.StatsName, h.StatsKey)
+	if !found {
+		return remoting.NewResponse(protocol.SystemError, fmt.Sprintf("The stats <%s> <%s> not exist", h.StatsName, h.StatsKey))
+	}
+	item := func(s stats.Snapshot) protocol.BrokerStatsItem {
+		return protocol.BrokerStatsItem{Sum: s.Sum, Tps: s.TPS, Avgpt: s.AvgPT}
+	}
+	return bodyResponse(&protocol.BrokerStatsData{StatsMinute: item(w.Minute), StatsHour: item(w.Hour), StatsDay: item(w.Day)})
+}

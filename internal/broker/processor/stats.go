@@ -1,0 +1,33 @@
+package processor
+
+import (
+	"time"
+
+	"github.com/rocketd/rocketd/internal/store"
+)
+
+// countPut counts a put to topic that began (the store call) at began that stored its messages (Java's
+// handlePutMessageResult on sendOK: TOPIC_PUT_NUMS by the batch's message
+// count, TOPIC_PUT_SIZE by the bytes written, BROKER_PUT_NUMS). topic is
+// the record's topic after the put (a put the store refused counts in
+// putMessageFailedTimes): SCHEDULE_TOPIC_XXXX for a delayed
+// message, the half topic for a prepared one, as in Java.
+func (p *Processor) countPut(topic string, res store.PutResult, began time.Time) {
+	p.stats.PutLatency(time.Since(began))
+	if res.Status.Stored() {
+		p.stats.TopicPut(topic, int(max(res.MsgNum, 1)), int(res.WroteBytes))
+	} else {
+		p.stats.PutFailed()
+	}
+}
+
+// countPull counts a pull's result: one that is answered with messages
+// counts them for the group (GROUP_GET_NUMS/SIZE/LATENCY, BROKER_GET_NUMS),
+// any other the store's miss (getMissTps).
+func (p *Processor) countPull(group, topic string, found bool, msgs, bytes int, began time.Time) {
+	if found {
+		p.stats.GroupGet(group, topic, msgs, bytes, time.Since(began))
+	} else {
+		p.stats.GetMiss()
+	}
+}
