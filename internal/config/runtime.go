@@ -42,6 +42,15 @@ type UpdateRefusal struct {
 
 func (e *UpdateRefusal) Error() string { return "config: " + e.Key + ": " + e.Reason }
 
+// Remark is the refusal as an UPDATE_*_CONFIG answer says it: Java's
+// words for a black-listed key, with the key named.
+func (e *UpdateRefusal) Remark() string {
+	if e.Kind == RefusedBlackList {
+		return "Can not update config in black list. key: " + e.Key
+	}
+	return e.Key + ": " + e.Reason
+}
+
 // Runtime holds a configuration of which the live keys may change while
 // the server runs. Readers call Load and get an immutable snapshot (one
 // atomic load, never a lock); Update builds the next snapshot, persists

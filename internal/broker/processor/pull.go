@@ -83,7 +83,7 @@ func (p *Processor) pull(conn *remoting.Conn, req *remoting.Command, allowSuspen
 		return reply(fcode, remark)
 	}
 
-	if p.cfg.UseServerSideResetOffset {
+	if p.live().UseServerSideResetOffset {
 		if off, reset := p.offsets.TakeReset(h.ConsumerGroup, h.Topic, h.QueueID); reset {
 			// An admin reset the queue (admin_reset.go): the consumer
 			// learns its new position, as Java's OFFSET_RESET, and nothing
@@ -97,9 +97,9 @@ func (p *Processor) pull(conn *remoting.Conn, req *remoting.Command, allowSuspen
 		return reply(protocol.SystemError, "store getMessage return null: "+err.Error())
 	}
 	rh.NextBeginOffset, rh.MinOffset, rh.MaxOffset = res.NextBeginOffset, res.MinOffset, res.MaxOffset
-	if res.SuggestPullingFromSlave && p.cfg.SlaveReadEnable {
+	if res.SuggestPullingFromSlave && p.live().SlaveReadEnable {
 		rh.SuggestWhichBrokerID = gc.WhichBrokerWhenConsumeSlowly
-	} else if p.cfg.SlaveReadEnable {
+	} else if p.live().SlaveReadEnable {
 		rh.SuggestWhichBrokerID = gc.BrokerID
 	}
 	code := pullCode(res.Status, h.QueueOffset)
