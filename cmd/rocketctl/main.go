@@ -11,6 +11,8 @@
 //	rocketctl cluster list
 //	rocketctl bench produce|consume -t T [-s 1024 -w 64 --mode async ...]   throughput and latency
 //	rocketctl kv get|put|delete|list   the NameServer's KV configuration
+//	rocketctl broker config get|set (-b addr | -c cluster) [key=value...]
+//	rocketctl namesrv config get|set [key=value...]
 //
 // The older spellings `route`, `topics` and a bare `cluster` still work.
 // Output is human-readable; --json prints machine-readable JSON (the response
@@ -111,6 +113,7 @@ func newRootCommand() (*cobra.Command, func()) {
 		"sign requests as this user, for servers with authenticationEnabled (secret in $"+secretKeyEnv+"; default $"+accessKeyEnv+")")
 	root.AddCommand(newTopicCommand(c), newSendCommand(c), newConsumeCommand(c), newGroupCommand(c),
 		newClusterCommand(c), newKVCommand(c), newBenchCommand(c), newMessageCommand(c),
+		newBrokerCommand(c), newNamesrvCommand(c),
 		// The first spellings, kept so scripts written against them go on working.
 		newRouteCommand(c, "route", true), newTopicsCommand(c, "topics", true))
 	return root, func() {

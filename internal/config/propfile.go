@@ -100,7 +100,7 @@ lines:
 				for key := range one {
 					if v, ok := updates[key]; ok {
 						if !written[key] {
-							out.WriteString(formatProperty(key, v) + "\n")
+							out.WriteString(FormatProperty(key, v) + "\n")
 							written[key] = true
 						}
 						i = j
@@ -119,15 +119,15 @@ lines:
 	}
 	for _, key := range slices.Sorted(maps.Keys(updates)) {
 		if !written[key] {
-			out.WriteString(formatProperty(key, updates[key]) + "\n")
+			out.WriteString(FormatProperty(key, updates[key]) + "\n")
 		}
 	}
 	return out.String()
 }
 
-// formatProperty writes one "key=value" line that ParseProperties (and
+// FormatProperty writes one "key=value" line that ParseProperties (and
 // java.util.Properties) reads back as key and value.
-func formatProperty(key, value string) string {
+func FormatProperty(key, value string) string {
 	return escapeProperty(key, true) + "=" + escapeProperty(value, false)
 }
 
