@@ -70,7 +70,11 @@ type Deps struct {
 	// HARuntime reports the replication state GET_BROKER_HA_STATUS
 	// answers (admin_ha.go); nil: that code answers SYSTEM_ERROR.
 	HARuntime func() protocol.HARuntimeInfo
-	Logger    *slog.Logger // default: discard
+	// TimerCheckpoint reports the timer service's saved progress for
+	// GET_TIMER_CHECK_POINT (admin_timer.go); nil or false: no timer
+	// service (a slave).
+	TimerCheckpoint func() (protocol.TimerCheckpoint, bool)
+	Logger          *slog.Logger // default: discard
 }
 
 // SendHook observes send requests (SEND_MESSAGE, SEND_MESSAGE_V2,
@@ -95,25 +99,26 @@ type Families struct {
 
 // Processor serves the broker's request codes.
 type Processor struct {
-	cfg       *config.BrokerConfig
-	rt        *config.Runtime[config.BrokerConfig]
-	store     *store.Store
-	topics    *meta.Topics
-	groups    *meta.Groups
-	offsets   *meta.Offsets
-	clients   *client.Registry
-	holder    *longpoll.Holder
-	storeHost netip.AddrPort
-	inMemory  int64
-	sendHooks []SendHook
-	txn       *txn.Service
-	modes     *meta.RequestModes
-	route     func(ctx context.Context, topic string) (protocol.TopicRouteData, bool, error)
-	awaitReg  func(ctx context.Context) error
-	users     *auth.Users
-	haRuntime func() protocol.HARuntimeInfo
-	log       *slog.Logger
-	exprCache exprCache // SQL92 expressions of pulls and CHECK_CLIENT_CONFIG
+	cfg             *config.BrokerConfig
+	rt              *config.Runtime[config.BrokerConfig]
+	store           *store.Store
+	topics          *meta.Topics
+	groups          *meta.Groups
+	offsets         *meta.Offsets
+	clients         *client.Registry
+	holder          *longpoll.Holder
+	storeHost       netip.AddrPort
+	inMemory        int64
+	sendHooks       []SendHook
+	txn             *txn.Service
+	modes           *meta.RequestModes
+	route           func(ctx context.Context, topic string) (protocol.TopicRouteData, bool, error)
+	awaitReg        func(ctx context.Context) error
+	users           *auth.Users
+	haRuntime       func() protocol.HARuntimeInfo
+	timerCheckpoint func() (protocol.TimerCheckpoint, bool)
+	log             *slog.Logger
+	exprCache       exprCache // SQL92 expressions of pulls and CHECK_CLIENT_CONFIG
 
 	// Strings echoed in every send response (ext fields MSG_REGION,
 	// TRACE_ON), computed once.
@@ -140,7 +145,7 @@ func New(d Deps) (*Processor, error) {
 	}
 	return &Processor{
 		cfg: d.Config, rt: rt, store: d.Store, topics: d.Topics, groups: d.Groups, offsets: d.Offsets,
-		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, inMemory: d.InMemoryBytes, sendHooks: d.SendHooks, txn: d.Txn, modes: d.RequestModes, route: d.TopicRoute, awaitReg: d.AwaitRegistration, users: d.Users, haRuntime: d.HARuntime, log: log,
+		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, inMemory: d.InMemoryBytes, sendHooks: d.SendHooks, txn: d.Txn, modes: d.RequestModes, route: d.TopicRoute, awaitReg: d.AwaitRegistration, users: d.Users, haRuntime: d.HARuntime, timerCheckpoint: d.TimerCheckpoint, log: log,
 		region: d.Config.RegionID, traceOn: strconv.FormatBool(d.Config.TraceOn),
 		storedProps: [3]message.Prop{
 			{Key: message.PropertyCluster, Value: d.Config.BrokerClusterName},
@@ -197,6 +202,7 @@ func (p *Processor) Register(srv *remoting.Server, f Families) {
 	srv.Handle(protocol.QueryMessage, f.Admin, p.handleQueryMessage)
 	srv.Handle(protocol.GetBrokerConfig, f.Admin, p.handleBrokerConfig)
 	srv.Handle(protocol.UpdateBrokerConfig, f.Admin, p.handleUpdateBrokerConfig)
+	srv.Handle(protocol.GetTimerCheckPoint, f.Admin, p.handleTimerCheckPoint)
 	srv.Handle(protocol.GetProducerConnectionList, f.Admin, p.handleProducerConnections)
 	srv.Handle(protocol.QueryTopicConsumeByWho, f.Admin, p.handleConsumeByWho)
 	srv.Handle(protocol.GetSystemTopicListFromBroker, f.Admin, p.handleSystemTopicsFromBroker)

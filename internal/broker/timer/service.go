@@ -95,6 +95,9 @@ type Service struct {
 	dirty      bool // entries filed or delivered since the last save
 	enqueued   atomic.Int64
 	delivered  atomic.Int64
+	// checkpoint is the saved progress as Checkpoint reports it,
+	// published by the goroutine after each save.
+	checkpoint atomic.Pointer[Checkpoint]
 	inMemory   atomic.Int64
 	startOnce  sync.Once
 	closeOnce  sync.Once
@@ -147,8 +150,24 @@ func New(cfg Config) (*Service, error) {
 	s := &Service{cfg: cfg, log: log, b: b, quit: make(chan struct{}), done: make(chan struct{}),
 		wake: make(chan struct{}, 1), prog: p, saved: p}
 	s.loadedUpTo = b.start(p.watermarkMs)
+	s.checkpoint.Store(&Checkpoint{WatermarkMs: p.watermarkMs, EnqueueOffset: p.enqueueOffset, SavedAtMs: cfg.Now().UnixMilli()})
 	return s, nil
 }
+
+// Checkpoint is the timer's last saved progress (GET_TIMER_CHECK_POINT).
+type Checkpoint struct {
+	// WatermarkMs: every message due before it has been delivered.
+	WatermarkMs int64
+	// EnqueueOffset: the next offset of the timer queue to file.
+	EnqueueOffset int64
+	// Saves counts the checkpoint writes since start; SavedAtMs is the
+	// time of the last one (or of the start).
+	Saves     int64
+	SavedAtMs int64
+}
+
+// Checkpoint returns the last saved progress; safe from any goroutine.
+func (s *Service) Checkpoint() Checkpoint { return *s.checkpoint.Load() }
 
 // Notify tells the service a message was put to Topic (a store arrival
 // listener calls it): a message due within the poll interval is then read
@@ -453,6 +472,9 @@ func (s *Service) save() error {
 		return err
 	}
 	s.saved, s.dirty = s.prog, false
+	prev := s.checkpoint.Load()
+	s.checkpoint.Store(&Checkpoint{WatermarkMs: s.saved.watermarkMs, EnqueueOffset: s.saved.enqueueOffset,
+		Saves: prev.Saves + 1, SavedAtMs: s.cfg.Now().UnixMilli()})
 	for len(s.b.order) > 0 {
 		start := s.b.order[0]
 		if start+s.b.width > s.saved.watermarkMs || start >= s.loadedUpTo {

@@ -404,3 +404,29 @@ func TestIdleDoesNotRewriteCheckpoint(t *testing.T) {
 		t.Fatal("idle timer rewrote its checkpoint")
 	}
 }
+
+// TestCheckpointReported: Checkpoint reports the saved progress: the
+// enqueue offset past every filed message and a watermark past the
+// delivered ones, with a save count that grows.
+func TestCheckpointReported(t *testing.T) {
+	dir := t.TempDir()
+	st := openStore(t, dir)
+	defer st.Close()
+	svc := newService(t, st, dir, nil)
+	before := svc.Checkpoint()
+	if before.EnqueueOffset != 0 || before.Saves != 0 || before.WatermarkMs == 0 {
+		t.Fatalf("checkpoint at start %+v", before)
+	}
+	if err := svc.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	now := time.Now()
+	due := now.Add(200 * time.Millisecond).UnixMilli()
+	putHeld(t, st, "T", due, "a", now)
+	putHeld(t, st, "T", due, "b", now)
+	waitFor(t, 5*time.Second, "a saved checkpoint past both messages", func() bool {
+		c := svc.Checkpoint()
+		return c.EnqueueOffset == 2 && c.WatermarkMs > due && c.Saves > 0
+	})
+}
