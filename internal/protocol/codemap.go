@@ -177,7 +177,7 @@ var RequestCodeMap = []CodeInfo{
 	{320, "SEND_BATCH_MESSAGE", SideBroker, CodeServed, ""},
 	{321, "QUERY_CONSUME_QUEUE", SideBroker, CodeServed, ""},
 	{322, "QUERY_DATA_VERSION", SideNameServer, CodeServed, ""},
-	{323, "RESUME_CHECK_HALF_MESSAGE", SideBroker, CodeLater, issueAdmin},
+	{323, "RESUME_CHECK_HALF_MESSAGE", SideBroker, CodeServed, "only records of the half or check-max topic"},
 	{324, "SEND_REPLY_MESSAGE", SideBroker, CodeServed, "request-reply: pushed to the requester"},
 	{325, "SEND_REPLY_MESSAGE_V2", SideBroker, CodeServed, "request-reply: pushed to the requester"},
 	{326, "PUSH_REPLY_MESSAGE_TO_CLIENT", SideClient, CodeSent, "the reply, to the requesting producer"},

@@ -203,6 +203,7 @@ func (p *Processor) Register(srv *remoting.Server, f Families) {
 	srv.Handle(protocol.GetBrokerConfig, f.Admin, p.handleBrokerConfig)
 	srv.Handle(protocol.UpdateBrokerConfig, f.Admin, p.handleUpdateBrokerConfig)
 	srv.Handle(protocol.GetTimerCheckPoint, f.Admin, p.handleTimerCheckPoint)
+	srv.Handle(protocol.ResumeCheckHalfMessage, f.Admin, p.masterOnly(p.handleResumeCheckHalf))
 	srv.Handle(protocol.GetProducerConnectionList, f.Admin, p.handleProducerConnections)
 	srv.Handle(protocol.QueryTopicConsumeByWho, f.Admin, p.handleConsumeByWho)
 	srv.Handle(protocol.GetSystemTopicListFromBroker, f.Admin, p.handleSystemTopicsFromBroker)
