@@ -215,7 +215,7 @@ var RequestCodeMap = []CodeInfo{
 	{1008, "NOTIFY_BROKER_ROLE_CHANGED", SideBroker, CodeLater, issueFailover},
 	{1009, "UPDATE_CONTROLLER_CONFIG", SideController, CodeLater, issueFailover},
 	{1010, "GET_CONTROLLER_CONFIG", SideController, CodeLater, issueFailover},
-	{1011, "CLEAN_BROKER_DATA", SideController, CodeLater, issueFailover},
+	{1011, "CLEAN_BROKER_DATA", SideController, CodeRefused, "mqadmin cleanBrokerData edits a Java controller's replica metadata; rocketd runs no controller (issue 17 may revisit this)"},
 	{1012, "CONTROLLER_GET_NEXT_BROKER_ID", SideController, CodeLater, issueFailover},
 	{1013, "CONTROLLER_APPLY_BROKER_ID", SideController, CodeLater, issueFailover},
 	{2001, "UPDATE_COLD_DATA_FLOW_CTR_CONFIG", SideBroker, CodeRefused, "cold-data flow control throttles Java's mmap reads of paged-out data; rocketd reads with pread and has no such throttle"},
