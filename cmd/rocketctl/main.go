@@ -7,6 +7,9 @@
 //	rocketctl send -t T -b body [--tags A] [--keys K] [-p k=v ...] [--count N]
 //	rocketctl consume -t T [-q id] [--offset N | --from-beginning] [-g G] [-c N] [--follow]
 //	rocketctl group progress -g G [-t T]
+//	rocketctl group reset -g G -t T (--time T | --timestamp MS)
+//	rocketctl group delete -g G (-c cluster | -b addr) [--remove-offset]
+//	rocketctl topic delete -t T [-c cluster]
 //	rocketctl message query -t T -k KEY [--unique]   by KEYS entry or message id
 //	rocketctl cluster list
 //	rocketctl bench produce|consume -t T [-s 1024 -w 64 --mode async ...]   throughput and latency
