@@ -188,7 +188,7 @@ var RequestCodeMap = []CodeInfo{
 	{345, "QUERY_SUBSCRIPTION_BY_CONSUMER", SideBroker, CodeServed, ""},
 	{351, "GET_TOPIC_CONFIG", SideBroker, CodeServed, "with the topic attributes"},
 	{352, "GET_SUBSCRIPTIONGROUP_CONFIG", SideBroker, CodeServed, ""},
-	{353, "UPDATE_AND_GET_GROUP_FORBIDDEN", SideBroker, CodeLater, issueAdmin},
+	{353, "UPDATE_AND_GET_GROUP_FORBIDDEN", SideBroker, CodeServed, "read bit only (the one Java checks); forbidden pulls get NO_PERMISSION"},
 	{354, "CHECK_ROCKSDB_CQ_WRITE_PROGRESS", SideBroker, CodeRefused, "rocketd keeps ConsumeQueues in Java's file format and has no RocksDB ConsumeQueue store"},
 	{355, "EXPORT_ROCKSDB_CONFIG_TO_JSON", SideBroker, CodeRefused, "rocketd has no RocksDB config store; its metadata is Java's JSON files"},
 	{361, "LITE_PULL_MESSAGE", SideBroker, CodeServed, "the 5.x lite pull consumer"},

@@ -69,6 +69,9 @@ func (p *Processor) pull(conn *remoting.Conn, req *remoting.Command, allowSuspen
 		if model == protocol.Broadcasting && !gc.ConsumeBroadcastEnable {
 			return reply(protocol.NoPermission, fmt.Sprintf("the consumer group[%s] can not consume by broadcast way", h.ConsumerGroup))
 		}
+		if p.groups.ReadForbidden(h.ConsumerGroup, h.Topic) {
+			return reply(protocol.NoPermission, fmt.Sprintf("the consumer group[%s] is forbidden for topic[%s]", h.ConsumerGroup, h.Topic))
+		}
 		s, ok := p.clients.FindSubscription(h.ConsumerGroup, h.Topic)
 		if !ok {
 			return reply(protocol.SubscriptionNotExist, "the consumer's subscription not exist, topic: "+h.Topic)
