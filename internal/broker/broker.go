@@ -326,7 +326,8 @@ func Start(cfg Config) (_ *Broker, err error) {
 		Config: &b.cfg, Live: config.NewBrokerRuntime(&b.cfg, confFile), Store: b.store, Topics: b.topics, Groups: b.groups, Offsets: b.offsets,
 		Clients: b.clients, Holder: b.holder, StoreHost: storeHost, InMemoryBytes: scfg.InMemoryBytes, SendHooks: cfg.SendHooks, Txn: b.txn,
 		RequestModes: modes, TopicRoute: route, AwaitRegistration: b.reg.awaitRound, Users: users,
-		HARuntime: b.repl.haRuntimeInfo, TimerCheckpoint: b.delivery.timerCheckpoint, Logger: log,
+		HARuntime: b.repl.haRuntimeInfo, TimerCheckpoint: b.delivery.timerCheckpoint,
+		TimerMetrics: b.delivery.timerMetrics, Logger: log,
 	})
 	if err != nil {
 		return nil, err

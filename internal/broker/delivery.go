@@ -93,6 +93,22 @@ func (d *delivery) timerCheckpoint() (protocol.TimerCheckpoint, bool) {
 	}, true
 }
 
+// timerMetrics is GET_TIMER_METRICS's body: the timer's pending counts
+// per topic, the data version counting the checkpoint saves (the counts
+// are saved with it). False on a slave.
+func (d *delivery) timerMetrics() (protocol.TimerMetrics, bool) {
+	if d == nil {
+		return protocol.TimerMetrics{}, false
+	}
+	c := d.timer.Checkpoint()
+	m := protocol.TimerMetrics{DataVersion: protocol.DataVersion{Timestamp: c.SavedAtMs, Counter: c.Saves + 1},
+		TimingCount: map[string]protocol.TimerMetric{}}
+	for topic, tm := range d.timer.Metrics() {
+		m.TimingCount[topic] = protocol.TimerMetric{Count: tm.Count, TimeStamp: tm.TimeStamp}
+	}
+	return m, true
+}
+
 // close stops both services and saves their progress (before the store
 // closes: their last puts must reach it).
 func (d *delivery) close() error {

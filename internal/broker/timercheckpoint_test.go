@@ -34,4 +34,21 @@ func TestTimerCheckPointAfterDelivery(t *testing.T) {
 		}
 		return cp.LastTimerQueueOffset == 1 && cp.MasterTimerQueueOffset == 1 && cp.LastReadTimeMs > due && cp.Counter > 1
 	})
+
+	// GET_TIMER_METRICS: the delivered one no longer counts, a far one does.
+	h.Properties = message.SetProperty("", message.PropertyTimerDeliverMS, strconv.FormatInt(time.Now().Add(time.Hour).UnixMilli(), 10))
+	if r := c.invoke(c.b.Addr(), protocol.SendMessage, &h, []byte("far")); r.Code != protocol.Success {
+		t.Fatalf("send: %d %s", r.Code, r.Remark)
+	}
+	waitFor(t, 15*time.Second, "the far message counted", func() bool {
+		r := c.invoke(c.b.Addr(), protocol.GetTimerMetrics, nil, nil)
+		if r.Code != protocol.Success {
+			t.Fatalf("GET_TIMER_METRICS: %d %s", r.Code, r.Remark)
+		}
+		var m protocol.TimerMetrics
+		if err := protocol.UnmarshalFastJSON(r.Body, &m); err != nil {
+			t.Fatalf("%v: %s", err, r.Body)
+		}
+		return m.TimingCount[topic].Count == 1 && m.DataVersion.Counter > 0
+	})
 }

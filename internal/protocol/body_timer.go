@@ -42,3 +42,17 @@ func DecodeTimerCheckpoint(b []byte) (TimerCheckpoint, error) {
 	}
 	return TimerCheckpoint{v[0], v[1], v[2], v[3], v[4], v[5], v[6]}, nil
 }
+
+// TimerMetric is one topic's entry of GET_TIMER_METRICS: timer messages
+// held and not yet delivered, and when that last changed (ms).
+type TimerMetric struct {
+	Count     int64 `json:"count"`
+	TimeStamp int64 `json:"timeStamp"`
+}
+
+// TimerMetrics is GET_TIMER_METRICS's body, Java's
+// TimerMetrics.TimerMetricsSerializeWrapper.
+type TimerMetrics struct {
+	DataVersion DataVersion            `json:"dataVersion"`
+	TimingCount map[string]TimerMetric `json:"timingCount"`
+}

@@ -121,7 +121,7 @@ var RequestCodeMap = []CodeInfo{
 	{53, "UPDATE_GLOBAL_WHITE_ADDRS_CONFIG", SideBroker, CodeLater, issueSecurity + ": ACL 1.0, removed in Java 5.3.3"},
 	{54, "GET_BROKER_CLUSTER_ACL_CONFIG", SideBroker, CodeRefused, "no Java broker serves it either (ACL 1.0, removed)"},
 	{60, "GET_TIMER_CHECK_POINT", SideBroker, CodeServed, "rocketd's timer progress in Java's 56-byte form (no timerlog: flush position 0)"},
-	{61, "GET_TIMER_METRICS", SideBroker, CodeLater, issueAdmin},
+	{61, "GET_TIMER_METRICS", SideBroker, CodeServed, "held timer messages per topic (approximate, as Java's)"},
 	{100, "PUT_KV_CONFIG", SideNameServer, CodeServed, ""},
 	{101, "GET_KV_CONFIG", SideNameServer, CodeServed, ""},
 	{102, "DELETE_KV_CONFIG", SideNameServer, CodeServed, ""},

@@ -22,3 +22,17 @@ func (p *Processor) handleTimerCheckPoint(_ *remoting.Conn, _ *remoting.Command)
 	resp.Body = cp.Encode()
 	return resp
 }
+
+// handleTimerMetrics serves GET_TIMER_METRICS (61): the timer messages
+// held per real topic (TimerMetrics JSON). Without a timer service (a
+// slave): SYSTEM_ERROR "The timer message store is null", as Java's.
+func (p *Processor) handleTimerMetrics(_ *remoting.Conn, _ *remoting.Command) *remoting.Command {
+	if p.timerMetrics == nil {
+		return remoting.NewResponse(protocol.SystemError, "The timer message store is null")
+	}
+	m, ok := p.timerMetrics()
+	if !ok {
+		return remoting.NewResponse(protocol.SystemError, "The timer message store is null")
+	}
+	return bodyResponse(&m)
+}

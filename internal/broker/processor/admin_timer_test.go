@@ -1,6 +1,7 @@
 package processor_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/rocketd/rocketd/internal/broker/processor"
@@ -38,5 +39,24 @@ func TestTimerCheckPoint(t *testing.T) {
 	})
 	if r := e.call(protocol.GetTimerCheckPoint, nil, nil); r.Code != protocol.SystemError {
 		t.Fatalf("timer reporting none: %d %q", r.Code, r.Remark)
+	}
+}
+
+func TestTimerMetrics(t *testing.T) {
+	want := protocol.TimerMetrics{DataVersion: protocol.DataVersion{Timestamp: 5, Counter: 2},
+		TimingCount: map[string]protocol.TimerMetric{"T": {Count: 3, TimeStamp: 9}}}
+	e := newEnv(t, func(_ *config.BrokerConfig, d *processor.Deps) {
+		d.TimerMetrics = func() (protocol.TimerMetrics, bool) { return want, true }
+	})
+	r := e.call(protocol.GetTimerMetrics, nil, nil)
+	if r.Code != protocol.Success {
+		t.Fatalf("GET_TIMER_METRICS: %d %s", r.Code, r.Remark)
+	}
+	if !strings.Contains(string(r.Body), `"timingCount":{"T":{"count":3,"timeStamp":9}}`) {
+		t.Fatalf("body %s", r.Body)
+	}
+	e = newEnv(t, nil)
+	if r := e.call(protocol.GetTimerMetrics, nil, nil); r.Code != protocol.SystemError || r.Remark != "The timer message store is null" {
+		t.Fatalf("without a timer: %d %q", r.Code, r.Remark)
 	}
 }

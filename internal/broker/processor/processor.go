@@ -74,7 +74,10 @@ type Deps struct {
 	// GET_TIMER_CHECK_POINT (admin_timer.go); nil or false: no timer
 	// service (a slave).
 	TimerCheckpoint func() (protocol.TimerCheckpoint, bool)
-	Logger          *slog.Logger // default: discard
+	// TimerMetrics reports the timer messages held per topic for
+	// GET_TIMER_METRICS; nil or false: no timer service.
+	TimerMetrics func() (protocol.TimerMetrics, bool)
+	Logger       *slog.Logger // default: discard
 }
 
 // SendHook observes send requests (SEND_MESSAGE, SEND_MESSAGE_V2,
@@ -117,6 +120,7 @@ type Processor struct {
 	users           *auth.Users
 	haRuntime       func() protocol.HARuntimeInfo
 	timerCheckpoint func() (protocol.TimerCheckpoint, bool)
+	timerMetrics    func() (protocol.TimerMetrics, bool)
 	log             *slog.Logger
 	exprCache       exprCache // SQL92 expressions of pulls and CHECK_CLIENT_CONFIG
 
@@ -145,7 +149,7 @@ func New(d Deps) (*Processor, error) {
 	}
 	return &Processor{
 		cfg: d.Config, rt: rt, store: d.Store, topics: d.Topics, groups: d.Groups, offsets: d.Offsets,
-		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, inMemory: d.InMemoryBytes, sendHooks: d.SendHooks, txn: d.Txn, modes: d.RequestModes, route: d.TopicRoute, awaitReg: d.AwaitRegistration, users: d.Users, haRuntime: d.HARuntime, timerCheckpoint: d.TimerCheckpoint, log: log,
+		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, inMemory: d.InMemoryBytes, sendHooks: d.SendHooks, txn: d.Txn, modes: d.RequestModes, route: d.TopicRoute, awaitReg: d.AwaitRegistration, users: d.Users, haRuntime: d.HARuntime, timerCheckpoint: d.TimerCheckpoint, timerMetrics: d.TimerMetrics, log: log,
 		region: d.Config.RegionID, traceOn: strconv.FormatBool(d.Config.TraceOn),
 		storedProps: [3]message.Prop{
 			{Key: message.PropertyCluster, Value: d.Config.BrokerClusterName},
@@ -203,6 +207,7 @@ func (p *Processor) Register(srv *remoting.Server, f Families) {
 	srv.Handle(protocol.GetBrokerConfig, f.Admin, p.handleBrokerConfig)
 	srv.Handle(protocol.UpdateBrokerConfig, f.Admin, p.handleUpdateBrokerConfig)
 	srv.Handle(protocol.GetTimerCheckPoint, f.Admin, p.handleTimerCheckPoint)
+	srv.Handle(protocol.GetTimerMetrics, f.Admin, p.handleTimerMetrics)
 	srv.Handle(protocol.ResumeCheckHalfMessage, f.Admin, p.masterOnly(p.handleResumeCheckHalf))
 	srv.Handle(protocol.UpdateAndGetGroupForbidden, f.Admin, p.handleGroupForbidden)
 	srv.Handle(protocol.GetProducerConnectionList, f.Admin, p.handleProducerConnections)

@@ -98,6 +98,7 @@ type Service struct {
 	// checkpoint is the saved progress as Checkpoint reports it,
 	// published by the goroutine after each save.
 	checkpoint atomic.Pointer[Checkpoint]
+	metrics    metrics // pending messages per real topic
 	inMemory   atomic.Int64
 	startOnce  sync.Once
 	closeOnce  sync.Once
@@ -151,8 +152,19 @@ func New(cfg Config) (*Service, error) {
 		wake: make(chan struct{}, 1), prog: p, saved: p}
 	s.loadedUpTo = b.start(p.watermarkMs)
 	s.checkpoint.Store(&Checkpoint{WatermarkMs: p.watermarkMs, EnqueueOffset: p.enqueueOffset, SavedAtMs: cfg.Now().UnixMilli()})
+	counts, err := readMetrics(cfg.FS, cfg.Dir)
+	if errors.Is(err, errBadMetrics) {
+		log.Warn("timer: pending counts lost, starting from zero", "err", err)
+	} else if err != nil {
+		return nil, err
+	}
+	s.metrics.load(counts)
 	return s, nil
 }
+
+// Metrics returns the held messages not yet delivered per real topic
+// (GET_TIMER_METRICS); safe from any goroutine.
+func (s *Service) Metrics() map[string]TopicMetric { return s.metrics.snapshot() }
 
 // Checkpoint is the timer's last saved progress (GET_TIMER_CHECK_POINT).
 type Checkpoint struct {
@@ -368,6 +380,9 @@ func (s *Service) add(raw []byte) {
 	default:
 		s.b.add(e, nil)
 	}
+	if topic, ok := message.Property(rec.Properties, message.PropertyRealTopic); ok {
+		s.metrics.add(topic, 1, s.cfg.Now().UnixMilli())
+	}
 	s.enqueued.Add(1)
 	s.dirty = true
 }
@@ -444,6 +459,7 @@ func (s *Service) deliver(e entry) error {
 	if !res.Status.Stored() {
 		return fmt.Errorf("timer: put to %s/%d: %s", rec.Topic, rec.QueueID, res.Status)
 	}
+	s.metrics.add(rec.Topic, -1, s.cfg.Now().UnixMilli())
 	s.delivered.Add(1)
 	return nil
 }
@@ -466,6 +482,9 @@ func (s *Service) save() error {
 		return nil
 	}
 	if err := s.b.sync(); err != nil {
+		return err
+	}
+	if err := writeMetrics(s.cfg.FS, s.cfg.Dir, s.metrics.snapshot()); err != nil {
 		return err
 	}
 	if err := s.b.writeProgress(s.prog); err != nil {
