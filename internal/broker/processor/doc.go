@@ -29,6 +29,9 @@
 //	           GET_CONSUMER_CONNECTION_LIST, GET_PRODUCER_CONNECTION_LIST,
 //	           QUERY_TOPIC_CONSUME_BY_WHO, VIEW_MESSAGE_BY_ID
 //	brokerconfig.go GET_BROKER_CONFIG, UPDATE_BROKER_CONFIG (live keys: config.Runtime)
+//	admin_timer.go GET_TIMER_CHECK_POINT, GET_TIMER_METRICS
+//	admin_txn.go RESUME_CHECK_HALF_MESSAGE
+//	admin_forbidden.go UPDATE_AND_GET_GROUP_FORBIDDEN (pull.go refuses a forbidden group)
 //	query.go   QUERY_MESSAGE (by KEYS entry or UNIQ_KEY, from the store's key index)
 //	filter.go  the TAG subscription filter (FuzzTagFilter, corpus in testdata/fuzz)
 //	sqlfilter.go CHECK_CLIENT_CONFIG (46) and the SQL92 filter of pulls
