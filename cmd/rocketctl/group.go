@@ -15,9 +15,9 @@ import (
 func newGroupCommand(c *ctl) *cobra.Command {
 	group := &cobra.Command{
 		Use:   "group",
-		Short: "Inspect consumer groups",
+		Short: "Inspect, reset and delete consumer groups",
 	}
-	group.AddCommand(newGroupProgressCommand(c))
+	group.AddCommand(newGroupProgressCommand(c), newGroupResetCommand(c), newGroupDeleteCommand(c))
 	return group
 }
 

@@ -7,10 +7,15 @@
 //	rocketctl send -t T -b body [--tags A] [--keys K] [-p k=v ...] [--count N]
 //	rocketctl consume -t T [-q id] [--offset N | --from-beginning] [-g G] [-c N] [--follow]
 //	rocketctl group progress -g G [-t T]
+//	rocketctl group reset -g G -t T (--time T | --timestamp MS)
+//	rocketctl group delete -g G (-c cluster | -b addr) [--remove-offset]
+//	rocketctl topic delete -t T [-c cluster]
 //	rocketctl message query -t T -k KEY [--unique]   by KEYS entry or message id
 //	rocketctl cluster list
 //	rocketctl bench produce|consume -t T [-s 1024 -w 64 --mode async ...]   throughput and latency
 //	rocketctl kv get|put|delete|list   the NameServer's KV configuration
+//	rocketctl broker config get|set (-b addr | -c cluster) [key=value...]
+//	rocketctl namesrv config get|set [key=value...]
 //
 // The older spellings `route`, `topics` and a bare `cluster` still work.
 // Output is human-readable; --json prints machine-readable JSON (the response
@@ -111,7 +116,7 @@ func newRootCommand() (*cobra.Command, func()) {
 		"sign requests as this user, for servers with authenticationEnabled (secret in $"+secretKeyEnv+"; default $"+accessKeyEnv+")")
 	root.AddCommand(newTopicCommand(c), newSendCommand(c), newConsumeCommand(c), newGroupCommand(c),
 		newClusterCommand(c), newKVCommand(c), newBenchCommand(c), newMessageCommand(c), newStatsCommand(c),
-		newUserCommand(c), newACLCommand(c),
+		newBrokerCommand(c), newNamesrvCommand(c), newUserCommand(c), newACLCommand(c),
 		// The first spellings, kept so scripts written against them go on working.
 		newRouteCommand(c, "route", true), newTopicsCommand(c, "topics", true))
 	return root, func() {

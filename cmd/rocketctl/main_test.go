@@ -49,7 +49,9 @@ func startNamesrv(t *testing.T) string {
 func startEmptyNamesrv(t *testing.T) string {
 	t.Helper()
 	cfg := namesrv.Config{Addr: "127.0.0.1:0"}
-	cfg.Namesrv.KVConfigPath = filepath.Join(t.TempDir(), "kvConfig.json")
+	dir := t.TempDir()
+	cfg.Namesrv.KVConfigPath = filepath.Join(dir, "kvConfig.json")
+	cfg.Namesrv.ConfigStorePath = filepath.Join(dir, "namesrv.properties")
 	srv, err := namesrv.New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -17,10 +17,10 @@ import (
 func newTopicCommand(c *ctl) *cobra.Command {
 	topic := &cobra.Command{
 		Use:   "topic",
-		Short: "Create, list and inspect topics",
+		Short: "Create, list, inspect and delete topics",
 	}
 	topic.AddCommand(newTopicCreateCommand(c), newTopicsCommand(c, "list", false),
-		newRouteCommand(c, "route", false), newTopicStatusCommand(c))
+		newRouteCommand(c, "route", false), newTopicStatusCommand(c), newTopicDeleteCommand(c))
 	return topic
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"os/signal"
 	"syscall"
 
@@ -32,6 +33,11 @@ tls.server.authClient, tls.server.trustCertPath, tls.config.file, tls.enable,
 tls.client.*) set TLS on every port and on the calls to NameServers; the
 default is Java's: permissive with a self-signed certificate.
 
+UPDATE_BROKER_CONFIG (mqadmin updateBrokerConfig) writes the keys it
+changes into the -c file, or without -c into
+<storePathRootDir>/config/broker.properties, which the next start without -c
+reads.
+
 Unknown keys are warned about; a value that does not parse or cannot work
 stops the start with an error naming the key. Without -c every default
 applies (store in $HOME/store, no NameServer).`,
@@ -42,13 +48,22 @@ applies (store in $HOME/store, no NameServer).`,
 				return err
 			}
 			bc := config.NewBrokerConfig()
-			if confPath != "" {
-				c, unknown, err := config.LoadBrokerFile(confPath)
+			bc.EnsureDefaults()
+			confFile := confPath
+			if confFile == "" {
+				// Without -c, UPDATE_BROKER_CONFIG persists here: read it back.
+				if def := bc.RuntimeConfigFile(); fileExists(def) {
+					confFile = def
+					log.Info("rocketd: reading the keys updated at run time", "file", def)
+				}
+			}
+			if confFile != "" {
+				c, unknown, err := config.LoadBrokerFile(confFile)
 				if err != nil {
 					return err
 				}
 				if len(unknown) > 0 {
-					log.Warn("rocketd: unknown keys in config file ignored", "file", confPath, "keys", unknown)
+					log.Warn("rocketd: unknown keys in config file ignored", "file", confFile, "keys", unknown)
 				}
 				bc = c
 			}
@@ -57,10 +72,16 @@ applies (store in $HOME/store, no NameServer).`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			return runBroker(ctx, broker.Config{Broker: bc, Logger: log}, log)
+			return runBroker(ctx, broker.Config{Broker: bc, ConfigFile: confPath, Logger: log}, log)
 		},
 	}
 	cmd.Flags().StringVarP(&confPath, "config", "c", "", "broker.conf properties file")
 	cmd.Flags().StringVar(&listenAddr, "listen-addr", "", "IP the remoting and HA ports listen on; overrides bindAddress (default: all interfaces)")
 	return cmd
+}
+
+// fileExists reports whether path names an existing file.
+func fileExists(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular()
 }

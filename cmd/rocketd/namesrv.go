@@ -35,7 +35,9 @@ func newNamesrvCommand(root *rootOptions) *cobra.Command {
 Settings come from the namesrv.conf given with -c (Java properties, RocketMQ's
 keys: listenPort, bindAddress, kvConfigPath, orderMessageEnable, and the tls.*
 keys as for the broker: tls.server.mode, tls.server.certPath, ...), then from
-flags.`,
+flags. UPDATE_NAMESRV_CONFIG (mqadmin updateNamesrvConfig) writes the keys it
+changes into the -c file, or without -c into configStorePath
+($HOME/namesrv/namesrv.properties), which the next start without -c reads.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log, err := root.logger()
@@ -43,15 +45,28 @@ flags.`,
 				return err
 			}
 			var cfg config.NamesrvConfig
-			if confPath != "" {
-				c, unknown, err := config.LoadNamesrvFile(confPath)
+			confFile := confPath
+			if confFile == "" {
+				// Without -c, UPDATE_NAMESRV_CONFIG persists to
+				// configStorePath: read it back.
+				var def config.NamesrvConfig
+				def.EnsureDefaults()
+				if fileExists(def.ConfigStorePath) {
+					confFile = def.ConfigStorePath
+					log.Info("rocketd: reading the keys updated at run time", "file", confFile)
+				}
+			}
+			if confFile != "" {
+				c, unknown, err := config.LoadNamesrvFile(confFile)
 				if err != nil {
 					return err
 				}
 				if len(unknown) > 0 {
-					log.Warn("rocketd: unknown keys in config file ignored", "file", confPath, "keys", unknown)
+					log.Warn("rocketd: unknown keys in config file ignored", "file", confFile, "keys", unknown)
 				}
 				cfg = c
+				// Java's NamesrvStartup persists updates to the -c file.
+				cfg.ConfigStorePath = confFile
 			}
 			if cmd.Flags().Changed("port") || confPath == "" {
 				cfg.ListenPort = port

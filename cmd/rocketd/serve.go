@@ -90,8 +90,16 @@ then requires).`,
 				return err
 			}
 			props := config.Properties{}
-			if confPath != "" {
-				if props, err = config.LoadPropertiesFile(confPath); err != nil {
+			// Without -c, UPDATE_BROKER_CONFIG persists the keys it changes
+			// under the store (config.BrokerConfig.RuntimeConfigFile):
+			// read them back. --data decides the store unless a -c file
+			// moves it, and a -c file gets the updates itself.
+			confFile := confPath
+			if runtimeFile := filepath.Join(abs, "store", "config", "broker.properties"); confFile == "" && fileExists(runtimeFile) {
+				confFile = runtimeFile
+			}
+			if confFile != "" {
+				if props, err = config.LoadPropertiesFile(confFile); err != nil {
 					return err
 				}
 			}
@@ -128,7 +136,14 @@ then requires).`,
 				BindAddress:  bc.BindAddress,
 				ListenPort:   namesrvPort,
 				KVConfigPath: filepath.Join(abs, "namesrv", "kvConfig.json"),
-				TLS:          bc.TLS, // one process, one set of tls.* keys
+				// UPDATE_NAMESRV_CONFIG persists here; read back below.
+				ConfigStorePath: filepath.Join(abs, "namesrv", "namesrv.properties"),
+				TLS:             bc.TLS, // one process, one set of tls.* keys
+			}
+			if fileExists(nscfg.ConfigStorePath) {
+				if nscfg, err = loadNamesrvRuntimeKeys(nscfg); err != nil {
+					return err
+				}
 			}
 			// The first line says where the process listens.
 			log.Info("rocketd: serve listening",
@@ -157,7 +172,7 @@ then requires).`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			return runServe(ctx, namesrv.Config{Namesrv: nscfg, Logger: log, Authenticator: authn},
-				broker.Config{Broker: bc, Logger: log, Authenticator: authn}, log)
+				broker.Config{Broker: bc, ConfigFile: confPath, Logger: log, Authenticator: authn}, log)
 		},
 	}
 	f := cmd.Flags()
@@ -246,4 +261,23 @@ func runBroker(ctx context.Context, bcfg broker.Config, log *slog.Logger) error 
 	}
 	log.Info("rocketd: stopped")
 	return nil
+}
+
+// loadNamesrvRuntimeKeys applies the live keys UPDATE_NAMESRV_CONFIG wrote
+// to c.ConfigStorePath (serve's NameServer has no config file of its own).
+func loadNamesrvRuntimeKeys(c config.NamesrvConfig) (config.NamesrvConfig, error) {
+	props, err := config.LoadPropertiesFile(c.ConfigStorePath)
+	if err != nil {
+		return c, err
+	}
+	live := config.Properties{}
+	for _, k := range config.NamesrvLiveKeys {
+		if v, ok := props[k.Key]; ok {
+			live[k.Key] = v
+		}
+	}
+	if _, err := config.Bind(live, &c); err != nil {
+		return c, fmt.Errorf("%s: %w", c.ConfigStorePath, err)
+	}
+	return c, nil
 }

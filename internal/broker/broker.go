@@ -36,6 +36,10 @@ type Config struct {
 	// Broker is the broker.conf configuration. Start from
 	// config.NewBrokerConfig; EnsureDefaults and Validate are applied.
 	Broker config.BrokerConfig
+	// ConfigFile is the properties file UPDATE_BROKER_CONFIG writes the
+	// changed keys to: the -c file the broker was started with. Empty:
+	// Broker.RuntimeConfigFile() (<storePathRootDir>/config/broker.properties).
+	ConfigFile string
 	// ListenAddr, when set, overrides the listen address built from
 	// listenPort (all interfaces). "127.0.0.1:0" in tests: the broker then
 	// advertises brokerIP1 with the port actually bound.
@@ -368,11 +372,16 @@ func Start(cfg Config) (_ *Broker, err error) {
 	if len(bc.NamesrvAddrs()) > 0 {
 		route = b.topicRoute
 	}
+	confFile := cfg.ConfigFile
+	if confFile == "" {
+		confFile = b.cfg.RuntimeConfigFile()
+	}
 	proc, err := processor.New(processor.Deps{
-		Config: &b.cfg, Store: b.store, Topics: b.topics, Groups: b.groups, Offsets: b.offsets,
+		Config: &b.cfg, Live: config.NewBrokerRuntime(&b.cfg, confFile), Store: b.store, Topics: b.topics, Groups: b.groups, Offsets: b.offsets,
 		Clients: b.clients, Holder: b.holder, StoreHost: storeHost, InMemoryBytes: scfg.InMemoryBytes, SendHooks: cfg.SendHooks, Txn: b.txn,
 		RequestModes: modes, TopicRoute: route, AwaitRegistration: b.reg.awaitRound, Users: users, ACLs: acls,
-		HARuntime: b.repl.haRuntimeInfo, Pop: b.pop, Stats: b.stats, RuntimeExtras: b.delivery.runningStats, Logger: log,
+		HARuntime: b.repl.haRuntimeInfo, Pop: b.pop, Stats: b.stats, RuntimeExtras: b.delivery.runningStats,
+		TimerCheckpoint: b.delivery.timerCheckpoint, TimerMetrics: b.delivery.timerMetrics, Logger: log,
 	})
 	if err != nil {
 		return nil, err

@@ -14,6 +14,7 @@ import (
 	"github.com/rocketd/rocketd/internal/broker/timer"
 	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/message"
+	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/store"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
@@ -84,6 +85,40 @@ func (b *Broker) startDelivery(mopts meta.Options, fs vfs.FS) (*delivery, error)
 		return nil, errors.Join(fmt.Errorf("broker: %w", err), d.schedule.Close())
 	}
 	return d, nil
+}
+
+// timerCheckpoint maps the timer's saved progress onto Java's
+// TimerCheckpoint (GET_TIMER_CHECK_POINT): lastReadTimeMs is the
+// watermark (every message due before it is delivered), the timer queue
+// offsets are the next offset to file (a master's own), the data version
+// counts the saves; lastTimerLogFlushPos is 0: rocketd has no timerlog
+// (its buckets are a different format, see package timer). False on a
+// slave, which runs no timer.
+func (d *delivery) timerCheckpoint() (protocol.TimerCheckpoint, bool) {
+	if d == nil {
+		return protocol.TimerCheckpoint{}, false
+	}
+	c := d.timer.Checkpoint()
+	return protocol.TimerCheckpoint{
+		LastReadTimeMs: c.WatermarkMs, LastTimerQueueOffset: c.EnqueueOffset, MasterTimerQueueOffset: c.EnqueueOffset,
+		Timestamp: c.SavedAtMs, Counter: c.Saves + 1,
+	}, true
+}
+
+// timerMetrics is GET_TIMER_METRICS's body: the timer's pending counts
+// per topic, the data version counting the checkpoint saves (the counts
+// are saved with it). False on a slave.
+func (d *delivery) timerMetrics() (protocol.TimerMetrics, bool) {
+	if d == nil {
+		return protocol.TimerMetrics{}, false
+	}
+	c := d.timer.Checkpoint()
+	m := protocol.TimerMetrics{DataVersion: protocol.DataVersion{Timestamp: c.SavedAtMs, Counter: c.Saves + 1},
+		TimingCount: map[string]protocol.TimerMetric{}}
+	for topic, tm := range d.timer.Metrics() {
+		m.TimingCount[topic] = protocol.TimerMetric{Count: tm.Count, TimeStamp: tm.TimeStamp}
+	}
+	return m, true
 }
 
 // close stops both services and saves their progress (before the store

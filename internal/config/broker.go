@@ -92,6 +92,7 @@ const (
 	DefaultMaxMsgsNumBatch           = 64
 	DefaultCommitLogCorruptionAction = CorruptionRefuse
 	DefaultMessageRequestMode        = "PULL"
+	DefaultBrokerConfigBlackList     = "configBlackList;brokerConfigPath"
 
 	DefaultSendThreadPoolQueueCapacity       = 10000
 	DefaultPullThreadPoolQueueCapacity       = 100000
@@ -229,9 +230,9 @@ type BrokerConfig struct {
 	// RegisterPeriod for the clamped value Java uses.
 	RegisterNameServerPeriod time.Duration `prop:"registerNameServerPeriod" unit:"ms"`
 	// ForceRegister registers every period even when nothing changed (true).
-	ForceRegister bool `prop:"forceRegister"`
+	ForceRegister bool `prop:"forceRegister" effect:"none"`
 	// CompressedRegister sends the zlib REGISTER_BROKER body (false).
-	CompressedRegister bool `prop:"compressedRegister"`
+	CompressedRegister bool `prop:"compressedRegister" effect:"none"`
 
 	// Pull and consumer management.
 
@@ -274,7 +275,7 @@ type BrokerConfig struct {
 	// of %RETRY%group_topic (false).
 	EnableRetryTopicV2 bool `prop:"enableRetryTopicV2"`
 	// TransferMsgByHeap copies pull bodies into the response (true).
-	TransferMsgByHeap bool `prop:"transferMsgByHeap"`
+	TransferMsgByHeap bool `prop:"transferMsgByHeap" effect:"none"`
 	// FlushConsumerOffsetInterval is the consumerOffset.json period (5 s).
 	FlushConsumerOffsetInterval time.Duration `prop:"flushConsumerOffsetInterval" unit:"ms"`
 
@@ -282,19 +283,19 @@ type BrokerConfig struct {
 
 	SendMessageThreadPoolNums       int `prop:"sendMessageThreadPoolNums"`
 	PullMessageThreadPoolNums       int `prop:"pullMessageThreadPoolNums"`
-	QueryMessageThreadPoolNums      int `prop:"queryMessageThreadPoolNums"`
+	QueryMessageThreadPoolNums      int `prop:"queryMessageThreadPoolNums" effect:"none"`
 	AdminBrokerThreadPoolNums       int `prop:"adminBrokerThreadPoolNums"`
-	ClientManageThreadPoolNums      int `prop:"clientManageThreadPoolNums"`
+	ClientManageThreadPoolNums      int `prop:"clientManageThreadPoolNums" effect:"none"`
 	ConsumerManageThreadPoolNums    int `prop:"consumerManageThreadPoolNums"`
 	HeartbeatThreadPoolNums         int `prop:"heartbeatThreadPoolNums"`
-	EndTransactionThreadPoolNums    int `prop:"endTransactionThreadPoolNums"`
+	EndTransactionThreadPoolNums    int `prop:"endTransactionThreadPoolNums" effect:"none"`
 	SendThreadPoolQueueCapacity     int `prop:"sendThreadPoolQueueCapacity"`
 	PullThreadPoolQueueCapacity     int `prop:"pullThreadPoolQueueCapacity"`
-	QueryThreadPoolQueueCapacity    int `prop:"queryThreadPoolQueueCapacity"`
+	QueryThreadPoolQueueCapacity    int `prop:"queryThreadPoolQueueCapacity" effect:"none"`
 	ClientManagerThreadPoolQueueCap int `prop:"clientManagerThreadPoolQueueCapacity"`
 	ConsumerManagerThreadPoolQueue  int `prop:"consumerManagerThreadPoolQueueCapacity"`
 	HeartbeatThreadPoolQueueCap     int `prop:"heartbeatThreadPoolQueueCapacity"`
-	EndTransactionPoolQueueCapacity int `prop:"endTransactionPoolQueueCapacity"`
+	EndTransactionPoolQueueCapacity int `prop:"endTransactionPoolQueueCapacity" effect:"none"`
 	// The request-reply family (SEND_REPLY_MESSAGE): 16+2*cores workers
 	// (a push to the requester may wait up to 10 s) and 10000 queued.
 	ProcessReplyMessageThreadPoolNums int `prop:"processReplyMessageThreadPoolNums"`
@@ -311,15 +312,15 @@ type BrokerConfig struct {
 	// failure.
 	WaitTimeInSendQueue        time.Duration `prop:"waitTimeMillsInSendQueue" unit:"ms"`
 	WaitTimeInPullQueue        time.Duration `prop:"waitTimeMillsInPullQueue" unit:"ms"`
-	WaitTimeInHeartbeatQueue   time.Duration `prop:"waitTimeMillsInHeartbeatQueue" unit:"ms"`
-	WaitTimeInTransactionQueue time.Duration `prop:"waitTimeMillsInTransactionQueue" unit:"ms"`
+	WaitTimeInHeartbeatQueue   time.Duration `prop:"waitTimeMillsInHeartbeatQueue" unit:"ms" effect:"none"`
+	WaitTimeInTransactionQueue time.Duration `prop:"waitTimeMillsInTransactionQueue" unit:"ms" effect:"none"`
 	// StartAcceptSendRequestTimeStamp: sends before this time (ms since the
 	// epoch) are refused with SYSTEM_ERROR (0: none).
 	StartAcceptSendRequestTimeStamp int64 `prop:"startAcceptSendRequestTimeStamp"`
 	// DisableConsumeIfConsumerReadSlowly turns off consumption for a group
 	// more than ConsumerFallbehindThreshold bytes behind (false, 16 GiB).
-	DisableConsumeIfConsumerReadSlowly bool  `prop:"disableConsumeIfConsumerReadSlowly"`
-	ConsumerFallbehindThreshold        int64 `prop:"consumerFallbehindThreshold"`
+	DisableConsumeIfConsumerReadSlowly bool  `prop:"disableConsumeIfConsumerReadSlowly" effect:"none"`
+	ConsumerFallbehindThreshold        int64 `prop:"consumerFallbehindThreshold" effect:"none"`
 	// EnablePropertyFilter allows SQL92 subscriptions (false): when off,
 	// CHECK_CLIENT_CONFIG and SQL92 pulls answer SYSTEM_ERROR, as Java's.
 	// FilterSupportRetry judges a SQL92 pull of %RETRY%group by the
@@ -334,7 +335,7 @@ type BrokerConfig struct {
 	// StorePathCommitLog is the CommitLog directory (default
 	// <storePathRootDir>/commitlog, as in 4.9.8; some older releases
 	// defaulted to $HOME/store/commitlog whatever the root).
-	StorePathCommitLog string `prop:"storePathCommitLog"`
+	StorePathCommitLog string `prop:"storePathCommitLog" effect:"none"`
 	// MappedFileSizeCommitLog is the CommitLog segment size (1 GiB). The
 	// old spelling mapedFileSizeCommitLog is accepted too.
 	MappedFileSizeCommitLog int64 `prop:"mappedFileSizeCommitLog"`
@@ -400,7 +401,7 @@ type BrokerConfig struct {
 	TimerMaxDelaySec int64 `prop:"timerMaxDelaySec"`
 	// TimerPrecisionMs is accepted for compatibility (1000): rocketd's
 	// timer delivers at the requested millisecond, never earlier.
-	TimerPrecisionMs int64 `prop:"timerPrecisionMs"`
+	TimerPrecisionMs int64 `prop:"timerPrecisionMs" effect:"none"`
 	// OSPageCacheBusyTimeout: puts are refused while the put lock has been
 	// held longer (1 s).
 	OSPageCacheBusyTimeout time.Duration `prop:"osPageCacheBusyTimeOutMills" unit:"ms"`
@@ -409,12 +410,12 @@ type BrokerConfig struct {
 	// ...InDisk (64 KiB, 8) one pull of data beyond the memory ratio.
 	MaxTransferBytesOnMessageInMemory int `prop:"maxTransferBytesOnMessageInMemory"`
 	MaxTransferCountOnMessageInMemory int `prop:"maxTransferCountOnMessageInMemory"`
-	MaxTransferBytesOnMessageInDisk   int `prop:"maxTransferBytesOnMessageInDisk"`
-	MaxTransferCountOnMessageInDisk   int `prop:"maxTransferCountOnMessageInDisk"`
+	MaxTransferBytesOnMessageInDisk   int `prop:"maxTransferBytesOnMessageInDisk" effect:"none"`
+	MaxTransferCountOnMessageInDisk   int `prop:"maxTransferCountOnMessageInDisk" effect:"none"`
 	// AccessMessageInMemoryMaxRatio (40): the percent of physical memory
 	// the newest CommitLog bytes are assumed to occupy in the page cache; a
 	// pull further behind is "on disk" (and may be redirected to a slave).
-	AccessMessageInMemoryMaxRatio int `prop:"accessMessageInMemoryMaxRatio"`
+	AccessMessageInMemoryMaxRatio int `prop:"accessMessageInMemoryMaxRatio" effect:"none"`
 	// CleanResourceInterval is the period of the file cleanup (10 s): how
 	// often disk use is checked and up to 10 expired (or forced) CommitLog
 	// files are deleted.
@@ -429,7 +430,7 @@ type BrokerConfig struct {
 	HATransferBatchSize     int           `prop:"haTransferBatchSize"`
 	HASlaveFallbehindMax    int64         `prop:"haSlaveFallbehindMax"`
 	// CheckCRCOnRecover verifies body CRCs during recovery (true).
-	CheckCRCOnRecover bool `prop:"checkCRCOnRecover"`
+	CheckCRCOnRecover bool `prop:"checkCRCOnRecover" effect:"none"`
 	// CommitLogCorruptionAction is rocketd's own key (Java has none): what
 	// recovery does with an invalid CommitLog record before data known to
 	// be durable (after a clean shutdown, or older than the checkpoint).
@@ -472,6 +473,10 @@ type BrokerConfig struct {
 	// MetricsPprofEnable (rocketd's own key; false) serves net/http/pprof
 	// under /debug/pprof/ on the metrics listener.
 	MetricsPprofEnable bool `prop:"metricsPprofEnable"`
+	// ConfigBlackList lists the ';'-separated keys UPDATE_BROKER_CONFIG
+	// refuses besides Java's fixed brokerConfigPath, rocketmqHome and
+	// configBlackList (default "configBlackList;brokerConfigPath").
+	ConfigBlackList string `prop:"configBlackList"`
 
 	// Auth holds the authentication keys (auth.go), bound from the same
 	// file; not listed by GET_BROKER_CONFIG (it holds secrets).
@@ -672,6 +677,7 @@ func (c *BrokerConfig) ensureBaseDefaults() {
 	setInt(&c.MaxMsgsNumBatch, DefaultMaxMsgsNumBatch)
 	setString(&c.CommitLogCorruptionAction, DefaultCommitLogCorruptionAction)
 	c.ensureMetricsDefaults()
+	setString(&c.ConfigBlackList, DefaultBrokerConfigBlackList)
 }
 
 // Validate reports every setting that cannot work (after EnsureDefaults).
@@ -983,6 +989,15 @@ func LoadBrokerFile(path string) (BrokerConfig, []string, error) {
 		return c, unknown, fmt.Errorf("%s: %w", path, err)
 	}
 	return c, unknown, nil
+}
+
+// RuntimeConfigFile is where UPDATE_BROKER_CONFIG persists changed keys
+// when the broker was started without a config file:
+// <storePathRootDir>/config/broker.properties (Java: always
+// $HOME/store/config/broker.properties, whatever the store root). The
+// broker reads it back at start.
+func (c *BrokerConfig) RuntimeConfigFile() string {
+	return filepath.Join(c.StorePathRootDir, "config", "broker.properties")
 }
 
 // BrokerAddr is the address the broker registers and clients dial:

@@ -34,6 +34,14 @@ type NamesrvConfig struct {
 	// BrokerChannelExpiredTime is how long a broker may stay silent before it
 	// is removed (default 120 s, RocketMQ's BROKER_CHANNEL_EXPIRED_TIME).
 	BrokerChannelExpiredTime time.Duration `prop:"brokerChannelExpiredTime" unit:"ms"`
+	// ConfigStorePath is where UPDATE_NAMESRV_CONFIG persists changed keys
+	// (default $HOME/namesrv/namesrv.properties; the -c file when one is
+	// given, as Java's NamesrvStartup sets it).
+	ConfigStorePath string `prop:"configStorePath"`
+	// ConfigBlackList lists the ';'-separated keys UPDATE_NAMESRV_CONFIG
+	// refuses besides Java's fixed configBlackList, configStorePath,
+	// kvConfigPath and rocketmqHome.
+	ConfigBlackList string `prop:"configBlackList"`
 	// Auth holds the authentication keys (auth.go): Java's NameServer has
 	// none, rocketd's takes broker.conf's names. Its users file is
 	// users.json next to kvConfigPath.
@@ -46,6 +54,7 @@ const (
 	DefaultScanNotActiveBrokerInterval = 10 * time.Second
 	DefaultScanNotActiveBrokerDelay    = 5 * time.Second
 	DefaultBrokerChannelExpiredTime    = 120 * time.Second
+	DefaultNamesrvConfigBlackList      = "configBlackList;configStorePath;kvConfigPath"
 )
 
 // DefaultKVConfigPath returns $HOME/namesrv/kvConfig.json (or a path relative
@@ -80,6 +89,12 @@ func (c *NamesrvConfig) EnsureDefaults() {
 	}
 	if c.BrokerChannelExpiredTime == 0 {
 		c.BrokerChannelExpiredTime = DefaultBrokerChannelExpiredTime
+	}
+	if c.ConfigStorePath == "" {
+		c.ConfigStorePath = filepath.Join(filepath.Dir(DefaultKVConfigPath()), "namesrv.properties")
+	}
+	if c.ConfigBlackList == "" {
+		c.ConfigBlackList = DefaultNamesrvConfigBlackList
 	}
 }
 

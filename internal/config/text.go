@@ -13,7 +13,9 @@ import (
 // prop tag (not "-"), durations in the unit their key names (ms, or s with
 // `unit:"s"`). Fields tagged `secret:"true"` and nested settings (tls.*,
 // auth: struct fields without a prop tag) are left out, as mqadmin's
-// getBrokerConfig / getNamesrvConfig answers never show them.
+// getBrokerConfig / getNamesrvConfig answers never show them; so are the
+// keys tagged `effect:"none"` (accepted from a Java config file, but
+// nothing in rocketd reads them): the answer lists what rocketd honours.
 func PropertiesText(src any) string {
 	v := reflect.ValueOf(src)
 	if v.Kind() == reflect.Pointer {
@@ -24,7 +26,7 @@ func PropertiesText(src any) string {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		key := f.Tag.Get("prop")
-		if key == "" || key == "-" || f.Tag.Get("secret") != "" {
+		if key == "" || key == "-" || f.Tag.Get("secret") != "" || f.Tag.Get("effect") == "none" {
 			continue
 		}
 		var val string
@@ -40,4 +42,17 @@ func PropertiesText(src any) string {
 	}
 	sort.Strings(lines)
 	return strings.Join(lines, "\n") + "\n"
+}
+
+// noEffectKeys are the keys of the struct src points to tagged
+// `effect:"none"`.
+func noEffectKeys(src any) map[string]bool {
+	out := map[string]bool{}
+	t := reflect.TypeOf(src).Elem()
+	for i := range t.NumField() {
+		if f := t.Field(i); f.Tag.Get("effect") == "none" {
+			out[f.Tag.Get("prop")] = true
+		}
+	}
+	return out
 }

@@ -38,13 +38,23 @@
 //   - The answer's body is the KVTable of namespace ORDER_TOPIC_CONFIG, or
 //     empty when that namespace does not exist.
 //
+// # Configuration (GET_NAMESRV_CONFIG, UPDATE_NAMESRV_CONFIG)
+//
+// GET_NAMESRV_CONFIG renders the current settings (tls.* and
+// authentication left out). UPDATE_NAMESRV_CONFIG changes the live keys
+// orderMessageEnable, scanNotActiveBrokerInterval and
+// brokerChannelExpiredTime, and writes them to configStorePath (the -c
+// file); other keys are refused (see config.Runtime, processor_config.go).
+//
 // # Expiry rules
 //
 //   - A scan runs ScanNotActiveBrokerDelay (5 s) after Start, then every
 //     ScanNotActiveBrokerInterval (10 s). A broker address whose last
 //     registration is older than BrokerChannelExpiredTime (120 s) is removed
 //     and its connection closed. QUERY_DATA_VERSION with an unchanged
-//     version also counts as a refresh.
+//     version also counts as a refresh. Both the interval and the expiry
+//     time may change at run time (UPDATE_NAMESRV_CONFIG, below): the scan
+//     reads them each round.
 //   - When a connection closes, every broker whose latest registration came
 //     on it is removed at once (a broker that has re-registered on a newer
 //     connection is kept).

@@ -22,7 +22,7 @@ func (s *Server) getRouteInfo(conn *remoting.Conn, req *remoting.Command) *remot
 		return remoting.NewResponse(protocol.TopicNotExist, RemarkNoTopicRoute+h.Topic)
 	}
 	data := routeData(r)
-	if s.cfg.Namesrv.OrderMessageEnable {
+	if s.rt.Load().OrderMessageEnable {
 		data.OrderTopicConf, _ = s.kv.Get(OrderTopicConfigNamespace, h.Topic)
 	}
 	// Old clients (rocketmq-client-go among them) parse only fastjson's

@@ -72,6 +72,6 @@ func (s *Server) registerTopic(conn *remoting.Conn, req *remoting.Command) *remo
 // the tls.* and authentication settings are not shown).
 func (s *Server) getConfig(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
 	resp := remoting.NewResponse(protocol.Success, "")
-	resp.Body = []byte(config.PropertiesText(&s.cfg.Namesrv))
+	resp.Body = []byte(config.PropertiesText(s.rt.Load()))
 	return resp
 }

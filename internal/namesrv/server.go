@@ -50,6 +50,7 @@ const (
 // remoting processors that serve them and the broker expiry scan.
 type Server struct {
 	cfg   Config
+	rt    *config.Runtime[config.NamesrvConfig] // the keys UPDATE_NAMESRV_CONFIG changes
 	log   *slog.Logger
 	now   func() time.Time
 	table *Table
@@ -87,6 +88,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		cfg:   cfg,
+		rt:    config.NewNamesrvRuntime(&cfg.Namesrv, cfg.Namesrv.ConfigStorePath),
 		log:   cfg.Logger,
 		now:   cfg.Now,
 		table: NewTable(),
@@ -145,6 +147,7 @@ func (s *Server) registerProcessors() {
 	s.rs.Handle(protocol.GetHasUnitSubTopicList, def, s.getHasUnitSubTopicList)
 	s.rs.Handle(protocol.GetHasUnitSubUnunitTopicList, def, s.getHasUnitSubUnUnitTopicList)
 	s.rs.Handle(protocol.GetNamesrvConfig, def, s.getConfig)
+	s.rs.Handle(protocol.UpdateNamesrvConfig, def, s.updateConfig)
 	// Every other code is answered REQUEST_CODE_NOT_SUPPORTED by the
 	// remoting server itself (as RocketMQ 5.x does; 4.9.8 stays silent).
 }
@@ -218,12 +221,12 @@ func (s *Server) scanLoop() {
 		case <-timer.C:
 		}
 		s.scanNotActiveBrokers()
-		timer.Reset(s.cfg.Namesrv.ScanNotActiveBrokerInterval)
+		timer.Reset(s.rt.Load().ScanNotActiveBrokerInterval)
 	}
 }
 
 func (s *Server) scanNotActiveBrokers() {
-	ttl := s.cfg.Namesrv.BrokerChannelExpiredTime
+	ttl := s.rt.Load().BrokerChannelExpiredTime
 	for _, e := range s.table.Expire(s.now(), ttl) {
 		s.log.Warn("namesrv: broker expired", "addr", e.Addr, "expiredAfter", ttl)
 		// Java closes the expired broker's channel too; the broker

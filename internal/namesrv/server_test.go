@@ -25,7 +25,9 @@ type testServer struct {
 func startTestServer(t *testing.T, mutate func(*Config)) *testServer {
 	t.Helper()
 	cfg := Config{Addr: "127.0.0.1:0"}
-	cfg.Namesrv.KVConfigPath = filepath.Join(t.TempDir(), "kvConfig.json")
+	dir := t.TempDir()
+	cfg.Namesrv.KVConfigPath = filepath.Join(dir, "kvConfig.json")
+	cfg.Namesrv.ConfigStorePath = filepath.Join(dir, "namesrv.properties")
 	if mutate != nil {
 		mutate(&cfg)
 	}

@@ -22,9 +22,12 @@ type DelayOffsetTable struct {
 // GET_ALL_SUBSCRIPTIONGROUP_CONFIG body.
 type SubscriptionGroupTable struct {
 	SubscriptionGroupTable map[string]SubscriptionGroupConfig `json:"subscriptionGroupTable"`
-	DataVersion            DataVersion                        `json:"dataVersion"`
-	// Unknown are properties of a decoded file this type does not model
-	// (5.x's forbiddenTable, ...).
+	// ForbiddenTable is 5.x's group -> topic -> forbidden bits (bit
+	// 1<<PermIndexRead: the group may not pull the topic); omitted when
+	// empty, as a 4.9.x broker has none.
+	ForbiddenTable map[string]map[string]int32 `json:"forbiddenTable,omitempty"`
+	DataVersion    DataVersion                 `json:"dataVersion"`
+	// Unknown are properties of a decoded file this type does not model.
 	Unknown UnknownMembers `json:"-"`
 }
 

@@ -40,6 +40,8 @@ const (
 	GetAllDelayOffset                    RequestCode = 45  // B
 	CheckClientConfig                    RequestCode = 46  // B
 	GetClientConfig                      RequestCode = 47  // B (5.x)
+	GetTimerCheckPoint                   RequestCode = 60  // B (5.x)
+	GetTimerMetrics                      RequestCode = 61  // B (5.x)
 	PutKVConfig                          RequestCode = 100 // N
 	GetKVConfig                          RequestCode = 101 // N
 	DeleteKVConfig                       RequestCode = 102 // N
@@ -98,6 +100,7 @@ const (
 	QuerySubscriptionByConsumer          RequestCode = 345 // B
 	GetSubscriptionGroupConfig           RequestCode = 352 // B
 	GetTopicConfig                       RequestCode = 351 // B (5.x)
+	UpdateAndGetGroupForbidden           RequestCode = 353 // B (5.x)
 	LitePullMessage                      RequestCode = 361 // B (5.x client)
 	QueryAssignment                      RequestCode = 400 // B (5.x)
 	SetMessageRequestMode                RequestCode = 401 // B (5.x)

@@ -56,8 +56,11 @@
 //				"retryQueueNums":1,
 //				"whichBrokerWhenConsumeSlowly":1
 //			}
-//		}
-//	}
+//		},
+//		"forbiddenTable":{             5.x, written when not empty
+//			"g1":{"TopicA":4}          group -> topic -> bits; 4 = 1<<2
+//		}                              (PermName.INDEX_PERM_READ): g1 may
+//	}                                  not pull TopicA (UPDATE_AND_GET_GROUP_FORBIDDEN)
 //
 //	consumerOffset.json            Offsets.Persist (every 5 s, on Close)
 //	{
@@ -95,7 +98,7 @@
 // modelled; a group's are written only when they differ from Java's
 // default, so 4.9.x content is written byte for byte as 4.9.8 writes it.
 // Every other property of a topic entry, a group entry or the file's top
-// level (5.x's forbiddenTable, a newer release's additions) is kept as its
+// level (a newer release's additions) is kept as its
 // JSON text and written back in name order, re-indented: rewriting a
 // Java-written file loses nothing (TestJava5FilesSurviveRewrite, fixtures
 // testdata/java5-*.json written by RocketMQ 5.3.1). The offset files'

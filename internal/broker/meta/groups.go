@@ -33,9 +33,11 @@ type Groups struct {
 		sync.RWMutex
 		table   map[string]protocol.SubscriptionGroupConfig
 		version protocol.DataVersion
+		// forbidden is 5.x's forbiddenTable: group -> topic -> bits
+		// (UPDATE_AND_GET_GROUP_FORBIDDEN; forbidden.go).
+		forbidden map[string]map[string]int32
 		// fileUnknown are the file's top-level properties rocketd does
-		// not model (5.x's forbiddenTable, ...), written back on every
-		// persist.
+		// not model, written back on every persist.
 		fileUnknown protocol.UnknownMembers
 	}
 }
@@ -77,6 +79,7 @@ func OpenGroups(opts Options, bc *config.BrokerConfig) (*Groups, error) {
 			g.mu.version = w.DataVersion
 		}
 		g.mu.fileUnknown = w.Unknown
+		g.mu.forbidden = cloneForbidden(w.ForbiddenTable)
 		return nil
 	})
 	if err != nil {
@@ -172,12 +175,17 @@ func (g *Groups) Update(cfg protocol.SubscriptionGroupConfig) error {
 func (g *Groups) Delete(group string) (bool, error) {
 	g.mu.Lock()
 	_, ok := g.mu.table[group]
-	if ok {
+	_, forbidden := g.mu.forbidden[group]
+	if ok || forbidden {
 		delete(g.mu.table, group)
+		delete(g.mu.forbidden, group) // a group may be forbidden without a config
 		nextVersion(&g.mu.version, g.now())
 	}
 	g.mu.Unlock()
 	if !ok {
+		if forbidden {
+			return false, g.Persist()
+		}
 		return false, nil
 	}
 	g.log.Info("meta: subscription group deleted", "group", group)
@@ -209,7 +217,8 @@ func (g *Groups) Snapshot() protocol.SubscriptionGroupTable {
 	for name, cfg := range g.mu.table {
 		table[name] = cfg.Clone()
 	}
-	return protocol.SubscriptionGroupTable{SubscriptionGroupTable: table, DataVersion: g.mu.version}
+	return protocol.SubscriptionGroupTable{SubscriptionGroupTable: table, ForbiddenTable: cloneForbidden(g.mu.forbidden),
+		DataVersion: g.mu.version}
 }
 
 // Persist writes config/subscriptionGroup.json now, with the file's

@@ -107,7 +107,7 @@ func (p *Processor) readRecord(offset int64) ([]byte, bool) {
 	}
 	total := int32(uint32(size.Bytes[0])<<24 | uint32(size.Bytes[1])<<16 | uint32(size.Bytes[2])<<8 | uint32(size.Bytes[3]))
 	size.Release()
-	if total <= 0 || total > int32(p.cfg.MaxMessageSize)+64<<10 {
+	if total <= 0 || total > int32(p.live().MaxMessageSize)+64<<10 {
 		return nil, false
 	}
 	buf, err := p.store.ReadMessage(offset, total)

@@ -24,7 +24,7 @@ func (p *Processor) handleResetOffset(conn *remoting.Conn, req *remoting.Command
 		return headerError(err)
 	}
 	p.log.Info("reset offset", "topic", h.Topic, "group", h.Group, "timestamp", h.Timestamp, "force", h.IsForce, "remote", conn.RemoteAddr())
-	if p.cfg.UseServerSideResetOffset {
+	if p.live().UseServerSideResetOffset {
 		queueID := int32(-1)
 		if h.QueueID.Set {
 			queueID = h.QueueID.Value

@@ -48,9 +48,9 @@ func (p *Processor) requestMode(topic, group string) protocol.SetMessageRequestM
 		}
 	}
 	m := protocol.SetMessageRequestModeRequestBody{Topic: topic, ConsumerGroup: group, Mode: protocol.RequestModePull}
-	if !meta.IsRetryTopic(topic) && p.cfg.DefaultMessageRequestMode == string(protocol.RequestModePop) {
+	if !meta.IsRetryTopic(topic) && p.live().DefaultMessageRequestMode == string(protocol.RequestModePop) {
 		m.Mode = protocol.RequestModePop
-		m.PopShareQueueNum = int32(p.cfg.DefaultPopShareQueueNum)
+		m.PopShareQueueNum = int32(p.live().DefaultPopShareQueueNum)
 	}
 	return m
 }
@@ -65,7 +65,7 @@ func (p *Processor) loadBalance(b *protocol.QueryAssignmentRequestBody, mode pro
 		}
 		return nil, false
 	}
-	if b.MessageModel == protocol.Broadcasting || !p.cfg.ServerLoadBalancerEnable {
+	if b.MessageModel == protocol.Broadcasting || !p.live().ServerLoadBalancerEnable {
 		return mqAll, true
 	}
 	cidAll := p.clients.ConsumerIDs(b.ConsumerGroup)

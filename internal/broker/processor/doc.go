@@ -30,7 +30,10 @@
 //	admin.go   GET_CONSUME_STATS, UPDATE_AND_CREATE_SUBSCRIPTIONGROUP,
 //	           GET_CONSUMER_CONNECTION_LIST, GET_PRODUCER_CONNECTION_LIST,
 //	           QUERY_TOPIC_CONSUME_BY_WHO, VIEW_MESSAGE_BY_ID
-//	brokerconfig.go GET_BROKER_CONFIG
+//	brokerconfig.go GET_BROKER_CONFIG, UPDATE_BROKER_CONFIG (live keys: config.Runtime)
+//	admin_timer.go GET_TIMER_CHECK_POINT, GET_TIMER_METRICS
+//	admin_txn.go RESUME_CHECK_HALF_MESSAGE
+//	admin_forbidden.go UPDATE_AND_GET_GROUP_FORBIDDEN (pull.go refuses a forbidden group)
 //	admin_stats.go GET_BROKER_RUNTIME_INFO (28), VIEW_BROKER_STATS_DATA (315);
 //	           stats.go counts puts and pulls into package stats
 //	query.go   QUERY_MESSAGE (by KEYS entry or UNIQ_KEY, from the store's key index)

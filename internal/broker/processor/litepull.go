@@ -16,7 +16,7 @@ import (
 // litePullMessageEnable, checked right after the broker's read permission.
 // A held lite pull is woken and re-run like any pull.
 func (p *Processor) handleLitePull(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
-	if p.brokerReadable() && !p.cfg.LitePullMessageEnable {
+	if p.brokerReadable() && !p.live().LitePullMessageEnable {
 		return remoting.NewResponse(protocol.NoPermission,
 			fmt.Sprintf("the broker[%s] for lite pull consumer is forbidden", p.cfg.BrokerIP1))
 	}

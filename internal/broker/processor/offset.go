@@ -19,7 +19,7 @@ func (p *Processor) handleQueryConsumerOffset(_ *remoting.Conn, req *remoting.Co
 	if err := h.Decode(req.ExtFields); err != nil {
 		return headerError(err)
 	}
-	if p.cfg.UseServerSideResetOffset {
+	if p.live().UseServerSideResetOffset {
 		if off, reset := p.offsets.PendingReset(h.ConsumerGroup, h.Topic, h.QueueID); reset {
 			return ok(&protocol.OffsetResponseHeader{Offset: off})
 		}
@@ -61,7 +61,7 @@ func (p *Processor) handleUpdateConsumerOffset(_ *remoting.Conn, req *remoting.C
 	if err := h.Decode(req.ExtFields); err != nil {
 		return headerError(err)
 	}
-	if p.cfg.UseServerSideResetOffset {
+	if p.live().UseServerSideResetOffset {
 		if _, reset := p.offsets.PendingReset(h.ConsumerGroup, h.Topic, h.QueueID); reset {
 			// The consumer has not pulled since an admin reset the queue:
 			// its commit is of the old position (Java ignores it too).

@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"net/netip"
 	"strconv"
-	"time"
 
 	"github.com/rocketd/rocketd/internal/auth"
 	"github.com/rocketd/rocketd/internal/broker/client"
@@ -27,7 +26,11 @@ import (
 // Deps are the broker services the processors work on. The broker owns
 // them (starts and closes them); the processors only call into them.
 type Deps struct {
-	Config  *config.BrokerConfig // read only
+	Config *config.BrokerConfig // read only: the configuration at start
+	// Live holds the keys UPDATE_BROKER_CONFIG changes (config.Runtime);
+	// handlers read those through it. Nil: a Runtime over Config that does
+	// not persist (tests of the handlers alone).
+	Live    *config.Runtime[config.BrokerConfig]
 	Store   *store.Store
 	Topics  *meta.Topics
 	Groups  *meta.Groups
@@ -72,8 +75,15 @@ type Deps struct {
 	// answers (admin_ha.go); nil: that code answers SYSTEM_ERROR.
 	HARuntime func() protocol.HARuntimeInfo
 	// Pop serves POP consumption (pop.go); nil: its codes are not served.
-	Pop    *pop.Service
-	Logger *slog.Logger // default: discard
+	Pop *pop.Service
+	// TimerCheckpoint reports the timer service's saved progress for
+	// GET_TIMER_CHECK_POINT (admin_timer.go); nil or false: no timer
+	// service (a slave).
+	TimerCheckpoint func() (protocol.TimerCheckpoint, bool)
+	// TimerMetrics reports the timer messages held per topic for
+	// GET_TIMER_METRICS; nil or false: no timer service.
+	TimerMetrics func() (protocol.TimerMetrics, bool)
+	Logger       *slog.Logger // default: discard
 
 	// Stats counts puts and pulls (stats.go) and answers the runtime
 	// statistics. Nil counts nothing: only for benchmarks.
@@ -106,29 +116,32 @@ type Families struct {
 
 // Processor serves the broker's request codes.
 type Processor struct {
-	cfg       *config.BrokerConfig
-	store     *store.Store
-	topics    *meta.Topics
-	groups    *meta.Groups
-	offsets   *meta.Offsets
-	clients   *client.Registry
-	holder    *longpoll.Holder
-	storeHost netip.AddrPort
-	inMemory  int64
-	sendHooks []SendHook
-	txn       *txn.Service
-	modes     *meta.RequestModes
-	route     func(ctx context.Context, topic string) (protocol.TopicRouteData, bool, error)
-	awaitReg  func(ctx context.Context) error
-	users     *auth.Users
-	acls      *auth.ACLs
-	haRuntime func() protocol.HARuntimeInfo
-	pop       *pop.Service
-	stats     *stats.Stats
-	fams      Families // set by Register
-	extras    func(map[string]string)
-	log       *slog.Logger
-	exprCache exprCache // SQL92 expressions of pulls and CHECK_CLIENT_CONFIG
+	cfg             *config.BrokerConfig
+	rt              *config.Runtime[config.BrokerConfig]
+	store           *store.Store
+	topics          *meta.Topics
+	groups          *meta.Groups
+	offsets         *meta.Offsets
+	clients         *client.Registry
+	holder          *longpoll.Holder
+	storeHost       netip.AddrPort
+	inMemory        int64
+	sendHooks       []SendHook
+	txn             *txn.Service
+	modes           *meta.RequestModes
+	route           func(ctx context.Context, topic string) (protocol.TopicRouteData, bool, error)
+	awaitReg        func(ctx context.Context) error
+	users           *auth.Users
+	acls            *auth.ACLs
+	haRuntime       func() protocol.HARuntimeInfo
+	pop             *pop.Service
+	stats           *stats.Stats
+	fams            Families // set by Register
+	extras          func(map[string]string)
+	timerCheckpoint func() (protocol.TimerCheckpoint, bool)
+	timerMetrics    func() (protocol.TimerMetrics, bool)
+	log             *slog.Logger
+	exprCache       exprCache // SQL92 expressions of pulls and CHECK_CLIENT_CONFIG
 
 	// Strings echoed in every send response (ext fields MSG_REGION,
 	// TRACE_ON), computed once.
@@ -137,9 +150,6 @@ type Processor struct {
 	// message: CLUSTER, and MSG_REGION and TRACE_ON as Java 5.x's
 	// buildMsgContext adds them.
 	storedProps [3]message.Prop
-	// configVersion is the DataVersion JSON GET_BROKER_CONFIG answers: the
-	// configuration cannot change at run time, so it is fixed at New.
-	configVersion string
 }
 
 // New returns a Processor over d. Config, Store, Topics, Groups, Offsets and
@@ -152,11 +162,14 @@ func New(d Deps) (*Processor, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	rt := d.Live
+	if rt == nil {
+		rt = config.NewBrokerRuntime(d.Config, "")
+	}
 	return &Processor{
-		cfg: d.Config, store: d.Store, topics: d.Topics, groups: d.Groups, offsets: d.Offsets,
-		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, inMemory: d.InMemoryBytes, sendHooks: d.SendHooks, txn: d.Txn, modes: d.RequestModes, route: d.TopicRoute, awaitReg: d.AwaitRegistration, users: d.Users, acls: d.ACLs, haRuntime: d.HARuntime, pop: d.Pop, stats: d.Stats, extras: d.RuntimeExtras, log: log,
+		cfg: d.Config, rt: rt, store: d.Store, topics: d.Topics, groups: d.Groups, offsets: d.Offsets,
+		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, inMemory: d.InMemoryBytes, sendHooks: d.SendHooks, txn: d.Txn, modes: d.RequestModes, route: d.TopicRoute, awaitReg: d.AwaitRegistration, users: d.Users, acls: d.ACLs, haRuntime: d.HARuntime, pop: d.Pop, stats: d.Stats, extras: d.RuntimeExtras, timerCheckpoint: d.TimerCheckpoint, timerMetrics: d.TimerMetrics, log: log,
 		region: d.Config.RegionID, traceOn: strconv.FormatBool(d.Config.TraceOn),
-		configVersion: fmt.Sprintf(`{"counter":1,"timestamp":%d}`, time.Now().UnixMilli()),
 		storedProps: [3]message.Prop{
 			{Key: message.PropertyCluster, Value: d.Config.BrokerClusterName},
 			{Key: message.PropertyMsgRegion, Value: d.Config.RegionID},
@@ -213,6 +226,11 @@ func (p *Processor) Register(srv *remoting.Server, f Families) {
 	srv.Handle(protocol.ViewMessageByID, f.Admin, p.handleViewMessage)
 	srv.Handle(protocol.QueryMessage, f.Admin, p.handleQueryMessage)
 	srv.Handle(protocol.GetBrokerConfig, f.Admin, p.handleBrokerConfig)
+	srv.Handle(protocol.UpdateBrokerConfig, f.Admin, p.handleUpdateBrokerConfig)
+	srv.Handle(protocol.GetTimerCheckPoint, f.Admin, p.handleTimerCheckPoint)
+	srv.Handle(protocol.GetTimerMetrics, f.Admin, p.handleTimerMetrics)
+	srv.Handle(protocol.ResumeCheckHalfMessage, f.Admin, p.masterOnly(p.handleResumeCheckHalf))
+	srv.Handle(protocol.UpdateAndGetGroupForbidden, f.Admin, p.handleGroupForbidden)
 	srv.Handle(protocol.GetProducerConnectionList, f.Admin, p.handleProducerConnections)
 	srv.Handle(protocol.QueryTopicConsumeByWho, f.Admin, p.handleConsumeByWho)
 	srv.Handle(protocol.GetSystemTopicListFromBroker, f.Admin, p.handleSystemTopicsFromBroker)
@@ -282,6 +300,10 @@ func bodyResponse(v any) *remoting.Command {
 // brokerReadable and brokerWriteable apply brokerPermission.
 func (p *Processor) brokerReadable() bool  { return meta.IsReadable(p.cfg.BrokerPermission) }
 func (p *Processor) brokerWriteable() bool { return meta.IsWriteable(p.cfg.BrokerPermission) }
+
+// live is the configuration's current snapshot: read the keys
+// UPDATE_BROKER_CONFIG may change (config.BrokerLiveKeys) through it.
+func (p *Processor) live() *config.BrokerConfig { return p.rt.Load() }
 
 // randomQueue picks a queue id in [0, n) for a request that named none.
 func randomQueue(n int32) int32 {

@@ -70,6 +70,9 @@ func (p *Processor) pull(conn *remoting.Conn, req *remoting.Command, allowSuspen
 		if model == protocol.Broadcasting && !gc.ConsumeBroadcastEnable {
 			return reply(protocol.NoPermission, fmt.Sprintf("the consumer group[%s] can not consume by broadcast way", h.ConsumerGroup))
 		}
+		if p.groups.ReadForbidden(h.ConsumerGroup, h.Topic) {
+			return reply(protocol.NoPermission, fmt.Sprintf("the consumer group[%s] is forbidden for topic[%s]", h.ConsumerGroup, h.Topic))
+		}
 		s, ok := p.clients.FindSubscription(h.ConsumerGroup, h.Topic)
 		if !ok {
 			return reply(protocol.SubscriptionNotExist, "the consumer's subscription not exist, topic: "+h.Topic)
@@ -84,7 +87,7 @@ func (p *Processor) pull(conn *remoting.Conn, req *remoting.Command, allowSuspen
 		return reply(fcode, remark)
 	}
 
-	if p.cfg.UseServerSideResetOffset {
+	if p.live().UseServerSideResetOffset {
 		if off, reset := p.offsets.TakeReset(h.ConsumerGroup, h.Topic, h.QueueID); reset {
 			// An admin reset the queue (admin_reset.go): the consumer
 			// learns its new position, as Java's OFFSET_RESET, and nothing
@@ -98,9 +101,9 @@ func (p *Processor) pull(conn *remoting.Conn, req *remoting.Command, allowSuspen
 		return reply(protocol.SystemError, "store getMessage return null: "+err.Error())
 	}
 	rh.NextBeginOffset, rh.MinOffset, rh.MaxOffset = res.NextBeginOffset, res.MinOffset, res.MaxOffset
-	if res.SuggestPullingFromSlave && p.cfg.SlaveReadEnable {
+	if res.SuggestPullingFromSlave && p.live().SlaveReadEnable {
 		rh.SuggestWhichBrokerID = gc.WhichBrokerWhenConsumeSlowly
-	} else if p.cfg.SlaveReadEnable {
+	} else if p.live().SlaveReadEnable {
 		rh.SuggestWhichBrokerID = gc.BrokerID
 	}
 	code := pullCode(res.Status, h.QueueOffset)

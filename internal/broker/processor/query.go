@@ -26,7 +26,7 @@ func (p *Processor) handleQueryMessage(_ *remoting.Conn, req *remoting.Command) 
 		return headerError(err)
 	}
 	if h.UniqueKeyQuery {
-		h.MaxNum = int32(p.cfg.DefaultQueryMaxNum)
+		h.MaxNum = int32(p.live().DefaultQueryMaxNum)
 	}
 	r, err := p.store.QueryMessage(h.Topic, h.Key, int(h.MaxNum), h.BeginTimestamp, h.EndTimestamp)
 	if err != nil {

@@ -64,7 +64,7 @@ func (p *Processor) sendReply(conn *remoting.Conn, req *remoting.Command, h *pro
 		resp.Code, resp.Remark = protocol.SystemError, remark
 	}
 
-	if !p.cfg.StoreReplyMessageEnable {
+	if !p.live().StoreReplyMessageEnable {
 		return resp
 	}
 	// Stored as sent: no CLUSTER added, WAIT kept (Java stores the

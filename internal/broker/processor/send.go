@@ -118,9 +118,9 @@ func (p *Processor) sendOne(resp *remoting.Command, h *protocol.SendMessageReque
 	if code, remark := p.retryOrDLQ(h, req, rec); code != protocol.Success {
 		return fail(resp, code, remark)
 	}
-	if len(rec.Body) > p.cfg.MaxMessageSize {
+	if len(rec.Body) > p.live().MaxMessageSize {
 		return fail(resp, protocol.MessageIllegal, fmt.Sprintf(
-			"the message body size %d bytes exceeds maxMessageSize %d bytes", len(rec.Body), p.cfg.MaxMessageSize))
+			"the message body size %d bytes exceeds maxMessageSize %d bytes", len(rec.Body), p.live().MaxMessageSize))
 	}
 	// spec §5.3: CLUSTER, MSG_REGION and TRACE_ON added (5.x), WAIT used
 	// for this put but not stored.
@@ -148,9 +148,9 @@ func (p *Processor) sendBatch(resp *remoting.Command, h *protocol.SendMessageReq
 	if meta.IsRetryTopic(h.Topic) {
 		return fail(resp, protocol.MessageIllegal, "batch request does not support retry group "+h.Topic)
 	}
-	if len(req.Body) > p.cfg.MaxMessageSize {
+	if len(req.Body) > p.live().MaxMessageSize {
 		return fail(resp, protocol.MessageIllegal, fmt.Sprintf(
-			"the batch body size %d bytes exceeds maxMessageSize %d bytes", len(req.Body), p.cfg.MaxMessageSize))
+			"the batch body size %d bytes exceeds maxMessageSize %d bytes", len(req.Body), p.live().MaxMessageSize))
 	}
 	items, err := message.DecodeBatch(req.Body)
 	if err != nil {
@@ -223,7 +223,7 @@ func (p *Processor) putResponse(resp *remoting.Command, res store.PutResult, que
 	case store.MessageIllegal, store.PropertiesSizeExceeded:
 		return fail(resp, protocol.MessageIllegal,
 			"the message is illegal, maybe msg body or properties length not matched. msg body length limit "+
-				fmt.Sprint(p.cfg.MaxMessageSize)+" bytes, msg properties length limit 32k.")
+				fmt.Sprint(p.live().MaxMessageSize)+" bytes, msg properties length limit 32k.")
 	case store.ServiceNotAvailable:
 		remark := "service not available now. It may be caused by one of the following reasons: " +
 			"the broker's disk is full, messages are put to the slave, message store has been shut down, etc."
@@ -247,7 +247,7 @@ func (p *Processor) putResponse(resp *remoting.Command, res store.PutResult, que
 // startAcceptSendRequestTimeStamp: sends (and replies) are refused until
 // that time, with its remark. Free while the key is unset (0).
 func (p *Processor) sendsNotYetAccepted() (string, bool) {
-	ts := p.cfg.StartAcceptSendRequestTimeStamp
+	ts := p.live().StartAcceptSendRequestTimeStamp
 	if ts <= 0 || time.Now().UnixMilli() >= ts {
 		return "", false
 	}

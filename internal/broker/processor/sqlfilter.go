@@ -31,7 +31,7 @@ func (p *Processor) handleCheckClientConfig(_ *remoting.Conn, req *remoting.Comm
 	if sub == nil || client.IsTagType(sub.ExpressionType) {
 		return ok(nil)
 	}
-	if !p.cfg.EnablePropertyFilter {
+	if !p.live().EnablePropertyFilter {
 		return remoting.NewResponse(protocol.SystemError, "The broker does not support consumer to filter message by "+sub.ExpressionType)
 	}
 	if _, err := p.exprCache.compile(sub.ExpressionType, sub.SubString); err != nil {
@@ -65,7 +65,7 @@ func (p *Processor) pullFilter(h *protocol.PullMessageRequestHeader, sub *protoc
 		if strings.TrimSpace(h.Subscription) == "" {
 			return nil, protocol.SubscriptionParseFailed, "parse the consumer's subscription failed"
 		}
-		if !p.cfg.EnablePropertyFilter {
+		if !p.live().EnablePropertyFilter {
 			return disabled()
 		}
 		e, err := p.exprCache.compile(sub.ExpressionType, sub.SubString)
@@ -83,10 +83,10 @@ func (p *Processor) pullFilter(h *protocol.PullMessageRequestHeader, sub *protoc
 		}
 		expr = f.Expr
 	}
-	if !p.cfg.EnablePropertyFilter {
+	if !p.live().EnablePropertyFilter {
 		return disabled()
 	}
-	if p.cfg.FilterSupportRetry && strings.HasPrefix(h.Topic, meta.RetryGroupTopicPrefix) {
+	if p.live().FilterSupportRetry && strings.HasPrefix(h.Topic, meta.RetryGroupTopicPrefix) {
 		return &retryFilter{clients: p.clients, group: strings.TrimPrefix(h.Topic, meta.RetryGroupTopicPrefix)}, protocol.Success, ""
 	}
 	return sqlFilter{expr}, protocol.Success, ""

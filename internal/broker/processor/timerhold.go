@@ -15,15 +15,15 @@ import (
 // WHEEL_TIMER_MSG_ILLEGAL) with its remark.
 func (p *Processor) holdTimer(rec *message.Record) (int32, string) {
 	policy := timer.Policy{
-		Enabled:  p.cfg.TimerWheelEnable,
-		MaxDelay: time.Duration(p.cfg.TimerMaxDelaySec) * time.Second,
+		Enabled:  p.live().TimerWheelEnable,
+		MaxDelay: time.Duration(p.live().TimerMaxDelaySec) * time.Second,
 	}
 	switch st := timer.Hold(rec, time.Now(), policy); st {
 	case timer.Disabled:
 		return protocol.MessageIllegal, "accurate timer message is not enabled, timerWheelEnable is false"
 	case timer.Illegal:
 		return protocol.MessageIllegal, fmt.Sprintf(
-			"timer message illegal: bad timer property or delay beyond timerMaxDelaySec %d", p.cfg.TimerMaxDelaySec)
+			"timer message illegal: bad timer property or delay beyond timerMaxDelaySec %d", p.live().TimerMaxDelaySec)
 	}
 	return protocol.Success, ""
 }

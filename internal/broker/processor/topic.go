@@ -42,7 +42,7 @@ func (p *Processor) handleCreateTopic(_ *remoting.Conn, req *remoting.Command) *
 // checkMixedType refuses message.type=MIXED unless enableMixedMessageType
 // (AdminBrokerProcessor.updateAndCreateTopic).
 func (p *Processor) checkMixedType(changes []meta.AttributeChange) (int32, string) {
-	if p.cfg.EnableMixedMessageType {
+	if p.live().EnableMixedMessageType {
 		return protocol.Success, ""
 	}
 	for _, c := range changes {

@@ -36,7 +36,7 @@ func isHalf(rec *message.Record) bool {
 // service. The response carries the half record's msgId and half-queue
 // offset with the queue id the producer asked for.
 func (p *Processor) sendHalf(resp *remoting.Command, rec *message.Record, opts store.PutOptions) *remoting.Command {
-	if p.cfg.RejectTransactionMessage || p.txn == nil {
+	if p.live().RejectTransactionMessage || p.txn == nil {
 		return fail(resp, protocol.NoPermission, fmt.Sprintf(
 			"the broker[%s] sending transaction message is forbidden", p.cfg.BrokerIP1))
 	}

@@ -84,6 +84,15 @@
 // The checkpoint is saved every CheckpointInterval (1 s) and on Close,
 // after the bucket files were synced.
 //
+// timermetrics (JSON, GET_TIMER_METRICS; replaced by rename just before
+// each checkpoint save, not synced: the counts are approximate and an
+// unreadable file only resets them):
+//
+//	{"timingCount":{"TopicA":{"count":2,"timeStamp":1733100000000}}}
+//
+// count is the held messages of that real topic filed and not yet
+// delivered; timeStamp (ms) when it last changed.
+//
 // After an outage, overdue buckets are loaded one at a time (the next one
 // when the heap has drained to its start): memory stays about one bucket.
 //

@@ -102,11 +102,15 @@ type Service struct {
 	// The progress as of the last round, for Stats (prog is the
 	// goroutine's).
 	pubOffset, pubWatermark atomic.Int64
-	inMemory                atomic.Int64
-	startOnce               sync.Once
-	closeOnce               sync.Once
-	closeErr                error
-	started                 bool
+	// checkpoint is the saved progress as Checkpoint reports it,
+	// published by the goroutine after each save.
+	checkpoint atomic.Pointer[Checkpoint]
+	metrics    metrics // pending messages per real topic
+	inMemory   atomic.Int64
+	startOnce  sync.Once
+	closeOnce  sync.Once
+	closeErr   error
+	started    bool
 }
 
 // New opens the timer directory and its checkpoint. The service is stopped
@@ -156,8 +160,35 @@ func New(cfg Config) (*Service, error) {
 	s.loadedUpTo = b.start(p.watermarkMs)
 	s.pubOffset.Store(p.enqueueOffset)
 	s.pubWatermark.Store(p.watermarkMs)
+	s.checkpoint.Store(&Checkpoint{WatermarkMs: p.watermarkMs, EnqueueOffset: p.enqueueOffset, SavedAtMs: cfg.Now().UnixMilli()})
+	counts, err := readMetrics(cfg.FS, cfg.Dir)
+	if errors.Is(err, errBadMetrics) {
+		log.Warn("timer: pending counts lost, starting from zero", "err", err)
+	} else if err != nil {
+		return nil, err
+	}
+	s.metrics.load(counts)
 	return s, nil
 }
+
+// Metrics returns the held messages not yet delivered per real topic
+// (GET_TIMER_METRICS); safe from any goroutine.
+func (s *Service) Metrics() map[string]TopicMetric { return s.metrics.snapshot() }
+
+// Checkpoint is the timer's last saved progress (GET_TIMER_CHECK_POINT).
+type Checkpoint struct {
+	// WatermarkMs: every message due before it has been delivered.
+	WatermarkMs int64
+	// EnqueueOffset: the next offset of the timer queue to file.
+	EnqueueOffset int64
+	// Saves counts the checkpoint writes since start; SavedAtMs is the
+	// time of the last one (or of the start).
+	Saves     int64
+	SavedAtMs int64
+}
+
+// Checkpoint returns the last saved progress; safe from any goroutine.
+func (s *Service) Checkpoint() Checkpoint { return *s.checkpoint.Load() }
 
 // Notify tells the service a message was put to Topic (a store arrival
 // listener calls it): a message due within the poll interval is then read
@@ -361,6 +392,9 @@ func (s *Service) add(raw []byte) {
 	default:
 		s.b.add(e, nil)
 	}
+	if topic, ok := message.Property(rec.Properties, message.PropertyRealTopic); ok {
+		s.metrics.add(topic, 1, s.cfg.Now().UnixMilli())
+	}
 	s.enqueued.Add(1)
 	s.dirty = true
 }
@@ -437,6 +471,7 @@ func (s *Service) deliver(e entry) error {
 	if !res.Status.Stored() {
 		return fmt.Errorf("timer: put to %s/%d: %s", rec.Topic, rec.QueueID, res.Status)
 	}
+	s.metrics.add(rec.Topic, -1, s.cfg.Now().UnixMilli())
 	s.delivered.Add(1)
 	return nil
 }
@@ -461,10 +496,16 @@ func (s *Service) save() error {
 	if err := s.b.sync(); err != nil {
 		return err
 	}
+	if err := writeMetrics(s.cfg.FS, s.cfg.Dir, s.metrics.snapshot()); err != nil {
+		return err
+	}
 	if err := s.b.writeProgress(s.prog); err != nil {
 		return err
 	}
 	s.saved, s.dirty = s.prog, false
+	prev := s.checkpoint.Load()
+	s.checkpoint.Store(&Checkpoint{WatermarkMs: s.saved.watermarkMs, EnqueueOffset: s.saved.enqueueOffset,
+		Saves: prev.Saves + 1, SavedAtMs: s.cfg.Now().UnixMilli()})
 	for len(s.b.order) > 0 {
 		start := s.b.order[0]
 		if start+s.b.width > s.saved.watermarkMs || start >= s.loadedUpTo {

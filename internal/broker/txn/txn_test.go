@@ -1,6 +1,7 @@
 package txn
 
 import (
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
+	"github.com/rocketd/rocketd/internal/store"
 )
 
 func TestPutHalfRewrites(t *testing.T) {
@@ -477,5 +479,51 @@ func TestCheckUnappendableIsParked(t *testing.T) {
 	parked := e.messages(meta.TransCheckMaxTopic, 0)
 	if len(parked) != 1 || string(parked[0].Body) != "huge2" {
 		t.Fatalf("parked %d messages", len(parked))
+	}
+}
+
+// TestResumeDiscarded: a half message discarded after CheckMax checks is
+// checked CheckMax times again once resumed, then discarded again.
+func TestResumeDiscarded(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.CheckMax = 2 })
+	e.putHalf("late", "U1")
+	checks := 0
+	for range 4 {
+		e.advance(time.Minute)
+		e.round()
+		checks += len(e.prod.take())
+	}
+	discarded := e.messages(meta.TransCheckMaxTopic, 0)
+	if checks != 2 || len(discarded) != 1 {
+		t.Fatalf("%d checks, %d discarded before resuming", checks, len(discarded))
+	}
+	before := e.store.MaxOffset(meta.TransHalfTopic, 0)
+	res, err := e.svc.Resume(&discarded[0])
+	if err != nil || res.Status != store.PutOK {
+		t.Fatalf("resume: %v %v", res.Status, err)
+	}
+	e.waitQueue(meta.TransHalfTopic, 0, before+1)
+	halves := e.messages(meta.TransHalfTopic, 0)
+	last := halves[len(halves)-1]
+	if v, _ := message.Property(last.Properties, message.PropertyTransactionCheckTimes); v != "0" || string(last.Body) != "late" {
+		t.Fatalf("resumed copy: check times %q, body %q", v, last.Body)
+	}
+	checks = 0
+	for range 4 {
+		e.advance(time.Minute)
+		e.round()
+		checks += len(e.prod.take())
+	}
+	if checks != 2 || len(e.messages(meta.TransCheckMaxTopic, 0)) != 2 {
+		t.Fatalf("after resuming: %d checks, %d discarded", checks, len(e.messages(meta.TransCheckMaxTopic, 0)))
+	}
+	// Anything but a half message is refused.
+	plain := message.Record{Topic: "T", Properties: message.SetProperty("", message.PropertyRealTopic, "T")}
+	if _, err := e.svc.Resume(&plain); !errors.Is(err, ErrNotHalf) {
+		t.Fatalf("plain topic: %v", err)
+	}
+	noReal := message.Record{Topic: meta.TransCheckMaxTopic}
+	if _, err := e.svc.Resume(&noReal); !errors.Is(err, ErrNotHalf) {
+		t.Fatalf("no REAL_TOPIC: %v", err)
 	}
 }
