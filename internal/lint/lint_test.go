@@ -23,15 +23,16 @@ const module = "github.com/rocketd/rocketd/"
 // Dependencies point down: cmd -> broker -> processor -> meta/longpoll/... ->
 // namesrv, ha -> store -> store/* -> remoting -> protocol -> message, config, vfs.
 var allowed = map[string][]string{
-	"vfs":      {},
-	"config":   {"testutil/certs"},
-	"message":  {},
-	"lint":     {},
-	"pace":     {},
-	"lograte":  {},
-	"protocol": {"message"},
-	"remoting": {"protocol", "testutil/certs"},
-	"auth":     {"protocol", "remoting", "vfs", "lograte", "config"},
+	"vfs":       {},
+	"config":    {"testutil/certs"},
+	"message":   {},
+	"lint":      {},
+	"pace":      {},
+	"lograte":   {},
+	"lifecycle": {},
+	"protocol":  {"message"},
+	"remoting":  {"protocol", "testutil/certs"},
+	"auth":      {"protocol", "remoting", "vfs", "lograte", "config"},
 
 	"store/segment":      {"vfs", "testutil/wait"},
 	"store/fdcache":      {"vfs"},
