@@ -34,14 +34,14 @@ var allowed = map[string][]string{
 	"remoting":  {"protocol", "testutil/certs"},
 	"auth":      {"protocol", "remoting", "vfs", "lograte", "config"},
 
-	"store/segment":      {"vfs", "testutil/wait"},
+	"store/segment":      {"vfs", "lifecycle", "testutil/wait"},
 	"store/fdcache":      {"vfs"},
 	"store/checkpoint":   {"vfs"},
-	"store/commitlog":    {"store/segment", "vfs", "message", "config", "lograte"},
+	"store/commitlog":    {"store/segment", "vfs", "message", "config", "lograte", "lifecycle"},
 	"store/consumequeue": {"store/segment", "store/fdcache", "vfs", "message", "config"},
 	"store/index":        {"store/segment", "store/fdcache", "vfs", "message", "config"},
 	"store": {"store/segment", "store/checkpoint", "store/commitlog", "store/consumequeue",
-		"store/index", "store/fdcache", "vfs", "message", "config", "lograte", "testutil/wait"},
+		"store/index", "store/fdcache", "vfs", "message", "config", "lograte", "lifecycle", "testutil/wait"},
 
 	"ha":      {"auth", "store", "store/commitlog", "message", "config", "vfs", "protocol", "remoting", "testutil/proc", "testutil/certs"},
 	"namesrv": {"auth", "protocol", "remoting", "config", "vfs"},
