@@ -157,8 +157,7 @@ func TestCrashAndCleanRestart(t *testing.T) {
 			}
 			waitFor(t, 5*time.Second, "some deliveries", func() bool { return len(delivered(t, st, "T")) >= 5 })
 			if crash {
-				close(svc.quit) // the goroutine stops; no final save
-				<-svc.done
+				svc.loop.Close() // the goroutine stops; no final save
 			} else if err := svc.Close(); err != nil {
 				t.Fatal(err)
 			}
@@ -311,8 +310,8 @@ func TestNotifyNeverBlocks(t *testing.T) {
 	for range 3 {
 		svc.Notify() // not started: the wake-up is kept, the others dropped
 	}
-	if len(svc.wake) != 1 {
-		t.Fatalf("%d wake-ups pending", len(svc.wake))
+	if n := len(svc.loop.Kicked()); n != 1 {
+		t.Fatalf("%d wake-ups pending", n)
 	}
 	if err := svc.Close(); err != nil {
 		t.Fatal(err)
