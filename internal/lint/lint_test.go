@@ -44,7 +44,7 @@ var allowed = map[string][]string{
 		"store/index", "store/fdcache", "vfs", "message", "config", "lograte", "lifecycle", "testutil/wait"},
 
 	"ha":      {"lifecycle", "auth", "store", "store/commitlog", "message", "config", "vfs", "protocol", "remoting", "testutil/proc", "testutil/certs"},
-	"namesrv": {"lifecycle", "auth", "protocol", "remoting", "config", "vfs"},
+	"namesrv": {"lifecycle", "auth", "protocol", "remoting", "config", "vfs", "testutil/wait"},
 
 	"broker/meta":     {"lifecycle", "lograte", "protocol", "config", "vfs", "message"},
 	"broker/filter":   {"message"},
