@@ -49,7 +49,7 @@ var allowed = map[string][]string{
 	"broker/meta":     {"lifecycle", "lograte", "protocol", "config", "vfs", "message"},
 	"broker/filter":   {"message"},
 	"broker/client":   {"lifecycle", "protocol", "remoting", "config", "message", "broker/filter"},
-	"broker/longpoll": {"lifecycle", "store", "protocol", "remoting", "message", "config"},
+	"broker/longpoll": {"lifecycle", "store", "protocol", "remoting", "message", "config", "testutil/wait"},
 	"broker/schedule": {"lifecycle", "store", "message", "config", "vfs", "broker/meta"},
 	"broker/timer":    {"lifecycle", "lograte", "store", "store/commitlog", "message", "config", "vfs"},
 	"broker/txn":      {"lifecycle", "store", "message", "config", "vfs", "broker/meta", "protocol", "remoting"},
