@@ -178,7 +178,6 @@ func (l *Log) asyncFlushLoop(quit <-chan struct{}) {
 	tick := time.NewTicker(l.cfg.FlushInterval)
 	defer tick.Stop()
 	lastThorough := time.Now()
-	least := int64(l.cfg.FlushLeastPages) * pageSize
 	for {
 		select {
 		case <-quit:
@@ -189,13 +188,19 @@ func (l *Log) asyncFlushLoop(quit <-chan struct{}) {
 		if thorough {
 			lastThorough = time.Now()
 		}
-		dirty := l.committed.Load() - l.flushed.Load()
-		if dirty <= 0 || (dirty < least && !thorough) {
-			continue
-		}
-		if err := l.syncCommitted(); err != nil {
-			l.flushLog.Log(l.cfg.Logger, slog.LevelError, "commitlog: async flush failed; puts are refused", "err", err)
-		}
+		l.asyncFlushRound(thorough)
+	}
+}
+
+// asyncFlushRound is one tick of asyncFlushLoop: it syncs when at least
+// FlushLeastPages pages are dirty, or any amount when thorough.
+func (l *Log) asyncFlushRound(thorough bool) {
+	dirty := l.committed.Load() - l.flushed.Load()
+	if dirty <= 0 || (dirty < int64(l.cfg.FlushLeastPages)*pageSize && !thorough) {
+		return
+	}
+	if err := l.syncCommitted(); err != nil {
+		l.flushLog.Log(l.cfg.Logger, slog.LevelError, "commitlog: async flush failed; puts are refused", "err", err)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/rocketd/rocketd/internal/message"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
 
@@ -42,7 +43,7 @@ func TestDelayRewrite(t *testing.T) {
 		if res.Status != PutOK {
 			t.Fatalf("%s: %v", c.name, res.Status)
 		}
-		waitFor(t, func() bool { return l.Committed() == l.MaxOffset() })
+		wait.For(t, 10*time.Second, "l.Committed() == l.MaxOffset()", func() bool { return l.Committed() == l.MaxOffset() })
 		rec, buf, err := l.ReadRecordAt(res.WroteOffset)
 		if err != nil {
 			t.Fatal(err)
@@ -153,10 +154,14 @@ func TestPageCacheBusy(t *testing.T) {
 	l := openLog(t, cfg)
 	defer l.Close()
 	l.lock() // a put stuck under the lock
-	time.Sleep(60 * time.Millisecond)
-	if !l.Busy() {
-		t.Fatal("not busy")
+	since := l.lockedSince.Load()
+	if l.busyAt(since + int64(cfg.OSPageCacheBusyTimeout)) {
+		t.Fatal("busy at the timeout, want only after it")
 	}
+	if !l.busyAt(since + int64(cfg.OSPageCacheBusyTimeout) + 1) {
+		t.Fatal("not busy past the timeout")
+	}
+	wait.For(t, 10*time.Second, "the held lock to make the log busy", l.Busy)
 	if st := l.Put(context.Background(), newRecord("T", 0, nil, ""), PutOptions{}).Status; st != OSPageCacheBusy {
 		t.Fatalf("status %v", st)
 	}
@@ -282,7 +287,7 @@ func TestPutAcrossRingWrap(t *testing.T) {
 		puts = append(puts, put{res.WroteOffset, res.QueueOffset, res.StoreTimestamp, body})
 		total += int(res.WroteBytes)
 	}
-	waitFor(t, func() bool { return l.Committed() == l.MaxOffset() })
+	wait.For(t, 10*time.Second, "l.Committed() == l.MaxOffset()", func() bool { return l.Committed() == l.MaxOffset() })
 	for i, p := range puts {
 		rec, buf, err := l.ReadRecordAt(p.off)
 		if err != nil {
