@@ -25,7 +25,7 @@ const module = "github.com/rocketd/rocketd/"
 var allowed = map[string][]string{
 	"vfs":       {},
 	"config":    {"testutil/certs"},
-	"message":   {},
+	"message":   {"testutil/script"},
 	"lint":      {},
 	"pace":      {},
 	"lograte":   {},
@@ -44,12 +44,12 @@ var allowed = map[string][]string{
 		"store/index", "store/fdcache", "vfs", "message", "config", "lograte", "lifecycle", "testutil/wait"},
 
 	"ha":      {"lifecycle", "auth", "store", "store/commitlog", "message", "config", "vfs", "protocol", "remoting", "testutil/proc", "testutil/certs", "testutil/wait"},
-	"namesrv": {"lifecycle", "auth", "protocol", "remoting", "config", "vfs", "testutil/wait"},
+	"namesrv": {"lifecycle", "auth", "protocol", "remoting", "config", "vfs", "testutil/wait", "testutil/script"},
 
-	"broker/meta":     {"lifecycle", "lograte", "protocol", "config", "vfs", "message"},
+	"broker/meta":     {"lifecycle", "lograte", "protocol", "config", "vfs", "message", "testutil/wait"},
 	"broker/filter":   {"message"},
 	"broker/client":   {"lifecycle", "protocol", "remoting", "config", "message", "broker/filter", "testutil/wait"},
-	"broker/longpoll": {"lifecycle", "store", "protocol", "remoting", "message", "config", "testutil/wait"},
+	"broker/longpoll": {"lifecycle", "store", "protocol", "remoting", "message", "config", "testutil/wait", "testutil/script"},
 	"broker/schedule": {"lifecycle", "store", "message", "config", "vfs", "broker/meta", "testutil/wait"},
 	"broker/timer":    {"lifecycle", "lograte", "store", "store/commitlog", "message", "config", "vfs", "testutil/wait"},
 	"broker/txn":      {"lifecycle", "store", "message", "config", "vfs", "broker/meta", "protocol", "remoting", "testutil/wait"},
@@ -68,6 +68,9 @@ var allowed = map[string][]string{
 	// testutil/certs makes throwaway certificates; only _test.go files
 	// import it.
 	"testutil/certs": {},
+	// testutil/script runs the data-driven test files; only _test.go
+	// files import it.
+	"testutil/script": {},
 }
 
 // forbidden are edges that must never exist whatever the table says; they are
