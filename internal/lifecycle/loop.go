@@ -50,13 +50,15 @@ func (l *Loop) Start(name string, run func(ctx context.Context)) bool {
 // one is pending coalesce. It never blocks.
 func (l *Loop) Kick() {
 	select {
-	case l.Kicked() <- struct{}{}:
+	case l.kickChan() <- struct{}{}:
 	default:
 	}
 }
 
 // Kicked is the channel the loop selects on to be woken by Kick.
-func (l *Loop) Kicked() chan struct{} {
+func (l *Loop) Kicked() <-chan struct{} { return l.kickChan() }
+
+func (l *Loop) kickChan() chan struct{} {
 	l.kickOnce.Do(func() { l.kick = make(chan struct{}, 1) })
 	return l.kick
 }
