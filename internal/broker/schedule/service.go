@@ -11,6 +11,7 @@ import (
 
 	"github.com/rocketd/rocketd/internal/broker/meta"
 	"github.com/rocketd/rocketd/internal/lifecycle"
+	"github.com/rocketd/rocketd/internal/lograte"
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/store"
 )
@@ -57,6 +58,9 @@ type Service struct {
 	cfg   Config
 	log   *slog.Logger
 	loops []lifecycle.Loop // one per level
+	// A failing delivery is retried every retryWait while its cause lasts
+	// (a full disk): one line per interval and level.
+	deliverLog []lograte.Limiter
 
 	startOnce, closeOnce sync.Once
 	closeErr             error
@@ -85,7 +89,8 @@ func New(cfg Config) (*Service, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{cfg: cfg, log: log, loops: make([]lifecycle.Loop, len(cfg.Levels))}, nil
+	return &Service{cfg: cfg, log: log, loops: make([]lifecycle.Loop, len(cfg.Levels)),
+		deliverLog: make([]lograte.Limiter, len(cfg.Levels))}, nil
 }
 
 // Start starts the delivery loops and the offset auto-persist.
@@ -188,7 +193,7 @@ func (s *Service) deliverDue(level int32, delay time.Duration, offset int64) (in
 			return offset, time.Duration(due-now) * time.Millisecond
 		}
 		if err := s.deliver(m.Bytes); err != nil {
-			s.log.Warn("schedule: delivery failed, retrying", "level", level, "queueOffset", m.QueueOffset, "err", err)
+			s.deliverLog[level-1].Log(s.log, slog.LevelWarn, "schedule: delivery failed, retrying", "level", level, "queueOffset", m.QueueOffset, "err", err)
 			return offset, retryWait
 		}
 		offset = m.QueueOffset + 1
