@@ -18,6 +18,8 @@
 //     idempotent: every caller, concurrent or later, returns only once the
 //     goroutine is gone. Close on a Loop that never started returns at once
 //     and keeps it from starting.
+//   - Cancel is Close without the wait, for an owner that gives several
+//     loops one grace period together; it then calls Close.
 //   - Done is closed once the goroutine has exited (or at Close when it
 //     never started), for owners that must notice a loop ending by itself.
 //

@@ -63,21 +63,28 @@ func (l *Loop) kickChan() chan struct{} {
 	return l.kick
 }
 
-// Close stops the loop and waits until its goroutine has returned. Every
-// call, concurrent or later, waits the same way; a Loop never started is
-// closed at once and will not start.
-func (l *Loop) Close() {
+// Cancel asks the loop to stop and returns at once, for an owner that
+// gives a group of loops one grace period before it acts (closing the
+// connection one is stuck on) and then Closes them. Like Close, it keeps a
+// Loop that never started from starting.
+func (l *Loop) Cancel() {
 	l.mu.Lock()
-	done := l.doneLocked()
+	defer l.mu.Unlock()
 	switch l.state {
 	case idle:
-		close(done)
+		close(l.doneLocked())
 	case running:
 		l.cancel()
 	}
 	l.state = closed
-	l.mu.Unlock()
-	<-done
+}
+
+// Close stops the loop and waits until its goroutine has returned. Every
+// call, concurrent or later, waits the same way; a Loop never started is
+// closed at once and will not start.
+func (l *Loop) Close() {
+	l.Cancel()
+	<-l.Done()
 }
 
 // Done is closed once the loop's goroutine has returned, or at Close when

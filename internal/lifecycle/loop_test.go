@@ -183,3 +183,28 @@ func TestLoopCarriesItsPprofLabel(t *testing.T) {
 		t.Fatalf("pprof label rocketd=%q, want %q", v, "labelled")
 	}
 }
+
+func TestCancelReturnsAtOnceAndCloseWaits(t *testing.T) {
+	var l Loop
+	release := make(chan struct{})
+	l.Start("grace", func(ctx context.Context) {
+		<-ctx.Done()
+		<-release
+	})
+	l.Cancel() // must not wait: the loop is held until release
+	select {
+	case <-l.Done():
+		t.Fatal("Done closed while the loop is still running")
+	default:
+	}
+	close(release)
+	l.Close()
+	within(t, l.Done(), "Done after Close")
+
+	var never Loop
+	never.Cancel()
+	within(t, never.Done(), "Done of a Loop cancelled before Start")
+	if never.Start("late", func(context.Context) { t.Error("a cancelled Loop ran its function") }) {
+		t.Fatal("Start after Cancel reported true")
+	}
+}
