@@ -245,7 +245,7 @@ func TestGoClientTransactions(t *testing.T) {
 		t.Fatalf("checks: %v", l.checks)
 	}
 	// A few more rounds: nothing else shows up, nothing is checked again.
-	time.Sleep(1500 * time.Millisecond)
+	waitCheckRounds(t, c.b, 5)
 	got := queueBodies(t, c.b.Store(), topic, 2)
 	want := map[string]int{"commit-1": 1, "uc-1": 1}
 	for b, n := range got {
@@ -349,7 +349,7 @@ func TestGoClientTransactionsAcrossRestart(t *testing.T) {
 		}
 		return true
 	})
-	time.Sleep(1500 * time.Millisecond) // more rounds: a second commit would show by now
+	waitCheckRounds(t, c.b, 5) // more rounds: a second commit would show by now
 	got := queueBodies(t, c.b.Store(), topic, 2)
 	for i := range n {
 		if b := fmt.Sprintf("half-%d", i); got[b] != 1 {
@@ -359,4 +359,14 @@ func TestGoClientTransactionsAcrossRestart(t *testing.T) {
 	if parked := queueBodies(t, c.b.Store(), meta.TransCheckMaxTopic, 1); len(parked) != 0 {
 		t.Fatalf("parked: %v", parked)
 	}
+}
+
+// waitCheckRounds waits until the broker's check-back has finished n more
+// rounds, so that what a round could do wrong (check a settled message
+// again, commit it twice) has had n chances; a stalled check-back fails
+// the wait instead of passing an empty sleep.
+func waitCheckRounds(t *testing.T, b *broker.Broker, n int64) {
+	t.Helper()
+	from := broker.TxnCheckRounds(b)
+	wait.For(t, 30*time.Second, fmt.Sprintf("%d more transaction check rounds", n), func() bool { return broker.TxnCheckRounds(b) >= from+n })
 }

@@ -82,6 +82,7 @@ type Service struct {
 
 	loop   lifecycle.Loop // the check goroutine; Kick wakes it
 	closed atomic.Bool    // set by Close before it stops the loop
+	rounds atomic.Int64   // check rounds the goroutine finished
 }
 
 // New returns a Service; Start begins the check rounds.
@@ -157,8 +158,13 @@ func (s *Service) run(ctx context.Context) {
 		case <-s.loop.Kicked():
 		}
 		s.checkRound()
+		s.rounds.Add(1)
 	}
 }
+
+// Rounds is how many check rounds the goroutine has finished: a test (or
+// an operator) waits on it for "n more rounds" instead of guessing a time.
+func (s *Service) Rounds() int64 { return s.rounds.Load() }
 
 // stopping reports whether Close was called (a long round gives up early).
 func (s *Service) stopping() bool {

@@ -350,6 +350,7 @@ func TestServiceLoop(t *testing.T) {
 	}
 	e.svc.Kick()
 	wait.For(t, 5*time.Second, "a check from the running service", func() bool { return len(e.prod.take()) > 0 })
+	wait.For(t, 5*time.Second, "the kicked round counted", func() bool { return e.svc.Rounds() >= 1 })
 	must(t, e.svc.Close())
 	must(t, e.svc.Close())
 }
