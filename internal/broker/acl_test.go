@@ -21,6 +21,7 @@ import (
 	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // authorizing turns authorization on in an authenticated test broker.
@@ -225,7 +226,7 @@ accounts:
 	rec := newReceived()
 	c.newPushConsumer(uniq(t, "acl_cg"), allowed, "*", rec, consumer.WithCredentials(appCreds),
 		consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset))
-	waitFor(t, 30*time.Second, "authorized consumer to receive", func() bool { return rec.len() >= 2 })
+	wait.For(t, 30*time.Second, "authorized consumer to receive", func() bool { return rec.len() >= 2 })
 }
 
 // TestSlaveCopiesUsersAndACLs: a slave makes its users and ACLs its
@@ -271,18 +272,18 @@ func TestSlaveCopiesUsersAndACLs(t *testing.T) {
 		}
 		return "broker"
 	}
-	waitFor(t, 10*time.Second, "the slave to know app and its ACL", func() bool {
+	wait.For(t, 10*time.Second, "the slave to know app and its ACL", func() bool {
 		return refusedBy(sendAs("t1")) == "broker" && refusedBy(sendAs("t2")) == "acl"
 	})
 	info.Policies[0].Entries = []auth.PolicyEntryInfo{aclEntry("Topic:t2", []string{"Pub"}, "Allow")}
 	if resp := putACL(t, addr, protocol.AuthUpdateACL, info); resp.Code != protocol.Success {
 		t.Fatalf("update ACL: %d %q", resp.Code, resp.Remark)
 	}
-	waitFor(t, 10*time.Second, "the slave to copy the new entry", func() bool { return refusedBy(sendAs("t2")) == "broker" })
+	wait.For(t, 10*time.Second, "the slave to copy the new entry", func() bool { return refusedBy(sendAs("t2")) == "broker" })
 	if resp := rawInvoke(t, &authAdmin, addr, aclReq(t, protocol.AuthDeleteUser, map[string]string{"username": "app"}, nil)); resp.Code != protocol.Success {
 		t.Fatalf("delete user: %d %q", resp.Code, resp.Remark)
 	}
-	waitFor(t, 10*time.Second, "the slave to drop app", func() bool { return refusedBy(sendAs("t2")) == "no user" })
+	wait.For(t, 10*time.Second, "the slave to drop app", func() bool { return refusedBy(sendAs("t2")) == "no user" })
 }
 
 // TestAuthorizationJavaClient runs testdata/AuthzClientCheck.java: the

@@ -13,12 +13,12 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/consumer"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
-
 	"github.com/rocketd/rocketd/internal/auth"
 	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/namesrv"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // Credentials of the authenticated test cluster.
@@ -213,7 +213,7 @@ func TestAuthGoClientInterop(t *testing.T) {
 	}
 	rec := newReceived()
 	c.newPushConsumer(uniq(t, "auth_cg"), topic, "*", rec, consumer.WithCredentials(creds))
-	waitFor(t, 30*time.Second, "signed consumer to receive", func() bool { return rec.len() >= n })
+	wait.For(t, 30*time.Second, "signed consumer to receive", func() bool { return rec.len() >= n })
 
 	for _, tc := range []struct {
 		creds  primitive.Credentials
@@ -251,7 +251,7 @@ func TestAuthGoClientFullyAuthenticated(t *testing.T) {
 	}
 	rec := newReceived()
 	c.newPushConsumer(uniq(t, "auth_full_cg"), topic, "*", rec, consumer.WithCredentials(creds))
-	waitFor(t, 30*time.Second, "signed consumer to receive", func() bool { return rec.len() >= 1 })
+	wait.For(t, 30*time.Second, "signed consumer to receive", func() bool { return rec.len() >= 1 })
 }
 
 // TestAuthMasterSlave: a SYNC_MASTER and its slave, both authenticating,
@@ -265,14 +265,14 @@ func TestAuthMasterSlave(t *testing.T) {
 	s := c.startSlave(t)
 	h := protocol.SendMessageRequestHeader{ProducerGroup: "pg", Topic: topic, DefaultTopic: "TBW102",
 		DefaultTopicQueueNums: 2, BornTimestamp: time.Now().UnixMilli(), Properties: "TAGS\x01a"}
-	waitFor(t, 10*time.Second, "SEND_OK with the authenticated slave", func() bool {
+	wait.For(t, 10*time.Second, "SEND_OK with the authenticated slave", func() bool {
 		return c.invoke(c.b.Addr(), protocol.SendMessage, &h, []byte("m")).Code == protocol.Success
 	})
 	uh := protocol.UpdateConsumerOffsetRequestHeader{ConsumerGroup: "cg", Topic: topic, QueueID: 1, CommitOffset: 7}
 	if r := c.invoke(c.b.Addr(), protocol.UpdateConsumerOffset, &uh, nil); r.Code != protocol.Success {
 		t.Fatalf("update offset: %d %s", r.Code, r.Remark)
 	}
-	waitFor(t, 10*time.Second, "the offset on the slave", func() bool {
+	wait.For(t, 10*time.Second, "the offset on the slave", func() bool {
 		r := c.invoke(s.Addr(), protocol.QueryConsumerOffset, &protocol.QueryConsumerOffsetRequestHeader{ConsumerGroup: "cg", Topic: topic, QueueID: 1}, nil)
 		var oh protocol.OffsetResponseHeader
 		return r.Code == protocol.Success && oh.Decode(r.ExtFields) == nil && oh.Offset == 7

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // BenchmarkBrokerSend is one SEND_MESSAGE round trip (1 KiB body, tag and
@@ -45,7 +46,7 @@ func BenchmarkBrokerPull(b *testing.B) {
 			b.Fatal(r.Remark)
 		}
 	}
-	waitFor(b, 10*time.Second, "dispatch", func() bool { return c.b.Store().MaxOffset("Bench", 0) == 32 })
+	wait.For(b, 10*time.Second, "dispatch", func() bool { return c.b.Store().MaxOffset("Bench", 0) == 32 })
 	ph := protocol.PullMessageRequestHeader{ConsumerGroup: "g", Topic: "Bench", MaxMsgNums: 32,
 		SysFlag: protocol.PullFlagSubscription, Subscription: "*"}
 	req := remoting.NewRequest(protocol.PullMessage, protocol.Ext(&ph), nil)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 func routeCode(c *cluster, topic string) int32 {
@@ -22,7 +23,7 @@ func routeCode(c *cluster, topic string) int32 {
 // after a topic change, and unregisters at shutdown.
 func TestRegistration(t *testing.T) {
 	c := startCluster(t, nil)
-	waitFor(t, 5*time.Second, "TBW102 route", func() bool { return routeCode(c, "TBW102") == protocol.Success })
+	wait.For(t, 5*time.Second, "TBW102 route", func() bool { return routeCode(c, "TBW102") == protocol.Success })
 	c.createTopic("Reg", 2) // waits for the route
 	c.createTopic("Reg", 5) // an update re-registers too
 	// (A topic deleted in the broker stays routed until it is deleted in
@@ -48,7 +49,7 @@ func TestShutdownFiles(t *testing.T) {
 		t.Fatal(r.Remark)
 	}
 	offsetsFile := filepath.Join(root, "config", "consumerOffset.json")
-	waitFor(t, 5*time.Second, "periodic offset persist", func() bool {
+	wait.For(t, 5*time.Second, "periodic offset persist", func() bool {
 		b, err := os.ReadFile(offsetsFile)
 		return err == nil && strings.Contains(string(b), `"F@g"`) && strings.Contains(string(b), "42")
 	})

@@ -15,6 +15,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/consumer"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/chromedp/chromedp"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // chromiumPath finds Debian's Chromium. Under CI=true a missing browser is
@@ -83,7 +84,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		got.Add(int64(len(ms)))
 		return consumer.ConsumeSuccess, nil
 	})
-	waitFor(t, 20*time.Second, "group caught up", func() bool {
+	wait.For(t, 20*time.Second, "group caught up", func() bool {
 		var g consoleGroup
 		return got.Load() >= 10 && consoleGet(t, base, "/api/group?group="+group, &g) == http.StatusOK && len(g.Progress) == 2 && g.TotalLag == 0
 	})
@@ -95,7 +96,7 @@ func TestConsoleInBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, 10*time.Second, "lag 5", func() bool {
+	wait.For(t, 10*time.Second, "lag 5", func() bool {
 		var g consoleGroup
 		consoleGet(t, base, "/api/group?group="+group, &g)
 		return g.TotalLag == 5

@@ -16,6 +16,7 @@ import (
 	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/console"
 	"github.com/rocketd/rocketd/internal/remoting"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // TestConsoleTwoBrokers: the console shows every broker group the
@@ -41,7 +42,7 @@ func TestConsoleTwoBrokers(t *testing.T) {
 			Runtime map[string]string `json:"runtime"`
 		} `json:"brokers"`
 	}
-	waitFor(t, 10*time.Second, "both brokers listed", func() bool {
+	wait.For(t, 10*time.Second, "both brokers listed", func() bool {
 		cl.Brokers = nil
 		return consoleGet(t, base, "/api/cluster", &cl) == http.StatusOK && len(cl.Brokers) == 2
 	})
@@ -61,14 +62,14 @@ func TestConsoleTwoBrokers(t *testing.T) {
 			Broker string `json:"broker"`
 		} `json:"queues"`
 	}
-	waitFor(t, 10*time.Second, "4 queues over 2 brokers", func() bool {
+	wait.For(t, 10*time.Second, "4 queues over 2 brokers", func() bool {
 		ts.Queues = nil
 		return consoleGet(t, base, "/api/topic?topic="+topic, &ts) == http.StatusOK && len(ts.Queues) == 4
 	})
 	if ts.Queues[0].Broker != "broker-a" || ts.Queues[3].Broker != "broker-b" {
 		t.Fatalf("queues: %+v", ts.Queues)
 	}
-	waitFor(t, 10*time.Second, "samples of both brokers", func() bool {
+	wait.For(t, 10*time.Second, "samples of both brokers", func() bool {
 		var tp struct {
 			Series []struct{ Broker string } `json:"series"`
 		}

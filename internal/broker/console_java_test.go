@@ -20,6 +20,7 @@ import (
 	"github.com/rocketd/rocketd/internal/console"
 	"github.com/rocketd/rocketd/internal/namesrv"
 	"github.com/rocketd/rocketd/internal/testutil/proc"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // TestConsoleAgainstJavaBroker: the console is an admin client of any
@@ -87,7 +88,7 @@ func TestConsoleAgainstJavaBroker(t *testing.T) {
 			Runtime map[string]string `json:"runtime"`
 		} `json:"brokers"`
 	}
-	waitFor(t, 60*time.Second, "the Java broker registered", func() bool {
+	wait.For(t, 60*time.Second, "the Java broker registered", func() bool {
 		cl.Brokers = nil
 		return consoleGet(t, base, "/api/cluster", &cl) == http.StatusOK && len(cl.Brokers) == 1 && cl.Brokers[0].Runtime["putTps"] != ""
 	})
@@ -98,7 +99,7 @@ func TestConsoleAgainstJavaBroker(t *testing.T) {
 	var ts struct {
 		Queues []struct{} `json:"queues"`
 	}
-	waitFor(t, 40*time.Second, "the topic routed with 2 queues", func() bool {
+	wait.For(t, 40*time.Second, "the topic routed with 2 queues", func() bool {
 		ts.Queues = nil
 		return consoleGet(t, base, "/api/topic?topic="+topic, &ts) == http.StatusOK && len(ts.Queues) == 2
 	})
@@ -123,7 +124,7 @@ func TestConsoleAgainstJavaBroker(t *testing.T) {
 		sent = append(sent, r)
 	}
 	var ms consoleMessages
-	waitFor(t, 20*time.Second, "key jk4 indexed", func() bool {
+	wait.For(t, 20*time.Second, "key jk4 indexed", func() bool {
 		ms = consoleMessages{}
 		return consoleGet(t, base, "/api/messages?topic="+topic+"&key=jk4", &ms) == http.StatusOK && len(ms.Messages) == 1
 	})
@@ -159,7 +160,7 @@ func TestConsoleAgainstJavaBroker(t *testing.T) {
 		t.Fatal(err)
 	}
 	started := time.Now()
-	waitFor(t, 40*time.Second, "the group caught up (lag 0, one member)", func() bool {
+	wait.For(t, 40*time.Second, "the group caught up (lag 0, one member)", func() bool {
 		var g consoleGroup
 		return got.Load() >= 6 && consoleGet(t, base, "/api/group?group="+group, &g) == http.StatusOK &&
 			len(g.Progress) == 2 && g.TotalLag == 0 && len(g.Members) == 1
@@ -172,12 +173,12 @@ func TestConsoleAgainstJavaBroker(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, 20*time.Second, "lag 3 on the Java broker", func() bool {
+	wait.For(t, 20*time.Second, "lag 3 on the Java broker", func() bool {
 		var g consoleGroup
 		consoleGet(t, base, "/api/group?group="+group, &g)
 		return g.TotalLag == 3
 	})
-	waitFor(t, 20*time.Second, "Java's putTps charted", func() bool {
+	wait.For(t, 20*time.Second, "Java's putTps charted", func() bool {
 		var tp struct {
 			Series []struct {
 				Source string `json:"source"`

@@ -18,6 +18,7 @@ import (
 
 	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/console"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // startConsole serves a console for the cluster on an ephemeral loopback
@@ -129,7 +130,7 @@ func TestConsoleAPI(t *testing.T) {
 		t.Fatalf("create topic: %d %v", code, out)
 	}
 	var topics struct{ Topics []string }
-	waitFor(t, 10*time.Second, "topic listed", func() bool {
+	wait.For(t, 10*time.Second, "topic listed", func() bool {
 		consoleGet(t, base, "/api/topics", &topics)
 		return containsString(topics.Topics, topic)
 	})
@@ -167,7 +168,7 @@ func TestConsoleAPI(t *testing.T) {
 	send([]byte(big), "big")
 
 	// The sampler saw the CommitLog grow.
-	waitFor(t, 10*time.Second, "throughput sample", func() bool {
+	wait.For(t, 10*time.Second, "throughput sample", func() bool {
 		var tp struct {
 			Series []struct {
 				Points []struct{ Bytes float64 } `json:"points"`
@@ -186,7 +187,7 @@ func TestConsoleAPI(t *testing.T) {
 
 	// Lookups.
 	var ms consoleMessages
-	waitFor(t, 10*time.Second, "all 10 dispatched", func() bool { // dispatch (queues, index) is asynchronous
+	wait.For(t, 10*time.Second, "all 10 dispatched", func() bool { // dispatch (queues, index) is asynchronous
 		ms = consoleMessages{}
 		return consoleGet(t, base, "/api/messages?topic="+topic+"&key=big", &ms) == http.StatusOK && len(ms.Messages) == 1
 	})
@@ -222,7 +223,7 @@ func TestConsoleAPI(t *testing.T) {
 		return consumer.ConsumeSuccess, nil
 	})
 	var g consoleGroup
-	waitFor(t, 20*time.Second, "group caught up", func() bool {
+	wait.For(t, 20*time.Second, "group caught up", func() bool {
 		g = consoleGroup{}
 		return consoleGet(t, base, "/api/group?group="+group, &g) == http.StatusOK && len(g.Progress) == 4 && g.TotalLag == 0 && got.Load() >= 10
 	})
@@ -235,7 +236,7 @@ func TestConsoleAPI(t *testing.T) {
 	for i := range 5 {
 		send([]byte("later-"+strconv.Itoa(i)), "")
 	}
-	waitFor(t, 10*time.Second, "lag of 15 produced - 10 consumed = 5", func() bool {
+	wait.For(t, 10*time.Second, "lag of 15 produced - 10 consumed = 5", func() bool {
 		g = consoleGroup{}
 		consoleGet(t, base, "/api/group?group="+group, &g)
 		return g.TotalLag == 5
@@ -295,7 +296,7 @@ func TestConsoleDLQResend(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ms consoleMessages
-	waitFor(t, 10*time.Second, "DLQ listing", func() bool { // dispatch is asynchronous
+	wait.For(t, 10*time.Second, "DLQ listing", func() bool { // dispatch is asynchronous
 		ms = consoleMessages{}
 		return consoleGet(t, base, "/api/dlq?group="+group, &ms) == http.StatusOK && len(ms.Messages) == 1
 	})
@@ -311,7 +312,7 @@ func TestConsoleDLQResend(t *testing.T) {
 	// let the ordinary delivery happen, then re-send: a second delivery.
 	rec := newReceived()
 	c.newPushConsumer(group, dlq, "*", rec)
-	waitFor(t, 10*time.Second, "consumer online, first delivery", func() bool {
+	wait.For(t, 10*time.Second, "consumer online, first delivery", func() bool {
 		var g consoleGroup
 		return consoleGet(t, base, "/api/group?group="+group, &g) == http.StatusOK && len(g.Members) == 1 && rec.len() == 1
 	})

@@ -9,8 +9,8 @@ import (
 
 	"github.com/apache/rocketmq-client-go/v2/consumer"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
-
 	"github.com/rocketd/rocketd/internal/config"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // fastLevels makes every delay level 1 s: retries come back quickly.
@@ -82,7 +82,7 @@ func TestGoClientRetryOnce(t *testing.T) {
 	if _, err := p.SendSync(context.Background(), msg); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 40*time.Second, "redelivery", func() bool { return got.len() >= 2 })
+	wait.For(t, 40*time.Second, "redelivery", func() bool { return got.len() >= 2 })
 	first, _ := got.get(0)
 	second, _ := got.get(1)
 	if second.ReconsumeTimes != 1 || string(second.Body) != "retry-me" || second.Topic != topic || second.GetTags() != "TagR" {
@@ -114,7 +114,7 @@ func TestGoClientDeadLetter(t *testing.T) {
 	if _, err := p.SendSync(context.Background(), primitive.NewMessage(topic, []byte("doomed"))); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 40*time.Second, "three deliveries", func() bool { return got.len() >= 3 })
+	wait.For(t, 40*time.Second, "three deliveries", func() bool { return got.len() >= 3 })
 	dlq := "%DLQ%" + group
 	c.waitRoute(dlq, 1)
 	var dead deliveries
@@ -122,7 +122,7 @@ func TestGoClientDeadLetter(t *testing.T) {
 		dead.add(m)
 		return consumer.ConsumeSuccess
 	})
-	waitFor(t, 40*time.Second, "the dead letter", func() bool { return dead.len() >= 1 })
+	wait.For(t, 40*time.Second, "the dead letter", func() bool { return dead.len() >= 1 })
 	m, _ := dead.get(0)
 	if string(m.Body) != "doomed" || m.ReconsumeTimes != 3 {
 		t.Fatalf("dead letter: body %q reconsumeTimes %d", m.Body, m.ReconsumeTimes)
@@ -146,7 +146,7 @@ func warmConsumer(t *testing.T, c *cluster, topic string, p interface {
 	if _, err := p.SendSync(context.Background(), primitive.NewMessage(topic, []byte("warm-up"))); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 30*time.Second, "warm-up message", func() bool { return got.len() >= 1 })
+	wait.For(t, 30*time.Second, "warm-up message", func() bool { return got.len() >= 1 })
 	return &got
 }
 
@@ -165,7 +165,7 @@ func TestGoClientDelayLevel2(t *testing.T) {
 	if _, err := p.SendSync(context.Background(), msg); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "the delayed message", func() bool { return got.len() >= 2 })
+	wait.For(t, 10*time.Second, "the delayed message", func() bool { return got.len() >= 2 })
 	m, at := got.get(1)
 	// Due times count from the store timestamp, a whole millisecond that
 	// may be the one sent fell in.
@@ -193,7 +193,7 @@ func TestGoClientTimerMessage(t *testing.T) {
 	if _, err := p.SendSync(context.Background(), msg); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "the timer message", func() bool { return got.len() >= 2 })
+	wait.For(t, 10*time.Second, "the timer message", func() bool { return got.len() >= 2 })
 	m, at := got.get(1)
 	// The client sends the due time in whole milliseconds
 	// (TIMER_DELIVER_MS): that millisecond is what may not be early.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // GET_BROKER_HA_STATUS on a master lists its slave with its ack; on the
@@ -34,7 +35,7 @@ func TestHAStatus(t *testing.T) {
 		return info
 	}
 	var m protocol.HARuntimeInfo
-	waitFor(t, 10*time.Second, "the slave to ack the master's end", func() bool {
+	wait.For(t, 10*time.Second, "the slave to ack the master's end", func() bool {
 		m = haStatus(c.b.Addr())
 		return len(m.HAConnectionInfo) == 1 && m.HAConnectionInfo[0].Diff == 0
 	})

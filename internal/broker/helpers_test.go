@@ -107,7 +107,7 @@ func (c *cluster) waitRegistered() {
 	if c.brokerConfig().NamesrvAddr != c.nsAddr {
 		return // a test pointing the broker elsewhere (a silent NameServer)
 	}
-	waitFor(c.t, 10*time.Second, "broker registration", func() bool {
+	wait.For(c.t, 10*time.Second, "broker registration", func() bool {
 		r := c.invoke(c.nsAddr, protocol.GetBrokerClusterInfo, nil, nil)
 		return r.Code == protocol.Success && strings.Contains(string(r.Body), c.b.Addr())
 	})
@@ -161,7 +161,7 @@ func (c *cluster) createTopic(topic string, queues int32) {
 // write queues.
 func (c *cluster) waitRoute(topic string, queues int32) {
 	c.t.Helper()
-	waitFor(c.t, 10*time.Second, "route of "+topic, func() bool {
+	wait.For(c.t, 10*time.Second, "route of "+topic, func() bool {
 		r := c.invoke(c.nsAddr, protocol.GetRouteinfoByTopic, &protocol.GetRouteInfoRequestHeader{Topic: topic}, nil)
 		if r.Code != protocol.Success {
 			return false
@@ -172,12 +172,6 @@ func (c *cluster) waitRoute(topic string, queues int32) {
 		}
 		return len(route.QueueDatas) == 1 && route.QueueDatas[0].WriteQueueNums == queues
 	})
-}
-
-// waitFor polls cond every 10 ms until it holds or the deadline passes.
-func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	wait.For(t, d, what, cond)
 }
 
 // uniq returns a name unique in this test process (topics, groups,

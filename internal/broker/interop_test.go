@@ -14,9 +14,9 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
 	"github.com/apache/rocketmq-client-go/v2/rlog"
-
 	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 func init() { rlog.SetLogLevel("error") }
@@ -170,7 +170,7 @@ func TestGoClientSendAndConsume(t *testing.T) {
 	}
 	rec := newReceived()
 	c.newPushConsumer(uniq(t, "cg"), topic, "*", rec)
-	waitFor(t, 30*time.Second, "all messages", func() bool { return rec.len() == n })
+	wait.For(t, 30*time.Second, "all messages", func() bool { return rec.len() == n })
 	for i := range n {
 		m, ok := rec.get(fmt.Sprintf("sync-%d", i))
 		if !ok {
@@ -258,7 +258,7 @@ func TestGoClientAsyncOnewayAndBatch(t *testing.T) {
 
 	rec := newReceived()
 	c.newPushConsumer(uniq(t, "cg"), topic, "*", rec)
-	waitFor(t, 30*time.Second, "all messages", func() bool { return rec.len() == len(want) })
+	wait.For(t, 30*time.Second, "all messages", func() bool { return rec.len() == len(want) })
 	for _, body := range want {
 		m, ok := rec.get(body)
 		if !ok {
@@ -284,7 +284,7 @@ func TestGoClientTagFilter(t *testing.T) {
 	sendN(t, p, topic, "none", "", 5)
 	rec := newReceived()
 	c.newPushConsumer(uniq(t, "cg"), topic, "A || B", rec)
-	waitFor(t, 30*time.Second, "A and B messages", func() bool { return rec.len() >= 10 })
+	wait.For(t, 30*time.Second, "A and B messages", func() bool { return rec.len() >= 10 })
 	for _, body := range append(a, b...) {
 		if _, ok := rec.get(body); !ok {
 			t.Fatalf("%s missing", body)
@@ -307,7 +307,7 @@ func TestGoClientTwoGroupsEachGetEverything(t *testing.T) {
 	r1, r2 := newReceived(), newReceived()
 	c.newPushConsumer(uniq(t, "g1"), topic, "*", r1)
 	c.newPushConsumer(uniq(t, "g2"), topic, "*", r2)
-	waitFor(t, 30*time.Second, "both groups", func() bool { return r1.len() == len(bodies) && r2.len() == len(bodies) })
+	wait.For(t, 30*time.Second, "both groups", func() bool { return r1.len() == len(bodies) && r2.len() == len(bodies) })
 }
 
 func TestGoClientTwoConsumersSplitQueues(t *testing.T) {
@@ -354,7 +354,7 @@ func TestGoClientTwoConsumersSplitQueues(t *testing.T) {
 	for {
 		bodies := sendRound()
 		var got [4]int
-		waitFor(t, 10*time.Second, "a round", func() bool {
+		wait.For(t, 10*time.Second, "a round", func() bool {
 			for _, b := range bodies {
 				if owner(b) == 0 {
 					return false
@@ -378,7 +378,7 @@ func TestGoClientTwoConsumersSplitQueues(t *testing.T) {
 	for range 5 {
 		all = append(all, sendRound()...)
 	}
-	waitFor(t, 20*time.Second, "the messages", func() bool {
+	wait.For(t, 20*time.Second, "the messages", func() bool {
 		for _, b := range all {
 			if owner(b) == 0 {
 				return false
@@ -412,12 +412,12 @@ func TestGoClientOffsetsSurviveRestart(t *testing.T) {
 	first := sendN(t, p, topic, "before", "", 10)
 	rec := newReceived()
 	cons := c.newPushConsumer(group, topic, "*", rec)
-	waitFor(t, 30*time.Second, "first messages", func() bool { return rec.len() == len(first) })
+	wait.For(t, 30*time.Second, "first messages", func() bool { return rec.len() == len(first) })
 	if err := cons.Shutdown(); err != nil {
 		t.Fatal(err)
 	}
 	// The consumer persisted its offsets at shutdown (or at its 5 s timer).
-	waitFor(t, 20*time.Second, "committed offsets", func() bool {
+	wait.For(t, 20*time.Second, "committed offsets", func() bool {
 		var sum int64
 		for q := range int32(queues) {
 			r := c.invoke(c.b.Addr(), protocol.QueryConsumerOffset,
@@ -442,7 +442,7 @@ func TestGoClientOffsetsSurviveRestart(t *testing.T) {
 	second := sendN(t, p2, topic, "after", "", 10)
 	rec2 := newReceived()
 	c.newPushConsumer(group, topic, "*", rec2)
-	waitFor(t, 30*time.Second, "second messages", func() bool { return rec2.len() >= len(second) })
+	wait.For(t, 30*time.Second, "second messages", func() bool { return rec2.len() >= len(second) })
 	time.Sleep(200 * time.Millisecond) // a replay would show up by now
 	if n := rec2.len(); n != len(second) {
 		t.Fatalf("after restart received %d messages, want only the %d new ones", n, len(second))
@@ -483,7 +483,7 @@ func TestGoClientOrderly(t *testing.T) {
 	// queue only after its next lock round (go-client-wire.md §0 item 15).
 	c.newPushConsumer(uniq(t, "cg"), topic, "*", rec,
 		consumer.WithConsumerOrder(true), consumer.WithRebalanceLockInterval(200*time.Millisecond))
-	waitFor(t, 40*time.Second, "ordered messages", func() bool { return rec.len() == n })
+	wait.For(t, 40*time.Second, "ordered messages", func() bool { return rec.len() == n })
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	for i, m := range rec.seq[:n] {
@@ -533,7 +533,7 @@ func TestGoClientLargeMessages(t *testing.T) {
 
 	rec := newReceived()
 	c.newPushConsumer(uniq(t, "cg"), topic, "*", rec)
-	waitFor(t, 30*time.Second, "the 1 MiB message", func() bool { return rec.len() == 1 })
+	wait.For(t, 30*time.Second, "the 1 MiB message", func() bool { return rec.len() == 1 })
 	if _, ok := rec.get(string(big)); !ok {
 		t.Fatal("1 MiB message body changed")
 	}
@@ -550,5 +550,5 @@ func TestGoClientAutoCreateTopic(t *testing.T) {
 	c.waitRoute(topic, 4) // the Go client asks for 4 queues
 	rec := newReceived()
 	c.newPushConsumer(uniq(t, "cg"), topic, "*", rec)
-	waitFor(t, 30*time.Second, "auto-created topic's messages", func() bool { return rec.len() == len(bodies) })
+	wait.For(t, 30*time.Second, "auto-created topic's messages", func() bool { return rec.len() == len(bodies) })
 }

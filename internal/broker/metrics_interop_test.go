@@ -20,6 +20,7 @@ import (
 
 	"github.com/rocketd/rocketd/internal/broker"
 	"github.com/rocketd/rocketd/internal/config"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // scrape fetches and parses the broker's /metrics.
@@ -110,7 +111,7 @@ func TestMetricsInterop(t *testing.T) {
 	var mfs map[string]*dto.MetricFamily
 	lag := []string{"consumer_group=" + group, "topic=" + topic, "is_retry=false", "is_system=false",
 		"cluster=" + config.DefaultBrokerClusterName, "node_type=broker", "node_id=" + config.DefaultBrokerName}
-	waitFor(t, 30*time.Second, "consumer lag n-m", func() bool {
+	wait.For(t, 30*time.Second, "consumer lag n-m", func() bool {
 		mfs = scrape(t, addr)
 		v, series := sumOf(mfs, "rocketmq_consumer_lag_messages", lag...)
 		return series == 1 && v == n-m

@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/rocketmq-client-go/v2/consumer"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // TestGoClientPullPastTheEnd: the Go client's pull consumer relies on
@@ -55,7 +56,7 @@ func TestGoClientPullPastTheEnd(t *testing.T) {
 	defer cancel()
 
 	var res *primitive.PullResult
-	waitFor(t, 10*time.Second, "the three messages dispatched", func() bool {
+	wait.For(t, 10*time.Second, "the three messages dispatched", func() bool {
 		res, err = pc.PullFrom(ctx, mq, 100, 32)
 		return err == nil && res.MaxOffset == 3
 	})

@@ -15,6 +15,7 @@ import (
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
 	"github.com/rocketd/rocketd/internal/testutil/proc"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // Two messages popped, one acked, the rocketd process killed with SIGKILL
@@ -53,7 +54,7 @@ func TestPopSurvivesKill(t *testing.T) {
 	}
 	c.sendRaw(addr, topic, "TagA", "acked", "unacked")
 	var got []popMsg
-	waitFor(t, 10*time.Second, "both popped", func() bool {
+	wait.For(t, 10*time.Second, "both popped", func() bool {
 		got = append(got, c.popRaw(addr, popReq{group: group, topic: topic, queue: 0, invisible: 4000}).msgs...)
 		return len(got) >= 2
 	})
@@ -65,7 +66,7 @@ func TestPopSurvivesKill(t *testing.T) {
 	}
 	// The group's pop offset is on disk (consumerOffset.json, every 100 ms).
 	offsets := filepath.Join(data, "store", "config", "consumerOffset.json")
-	waitFor(t, 10*time.Second, "pop offset persisted", func() bool {
+	wait.For(t, 10*time.Second, "pop offset persisted", func() bool {
 		b, _ := os.ReadFile(offsets)
 		return regexp.MustCompile(fmt.Sprintf(`"%s@%s":\{0:2\s`, topic, group)).Match(b)
 	})
@@ -80,7 +81,7 @@ func TestPopSurvivesKill(t *testing.T) {
 	}
 
 	var back []popMsg
-	waitFor(t, 20*time.Second, "the unacked message back", func() bool {
+	wait.For(t, 20*time.Second, "the unacked message back", func() bool {
 		back = append(back, c.popRaw(addr, popReq{group: group, topic: topic, queue: -1, invisible: 60_000, pollTime: 500}).msgs...)
 		return len(back) > 0
 	})

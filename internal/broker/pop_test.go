@@ -16,6 +16,7 @@ import (
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // popTune revives every 50 ms so that invisibility tests take little time.
@@ -131,7 +132,7 @@ func TestPopAckRevive(t *testing.T) {
 	c.sendRaw(addr, topic, "TagA", "m0", "m1", "m2", "m3")
 
 	var got []popMsg
-	waitFor(t, 10*time.Second, "4 messages popped", func() bool {
+	wait.For(t, 10*time.Second, "4 messages popped", func() bool {
 		a := c.popRaw(addr, popReq{group: group, topic: topic, queue: -1, invisible: 2000})
 		got = append(got, a.msgs...)
 		return len(got) >= 4
@@ -171,7 +172,7 @@ func TestPopAckRevive(t *testing.T) {
 
 	// m3 comes back after its 2 s, from the pop retry topic.
 	var back []popMsg
-	waitFor(t, 15*time.Second, "m3 redelivered", func() bool {
+	wait.For(t, 15*time.Second, "m3 redelivered", func() bool {
 		a := c.popRaw(addr, popReq{group: group, topic: topic, queue: -1, invisible: 60_000, pollTime: 1000})
 		back = append(back, a.msgs...)
 		return len(back) > 0
@@ -248,7 +249,7 @@ func TestPopOrderly(t *testing.T) {
 	req := popReq{group: group, topic: topic, queue: 0, max: 2, invisible: 1000, order: true}
 	var seen []string
 	var b1 popAnswer
-	waitFor(t, 5*time.Second, "first batch", func() bool {
+	wait.For(t, 5*time.Second, "first batch", func() bool {
 		b1 = c.popRaw(addr, req)
 		return len(b1.msgs) > 0
 	})
@@ -260,7 +261,7 @@ func TestPopOrderly(t *testing.T) {
 	}
 	// Not acked: after 1 s the same batch comes back, counted.
 	var again popAnswer
-	waitFor(t, 10*time.Second, "the batch again", func() bool {
+	wait.For(t, 10*time.Second, "the batch again", func() bool {
 		again = c.popRaw(addr, req)
 		return len(again.msgs) > 0
 	})
@@ -272,7 +273,7 @@ func TestPopOrderly(t *testing.T) {
 		c.ackRaw(addr, group, m)
 	}
 	var b2 popAnswer
-	waitFor(t, 5*time.Second, "second batch", func() bool {
+	wait.For(t, 5*time.Second, "second batch", func() bool {
 		b2 = c.popRaw(addr, req)
 		return len(b2.msgs) > 0
 	})
@@ -303,7 +304,7 @@ func TestPopDLQ(t *testing.T) {
 	}
 	c.sendRaw(addr, topic, "TagA", "dead")
 	var deliveries []int32
-	waitFor(t, 20*time.Second, "message in the DLQ", func() bool {
+	wait.For(t, 20*time.Second, "message in the DLQ", func() bool {
 		a := c.popRaw(addr, popReq{group: group, topic: topic, queue: -1, invisible: 300, pollTime: 300})
 		for _, m := range a.msgs {
 			deliveries = append(deliveries, m.rec.ReconsumeTimes)

@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/apache/rocketmq-client-go/v2/primitive"
-
 	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // queryByKey does what Java's MQAdminImpl.queryMessage does (the Go v2
@@ -88,7 +88,7 @@ func TestGoClientQueryByKeyAcrossRestart(t *testing.T) {
 	}
 	check := func(when string) {
 		t.Helper()
-		waitFor(t, 10*time.Second, "index of the last message", func() bool {
+		wait.For(t, 10*time.Second, "index of the last message", func() bool {
 			return len(c.queryByKey(topic, "gk-3", false)) == 1
 		})
 		if got := c.queryByKey(topic, "gk-1", false); !slices.Equal(got, []string{"q-1"}) {

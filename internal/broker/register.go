@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rocketd/rocketd/internal/lifecycle"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
 )
@@ -25,14 +26,9 @@ type registrar struct {
 	// awaiting paces the rounds of a slave that awaits its master.
 	awaiting backoff
 
-	// ctx is cancelled by close: it stops the loop and cuts a
-	// registration round short (a dead NameServer must not delay shutdown).
-	ctx     context.Context
-	cancel  context.CancelFunc
-	kickc   chan struct{}
-	done    chan struct{}
-	started bool // set by start, before the loop runs
-	once    sync.Once
+	// svc is the registering goroutine; close cancels its context, which
+	// cuts a round short (a dead NameServer must not delay shutdown).
+	svc lifecycle.Loop
 
 	// rounds counts the rounds begun and ended; done is closed (and
 	// replaced) when one ends. awaitRound waits on them.
@@ -44,16 +40,11 @@ type registrar struct {
 }
 
 func newRegistrar(b *Broker, addrs []string) *registrar {
-	ctx, cancel := context.WithCancel(context.Background())
 	r := &registrar{
 		b: b, addrs: addrs,
 		period:   b.cfg.RegisterPeriod(),
 		timeout:  b.cfg.RegisterBrokerTimeout,
 		awaiting: backoff{min: awaitMasterRetry, max: min(awaitMasterRetryMax, b.cfg.RegisterPeriod())},
-		ctx:      ctx,
-		cancel:   cancel,
-		kickc:    make(chan struct{}, 1),
-		done:     make(chan struct{}),
 	}
 	r.rounds.done = make(chan struct{})
 	return r
@@ -81,18 +72,18 @@ func (r *registrar) awaitRound(ctx context.Context) error {
 		case <-done:
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-r.ctx.Done():
+		case <-r.svc.Done():
 			return errRegistrarClosed
 		}
 	}
 }
 
 // round runs one registration round, counted for awaitRound.
-func (r *registrar) round() {
+func (r *registrar) round(ctx context.Context) {
 	r.rounds.Lock()
 	r.rounds.begun++
 	r.rounds.Unlock()
-	r.registerAll()
+	r.registerAll(ctx)
 	r.rounds.Lock()
 	r.rounds.ended++
 	close(r.rounds.done)
@@ -102,17 +93,11 @@ func (r *registrar) round() {
 
 // kick asks for a registration round soon; it never blocks (Topics.OnChange
 // calls it on the goroutine that changed the table).
-func (r *registrar) kick() {
-	select {
-	case r.kickc <- struct{}{}:
-	default:
-	}
-}
+func (r *registrar) kick() { r.svc.Kick() }
 
 func (r *registrar) start() {
-	r.started = true
 	r.kick() // the first round runs at once
-	go r.loop()
+	r.svc.Start("broker-register", r.loop)
 }
 
 // awaitMasterRetry and awaitMasterRetryMax bound the wait before a slave
@@ -122,18 +107,17 @@ const (
 	awaitMasterRetryMax = 5 * time.Second
 )
 
-func (r *registrar) loop() {
-	defer close(r.done)
+func (r *registrar) loop(ctx context.Context) {
 	t := time.NewTimer(r.period)
 	defer t.Stop()
 	for {
 		select {
-		case <-r.ctx.Done():
+		case <-ctx.Done():
 			return
 		case <-t.C:
-		case <-r.kickc:
+		case <-r.svc.Kicked():
 		}
-		r.round()
+		r.round(ctx)
 		next := r.period
 		if r.b.repl.awaitsMaster() {
 			next = r.awaiting.wait()
@@ -151,20 +135,13 @@ func (r *registrar) loop() {
 }
 
 // close stops the loop, cutting a round in progress short, and waits for
-// it. Idempotent; not to be called concurrently with start.
-func (r *registrar) close() {
-	r.once.Do(func() {
-		r.cancel()
-		if r.started {
-			<-r.done
-		}
-	})
-}
+// it. Idempotent.
+func (r *registrar) close() { r.svc.Close() }
 
 // registerAll sends REGISTER_BROKER with the topic table to every
 // NameServer in parallel and waits for them all (each bounded by
 // registerBrokerTimeoutMills).
-func (r *registrar) registerAll() {
+func (r *registrar) registerAll(ctx context.Context) {
 	if len(r.addrs) == 0 {
 		return
 	}
@@ -193,7 +170,7 @@ func (r *registrar) registerAll() {
 			b.log.Debug("broker: registered", "namesrv", addr, "topics", b.topics.Len())
 			b.repl.learn(resp)
 		}
-	}, r.ctx)
+	}, ctx)
 }
 
 // unregisterAll sends UNREGISTER_BROKER to every NameServer (shutdown).

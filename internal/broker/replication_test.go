@@ -15,6 +15,7 @@ import (
 	"github.com/rocketd/rocketd/internal/ha"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // startSlave starts a slave of c's master (same brokerName, brokerId 1)
@@ -37,7 +38,7 @@ func (c *cluster) startSlave(t testing.TB) *broker.Broker {
 		}
 		c.rc.CloseConn(s.Addr())
 	})
-	waitFor(t, 10*time.Second, "the slave to replicate", func() bool { return s.HAStatus().State == ha.Replicating || c.b.HAServer().Acked() >= 0 })
+	wait.For(t, 10*time.Second, "the slave to replicate", func() bool { return s.HAStatus().State == ha.Replicating || c.b.HAServer().Acked() >= 0 })
 	return s
 }
 
@@ -60,7 +61,7 @@ func TestSyncMasterWithSlave(t *testing.T) {
 		}
 	}
 	s := c.startSlave(t)
-	waitFor(t, 10*time.Second, "SEND_OK with the slave", func() bool {
+	wait.For(t, 10*time.Second, "SEND_OK with the slave", func() bool {
 		return c.invoke(c.b.Addr(), protocol.SendMessage, &h, []byte("first")).Code == protocol.Success
 	})
 	for i := range 50 {
@@ -78,7 +79,7 @@ func TestSyncMasterWithSlave(t *testing.T) {
 		t.Fatalf("create topic on slave: %d %s, want SYSTEM_ERROR", r.Code, r.Remark)
 	}
 	// The slave's CommitLog and queues follow the master's.
-	waitFor(t, 10*time.Second, "the slave's queues", func() bool {
+	wait.For(t, 10*time.Second, "the slave's queues", func() bool {
 		return s.Store().CommitLogMaxOffset() == c.b.Store().CommitLogMaxOffset() &&
 			s.Store().MaxOffset(topic, 0)+s.Store().MaxOffset(topic, 1) == c.b.Store().MaxOffset(topic, 0)+c.b.Store().MaxOffset(topic, 1)
 	})
@@ -88,12 +89,12 @@ func TestSyncMasterWithSlave(t *testing.T) {
 	if r := c.invoke(c.b.Addr(), protocol.UpdateConsumerOffset, &uh, nil); r.Code != protocol.Success {
 		t.Fatalf("update offset: %d %s", r.Code, r.Remark)
 	}
-	waitFor(t, 10*time.Second, "the offset on the slave", func() bool {
+	wait.For(t, 10*time.Second, "the offset on the slave", func() bool {
 		r := c.invoke(s.Addr(), protocol.QueryConsumerOffset, &protocol.QueryConsumerOffsetRequestHeader{ConsumerGroup: "cg", Topic: topic, QueueID: 1}, nil)
 		var oh protocol.OffsetResponseHeader
 		return r.Code == protocol.Success && oh.Decode(r.ExtFields) == nil && oh.Offset == 7
 	})
-	waitFor(t, 10*time.Second, "the slave's delayOffset.json", func() bool {
+	wait.For(t, 10*time.Second, "the slave's delayOffset.json", func() bool {
 		m, err1 := os.ReadFile(mdelay)
 		sl, err2 := os.ReadFile(filepath.Join(c.dir, "slave-store", "config", "delayOffset.json"))
 		return err1 == nil && err2 == nil && bytes.Equal(m, sl)
@@ -140,7 +141,7 @@ func BenchmarkBrokerProduce64(b *testing.B) {
 				DefaultTopicQueueNums: 4, QueueID: -1, BornTimestamp: time.Now().UnixMilli(), Properties: "TAGS\x01a"}
 			body := make([]byte, 256)
 			addr := c.b.Addr()
-			waitFor(b, 10*time.Second, "SEND_OK", func() bool {
+			wait.For(b, 10*time.Second, "SEND_OK", func() bool {
 				return c.invoke(addr, protocol.SendMessage, &h, body).Code == protocol.Success
 			})
 			b.SetBytes(int64(len(body)))

@@ -10,9 +10,9 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/consumer"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
-
 	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // TestGoClientRequestReply: the official Go client's Request and
@@ -95,7 +95,7 @@ func TestGoClientRequestReply(t *testing.T) {
 	if _, err := requester.SendSync(context.Background(), primitive.NewMessage(topic, []byte("warm-up"))); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 40*time.Second, "requester registration", func() bool {
+	wait.For(t, 40*time.Second, "requester registration", func() bool {
 		r := c.invoke(c.b.Addr(), protocol.GetProducerConnectionList,
 			&protocol.GetProducerConnectionListRequestHeader{ProducerGroup: requesterGroup}, nil)
 		return r.Code == protocol.Success

@@ -8,6 +8,7 @@ import (
 	"github.com/rocketd/rocketd/internal/broker/meta"
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // RESUME_CHECK_HALF_MESSAGE puts the half message an offset id names back
@@ -32,7 +33,7 @@ func TestResumeCheckHalfMessage(t *testing.T) {
 	half := send(message.SetProperty(message.SetProperty("", message.PropertyTransactionPrepared, "true"),
 		message.PropertyProducerGroup, "pg"))
 	plain := send("")
-	waitFor(t, 5*time.Second, "the half message dispatched", func() bool {
+	wait.For(t, 5*time.Second, "the half message dispatched", func() bool {
 		return c.b.Store().MaxOffset(meta.TransHalfTopic, 0) == 1
 	})
 
@@ -44,7 +45,7 @@ func TestResumeCheckHalfMessage(t *testing.T) {
 	if code, remark := resume(half); code != protocol.Success {
 		t.Fatalf("resume %s: %d %s", half, code, remark)
 	}
-	waitFor(t, 5*time.Second, "the resumed copy dispatched", func() bool {
+	wait.For(t, 5*time.Second, "the resumed copy dispatched", func() bool {
 		return c.b.Store().MaxOffset(meta.TransHalfTopic, 0) == 2
 	})
 	host, _, err := message.ParseOffsetMsgID(plain)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rocketd/rocketd/internal/broker/meta"
+	"github.com/rocketd/rocketd/internal/lifecycle"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
 	"github.com/rocketd/rocketd/internal/vfs"
@@ -34,17 +35,10 @@ type slaveSync struct {
 	interval     time.Duration
 	fullInterval time.Duration
 
-	// ctx is cancelled by close: it stops the loop and cuts a request in
-	// progress short.
-	ctx    context.Context
-	cancel context.CancelFunc
-	kickc  chan struct{}
-	done   chan struct{}
-	// started is set by start before the goroutine runs; close reads it
-	// after (never concurrently: Start and Shutdown are sequential).
-	started bool
+	svc lifecycle.Loop // the copying goroutine; kick wakes it
 
 	// The loop goroutine's own state.
+	ctx   context.Context                       // cancelled by close: cuts a request in progress short
 	addr  string                                // the master the versions below are of
 	known map[protocol.RequestCode]tableVersion // version of each master table last applied
 	fails failureLog                            // rate-limits the warning of a failing copy
@@ -72,12 +66,10 @@ func newSlaveSync(b *Broker, fs vfs.FS, master func() string, interval, fullInte
 	if fullInterval <= 0 {
 		fullInterval = slaveSyncFullInterval
 	}
-	ctx, cancel := context.WithCancel(context.Background())
 	s := &slaveSync{b: b, fs: fs, master: master, register: func() {}, interval: interval,
 		fullInterval: max(interval, fullInterval),
-		ctx:          ctx, cancel: cancel, kickc: make(chan struct{}, 1), done: make(chan struct{}),
-		known: map[protocol.RequestCode]tableVersion{},
-		lost:  backoff{min: time.Second, max: 30 * time.Second},
+		known:        map[protocol.RequestCode]tableVersion{},
+		lost:         backoff{min: time.Second, max: 30 * time.Second},
 	}
 	s.apply = map[protocol.RequestCode]func([]byte) error{
 		protocol.GetAllTopicConfig:             s.applyTopics,
@@ -93,35 +85,24 @@ func newSlaveSync(b *Broker, fs vfs.FS, master func() string, interval, fullInte
 // learns from the slave's registration which topics the slave serves.
 func (s *slaveSync) start(register func()) {
 	s.register = register
-	s.started = true
-	go s.loop()
+	s.svc.Start("broker-slave-sync", s.loop)
 }
 
-func (s *slaveSync) close() {
-	s.cancel()
-	if s.started {
-		<-s.done
-	}
-}
+func (s *slaveSync) close() { s.svc.Close() }
 
 // kick asks for a copy now (the master's address was learnt).
-func (s *slaveSync) kick() {
-	select {
-	case s.kickc <- struct{}{}:
-	default:
-	}
-}
+func (s *slaveSync) kick() { s.svc.Kick() }
 
-func (s *slaveSync) loop() {
-	defer close(s.done)
+func (s *slaveSync) loop(ctx context.Context) {
+	s.ctx = ctx
 	t := time.NewTimer(s.interval)
 	defer t.Stop()
 	for {
 		select {
-		case <-s.ctx.Done():
+		case <-ctx.Done():
 			return
 		case <-t.C:
-		case <-s.kickc:
+		case <-s.svc.Kicked():
 		}
 		next := s.interval
 		if addr := s.master(); addr != "" {

@@ -15,6 +15,7 @@ import (
 	"github.com/rocketd/rocketd/internal/namesrv"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // startSlaveWith starts a slave of c's master with the default metadata
@@ -95,14 +96,14 @@ func TestSlaveLearnsMasterMetadataFast(t *testing.T) {
 	masterUp := time.Now()
 
 	c.changeMaster("FastT1", "FastG1", 11)
-	waitFor(t, 15*time.Second, "the first changes on the slave", func() bool { return c.slaveHas(s.Addr(), "FastT1", "FastG1", 11) })
+	wait.For(t, 15*time.Second, "the first changes on the slave", func() bool { return c.slaveHas(s.Addr(), "FastT1", "FastG1", 11) })
 	first := time.Since(masterUp)
 
 	for i, want := range []int64{22, 33, 44} {
 		topic, group := uniq(t, "FastT"), uniq(t, "FastG")
 		start := time.Now()
 		c.changeMaster(topic, group, want)
-		waitFor(t, 10*time.Second, "the changes on the slave", func() bool { return c.slaveHas(s.Addr(), topic, group, want) })
+		wait.For(t, 10*time.Second, "the changes on the slave", func() bool { return c.slaveHas(s.Addr(), topic, group, want) })
 		took := time.Since(start)
 		t.Logf("round %d: on the slave %v after the changes on the master", i+1, took)
 		if took > 3*time.Second {
@@ -166,14 +167,14 @@ func TestSlaveTopicRoutedWithoutMaster(t *testing.T) {
 	const topic = "RoutedBySlave"
 	start := time.Now()
 	c.changeMaster(topic, "RoutedG", 1)
-	waitFor(t, 10*time.Second, "the second NameServer to route the topic to the slave", func() bool {
+	wait.For(t, 10*time.Second, "the second NameServer to route the topic to the slave", func() bool {
 		return slices.Contains(c.routeAddrs(ns2.Addr(), topic), s.Addr())
 	})
 	t.Logf("the slave's NameServer routes the topic %v after its creation on the master", time.Since(start))
 
 	c.stopBroker()
 	for _, ns := range []string{c.nsAddr, ns2.Addr()} {
-		waitFor(t, 10*time.Second, "the route to the slave after the master stopped", func() bool {
+		wait.For(t, 10*time.Second, "the route to the slave after the master stopped", func() bool {
 			addrs := c.routeAddrs(ns, topic)
 			return len(addrs) == 1 && addrs[0] == s.Addr()
 		})
@@ -257,8 +258,8 @@ func TestSlaveOfJavaLikeMaster(t *testing.T) {
 		}
 		c.rc.CloseConn(s.Addr())
 	})
-	waitFor(t, 10*time.Second, "the Java-like master's tables on the slave", func() bool { return c.slaveHas(s.Addr(), "JavaTopic", "JavaGroup", 5) })
-	waitFor(t, 10*time.Second, "three copies", func() bool {
+	wait.For(t, 10*time.Second, "the Java-like master's tables on the slave", func() bool { return c.slaveHas(s.Addr(), "JavaTopic", "JavaGroup", 5) })
+	wait.For(t, 10*time.Second, "three copies", func() bool {
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		return len(m.at) >= 3

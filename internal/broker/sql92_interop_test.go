@@ -10,9 +10,9 @@ import (
 
 	"github.com/apache/rocketmq-client-go/v2/consumer"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
-
 	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // TestGoClientSQL92: a rocketmq-client-go push consumer subscribed with
@@ -73,7 +73,7 @@ func TestGoClientSQL92(t *testing.T) {
 	// the last message may be handed over before earlier ones: wait for
 	// every match. The broker filters, so a wrong message would come in
 	// the same pulls as the matches and be counted by now.
-	waitFor(t, 30*time.Second, "every matching message", func() bool {
+	wait.For(t, 30*time.Second, "every matching message", func() bool {
 		for _, body := range want {
 			if _, ok := rec.get(body); !ok {
 				return false
@@ -104,7 +104,7 @@ func TestGoClientSQL92(t *testing.T) {
 	}
 	started2 := time.Now()
 	t.Cleanup(func() { _ = shutdownSettled(pc2, started2) })
-	waitFor(t, 30*time.Second, "the bad group's heartbeat", func() bool {
+	wait.For(t, 30*time.Second, "the bad group's heartbeat", func() bool {
 		r := c.invoke(c.b.Addr(), protocol.GetConsumerListByGroup, &protocol.ConsumerGroupRequestHeader{ConsumerGroup: bad}, nil)
 		return r.Code == protocol.Success
 	})

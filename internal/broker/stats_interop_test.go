@@ -9,6 +9,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
 	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // TestRuntimeInfoCountsTraffic sends 10 messages with the official Go
@@ -40,7 +41,7 @@ func TestRuntimeInfoCountsTraffic(t *testing.T) {
 	sendTxn(t, tp, txTopic, "commit-1", primitive.CommitMessageState)
 	rec := newReceived()
 	c.newPushConsumer(uniq(t, "cg"), topic, "*", rec)
-	waitFor(t, 30*time.Second, "10 messages consumed", func() bool { return rec.len() == 10 })
+	wait.For(t, 30*time.Second, "10 messages consumed", func() bool { return rec.len() == 10 })
 	// Last, so that the timer's rates over 10 s still see it below.
 	timed := primitive.NewMessage(delayTopic, []byte("timed"))
 	timed.WithDelayTimestamp(time.Now().Add(time.Second))
@@ -61,7 +62,7 @@ func TestRuntimeInfoCountsTraffic(t *testing.T) {
 	}
 	// END_TRANSACTION is one-way: the commit may still be on its way; the
 	// delayed message is delivered 1 s after it was stored.
-	waitFor(t, 10*time.Second, "14 messages put", func() bool { return info()["msgPutTotalTodayNow"] == "14" })
+	wait.For(t, 10*time.Second, "14 messages put", func() bool { return info()["msgPutTotalTodayNow"] == "14" })
 	kv := info()
 	if kv["scheduleMessageOffset_1"] != "1,1" {
 		t.Errorf("scheduleMessageOffset_1 = %q, want 1,1", kv["scheduleMessageOffset_1"])
@@ -71,7 +72,7 @@ func TestRuntimeInfoCountsTraffic(t *testing.T) {
 	if kv["timerOffsetBehind"] != "0" || kv["timerReadBehind"] != "0" || kv["timerCongestNum"] != "0" {
 		t.Errorf("timer behind: offset %q read %q congest %q", kv["timerOffsetBehind"], kv["timerReadBehind"], kv["timerCongestNum"])
 	}
-	waitFor(t, 10*time.Second, "the timer's rates", func() bool {
+	wait.For(t, 10*time.Second, "the timer's rates", func() bool {
 		kv := info()
 		return kv["timerEnqueueTps"] != "0.0" && kv["timerDequeueTps"] != "0.0"
 	})

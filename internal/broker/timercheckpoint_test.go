@@ -7,6 +7,7 @@ import (
 
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // GET_TIMER_CHECK_POINT reports the master's timer progress: after a
@@ -23,7 +24,7 @@ func TestTimerCheckPointAfterDelivery(t *testing.T) {
 	if r := c.invoke(c.b.Addr(), protocol.SendMessage, &h, []byte("timed")); r.Code != protocol.Success {
 		t.Fatalf("send: %d %s", r.Code, r.Remark)
 	}
-	waitFor(t, 15*time.Second, "the checkpoint past the delivered message", func() bool {
+	wait.For(t, 15*time.Second, "the checkpoint past the delivered message", func() bool {
 		r := c.invoke(c.b.Addr(), protocol.GetTimerCheckPoint, nil, nil)
 		if r.Code != protocol.Success {
 			t.Fatalf("GET_TIMER_CHECK_POINT: %d %s", r.Code, r.Remark)
@@ -40,7 +41,7 @@ func TestTimerCheckPointAfterDelivery(t *testing.T) {
 	if r := c.invoke(c.b.Addr(), protocol.SendMessage, &h, []byte("far")); r.Code != protocol.Success {
 		t.Fatalf("send: %d %s", r.Code, r.Remark)
 	}
-	waitFor(t, 15*time.Second, "the far message counted", func() bool {
+	wait.For(t, 15*time.Second, "the far message counted", func() bool {
 		r := c.invoke(c.b.Addr(), protocol.GetTimerMetrics, nil, nil)
 		if r.Code != protocol.Success {
 			t.Fatalf("GET_TIMER_METRICS: %d %s", r.Code, r.Remark)

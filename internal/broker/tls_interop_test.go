@@ -9,9 +9,9 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/consumer"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
-
 	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/testutil/certs"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // The official Go client's TLS option (producer.WithTls / consumer.WithTls,
@@ -63,7 +63,7 @@ func sendAndConsume(t *testing.T, c *cluster, topic, prefix string, n int, popts
 	}
 	rec := newReceived()
 	c.newPushConsumer(uniq(t, "cg"), topic, "*", rec, copts...)
-	waitFor(t, 20*time.Second, "the consumer to receive "+prefix, func() bool {
+	wait.For(t, 20*time.Second, "the consumer to receive "+prefix, func() bool {
 		for i := range n {
 			if _, ok := rec.get(fmt.Sprintf("%s-%d", prefix, i)); !ok {
 				return false

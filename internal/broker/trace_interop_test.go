@@ -7,8 +7,8 @@ import (
 
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
-
 	"github.com/rocketd/rocketd/internal/config"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 const traceTopic = "RMQ_SYS_TRACE_TOPIC"
@@ -38,7 +38,7 @@ func TestGoClientTraceFoundByMessageID(t *testing.T) {
 	if err != nil || res.Status != primitive.SendOK {
 		t.Fatalf("send: %v %+v", err, res)
 	}
-	waitFor(t, 30*time.Second, "the trace of "+res.MsgID, func() bool {
+	wait.For(t, 30*time.Second, "the trace of "+res.MsgID, func() bool {
 		return len(c.queryByKey(traceTopic, res.MsgID, false)) > 0
 	})
 }

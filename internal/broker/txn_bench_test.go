@@ -8,6 +8,7 @@ import (
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // BenchmarkTransactionalSend compares, in one run against one in-process
@@ -58,7 +59,7 @@ func BenchmarkTransactionalSend(b *testing.B) {
 				one(b)
 			}
 		})
-		waitFor(b, 30*time.Second, "every message in "+topic, func() bool {
+		wait.For(b, 30*time.Second, "every message in "+topic, func() bool {
 			return c.b.Store().MaxOffset(topic, 0)-base >= int64(b.N)
 		})
 		b.StopTimer()

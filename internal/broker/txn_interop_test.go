@@ -12,12 +12,12 @@ import (
 
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
-
 	"github.com/rocketd/rocketd/internal/broker"
 	"github.com/rocketd/rocketd/internal/broker/meta"
 	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/store"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // txnTune shortens the transaction timings: a half message is checked 1 s
@@ -157,7 +157,7 @@ func (t txnProducerFuncs) Shutdown() error { return t.stop() }
 // client's heartbeat arrived).
 func (c *cluster) waitProducer(brokerAddr, group string) {
 	c.t.Helper()
-	waitFor(c.t, 40*time.Second, "producer heartbeat of "+group, func() bool {
+	wait.For(c.t, 40*time.Second, "producer heartbeat of "+group, func() bool {
 		r := c.invoke(brokerAddr, protocol.GetProducerConnectionList,
 			&protocol.GetProducerConnectionListRequestHeader{ProducerGroup: group}, nil)
 		return r.Code == protocol.Success
@@ -222,7 +222,7 @@ func TestGoClientTransactions(t *testing.T) {
 
 	rec := newReceived()
 	c.newPushConsumer(uniq(t, "cg"), topic, "*", rec)
-	waitFor(t, 30*time.Second, "committed messages", func() bool {
+	wait.For(t, 30*time.Second, "committed messages", func() bool {
 		_, a := rec.get("commit-1")
 		_, b := rec.get("uc-1")
 		return a && b
@@ -233,7 +233,7 @@ func TestGoClientTransactions(t *testing.T) {
 	}
 
 	// "never-1" is checked checkMax times, then parked.
-	waitFor(t, 30*time.Second, "never-1 in "+meta.TransCheckMaxTopic, func() bool {
+	wait.For(t, 30*time.Second, "never-1 in "+meta.TransCheckMaxTopic, func() bool {
 		return queueBodies(t, c.b.Store(), meta.TransCheckMaxTopic, 1)["never-1"] == 1
 	})
 	if n := l.checkCount("never-1"); n != checkMax {
@@ -245,7 +245,7 @@ func TestGoClientTransactions(t *testing.T) {
 		t.Fatalf("checks: %v", l.checks)
 	}
 	// A few more rounds: nothing else shows up, nothing is checked again.
-	time.Sleep(1500 * time.Millisecond)
+	waitCheckRounds(t, c.b, 5)
 	got := queueBodies(t, c.b.Store(), topic, 2)
 	want := map[string]int{"commit-1": 1, "uc-1": 1}
 	for b, n := range got {
@@ -291,7 +291,7 @@ func TestTransactionRejected(t *testing.T) {
 // no listener's reservation) for a moment, so a bind failure is retried.
 func (c *cluster) startBrokerAt(addr string) {
 	c.t.Helper()
-	waitFor(c.t, 10*time.Second, "the broker's ports to be free again", func() bool {
+	wait.For(c.t, 10*time.Second, "the broker's ports to be free again", func() bool {
 		b, err := broker.Start(broker.Config{Broker: c.brokerConfig(), ListenAddr: addr})
 		if err != nil {
 			if !errors.Is(err, syscall.EADDRINUSE) {
@@ -320,7 +320,7 @@ func TestGoClientTransactionsAcrossRestart(t *testing.T) {
 	for i := range n {
 		sendTxn(t, p, topic, fmt.Sprintf("half-%d", i), primitive.UnkonwnState)
 	}
-	waitFor(t, 20*time.Second, "a check of every half message", func() bool {
+	wait.For(t, 20*time.Second, "a check of every half message", func() bool {
 		for i := range n {
 			if l.checkCount(fmt.Sprintf("half-%d", i)) == 0 {
 				return false
@@ -340,7 +340,7 @@ func TestGoClientTransactionsAcrossRestart(t *testing.T) {
 	l2 := newTxnListener()
 	l2.setAll(primitive.CommitMessageState)
 	c.newTxnProducer(group, topic, l2)
-	waitFor(t, 30*time.Second, "every half message committed", func() bool {
+	wait.For(t, 30*time.Second, "every half message committed", func() bool {
 		got := queueBodies(t, c.b.Store(), topic, 2)
 		for i := range n {
 			if got[fmt.Sprintf("half-%d", i)] == 0 {
@@ -349,7 +349,7 @@ func TestGoClientTransactionsAcrossRestart(t *testing.T) {
 		}
 		return true
 	})
-	time.Sleep(1500 * time.Millisecond) // more rounds: a second commit would show by now
+	waitCheckRounds(t, c.b, 5) // more rounds: a second commit would show by now
 	got := queueBodies(t, c.b.Store(), topic, 2)
 	for i := range n {
 		if b := fmt.Sprintf("half-%d", i); got[b] != 1 {
@@ -359,4 +359,14 @@ func TestGoClientTransactionsAcrossRestart(t *testing.T) {
 	if parked := queueBodies(t, c.b.Store(), meta.TransCheckMaxTopic, 1); len(parked) != 0 {
 		t.Fatalf("parked: %v", parked)
 	}
+}
+
+// waitCheckRounds waits until the broker's check-back has finished n more
+// rounds, so that what a round could do wrong (check a settled message
+// again, commit it twice) has had n chances; a stalled check-back fails
+// the wait instead of passing an empty sleep.
+func waitCheckRounds(t *testing.T, b *broker.Broker, n int64) {
+	t.Helper()
+	from := broker.TxnCheckRounds(b)
+	wait.For(t, 30*time.Second, fmt.Sprintf("%d more transaction check rounds", n), func() bool { return broker.TxnCheckRounds(b) >= from+n })
 }

@@ -11,11 +11,11 @@ import (
 	"time"
 
 	"github.com/apache/rocketmq-client-go/v2/primitive"
-
 	"github.com/rocketd/rocketd/internal/broker/meta"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
 	"github.com/rocketd/rocketd/internal/testutil/proc"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // Half messages outstanding (each checked and re-appended at least once),
@@ -61,7 +61,7 @@ func TestRocketdKilledWithHalfMessages(t *testing.T) {
 	for i := range n {
 		sendTxn(t, p, topic, fmt.Sprintf("half-%d", i), primitive.UnkonwnState)
 	}
-	waitFor(t, 20*time.Second, "a check of every half message", func() bool {
+	wait.For(t, 20*time.Second, "a check of every half message", func() bool {
 		for i := range n {
 			if l.checkCount(fmt.Sprintf("half-%d", i)) == 0 {
 				return false
@@ -84,7 +84,7 @@ func TestRocketdKilledWithHalfMessages(t *testing.T) {
 	c.newTxnProducerOn(brokerAddr, group, topic, l2)
 	rec := newReceived()
 	c.newPushConsumer(uniq(t, "cg"), topic, "*", rec)
-	waitFor(t, 40*time.Second, "every half message delivered", func() bool {
+	wait.For(t, 40*time.Second, "every half message delivered", func() bool {
 		for i := range n {
 			if _, ok := rec.get(fmt.Sprintf("half-%d", i)); !ok {
 				return false

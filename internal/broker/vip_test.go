@@ -10,6 +10,7 @@ import (
 
 	"github.com/rocketd/rocketd/internal/broker"
 	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // portPair returns a loopback port P such that P and P-2 were both free:
@@ -53,7 +54,7 @@ func TestVIPChannel(t *testing.T) {
 	if r := c.invoke(vip, protocol.SendMessage, &h, []byte("via vip")); r.Code != protocol.Success {
 		t.Fatalf("send on the VIP channel: %d %s", r.Code, r.Remark)
 	}
-	waitFor(t, 10*time.Second, "the VIP send dispatched (GET_MAX_OFFSET on the VIP channel)", func() bool {
+	wait.For(t, 10*time.Second, "the VIP send dispatched (GET_MAX_OFFSET on the VIP channel)", func() bool {
 		r := c.invoke(vip, protocol.GetMaxOffset, &protocol.GetMaxOffsetRequestHeader{Topic: topic, QueueID: 1}, nil)
 		return r.Code == protocol.Success && r.ExtFields["offset"] == "1"
 	})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rocketd/rocketd/internal/auth"
 	"github.com/rocketd/rocketd/internal/store/commitlog"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // haUsers is a master's user table: a SUPER replication user and a NORMAL
@@ -40,7 +41,7 @@ func TestAuthenticatedSlaveReplicates(t *testing.T) {
 	c := startClient(t, s, srv.Addr().String(), func(cfg *ClientConfig) {
 		cfg.Credentials = &auth.Credentials{AccessKey: "inner", SecretKey: "inner-secret"}
 	})
-	waitFor(t, "slave to authenticate and report", 10*time.Second, func() bool { return srv.slaveInSync() })
+	wait.For(t, 10*time.Second, "slave to authenticate and report", func() bool { return srv.slaveInSync() })
 	if seen := putN(t, m, "HAAuth", 500, 8); seen[commitlog.PutOK] != 500 {
 		t.Fatalf("statuses %v", seen)
 	}
@@ -58,7 +59,7 @@ func TestSlaveWithoutCredentialsRefused(t *testing.T) {
 	putN(t, m, "HAAuth", 50, 2)
 	s := newSlaveStore(t, t.TempDir())
 	c := startClient(t, s, srv.Addr().String(), nil)
-	waitFor(t, "the slave to give up", 10*time.Second, func() bool { return errors.Is(c.Status().Err, ErrAuthRequired) })
+	wait.For(t, 10*time.Second, "the slave to give up", func() bool { return errors.Is(c.Status().Err, ErrAuthRequired) })
 	if got := s.CommitLogMaxOffset(); got != 0 {
 		t.Fatalf("slave copied %d bytes without authenticating", got)
 	}
@@ -123,7 +124,7 @@ func TestHARawPeersStreamedNothing(t *testing.T) {
 			}
 		})
 	}
-	waitFor(t, "refused peers to be dropped", 10*time.Second, func() bool { return len(srv.Slaves()) == 0 })
+	wait.For(t, 10*time.Second, "refused peers to be dropped", func() bool { return len(srv.Slaves()) == 0 })
 }
 
 func isClosed(err error) bool {

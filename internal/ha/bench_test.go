@@ -8,6 +8,7 @@ import (
 
 	"github.com/rocketd/rocketd/internal/store"
 	"github.com/rocketd/rocketd/internal/store/commitlog"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // BenchmarkProduce64 compares put throughput of an ASYNC_MASTER and a
@@ -33,7 +34,7 @@ func BenchmarkProduce64(b *testing.B) {
 			m, srv := newMaster(b, b.TempDir(), ServerConfig{Sync: mode.sync}, big)
 			s := newSlaveStore(b, b.TempDir(), big)
 			startClient(b, s, srv.Addr().String(), nil)
-			waitFor(b, "slave in sync", 10*time.Second, srv.slaveInSync)
+			wait.For(b, 10*time.Second, "slave in sync", srv.slaveInSync)
 			rec := record("Bench", 0, 1)
 			rec.Body = make([]byte, 256)
 			b.SetBytes(int64(len(rec.Body)))

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rocketd/rocketd/internal/auth"
+	"github.com/rocketd/rocketd/internal/lifecycle"
 	"github.com/rocketd/rocketd/internal/remoting"
 )
 
@@ -118,11 +119,8 @@ type Client struct {
 	log  *slog.Logger
 	sink Sink
 
-	quit    chan struct{}
-	done    chan struct{}
-	kick    chan struct{} // retry now (the master address changed)
-	started atomic.Bool
-	closed  atomic.Bool
+	loop   lifecycle.Loop // the replicating goroutine; Kick: retry now (the master address changed)
+	closed atomic.Bool    // set by Close first: a session dialled after it stores no connection
 
 	state   atomic.Int32
 	mu      sync.Mutex
@@ -139,47 +137,45 @@ type Client struct {
 // NewClient returns a Client that is not running yet.
 func NewClient(cfg ClientConfig) *Client {
 	cfg.EnsureDefaults()
-	return &Client{cfg: cfg, log: cfg.Logger, quit: make(chan struct{}), done: make(chan struct{}),
-		kick: make(chan struct{}, 1)}
+	return &Client{cfg: cfg, log: cfg.Logger}
 }
 
 // Start begins replicating into sink.
 func (c *Client) Start(sink Sink) error {
-	if c.closed.Load() {
+	started := c.loop.Start("ha-client", func(ctx context.Context) {
+		c.mu.Lock()
+		c.sink = sink
+		c.mu.Unlock()
+		c.run(ctx.Done())
+	})
+	switch {
+	case started:
+		return nil
+	case c.closed.Load():
 		return errors.New("ha: client closed")
-	}
-	if c.started.Swap(true) {
+	default:
 		return errors.New("ha: client already started")
 	}
-	c.sink = sink
-	go c.loop()
-	return nil
 }
 
 // Close stops replicating and waits for the goroutines. Idempotent.
 func (c *Client) Close() error {
-	if c.closed.Swap(true) {
-		return nil
-	}
-	close(c.quit)
+	c.closed.Store(true)
+	// Cut a session short first: the loop's goroutine may be blocked
+	// reading from the master, and Loop.Close waits for it.
 	c.mu.Lock()
 	if c.nc != nil {
 		_ = c.nc.Close()
 	}
 	c.mu.Unlock()
-	if c.started.Load() {
-		<-c.done
-	}
+	c.loop.Close()
 	return nil
 }
 
 // Kick makes a waiting client try to connect now (the master address may
 // have changed).
 func (c *Client) Kick() {
-	select {
-	case c.kick <- struct{}{}:
-	default:
-	}
+	c.loop.Kick()
 }
 
 // Status is a snapshot of the client.
@@ -212,8 +208,7 @@ func (c *Client) Status() Status {
 	return st
 }
 
-func (c *Client) loop() {
-	defer close(c.done)
+func (c *Client) run(quit <-chan struct{}) {
 	for {
 		addr := c.cfg.MasterAddr()
 		wait := c.cfg.RetryInterval
@@ -224,10 +219,8 @@ func (c *Client) loop() {
 			c.mu.Lock()
 			c.lastErr = err
 			c.mu.Unlock()
-			select {
-			case <-c.quit:
+			if c.closed.Load() { // the session ended because Close cut it
 				return
-			default:
 			}
 			if errors.Is(err, ErrDiverged) {
 				c.state.Store(int32(Diverged))
@@ -240,10 +233,10 @@ func (c *Client) loop() {
 		}
 		t := time.NewTimer(wait)
 		select {
-		case <-c.quit:
+		case <-quit:
 			t.Stop()
 			return
-		case <-c.kick:
+		case <-c.loop.Kicked():
 		case <-t.C:
 		}
 		t.Stop()

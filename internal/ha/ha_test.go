@@ -11,6 +11,7 @@ import (
 
 	"github.com/rocketd/rocketd/internal/store"
 	"github.com/rocketd/rocketd/internal/store/commitlog"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // A SYNC_MASTER answers PUT_OK only for what a slave holds; the slave ends
@@ -19,7 +20,7 @@ func TestSyncReplicationByteIdentical(t *testing.T) {
 	m, srv := newMaster(t, t.TempDir(), ServerConfig{Sync: true})
 	s := newSlaveStore(t, t.TempDir())
 	c := startClient(t, s, srv.Addr().String(), nil)
-	waitFor(t, "slave to connect and report", 10*time.Second, func() bool { return srv.slaveInSync() })
+	wait.For(t, 10*time.Second, "slave to connect and report", func() bool { return srv.slaveInSync() })
 
 	const n = 3000
 	seen := putN(t, m, "HATopic", n, 16)
@@ -104,7 +105,7 @@ func TestSlaveNotAvailable(t *testing.T) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("SLAVE_NOT_AVAILABLE took %v: must not wait", d)
 	}
-	waitFor(t, "the refused message to stay stored", 10*time.Second, func() bool { return m.MaxOffset("T", 0) == 1 })
+	wait.For(t, 10*time.Second, "the refused message to stay stored", func() bool { return m.MaxOffset("T", 0) == 1 })
 
 	a, _ := newMaster(t, t.TempDir(), ServerConfig{})
 	if res := a.PutMessage(context.Background(), record("T", 0, 1), store.PutOptions{}); res.Status != commitlog.PutOK {
@@ -120,7 +121,7 @@ func TestSlaveBeyondMaxGapNotAvailable(t *testing.T) {
 	ps.pause()
 	startClient(t, ps, srv.Addr().String(), nil)
 	t.Cleanup(ps.resume) // before the client closes
-	waitFor(t, "slave to report", 10*time.Second, func() bool { return srv.slaveInSync() })
+	wait.For(t, 10*time.Second, "slave to report", func() bool { return srv.slaveInSync() })
 	// Without waiting: move the master 8 KiB ahead of the paused slave.
 	for i := range 40 {
 		m.PutMessage(context.Background(), record("Gap", 0, i), store.PutOptions{NoWait: true})
@@ -132,7 +133,7 @@ func TestSlaveBeyondMaxGapNotAvailable(t *testing.T) {
 	caughtUp(t, m, s)
 	// The slave's store has everything; the master learns it from the
 	// slave's next report.
-	waitFor(t, "the master to see the slave in sync", 10*time.Second, srv.slaveInSync)
+	wait.For(t, 10*time.Second, "the master to see the slave in sync", srv.slaveInSync)
 	if res := m.PutMessage(context.Background(), record("Gap", 0, 100), store.PutOptions{}); res.Status != commitlog.PutOK {
 		t.Fatalf("after catch-up: status %v, want PUT_OK", res.Status)
 	}
@@ -146,10 +147,10 @@ func TestFlushSlaveTimeout(t *testing.T) {
 	ps := newPausedSink(s)
 	startClient(t, ps, srv.Addr().String(), nil)
 	t.Cleanup(ps.resume) // before the client closes
-	waitFor(t, "slave to report", 10*time.Second, func() bool { return srv.slaveInSync() })
+	wait.For(t, 10*time.Second, "slave to report", func() bool { return srv.slaveInSync() })
 	// 300 ms is short on a loaded CI machine: retry until one round trip
 	// fits.
-	waitFor(t, "a PUT_OK with the slave running", 10*time.Second, func() bool {
+	wait.For(t, 10*time.Second, "a PUT_OK with the slave running", func() bool {
 		return m.PutMessage(context.Background(), record("P", 0, 0), store.PutOptions{}).Status == commitlog.PutOK
 	})
 	ps.pause()
@@ -163,7 +164,7 @@ func TestFlushSlaveTimeout(t *testing.T) {
 	}
 	ps.resume()
 	caughtUp(t, m, s)
-	waitFor(t, "a PUT_OK after the slave resumed", 10*time.Second, func() bool {
+	wait.For(t, 10*time.Second, "a PUT_OK after the slave resumed", func() bool {
 		return m.PutMessage(context.Background(), record("P", 0, 2), store.PutOptions{}).Status == commitlog.PutOK
 	})
 	caughtUp(t, m, s)
@@ -187,7 +188,7 @@ func TestDivergedSlaveRefuses(t *testing.T) {
 	s := newSlaveStore(t, sdir)
 	sEnd := s.CommitLogMaxOffset()
 	c := startClient(t, s, srv.Addr().String(), nil)
-	waitFor(t, "diverged state", 10*time.Second, func() bool { return c.Status().State == Diverged })
+	wait.For(t, 10*time.Second, "diverged state", func() bool { return c.Status().State == Diverged })
 	if st := c.Status(); !errors.Is(st.Err, ErrDiverged) {
 		t.Fatalf("status error %v, want ErrDiverged", st.Err)
 	}

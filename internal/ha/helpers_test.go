@@ -14,6 +14,7 @@ import (
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/store"
 	"github.com/rocketd/rocketd/internal/store/commitlog"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
 
@@ -132,23 +133,11 @@ func putN(t testing.TB, s *store.Store, topic string, n, workers int) map[commit
 	return seen
 }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t testing.TB, what string, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // caughtUp waits until the slave's log ends where the master's does and
 // its dispatcher has built the queues from all of it.
 func caughtUp(t testing.TB, master, slave *store.Store) {
 	t.Helper()
-	waitFor(t, "slave to catch up", 30*time.Second, func() bool {
+	wait.For(t, 30*time.Second, "slave to catch up", func() bool {
 		end := master.CommitLogMaxOffset()
 		return slave.CommitLogMaxOffset() == end && slave.DispatchedOffset() == end
 	})

@@ -12,6 +12,7 @@ import (
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
 	"github.com/rocketd/rocketd/internal/testutil/proc"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // javaLib is where bench/compare keeps the Apache RocketMQ 5.2.0 jars
@@ -116,7 +117,7 @@ func TestJavaInteropSlaveMetadata(t *testing.T) {
 			t.Fatalf("commit offset: %v %+v", err, r)
 		}
 		start := time.Now()
-		poll(t, "the slave to have the master's topic, group and offset", deadline, func() bool {
+		wait.For(t, deadline, "the slave to have the master's topic, group and offset", func() bool {
 			if withTopics {
 				r, err := invoke(rc, slave, protocol.GetAllTopicConfig, nil, nil)
 				if err != nil || !bytes.Contains(r.Body, []byte(`"`+topic+`"`)) {

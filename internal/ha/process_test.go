@@ -18,10 +18,10 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
 	"github.com/apache/rocketmq-client-go/v2/rlog"
-
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
 	"github.com/rocketd/rocketd/internal/testutil/proc"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // Multi-process replication tests: a NameServer, a master and a slave run
@@ -29,17 +29,6 @@ import (
 // directory and ports.
 
 func init() { rlog.SetLogLevel("error") }
-
-func poll(t *testing.T, what string, d time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
 
 func invoke(rc *remoting.Client, addr string, code protocol.RequestCode, h protocol.ExtHeader, body []byte) (*remoting.Command, error) {
 	var ext map[string]string
@@ -135,7 +124,7 @@ func TestProcessSyncMasterKilledMidLoad(t *testing.T) {
 		t.Fatalf("create topic: %v %+v", err, r)
 	}
 	// The slave copies the topic from the master (metadata sync).
-	poll(t, "the slave to copy the topic config", 30*time.Second, func() bool {
+	wait.For(t, 30*time.Second, "the slave to copy the topic config", func() bool {
 		r, err := invoke(rc, c.slaveAdr, protocol.GetAllTopicConfig, nil, nil)
 		return err == nil && r.Code == protocol.Success && bytes.Contains(r.Body, []byte(topic))
 	})
@@ -157,7 +146,7 @@ func TestProcessSyncMasterKilledMidLoad(t *testing.T) {
 	defer p.Shutdown()
 	// Until the slave has connected and reported, the master answers
 	// SLAVE_NOT_AVAILABLE.
-	poll(t, "a SEND_OK (slave in sync)", 30*time.Second, func() bool {
+	wait.For(t, 30*time.Second, "a SEND_OK (slave in sync)", func() bool {
 		r, err := p.SendSync(context.Background(), primitive.NewMessage(topic, []byte("warm-up")))
 		return err == nil && r.Status == primitive.SendOK
 	})
@@ -191,7 +180,7 @@ func TestProcessSyncMasterKilledMidLoad(t *testing.T) {
 			}
 		}()
 	}
-	poll(t, "2000 acknowledged sends", 60*time.Second, func() bool {
+	wait.For(t, 60*time.Second, "2000 acknowledged sends", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(acked) >= 2000
@@ -227,7 +216,7 @@ func TestProcessSyncMasterKilledMidLoad(t *testing.T) {
 			t.Logf("consumer got %d of %d acknowledged; last pull error: %v", len(got), n, lastErr)
 		}
 	}()
-	poll(t, "the consumer to read every acknowledged message from the slave", 60*time.Second, func() bool {
+	wait.For(t, 60*time.Second, "the consumer to read every acknowledged message from the slave", func() bool {
 		mqs, err := pc.GetTopicRouteInfo(topic)
 		if err != nil || len(mqs) == 0 {
 			return false
@@ -325,14 +314,14 @@ func TestProcessSlavePausedFlushSlaveTimeout(t *testing.T) {
 		}
 		return r.Code
 	}
-	poll(t, "SUCCESS with the slave in sync", 30*time.Second, func() bool { return send("warm-up") == protocol.Success })
+	wait.For(t, 30*time.Second, "SUCCESS with the slave in sync", func() bool { return send("warm-up") == protocol.Success })
 	if err := c.slave.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
 	// kill(2) returns before every thread of the slave has stopped: wait
 	// until the kernel reports the process stopped, or the slave may still
 	// ack the next message.
-	poll(t, "slave process stopped", 10*time.Second, func() bool { return processStopped(c.slave.Pid()) })
+	wait.For(t, 10*time.Second, "slave process stopped", func() bool { return processStopped(c.slave.Pid()) })
 	start := time.Now()
 	if code := send("while paused"); code != protocol.FlushSlaveTimeout {
 		t.Fatalf("send with the slave paused: code %d, want FLUSH_SLAVE_TIMEOUT", code)
@@ -343,7 +332,7 @@ func TestProcessSlavePausedFlushSlaveTimeout(t *testing.T) {
 	if err := c.slave.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, "SUCCESS after the slave continued", 30*time.Second, func() bool { return send("after") == protocol.Success })
+	wait.For(t, 30*time.Second, "SUCCESS after the slave continued", func() bool { return send("after") == protocol.Success })
 	_ = c.slave.Stop(t)
 	_ = c.master.Stop(t)
 	samePrefix(t, filepath.Join(c.masterDir, "store", "commitlog"), filepath.Join(c.slaveDir, "store", "commitlog"))

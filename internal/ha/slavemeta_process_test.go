@@ -7,6 +7,7 @@ import (
 
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // TestProcessSlaveMetadataAndRouteAfterMasterKilled: with the three
@@ -50,11 +51,11 @@ func TestProcessSlaveMetadataAndRouteAfterMasterKilled(t *testing.T) {
 	// The slave may still be learning its master: the first copy counts
 	// from then; later ones are the steady state.
 	create("ProcMetaWarmUp")
-	poll(t, "the slave to copy the first topic", 30*time.Second, func() bool { return slaveHas("ProcMetaWarmUp") })
+	wait.For(t, 30*time.Second, "the slave to copy the first topic", func() bool { return slaveHas("ProcMetaWarmUp") })
 	for i, topic := range []string{"ProcMeta1", "ProcMeta2"} {
 		start := time.Now()
 		create(topic)
-		poll(t, "the slave to copy "+topic, 10*time.Second, func() bool { return slaveHas(topic) })
+		wait.For(t, 10*time.Second, "the slave to copy "+topic, func() bool { return slaveHas(topic) })
 		took := time.Since(start)
 		t.Logf("topic %d on the slave %v after its creation on the master", i+1, took)
 		if took > 3*time.Second {
@@ -65,6 +66,6 @@ func TestProcessSlaveMetadataAndRouteAfterMasterKilled(t *testing.T) {
 	create("ProcMetaLast")
 	c.master.Kill(t)
 	for _, topic := range []string{"ProcMeta1", "ProcMetaLast"} {
-		poll(t, "the NameServer to route "+topic+" to the slave alone", 10*time.Second, func() bool { return routedToSlave(topic) })
+		wait.For(t, 10*time.Second, "the NameServer to route "+topic+" to the slave alone", func() bool { return routedToSlave(topic) })
 	}
 }

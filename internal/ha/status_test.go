@@ -3,6 +3,8 @@ package ha
 import (
 	"testing"
 	"time"
+
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // The status the HA admin request reports: per slave its ack, next
@@ -18,7 +20,7 @@ func TestRuntimeStatus(t *testing.T) {
 	putN(t, m, "StatusTopic", 200, 2)
 	caughtUp(t, m, s)
 	end := m.CommitLogMaxOffset()
-	waitFor(t, "the slave's ack of the master's end", 10*time.Second, func() bool {
+	wait.For(t, 10*time.Second, "the slave's ack of the master's end", func() bool {
 		sl := srv.Slaves()
 		return len(sl) == 1 && sl[0].Acked == end && sl[0].Next == end
 	})

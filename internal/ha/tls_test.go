@@ -8,6 +8,7 @@ import (
 	"github.com/rocketd/rocketd/internal/remoting"
 	"github.com/rocketd/rocketd/internal/store/commitlog"
 	"github.com/rocketd/rocketd/internal/testutil/certs"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // TestTLSReplication: a master enforcing TLS on the HA port replicates to
@@ -27,7 +28,7 @@ func TestTLSReplication(t *testing.T) {
 	startClient(t, s, srv.Addr().String(), func(c *ClientConfig) {
 		c.TLS = &tls.Config{RootCAs: ca.Pool, MinVersion: tls.VersionTLS12}
 	})
-	waitFor(t, "the TLS slave to connect and report", 10*time.Second, func() bool { return srv.slaveInSync() })
+	wait.For(t, 10*time.Second, "the TLS slave to connect and report", func() bool { return srv.slaveInSync() })
 	const n = 200
 	if seen := putN(t, m, "HATLS", n, 4); seen[commitlog.PutOK] != n {
 		t.Fatalf("statuses %v, want %d PUT_OK", seen, n)

@@ -23,43 +23,44 @@ const module = "github.com/rocketd/rocketd/"
 // Dependencies point down: cmd -> broker -> processor -> meta/longpoll/... ->
 // namesrv, ha -> store -> store/* -> remoting -> protocol -> message, config, vfs.
 var allowed = map[string][]string{
-	"vfs":      {},
-	"config":   {"testutil/certs"},
-	"message":  {},
-	"lint":     {},
-	"pace":     {},
-	"lograte":  {},
-	"protocol": {"message"},
-	"remoting": {"protocol", "testutil/certs"},
-	"auth":     {"protocol", "remoting", "vfs", "lograte", "config"},
-	"metrics":  {"protocol"},
+	"vfs":       {},
+	"config":    {"testutil/certs"},
+	"message":   {"testutil/script"},
+	"lint":      {},
+	"pace":      {},
+	"lograte":   {},
+	"lifecycle": {},
+	"protocol":  {"message"},
+	"remoting":  {"protocol", "testutil/certs", "testutil/wait"},
+	"auth":      {"protocol", "remoting", "vfs", "lograte", "config"},
+	"metrics":   {"protocol"},
 
-	"store/segment":      {"vfs", "testutil/wait"},
+	"store/segment":      {"vfs", "lifecycle", "testutil/wait"},
 	"store/fdcache":      {"vfs"},
 	"store/checkpoint":   {"vfs"},
-	"store/commitlog":    {"store/segment", "vfs", "message", "config", "lograte"},
+	"store/commitlog":    {"store/segment", "vfs", "message", "config", "lograte", "lifecycle", "testutil/wait"},
 	"store/consumequeue": {"store/segment", "store/fdcache", "vfs", "message", "config"},
 	"store/index":        {"store/segment", "store/fdcache", "vfs", "message", "config"},
 	"store": {"store/segment", "store/checkpoint", "store/commitlog", "store/consumequeue",
-		"store/index", "store/fdcache", "vfs", "message", "config", "lograte", "testutil/wait"},
+		"store/index", "store/fdcache", "vfs", "message", "config", "lograte", "lifecycle", "testutil/wait"},
 
-	"ha":      {"auth", "store", "store/commitlog", "message", "config", "vfs", "protocol", "remoting", "testutil/proc", "testutil/certs"},
-	"namesrv": {"auth", "protocol", "remoting", "config", "vfs"},
+	"ha":      {"lifecycle", "auth", "store", "store/commitlog", "message", "config", "vfs", "protocol", "remoting", "testutil/proc", "testutil/certs", "testutil/wait"},
+	"namesrv": {"lifecycle", "auth", "protocol", "remoting", "config", "vfs", "testutil/wait", "testutil/script"},
 	"admin":   {"protocol", "remoting", "message"},
 	"console": {"admin", "protocol", "remoting", "lograte"},
 
-	"broker/meta":     {"protocol", "config", "vfs", "message"},
+	"broker/meta":     {"lifecycle", "lograte", "protocol", "config", "vfs", "message", "testutil/wait"},
 	"broker/filter":   {"message"},
-	"broker/client":   {"protocol", "remoting", "config", "message", "broker/filter"},
-	"broker/longpoll": {"store", "protocol", "remoting", "message", "config"},
-	"broker/schedule": {"store", "message", "config", "vfs", "broker/meta"},
-	"broker/timer":    {"store", "store/commitlog", "message", "config", "vfs"},
-	"broker/txn":      {"store", "message", "config", "vfs", "broker/meta", "protocol", "remoting"},
+	"broker/client":   {"lifecycle", "protocol", "remoting", "config", "message", "broker/filter", "testutil/wait"},
+	"broker/longpoll": {"lifecycle", "store", "protocol", "remoting", "message", "config", "testutil/wait", "testutil/script"},
+	"broker/schedule": {"lifecycle", "lograte", "store", "message", "config", "vfs", "broker/meta", "testutil/wait"},
+	"broker/timer":    {"lifecycle", "lograte", "store", "store/commitlog", "message", "config", "vfs", "testutil/wait"},
+	"broker/txn":      {"lifecycle", "store", "message", "config", "vfs", "broker/meta", "protocol", "remoting", "testutil/wait"},
 	"broker/pop":      {"store", "message", "config", "vfs", "broker/meta", "protocol", "testutil/wait"},
 	"broker/stats":    {},
 	"broker/processor": {"auth", "store", "message", "config", "vfs", "protocol", "remoting", "broker/meta", "broker/filter",
 		"broker/longpoll", "broker/schedule", "broker/timer", "broker/txn", "broker/pop", "broker/client", "broker/stats", "ha", "testutil/wait"},
-	"broker": {"store", "message", "config", "vfs", "protocol", "remoting", "broker/meta", "broker/filter",
+	"broker": {"lifecycle", "store", "message", "config", "vfs", "protocol", "remoting", "broker/meta", "broker/filter",
 		"broker/longpoll", "broker/schedule", "broker/timer", "broker/txn", "broker/pop", "broker/processor", "broker/client", "broker/stats", "ha", "namesrv",
 		"auth", "metrics", "console", "admin", "testutil/proc", "testutil/certs", "testutil/wait"},
 
@@ -72,6 +73,9 @@ var allowed = map[string][]string{
 	// testutil/certs makes throwaway certificates; only _test.go files
 	// import it.
 	"testutil/certs": {},
+	// testutil/script runs the data-driven test files; only _test.go
+	// files import it.
+	"testutil/script": {},
 }
 
 // forbidden are edges that must never exist whatever the table says; they are

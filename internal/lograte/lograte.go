@@ -24,12 +24,16 @@ type Limiter struct {
 
 // Allow reports whether a line may be logged now and how many were held
 // back before it.
-func (l *Limiter) Allow() (ok bool, suppressed int64) {
+func (l *Limiter) Allow() (ok bool, suppressed int64) { return l.AllowAt(time.Now()) }
+
+// AllowAt is Allow at the given time, for loops that drive a clock of
+// their own (and tests that drive a fake one).
+func (l *Limiter) AllowAt(t time.Time) (ok bool, suppressed int64) {
 	every := l.Every
 	if every <= 0 {
 		every = DefaultEvery
 	}
-	now := time.Now().UnixNano()
+	now := t.UnixNano()
 	last := l.last.Load()
 	if last != 0 && now-last < int64(every) || !l.last.CompareAndSwap(last, now) {
 		l.suppressed.Add(1)

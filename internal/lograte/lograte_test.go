@@ -45,3 +45,17 @@ func TestLimiterCountsHeldBackLines(t *testing.T) {
 		t.Fatalf("Allow = %v, %d; want true, 3", ok, n)
 	}
 }
+
+func TestAllowAtFollowsTheGivenClock(t *testing.T) {
+	l := Limiter{Every: time.Second}
+	t0 := time.Unix(1000, 0)
+	if ok, _ := l.AllowAt(t0); !ok {
+		t.Fatal("first line held back")
+	}
+	if ok, _ := l.AllowAt(t0.Add(999 * time.Millisecond)); ok {
+		t.Fatal("line let through inside the interval")
+	}
+	if ok, n := l.AllowAt(t0.Add(time.Second)); !ok || n != 1 {
+		t.Fatalf("AllowAt one interval later = %v, %d; want true, 1", ok, n)
+	}
+}

@@ -4,16 +4,14 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
-	"flag"
 	"fmt"
 	"net/netip"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
-)
 
-var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of testdata/*.txt cases")
+	"github.com/rocketd/rocketd/internal/testutil/script"
+)
 
 // TestRecordSpec runs testdata/record.txt: each case is a directive, its
 // input, "----" and the expected output. The file is the record layout of
@@ -23,44 +21,9 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of testda
 //	encode              input: field=value lines; output: the encoded record, field by field
 //	decode [crc=false]  input: hex (spaces, newlines and # comments ignored); output: the outcome
 func TestRecordSpec(t *testing.T) {
-	const path = "testdata/record.txt"
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cases := strings.Split(string(data), "\n\n")
-	var out strings.Builder
-	for i, c := range cases {
-		c = strings.TrimSpace(c)
-		if c == "" {
-			continue
-		}
-		if strings.HasPrefix(c, "#") && !strings.Contains(c, "\n----") { // a comment block
-			if i > 0 {
-				out.WriteString("\n\n")
-			}
-			out.WriteString(c)
-			continue
-		}
-		head, want, ok := strings.Cut(c, "\n----\n")
-		if !ok {
-			head, want = strings.TrimSuffix(c, "\n----"), ""
-		}
-		directive, input, _ := strings.Cut(head, "\n")
-		got := runRecordDirective(t, directive, input)
-		if !*rewrite && strings.TrimSpace(got) != strings.TrimSpace(want) {
-			t.Errorf("case %d (%s):\n got:\n%s\nwant:\n%s", i, directive, got, want)
-		}
-		if i > 0 {
-			out.WriteString("\n\n")
-		}
-		out.WriteString(head + "\n----\n" + strings.TrimSpace(got))
-	}
-	if *rewrite {
-		if err := os.WriteFile(path, []byte(out.String()+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	script.Run(t, "testdata/record.txt", func(t *testing.T, c script.Case) string {
+		return runRecordDirective(t, c.Directive, c.Input)
+	})
 }
 
 func runRecordDirective(t *testing.T, directive, input string) string {

@@ -12,9 +12,9 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
 	"github.com/apache/rocketmq-client-go/v2/rlog"
-
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // fakeBroker is a remoting server standing in for a broker: it records the
@@ -170,7 +170,7 @@ func TestGoClientInterop(t *testing.T) {
 	// The broker's connection closes: its routes go, and a fresh client is
 	// told the topic does not exist.
 	brokerConn.CloseConn(ts.addr)
-	waitFor(t, "routes of the closed broker to go", func() bool {
+	wait.For(t, 10*time.Second, "routes of the closed broker to go", func() bool {
 		return ts.route("TopicA", 317).Code == protocol.TopicNotExist
 	})
 	if _, err := newGoAdmin(t, ts.addr).FetchPublishMessageQueues(ctx, "TopicA"); err == nil {

@@ -1,23 +1,20 @@
 package namesrv
 
 import (
-	"bufio"
-	"flag"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rocketd/rocketd/internal/testutil/script"
 )
 
-var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of testdata/routetable/*.txt")
-
 // TestRouteTableScripts runs the scenario files under testdata/routetable.
-// Each file is a sequence of blocks:
+// Each file is a sequence of blocks (the format of testutil/script):
 //
 //	<command> [key=value ...]
 //	----
@@ -53,79 +50,20 @@ func TestRouteTableScripts(t *testing.T) {
 	}
 }
 
-type scriptBlock struct {
-	comment  string // "#" lines before the command, kept by -rewrite
-	cmd      string
-	expected string
-}
-
-func parseScript(t *testing.T, path string) []scriptBlock {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var blocks []scriptBlock
-	sc := bufio.NewScanner(f)
-	var cur *scriptBlock
-	inExpected := false
-	comment := ""
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case cur == nil:
-			if strings.HasPrefix(line, "#") {
-				comment += line + "\n"
-				continue
-			}
-			if strings.TrimSpace(line) == "" {
-				continue
-			}
-			blocks = append(blocks, scriptBlock{comment: comment, cmd: line})
-			cur = &blocks[len(blocks)-1]
-			comment = ""
-		case !inExpected:
-			if line != "----" {
-				t.Fatalf("%s: command %q: want ---- separator, got %q", path, cur.cmd, line)
-			}
-			inExpected = true
-		case line == "":
-			cur, inExpected = nil, false
-		default:
-			cur.expected += line + "\n"
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return blocks
-}
-
 func runRouteScript(t *testing.T, path string) {
-	blocks := parseScript(t, path)
 	tbl := NewTable()
 	epoch := time.Unix(1_700_000_000, 0)
 	now := epoch
-	var out strings.Builder
-	for i := range blocks {
-		b := &blocks[i]
-		got := execRouteCmd(t, tbl, &now, epoch, b.cmd)
+	script.Run(t, path, func(t *testing.T, c script.Case) string {
+		if c.Input != "" {
+			t.Fatalf("%s:%d: %q takes no input lines", path, c.Line, c.Directive)
+		}
+		got := execRouteCmd(t, tbl, &now, epoch, c.Directive)
 		if err := tbl.checkInvariants(); err != nil {
-			t.Fatalf("%s: after %q: %v", path, b.cmd, err)
+			t.Fatalf("%s:%d: after %q: %v", path, c.Line, c.Directive, err)
 		}
-		if *rewrite {
-			b.expected = got
-		} else if got != b.expected {
-			t.Errorf("%s: %s\n got:\n%s\nwant:\n%s", path, b.cmd, got, b.expected)
-		}
-		out.WriteString(b.comment + b.cmd + "\n----\n" + b.expected + "\n")
-	}
-	if *rewrite {
-		if err := os.WriteFile(path, []byte(out.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+		return got
+	})
 }
 
 func scriptArgs(t *testing.T, fields []string) map[string]string {

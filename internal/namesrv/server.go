@@ -12,6 +12,7 @@ import (
 
 	"github.com/rocketd/rocketd/internal/auth"
 	"github.com/rocketd/rocketd/internal/config"
+	"github.com/rocketd/rocketd/internal/lifecycle"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
 	"github.com/rocketd/rocketd/internal/vfs"
@@ -59,8 +60,7 @@ type Server struct {
 
 	started atomic.Bool
 	stopped atomic.Bool
-	quit    chan struct{} // closed by Shutdown: the scan loop exits
-	done    chan struct{} // closed by the scan loop on exit
+	scan    lifecycle.Loop // the broker expiry scan
 }
 
 // New builds a Server from cfg: it validates the settings and loads the KV
@@ -93,8 +93,6 @@ func New(cfg Config) (*Server, error) {
 		now:   cfg.Now,
 		table: NewTable(),
 		kv:    kv,
-		quit:  make(chan struct{}),
-		done:  make(chan struct{}),
 	}
 	mode, err := remoting.ParseTLSMode(cfg.Namesrv.TLS.Mode())
 	if err != nil {
@@ -161,7 +159,7 @@ func (s *Server) Start() error {
 		s.started.Store(false) // nothing to stop: Shutdown returns at once
 		return fmt.Errorf("namesrv: start: %w", err)
 	}
-	go s.scanLoop()
+	s.scan.Start("namesrv-scan", s.scanLoop)
 	s.log.Info("namesrv: started", "addr", s.Addr(), "kvConfigPath", s.kv.Path(),
 		"orderMessageEnable", s.cfg.Namesrv.OrderMessageEnable,
 		"brokerExpiry", s.cfg.Namesrv.BrokerChannelExpiredTime)
@@ -191,11 +189,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if s.stopped.Swap(true) {
 		return nil
 	}
-	close(s.quit)
+	s.scan.Close()
 	if !s.started.Load() {
 		return nil
 	}
-	<-s.done
 	err := s.rs.Shutdown(ctx)
 	s.log.Info("namesrv: stopped", "err", err)
 	return err
@@ -210,13 +207,12 @@ func (s *Server) Close() error {
 
 // scanLoop removes brokers that stopped registering: the first scan after
 // ScanNotActiveBrokerDelay, then every ScanNotActiveBrokerInterval.
-func (s *Server) scanLoop() {
-	defer close(s.done)
+func (s *Server) scanLoop(ctx context.Context) {
 	timer := time.NewTimer(s.cfg.Namesrv.ScanNotActiveBrokerDelay)
 	defer timer.Stop()
 	for {
 		select {
-		case <-s.quit:
+		case <-ctx.Done():
 			return
 		case <-timer.C:
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // splitBody cuts body into parts of the given sizes (the last takes the rest).
@@ -115,13 +116,7 @@ func TestBodyPartsReleasedOnceSent(t *testing.T) {
 	if err := c.InvokeOneway(addr, ow); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for released.Load() != sent+1 {
-		if time.Now().After(deadline) {
-			t.Fatalf("oneway result released %d times, want once", released.Load()-sent)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	wait.For(t, 5*time.Second, "the oneway result released", func() bool { return released.Load() == sent+1 })
 	if partsSeen.Load() == 0 {
 		t.Fatal("handler never ran")
 	}

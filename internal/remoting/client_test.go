@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 func TestServerInvokesClient(t *testing.T) {
@@ -219,7 +220,7 @@ func TestInvokeTimeoutAndAsync(t *testing.T) {
 		}
 		done <- r
 	}()
-	waitFor(t, 5*time.Second, "pull held", func() bool { mu.Lock(); defer mu.Unlock(); return held["deferred"] != nil })
+	wait.For(t, 5*time.Second, "pull held", func() bool { mu.Lock(); defer mu.Unlock(); return held["deferred"] != nil })
 	mu.Lock()
 	req, conn := held["deferred"], heldConn
 	mu.Unlock()
@@ -292,7 +293,7 @@ func TestShutdownDrainsInFlight(t *testing.T) {
 	shutdownErr := make(chan error, 1)
 	go func() { shutdownErr <- s.Shutdown(ctxTimeout(t, 5*time.Second)) }()
 	// New requests are refused while draining, and no new connections.
-	waitFor(t, 5*time.Second, "server stopping", func() bool { return s.stopping.Load() })
+	wait.For(t, 5*time.Second, "server stopping", func() bool { return s.stopping.Load() })
 	r, err := c.Invoke(ctxTimeout(t, 5*time.Second), addr, NewRequest(protocol.SendMessage, nil, nil))
 	if err != nil || r.Code != protocol.SystemBusy {
 		t.Fatalf("request during drain: %+v %v", r, err)
@@ -337,7 +338,7 @@ func TestShutdownDeadline(t *testing.T) {
 		t.Fatalf("shutdown with a stuck handler: %v", err)
 	}
 	close(release)
-	waitFor(t, 5*time.Second, "handler finished", func() bool { return s.inflight.Load() == 0 })
+	wait.For(t, 5*time.Second, "handler finished", func() bool { return s.inflight.Load() == 0 })
 	s.workers.Wait()
 }
 
@@ -395,7 +396,7 @@ func TestClientHandlersAreBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, 5*time.Second, "client handlers busy", func() bool { return len(c.handling) == maxClientHandlers })
+	wait.For(t, 5*time.Second, "client handlers busy", func() bool { return len(c.handling) == maxClientHandlers })
 	resp, err := sc.Invoke(ctxTimeout(t, 5*time.Second), NewRequest(protocol.ConsumeMessageDirectly, nil, nil))
 	if err != nil || resp.Code != protocol.SystemBusy {
 		t.Fatalf("resp %+v err %v, want SYSTEM_BUSY", resp, err)

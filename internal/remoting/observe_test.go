@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // recordingObserver keeps what it was told.
@@ -68,7 +69,7 @@ func TestObserverSeesEachAnsweredRequest(t *testing.T) {
 	if err := c.InvokeOneway(addr, NewRequest(protocol.SendMessage, nil, nil)); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "oneway observed", func() bool { return len(obs.snapshot()) == 2 })
+	wait.For(t, 5*time.Second, "oneway observed", func() bool { return len(obs.snapshot()) == 2 })
 	// One blocked in the worker, one queued, the third refused.
 	done := make(chan error, 2)
 	send := func() {
@@ -76,9 +77,9 @@ func TestObserverSeesEachAnsweredRequest(t *testing.T) {
 		done <- err
 	}
 	go send()
-	waitFor(t, 5*time.Second, "worker busy", func() bool { return fam.busy.Load() == 1 })
+	wait.For(t, 5*time.Second, "worker busy", func() bool { return fam.busy.Load() == 1 })
 	go send()
-	waitFor(t, 5*time.Second, "queue full", func() bool { return fam.Queued() == 1 })
+	wait.For(t, 5*time.Second, "queue full", func() bool { return fam.Queued() == 1 })
 	resp, err := c.Invoke(ctxTimeout(t, 5*time.Second), addr, NewRequest(protocol.SendMessage, nil, nil))
 	if err != nil || resp.Code != protocol.SystemBusy {
 		t.Fatalf("want SYSTEM_BUSY, got %v %v", resp, err)
@@ -89,7 +90,7 @@ func TestObserverSeesEachAnsweredRequest(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, 5*time.Second, "all observed", func() bool { return len(obs.snapshot()) == 5 })
+	wait.For(t, 5*time.Second, "all observed", func() bool { return len(obs.snapshot()) == 5 })
 
 	got := obs.snapshot()
 	if g := got[0]; g.code != protocol.HeartBeat || g.resp != protocol.SubscriptionNotExist || g.oneway || g.d < 2*time.Millisecond {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // startServer starts s (configured by the caller) and shuts it down when the
@@ -228,7 +229,7 @@ func TestSystemBusyWhenFamilyQueueFull(t *testing.T) {
 	rc.send(&Command{Code: protocol.SendMessage, Opaque: 1}) // taken by the worker
 	<-entered
 	rc.send(&Command{Code: protocol.SendMessage, Opaque: 2}) // waits in the queue
-	waitFor(t, 5*time.Second, "request 2 queued", func() bool { return fam.Queued() == 1 })
+	wait.For(t, 5*time.Second, "request 2 queued", func() bool { return fam.Queued() == 1 })
 	ow := &Command{Code: protocol.SendMessage, Opaque: 3} // rejected silently
 	ow.MarkOneway()
 	rc.send(ow)
@@ -294,7 +295,7 @@ func TestFamilyMaxQueueWait(t *testing.T) {
 	rc.send(&Command{Code: protocol.SendMessage, Opaque: 1})
 	<-entered
 	rc.send(&Command{Code: protocol.SendMessage, Opaque: 2})
-	waitFor(t, 5*time.Second, "request 2 queued", func() bool { return fam.Queued() == 1 })
+	wait.For(t, 5*time.Second, "request 2 queued", func() bool { return fam.Queued() == 1 })
 	time.Sleep(40 * time.Millisecond) // let request 2 overstay its welcome
 	close(release)
 	got := map[int32]*Command{}

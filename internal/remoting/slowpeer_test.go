@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // serverConns returns the server's open connections by remote address.
@@ -101,7 +102,7 @@ func TestStalledPeersCostLittleAndCloseAtIdleTimeout(t *testing.T) {
 	// big one has taken its bytes beyond the read buffer into a frame
 	// buffer; the silent one is accepted.
 	bigAddr, silentAddr := big.nc.LocalAddr().String(), silent.nc.LocalAddr().String()
-	waitFor(t, 10*time.Second, "all frames announced", func() bool {
+	wait.For(t, 10*time.Second, "all frames announced", func() bool {
 		n := 0
 		conns := serverConns(s)
 		for a, c := range conns {
@@ -161,7 +162,7 @@ func TestStalledPeersCostLittleAndCloseAtIdleTimeout(t *testing.T) {
 		latest = max(latest, d)
 	}
 	t.Logf("closed at most %v after the last write (idle timeout %v)", latest, idle)
-	waitFor(t, 5*time.Second, "close callbacks", func() bool { return int(closed.Load()) == len(peers) })
+	wait.For(t, 5*time.Second, "close callbacks", func() bool { return int(closed.Load()) == len(peers) })
 	for _, p := range peers {
 		r, _ := reasons.Load(p.nc.LocalAddr().String())
 		if err, _ := r.(error); !errors.Is(err, errIdle) {
@@ -344,7 +345,7 @@ func TestClientClosesStalledResponse(t *testing.T) {
 		done <- err
 	}()
 	var c *Conn
-	waitFor(t, 5*time.Second, "the response announced", func() bool {
+	wait.For(t, 5*time.Second, "the response announced", func() bool {
 		cl.mu.Lock()
 		defer cl.mu.Unlock()
 		if d := cl.mu.conns[addr]; d != nil && d.conn != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/testutil/certs"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // tlsFixture is a CA, a server certificate it signed and a client
@@ -136,7 +137,7 @@ func TestTLSShutdownClosesUndecided(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	waitFor(t, 5*time.Second, "the connection waiting for its first byte", func() bool {
+	wait.For(t, 5*time.Second, "the connection waiting for its first byte", func() bool {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		return len(s.mu.pending) == 1

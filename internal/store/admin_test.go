@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
 
@@ -61,7 +62,7 @@ func TestCleanExpiredConsumeQueues(t *testing.T) {
 	if res := put(t, s, newRecord("Old", 0, []byte("new"), nil)); res.QueueOffset != 0 {
 		t.Errorf("next message of the cleaned queue at queue offset %d, want 0", res.QueueOffset)
 	}
-	waitFor(t, "Old's new message dispatched", func() bool { return s.MaxOffset("Old", 0) == 1 })
+	wait.For(t, 10*time.Second, "Old's new message dispatched", func() bool { return s.MaxOffset("Old", 0) == 1 })
 	// A second call finds nothing more.
 	if n, err := s.CleanExpiredConsumeQueues(keepSys); err != nil || n != 0 {
 		t.Errorf("second clean: %d %v", n, err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rocketd/rocketd/internal/store/segment"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
 
@@ -121,7 +122,7 @@ func TestDiskFullRefusesAndResumes(t *testing.T) {
 	}
 	used := d.Used
 	mem.SetCapacity(used * 100 / 95) // 95% in use, nothing old enough to delete
-	waitFor(t, "disk full", func() bool { return s.DiskStatus().Full })
+	wait.For(t, 10*time.Second, "disk full", func() bool { return s.DiskStatus().Full })
 	res := s.PutMessage(context.Background(), newRecord("T", 0, []byte("x"), nil), PutOptions{})
 	if res.Status != ServiceNotAvailable {
 		t.Fatalf("put on a full disk: %s", res.Status)
@@ -135,13 +136,13 @@ func TestDiskFullRefusesAndResumes(t *testing.T) {
 	}
 	r.Release()
 	// 88%: still above the forcible-clean ratio, still refused (hysteresis).
+	// DiskStatus looks at the disk itself: no cleanup round to wait for.
 	mem.SetCapacity(used * 100 / 88)
-	time.Sleep(30 * time.Millisecond)
-	if !s.DiskStatus().Full {
-		t.Fatal("resumed above the forcible-clean ratio")
+	if st := s.DiskStatus(); !st.Full || st.UsedRatio < 85 {
+		t.Fatalf("status %+v at 88%% in use: want still full (resumed above the forcible-clean ratio?)", st)
 	}
 	mem.SetCapacity(used * 2) // 50%
-	waitFor(t, "disk ok", func() bool { return !s.DiskStatus().Full })
+	wait.For(t, 10*time.Second, "disk ok", func() bool { return !s.DiskStatus().Full })
 	put(t, s, newRecord("T", 0, []byte("again"), nil))
 }
 
@@ -216,7 +217,7 @@ func settleSegments(t *testing.T, mem *vfs.MemFS, s *Store) {
 	t.Helper()
 	segs := s.CommitLog().Segments()
 	next := path.Join(testDir, CommitLogDir, segment.Name(segs[len(segs)-1]+s.cfg.SegmentSize))
-	waitFor(t, "next segment preallocated", func() bool {
+	wait.For(t, 10*time.Second, "next segment preallocated", func() bool {
 		_, err := mem.Stat(next)
 		return err == nil
 	})
@@ -229,7 +230,7 @@ func settleSegments(t *testing.T, mem *vfs.MemFS, s *Store) {
 // it reads is the one it set.
 func setDiskUse(t *testing.T, mem *vfs.MemFS, pct float64) {
 	t.Helper()
-	waitFor(t, fmt.Sprintf("disk use %.0f%%", pct), func() bool {
+	wait.For(t, 10*time.Second, fmt.Sprintf("disk use %.0f%%", pct), func() bool {
 		d, err := mem.DiskUsage("/")
 		if err != nil {
 			t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/rocketd/rocketd/internal/store/checkpoint"
 	"github.com/rocketd/rocketd/internal/store/commitlog"
 	"github.com/rocketd/rocketd/internal/store/segment"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
 
@@ -358,7 +359,7 @@ func TestAbnormalRecoveryIsBoundedByCheckpoint(t *testing.T) {
 	// image taken before it reached the last put loses the unflushed tail
 	// (ASYNC_FLUSH), which this test does not measure.
 	var image *vfs.MemFS
-	waitFor(t, "durable checkpoint", func() bool {
+	wait.For(t, 10*time.Second, "durable checkpoint", func() bool {
 		image = mem.CrashClone()
 		data, err := vfs.ReadFile(image, path.Join(cfg.Dir, checkpoint.FileName))
 		if err != nil {
@@ -412,9 +413,9 @@ func TestCheckpointAdvancesUnderLoad(t *testing.T) {
 		}
 	}()
 	defer func() { close(stop); <-done }()
-	waitFor(t, "first checkpoint", func() bool { st := s.Checkpoint(); return st.PhysicMsgTimestamp > 0 && st.LogicsMsgTimestamp > 0 })
+	wait.For(t, 10*time.Second, "first checkpoint", func() bool { st := s.Checkpoint(); return st.PhysicMsgTimestamp > 0 && st.LogicsMsgTimestamp > 0 })
 	first := s.Checkpoint()
-	waitFor(t, "checkpoint to advance", func() bool {
+	wait.For(t, 10*time.Second, "checkpoint to advance", func() bool {
 		st := s.Checkpoint()
 		return st.PhysicMsgTimestamp > first.PhysicMsgTimestamp && st.LogicsMsgTimestamp > first.LogicsMsgTimestamp
 	})
@@ -444,7 +445,7 @@ func TestDispatchRetriesReadFailures(t *testing.T) {
 		case res.Status != ServiceNotAvailable:
 			t.Fatalf("put: %s", res.Status)
 		default:
-			waitFor(t, "dispatch to resume", func() bool { return s.RefusalReason() == "" })
+			wait.For(t, 10*time.Second, "dispatch to resume", func() bool { return s.RefusalReason() == "" })
 		}
 	}
 	waitDispatched(t, s)
@@ -453,12 +454,12 @@ func TestDispatchRetriesReadFailures(t *testing.T) {
 	}
 	failReads.Store(1 << 40)
 	put(t, s, newRecord("R", 0, []byte("stuck"), nil))
-	waitFor(t, "dispatch to block", func() bool { return strings.Contains(s.RefusalReason(), "dispatch blocked") })
+	wait.For(t, 10*time.Second, "dispatch to block", func() bool { return strings.Contains(s.RefusalReason(), "dispatch blocked") })
 	if res := s.PutMessage(context.Background(), newRecord("R", 0, []byte("x"), nil), PutOptions{}); res.Status != ServiceNotAvailable {
 		t.Fatalf("put while dispatch is blocked: %s", res.Status)
 	}
 	failReads.Store(0)
-	waitFor(t, "dispatch to resume", func() bool { return s.RefusalReason() == "" })
+	wait.For(t, 10*time.Second, "dispatch to resume", func() bool { return s.RefusalReason() == "" })
 	waitDispatched(t, s)
 	if s.MaxOffset("R", 0) != 11 {
 		t.Fatalf("max %d after resuming, want 11", s.MaxOffset("R", 0))

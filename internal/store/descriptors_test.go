@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rocketd/rocketd/internal/message"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
 
@@ -264,7 +265,7 @@ func (f *compactFile) Close() error {
 // workload that takes seconds on a loaded machine.
 func waitDispatchedWithin(t *testing.T, s *Store, d time.Duration) {
 	t.Helper()
-	waitForWithin(t, d, "dispatch", func() bool { return s.DispatchedOffset() >= s.CommitLogMaxOffset() })
+	wait.For(t, d, "dispatch", func() bool { return s.DispatchedOffset() >= s.CommitLogMaxOffset() })
 }
 
 // getOne pulls the message at offset of a queue and checks its body.
@@ -427,12 +428,12 @@ func TestQueueWriteFailureRefusesPutsUntilResolved(t *testing.T) {
 				t.Fatalf("refusal reason %q does not say why", why)
 			}
 			// Still refused a while later (retries keep failing).
-			waitFor(t, "a few retries", func() bool { return s.disp.blockedFailures.Load() >= 3 })
+			wait.For(t, 10*time.Second, "a few retries", func() bool { return s.disp.blockedFailures.Load() >= 3 })
 			if res := send(i); res.Status != ServiceNotAvailable {
 				t.Fatalf("put while still failing: %s", res.Status)
 			}
 			failing.Store(false)
-			waitFor(t, "puts accepted again", func() bool { return s.RefusalReason() == "" })
+			wait.For(t, 10*time.Second, "puts accepted again", func() bool { return s.RefusalReason() == "" })
 			for j := 0; j < 20; j++ {
 				if res := send(i + 1 + j); res.Status != PutOK {
 					t.Fatalf("put after recovery: %s", res.Status)

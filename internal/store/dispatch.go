@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rocketd/rocketd/internal/lifecycle"
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/store/consumequeue"
 )
@@ -71,9 +72,8 @@ type arrival struct {
 // dispatcher is RocketMQ's ReputMessageService: one goroutine that follows
 // the CommitLog's committed end in order and builds the ConsumeQueues.
 type dispatcher struct {
-	s    *Store
-	kick chan struct{}
-	svc  service
+	s   *Store
+	svc lifecycle.Loop // the dispatch goroutine; Kick wakes it
 
 	next   atomic.Int64 // CommitLog offset up to which everything is dispatched
 	lastTs atomic.Int64 // store time of the last dispatched record
@@ -107,29 +107,21 @@ type dispatcher struct {
 }
 
 func newDispatcher(s *Store) *dispatcher {
-	return &dispatcher{s: s, kick: make(chan struct{}, 1), progress: make(chan struct{}),
+	return &dispatcher{s: s, progress: make(chan struct{}),
 		touchedSet: map[*consumequeue.Queue]bool{}}
 }
 
 // kickFn is the CommitLog's OnCommit hook: a coalescing, non-blocking wake-up.
-func (d *dispatcher) kickFn(int64) {
-	select {
-	case d.kick <- struct{}{}:
-	default:
-	}
-}
+func (d *dispatcher) kickFn(int64) { d.svc.Kick() }
 
 func (d *dispatcher) start(from int64) {
 	d.next.Store(from)
-	d.svc = newService()
-	go d.s.runService("store-dispatch", d.svc, d.loop)
-	d.kickFn(0)
+	d.svc.Start("store-dispatch", func(ctx context.Context) { d.loop(ctx.Done()) })
+	d.svc.Kick()
 }
 
 func (d *dispatcher) stop() {
-	if d.svc.quit != nil {
-		d.svc.stop()
-	}
+	d.svc.Close()
 }
 
 // position returns the dispatched offset and the store time of the record
@@ -314,7 +306,7 @@ func (d *dispatcher) loop(quit <-chan struct{}) {
 		select {
 		case <-quit:
 			return
-		case <-d.kick:
+		case <-d.svc.Kicked():
 		case <-tick.C:
 		}
 	}

@@ -1,7 +1,10 @@
 package store
 
 import (
+	"log/slog"
 	"time"
+
+	"github.com/rocketd/rocketd/internal/lograte"
 )
 
 // flushLoop is RocketMQ's FlushConsumeQueueService plus the checkpoint:
@@ -12,7 +15,9 @@ func (s *Store) flushLoop(quit <-chan struct{}) {
 	tick := time.NewTicker(s.cfg.CQFlushInterval)
 	defer tick.Stop()
 	lastThorough := time.Now()
-	var errLog rateLimit
+	// A failed sync is sticky (fdcache): the same error comes back on
+	// every tick until the store is reopened.
+	var errLog lograte.Limiter
 	for {
 		select {
 		case <-quit:
@@ -24,30 +29,10 @@ func (s *Store) flushLoop(quit <-chan struct{}) {
 			least = 0
 			lastThorough = time.Now()
 		}
-		if err := s.flushQueuesAndCheckpoint(least); err != nil && errLog.allow(time.Now()) {
-			// A failed sync is sticky (fdcache): the same error comes back
-			// on every tick until the store is reopened.
-			s.cfg.Logger.Error("store: flush consume queues", "err", err, "failures", errLog.failures)
+		if err := s.flushQueuesAndCheckpoint(least); err != nil {
+			errLog.Log(s.cfg.Logger, slog.LevelError, "store: flush consume queues", "err", err)
 		}
 	}
-}
-
-// rateLimit lets one log line through per flushErrLogEvery and counts the
-// failures in between.
-type rateLimit struct {
-	last     time.Time
-	failures int
-}
-
-const flushErrLogEvery = 10 * time.Second
-
-func (r *rateLimit) allow(now time.Time) bool {
-	r.failures++
-	if !r.last.IsZero() && now.Sub(r.last) < flushErrLogEvery {
-		return false
-	}
-	r.last = now
-	return true
 }
 
 // flushQueuesAndCheckpoint flushes the queues and advances the checkpoint:

@@ -10,12 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/store/consumequeue"
 	"github.com/rocketd/rocketd/internal/testutil/wait"
 	"github.com/rocketd/rocketd/internal/vfs"
+	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) {
@@ -83,21 +82,9 @@ func put(t testing.TB, s *Store, r *message.Record) PutResult {
 	return res
 }
 
-// waitFor polls cond until it holds or 10 s pass.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	waitForWithin(t, 10*time.Second, what, cond)
-}
-
-// waitForWithin polls cond until it holds or d passes.
-func waitForWithin(t testing.TB, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	wait.For(t, d, what, cond)
-}
-
 func waitDispatched(t testing.TB, s *Store) {
 	t.Helper()
-	waitFor(t, "dispatch", func() bool { return s.DispatchedOffset() >= s.CommitLogMaxOffset() })
+	wait.For(t, 10*time.Second, "dispatch", func() bool { return s.DispatchedOffset() >= s.CommitLogMaxOffset() })
 }
 
 // steppedClock is a clock ahead of real time (so the CommitLog's lock-age

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/store/index"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
 
@@ -165,7 +166,7 @@ func TestIndexSealUpdatesCheckpointAndCleanup(t *testing.T) {
 		t.Fatalf("deleted %d segments: %v", rm.Files, err)
 	}
 	minOff := s.CommitLogMinOffset()
-	waitFor(t, "index cleanup", func() bool { return len(s.IndexFiles()) < before })
+	wait.For(t, 10*time.Second, "index cleanup", func() bool { return len(s.IndexFiles()) < before })
 	for _, f := range s.IndexFiles()[:1] {
 		if f.Header.EndPhyOffset < minOff {
 			t.Fatalf("index file %s ends at %d below the commitlog min %d", f.Name, f.Header.EndPhyOffset, minOff)
@@ -194,12 +195,12 @@ func TestIndexWriteFailureBlocksDispatch(t *testing.T) {
 	s := openStore(t, testConfig(efs))
 	fail.Store(true)
 	put(t, s, newRecord("K", 0, []byte("stuck"), map[string]string{message.PropertyKeys: "blocked"}))
-	waitFor(t, "dispatch to block", func() bool { return strings.Contains(s.RefusalReason(), "index write error") })
+	wait.For(t, 10*time.Second, "dispatch to block", func() bool { return strings.Contains(s.RefusalReason(), "index write error") })
 	if res := s.PutMessage(context.Background(), newRecord("K", 0, []byte("x"), nil), PutOptions{}); res.Status != ServiceNotAvailable {
 		t.Fatalf("put while the index cannot be written: %s", res.Status)
 	}
 	fail.Store(false)
-	waitFor(t, "dispatch to resume", func() bool { return s.RefusalReason() == "" })
+	wait.For(t, 10*time.Second, "dispatch to resume", func() bool { return s.RefusalReason() == "" })
 	waitDispatched(t, s)
 	if got := queryKeys(t, s, "K", "blocked"); !equalStrings(got, []string{"stuck"}) {
 		t.Fatalf("after resuming: %v", got)

@@ -1,10 +1,8 @@
 package store
 
 import (
-	"context"
 	"encoding/binary"
 	"path/filepath"
-	"runtime/pprof"
 
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/store/segment"
@@ -56,13 +54,4 @@ func (s *Store) firstStoreTimestamp(start int64) (int64, bool) {
 		return 0, false
 	}
 	return int64(binary.BigEndian.Uint64(b[pos:])), true
-}
-
-// runService runs loop as the goroutine owned by svc, with a pprof label
-// naming it.
-func (s *Store) runService(name string, svc service, loop func(quit <-chan struct{})) {
-	defer close(svc.done)
-	pprof.Do(context.Background(), pprof.Labels("rocketd", name), func(context.Context) {
-		loop(svc.quit)
-	})
 }

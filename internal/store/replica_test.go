@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rocketd/rocketd/internal/message"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
 
@@ -41,7 +42,7 @@ func TestSlaveBuildsQueuesFromRawAppends(t *testing.T) {
 		off += int64(len(buf.Bytes))
 		buf.Release()
 	}
-	waitFor(t, "slave dispatch", func() bool { return slave.DispatchedOffset() >= master.CommitLogMaxOffset() })
+	wait.For(t, 10*time.Second, "slave dispatch", func() bool { return slave.DispatchedOffset() >= master.CommitLogMaxOffset() })
 	for qid := int32(0); qid < 2; qid++ {
 		if slave.MaxOffset("R", qid) != master.MaxOffset("R", qid) {
 			t.Fatalf("queue %d: slave max %d master %d", qid, slave.MaxOffset("R", qid), master.MaxOffset("R", qid))

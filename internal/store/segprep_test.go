@@ -6,8 +6,10 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/rocketd/rocketd/internal/store/segment"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
 
@@ -56,7 +58,7 @@ func TestOpenPreparesFirstSegment(t *testing.T) {
 	if n := rec.firstInPut.Load(); n != 0 {
 		t.Fatalf("the first put created its segment itself (%d times)", n)
 	}
-	waitFor(t, "next segment prepared", func() bool {
+	wait.For(t, 10*time.Second, "next segment prepared", func() bool {
 		_, err := mem.Stat(filepath.Join(testDir, CommitLogDir, segment.Name(cfg.SegmentSize)))
 		return err == nil
 	})
@@ -113,7 +115,7 @@ func TestDiskFullNextSegment(t *testing.T) {
 	log := s.CommitLog()
 	body := bodyFor(1, 8<<10)
 	put(t, s, newRecord("T", 0, body, nil)) // takes segment 0; segment 1 is asked for
-	waitFor(t, "failed prefetch of the next segment", func() bool { return log.RollErr() != nil })
+	wait.For(t, 10*time.Second, "failed prefetch of the next segment", func() bool { return log.RollErr() != nil })
 	if why := s.RefusalReason(); why != "" {
 		t.Fatalf("refusal reason %q while the first segment has room", why)
 	}

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rocketd/rocketd/internal/lifecycle"
 	"github.com/rocketd/rocketd/internal/store/checkpoint"
 	"github.com/rocketd/rocketd/internal/store/commitlog"
 	"github.com/rocketd/rocketd/internal/store/consumequeue"
@@ -54,8 +55,8 @@ type Store struct {
 	logicsErr atomic.Pointer[error]
 
 	disp      *dispatcher
-	flusher   service
-	cleaner   service
+	flusher   lifecycle.Loop
+	cleaner   lifecycle.Loop
 	listeners atomic.Pointer[[]ArrivalListener]
 
 	closeOnce sync.Once
@@ -68,23 +69,6 @@ type Store struct {
 	// manualDeletes is how many more cleanup rounds delete expired
 	// CommitLog segments whatever DeleteWhen says (DeleteExpiredManually).
 	manualDeletes atomic.Int32
-}
-
-// service is the quit/done handshake of one background goroutine.
-type service struct {
-	quit chan struct{}
-	done chan struct{}
-}
-
-func newService() service { return service{quit: make(chan struct{}), done: make(chan struct{})} }
-
-func (s *service) stop() {
-	select {
-	case <-s.quit:
-	default:
-		close(s.quit)
-	}
-	<-s.done
 }
 
 // Open opens (creating if needed) the store in cfg.Dir, recovers it and
@@ -259,10 +243,8 @@ func (s *Store) recover() error {
 	for _, q := range queues {
 		s.log.SetQueueOffset(q.Topic(), q.QueueID(), q.MaxOffset())
 	}
-	s.flusher = newService()
-	go s.runService("store-cq-flush", s.flusher, s.flushLoop)
-	s.cleaner = newService()
-	go s.runService("store-cleanup", s.cleaner, s.cleanLoop)
+	s.flusher.Start("store-cq-flush", func(ctx context.Context) { s.flushLoop(ctx.Done()) })
+	s.cleaner.Start("store-cleanup", func(ctx context.Context) { s.cleanLoop(ctx.Done()) })
 	// The checkpoint file exists from the start, as RocketMQ's does.
 	if err := s.ckpt.Flush(); err != nil {
 		return fmt.Errorf("store: %w", err)
@@ -318,12 +300,8 @@ func (s *Store) abandon() {
 	if s.disp != nil {
 		s.disp.stop()
 	}
-	if s.flusher.quit != nil {
-		s.flusher.stop()
-	}
-	if s.cleaner.quit != nil {
-		s.cleaner.stop()
-	}
+	s.flusher.Close()
+	s.cleaner.Close()
 	if s.log != nil {
 		_ = s.log.Close()
 	}
@@ -371,7 +349,7 @@ func (s *Store) close() error {
 	s.putGate.Lock() // step 1: drained
 	s.putGate.Unlock()
 
-	s.cleaner.stop() // step 2
+	s.cleaner.Close() // step 2
 
 	// step 3: the CommitLog commits its ring by itself; give it a bounded time.
 	caughtUp := s.disp.drain(s.log, 10*time.Second)
@@ -392,7 +370,7 @@ func (s *Store) close() error {
 		caughtUp = false
 	}
 
-	s.flusher.stop() // step 5
+	s.flusher.Close() // step 5
 	if err := s.cqs.Flush(0); err != nil {
 		errs = append(errs, fmt.Errorf("store: flush consume queues: %w", err))
 	}

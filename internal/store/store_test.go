@@ -12,6 +12,7 @@ import (
 
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/store/consumequeue"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
 
@@ -267,7 +268,7 @@ func TestArrivalListener(t *testing.T) {
 	})
 	put(t, s, newRecord("L", 1, []byte("a"), map[string]string{"TAGS": "x"}))
 	put(t, s, newRecord("L", 1, []byte("b"), nil))
-	waitFor(t, "listener", func() bool { mu.Lock(); defer mu.Unlock(); return len(got) == 2 })
+	wait.For(t, 10*time.Second, "listener", func() bool { mu.Lock(); defer mu.Unlock(); return len(got) == 2 })
 	want := []ev{{"L", 1, 0, message.TagsCode("x")}, {"L", 1, 1, 0}}
 	for i := range want {
 		if got[i] != want[i] {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 func TestConsumerRegisterReportsChanges(t *testing.T) {
@@ -58,10 +59,10 @@ func TestConsumerNotifications(t *testing.T) {
 	r := newRegistry(t, Config{})
 	a, b := newFakeChan(), newFakeChan()
 	r.RegisterConsumer(a, info("c1"), consumerData("cg", sub("T", "*", 1)), true)
-	waitFor(t, "a notified of its own join", func() bool { return len(a.notifications()) == 1 })
+	wait.For(t, 5*time.Second, "a notified of its own join", func() bool { return len(a.notifications()) == 1 })
 
 	r.RegisterConsumer(b, info("c2"), consumerData("cg", sub("T", "*", 1)), true)
-	waitFor(t, "both notified of b's join", func() bool {
+	wait.For(t, 5*time.Second, "both notified of b's join", func() bool {
 		return len(a.notifications()) == 2 && len(b.notifications()) == 1
 	})
 	if got := a.notifications(); got[0] != "cg" || got[1] != "cg" {
@@ -77,7 +78,7 @@ func TestConsumerNotifications(t *testing.T) {
 	if !r.UnregisterConsumer("cg", c, true) {
 		t.Fatal("unregister failed")
 	}
-	waitFor(t, "unregister notification", func() bool {
+	wait.For(t, 5*time.Second, "unregister notification", func() bool {
 		return len(a.notifications()) == 3 && len(b.notifications()) == 2
 	})
 	if n := len(c.notifications()); n != 0 {
@@ -123,7 +124,7 @@ func TestRemoveChannelNotifiesTheRest(t *testing.T) {
 	r.RegisterConsumer(b, info("c2"), consumerData("quiet", sub("T", "*", 1)), false)
 
 	r.RemoveChannel(a)
-	waitFor(t, "b notified", func() bool { return len(b.notifications()) == 1 })
+	wait.For(t, 5*time.Second, "b notified", func() bool { return len(b.notifications()) == 1 })
 	if got := b.notifications(); got[0] != "cg" {
 		t.Fatalf("b notified for %v", got)
 	}
@@ -159,7 +160,7 @@ func TestConsumerExpiry(t *testing.T) {
 	if ids := r.ConsumerIDs("cg"); !slices.Equal(ids, []string{"fresh"}) {
 		t.Fatalf("ids = %v", ids)
 	}
-	waitFor(t, "survivor notified", func() bool { return len(fresh.notifications()) == 1 })
+	wait.For(t, 5*time.Second, "survivor notified", func() bool { return len(fresh.notifications()) == 1 })
 
 	clock.Advance(31 * time.Second)
 	r.scan()
@@ -224,11 +225,11 @@ func TestScanLoopRuns(t *testing.T) {
 	r.RegisterProducer("pg", ch, info("c1"))
 	r.Locks().TryLockBatch("cg", "c1", mqs(0))
 	clock.Advance(time.Minute + time.Second)
-	waitFor(t, "the idle channel closed by the scan loop", ch.isClosed)
-	waitFor(t, "groups emptied", func() bool {
+	wait.For(t, 5*time.Second, "the idle channel closed by the scan loop", ch.isClosed)
+	wait.For(t, 5*time.Second, "groups emptied", func() bool {
 		return len(r.ConsumerGroups()) == 0 && len(r.ProducerGroups()) == 0
 	})
-	waitFor(t, "the expired lock forgotten", func() bool {
+	wait.For(t, 5*time.Second, "the expired lock forgotten", func() bool {
 		r.Locks().mu.Lock()
 		defer r.Locks().mu.Unlock()
 		return len(r.Locks().groups) == 0

@@ -129,18 +129,6 @@ func newRegistry(t *testing.T, cfg Config) *Registry {
 	return r
 }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
 func sub(topic, expr string, version int64) protocol.SubscriptionData {
 	return protocol.SubscriptionData{Topic: topic, SubString: expr, SubVersion: version, ExpressionType: protocol.ExpressionTag}
 }

@@ -3,10 +3,10 @@ package client
 import (
 	"context"
 	"log/slog"
-	"runtime/pprof"
 	"sync"
 	"time"
 
+	"github.com/rocketd/rocketd/internal/lifecycle"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
 )
@@ -33,7 +33,6 @@ type notifyJob struct {
 // job is dropped: the clients still rebalance on their own timer (20 s).
 type notifier struct {
 	log      *slog.Logger
-	workers  int
 	grace    time.Duration
 	disabled bool // broker-wide off switch: send drops everything
 	jobs     chan notifyJob
@@ -45,13 +44,12 @@ type notifier struct {
 		started  bool
 		closed   bool
 	}
-	quit chan struct{}
-	wg   sync.WaitGroup
+	loops []lifecycle.Loop // the workers
 }
 
 func newNotifier(workers, queueLen int, grace time.Duration, disabled bool, log *slog.Logger) *notifier {
-	n := &notifier{log: log, workers: workers, grace: grace, disabled: disabled,
-		jobs: make(chan notifyJob, queueLen), quit: make(chan struct{})}
+	n := &notifier{log: log, grace: grace, disabled: disabled,
+		jobs: make(chan notifyJob, queueLen), loops: make([]lifecycle.Loop, max(workers, 0))}
 	n.mu.pending = make(map[notifyJob]struct{})
 	n.mu.inflight = make(map[Channel]int)
 	return n
@@ -64,12 +62,8 @@ func (n *notifier) start() {
 		return
 	}
 	n.mu.started = true
-	for range n.workers {
-		n.wg.Add(1)
-		go pprof.Do(context.Background(), pprof.Labels("broker", "client-notify"), func(context.Context) {
-			defer n.wg.Done()
-			n.work()
-		})
+	for i := range n.loops {
+		n.loops[i].Start("client-notify", func(ctx context.Context) { n.work(ctx.Done()) })
 	}
 }
 
@@ -100,10 +94,10 @@ func (n *notifier) send(notes []notification) {
 	}
 }
 
-func (n *notifier) work() {
+func (n *notifier) work(quit <-chan struct{}) {
 	for {
 		select {
-		case <-n.quit:
+		case <-quit:
 			return
 		case j := <-n.jobs:
 			n.mu.Lock()
@@ -135,27 +129,32 @@ func (n *notifier) work() {
 // is closed, which fails the write.
 func (n *notifier) close() {
 	n.mu.Lock()
-	if n.mu.closed {
-		n.mu.Unlock()
-		return
-	}
 	n.mu.closed = true
 	clear(n.mu.pending)
 	n.mu.Unlock()
-	close(n.quit)
-
-	stopped := make(chan struct{})
-	go func() {
-		n.wg.Wait()
-		close(stopped)
-	}()
+	for i := range n.loops {
+		n.loops[i].Cancel()
+	}
+	// Every caller waits for the workers; each one stuck past the grace
+	// period gets its connection closed (again, for a later caller: a no-op).
 	t := time.NewTimer(n.grace)
 	defer t.Stop()
-	select {
-	case <-stopped:
-		return
-	case <-t.C:
+	for i := range n.loops {
+		select {
+		case <-n.loops[i].Done():
+			continue
+		case <-t.C:
+		}
+		n.closeStuck()
+		break
 	}
+	for i := range n.loops {
+		n.loops[i].Close()
+	}
+}
+
+// closeStuck closes the connections a notification is being written to.
+func (n *notifier) closeStuck() {
 	n.mu.Lock()
 	stuck := make([]Channel, 0, len(n.mu.inflight))
 	for ch := range n.mu.inflight {
@@ -166,5 +165,4 @@ func (n *notifier) close() {
 		n.log.Warn("client: closing a connection stuck on a notification", "addr", ch.RemoteAddr())
 		_ = ch.Close()
 	}
-	<-stopped
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/rocketd/rocketd/internal/config"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 func TestNotificationsAreMergedWhileQueued(t *testing.T) {
@@ -25,11 +26,11 @@ func TestNotificationsAreMergedWhileQueued(t *testing.T) {
 	if err := r.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "one notification", func() bool { return len(a.notifications()) == 1 })
+	wait.For(t, 5*time.Second, "one notification", func() bool { return len(a.notifications()) == 1 })
 	// Nothing else comes: the marker below is queued after everything.
 	b := newFakeChan()
 	r.RegisterConsumer(b, info("c2"), consumerData("marker"), true)
-	waitFor(t, "marker", func() bool { return len(b.notifications()) == 1 })
+	wait.For(t, 5*time.Second, "marker", func() bool { return len(b.notifications()) == 1 })
 	if n := len(a.notifications()); n != 1 {
 		t.Fatalf("%d notifications for 11 queued changes, want 1", n)
 	}
@@ -51,7 +52,7 @@ func TestNotificationQueueFullDrops(t *testing.T) {
 	if err := r.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "queued notifications sent", func() bool {
+	wait.For(t, 5*time.Second, "queued notifications sent", func() bool {
 		return len(chans[0].notifications()) == 1 && len(chans[1].notifications()) == 1
 	})
 	_ = r.Close()
@@ -71,7 +72,7 @@ func TestCloseUnsticksABlockedNotification(t *testing.T) {
 	stuck := newFakeChan()
 	stuck.block = true
 	r.RegisterConsumer(stuck, info("c1"), consumerData("cg"), true)
-	waitFor(t, "send started", func() bool { return stuck.sends.Load() == 1 })
+	wait.For(t, 5*time.Second, "send started", func() bool { return stuck.sends.Load() == 1 })
 
 	// The caller is never blocked by the stuck send.
 	other := newFakeChan()

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rocketd/rocketd/internal/config"
+	"github.com/rocketd/rocketd/internal/lifecycle"
 )
 
 // Defaults (Java ProducerManager/ConsumerManager/RebalanceLockManager and
@@ -135,10 +137,8 @@ type Registry struct {
 	locks     *Locks
 	notifier  *notifier
 
-	started atomic.Bool
-	closed  atomic.Bool
-	quit    chan struct{} // closed by Close: the scan loop exits
-	done    chan struct{} // closed by the scan loop on exit
+	closed  atomic.Bool    // set by Close before it stops the scan
+	scanner lifecycle.Loop // the idle scan
 }
 
 // New returns a Registry; call Start to run the idle scan and the notifier.
@@ -152,8 +152,6 @@ func New(cfg Config) (*Registry, error) {
 		log:   cfg.Logger,
 		now:   cfg.Now,
 		locks: NewLocks(cfg.LockMaxLive, cfg.Now),
-		quit:  make(chan struct{}),
-		done:  make(chan struct{}),
 	}
 	r.producers.groups = make(map[string]map[Channel]*channelState)
 	r.producers.byClient = make(map[string]map[Channel]int)
@@ -167,14 +165,15 @@ func (r *Registry) Locks() *Locks { return r.locks }
 
 // Start runs the idle scan (every ScanInterval) and the notifier workers.
 func (r *Registry) Start() error {
-	if r.closed.Load() {
-		return errors.New("client: registry closed")
-	}
-	if r.started.Swap(true) {
+	if !r.scanner.Start("client-scan", r.scanLoop) {
+		if r.closed.Load() {
+			return errors.New("client: registry closed")
+		}
 		return errors.New("client: registry already started")
 	}
+	// The notifier refuses to start once closed: a Close racing with
+	// this Start leaves no worker behind.
 	r.notifier.start()
-	go r.scanLoop()
 	return nil
 }
 
@@ -182,24 +181,18 @@ func (r *Registry) Start() error {
 // are dropped; one being written is given NotifyGrace, then its connection
 // is closed. The tables stay readable. Idempotent.
 func (r *Registry) Close() error {
-	if r.closed.Swap(true) {
-		return nil
-	}
-	close(r.quit)
-	if r.started.Load() {
-		<-r.done
-	}
+	r.closed.Store(true)
+	r.scanner.Close()
 	r.notifier.close()
 	return nil
 }
 
-func (r *Registry) scanLoop() {
-	defer close(r.done)
+func (r *Registry) scanLoop(ctx context.Context) {
 	t := time.NewTicker(r.cfg.ScanInterval)
 	defer t.Stop()
 	for {
 		select {
-		case <-r.quit:
+		case <-ctx.Done():
 			return
 		case <-t.C:
 			r.scan()

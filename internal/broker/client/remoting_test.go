@@ -10,6 +10,7 @@ import (
 
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // notifyRecorder is a remoting client that records the
@@ -91,9 +92,9 @@ func TestNotifyOverRealConnections(t *testing.T) {
 
 	c1, c2 := newNotifyRecorder(t), newNotifyRecorder(t)
 	c1.heartbeat(t, addr, "10.0.0.1@one", "cg")
-	waitFor(t, "c1 notified of its join", func() bool { g, _ := c1.received(); return len(g) == 1 })
+	wait.For(t, 5*time.Second, "c1 notified of its join", func() bool { g, _ := c1.received(); return len(g) == 1 })
 	c2.heartbeat(t, addr, "10.0.0.2@two", "cg")
-	waitFor(t, "both notified of c2's join", func() bool {
+	wait.For(t, 5*time.Second, "both notified of c2's join", func() bool {
 		g1, _ := c1.received()
 		g2, _ := c2.received()
 		return len(g1) == 2 && len(g2) == 1
@@ -108,8 +109,8 @@ func TestNotifyOverRealConnections(t *testing.T) {
 
 	// c2 goes away without UNREGISTER_CLIENT, as the Go client does.
 	c2.CloseConn(addr)
-	waitFor(t, "c2 removed", func() bool { return slices.Equal(r.ConsumerIDs("cg"), []string{"10.0.0.1@one"}) })
-	waitFor(t, "c1 notified of c2's departure", func() bool { g, _ := c1.received(); return len(g) == 3 })
+	wait.For(t, 5*time.Second, "c2 removed", func() bool { return slices.Equal(r.ConsumerIDs("cg"), []string{"10.0.0.1@one"}) })
+	wait.For(t, 5*time.Second, "c1 notified of c2's departure", func() bool { g, _ := c1.received(); return len(g) == 3 })
 	groups, oneway := c1.received()
 	for i := range groups {
 		if groups[i] != "cg" || !oneway[i] {

@@ -1,17 +1,15 @@
 package longpoll
 
 import (
-	"flag"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-)
 
-var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of testdata/*.txt cases")
+	"github.com/rocketd/rocketd/internal/testutil/script"
+)
 
 // TestHoldSpec runs testdata/holder.txt: the holder's rules as a script of
 // directives, each followed by "----" and what it printed. The clock is
@@ -29,42 +27,18 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of testda
 //	close                Close the holder
 //	state                held requests per queue, by name
 func TestHoldSpec(t *testing.T) {
-	const path = "testdata/holder.txt"
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	s := &specRun{t: t}
 	defer s.stop()
-	var out strings.Builder
-	for i, c := range strings.Split(string(data), "\n\n") {
-		c = strings.TrimSpace(c)
-		if c == "" {
-			continue
+	script.Run(t, "testdata/holder.txt", func(_ *testing.T, c script.Case) string {
+		head := c.Directive
+		if c.Input != "" {
+			head += "\n" + c.Input
 		}
-		if i > 0 {
-			out.WriteString("\n\n")
+		if got := strings.TrimSpace(s.run(head)); got != "" {
+			return got
 		}
-		if strings.HasPrefix(c, "#") && !strings.Contains(c, "\n----") {
-			out.WriteString(c)
-			continue
-		}
-		head, want, _ := strings.Cut(c, "\n----")
-		want = strings.TrimSpace(want)
-		got := strings.TrimSpace(s.run(head))
-		if got == "" {
-			got = "(nothing)"
-		}
-		if !*rewrite && got != want {
-			t.Errorf("case %d (%s):\n got:\n%s\nwant:\n%s", i, head, got, want)
-		}
-		out.WriteString(head + "\n----\n" + got)
-	}
-	if *rewrite {
-		if err := os.WriteFile(path, []byte(out.String()+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+		return "(nothing)"
+	})
 }
 
 type specRun struct {

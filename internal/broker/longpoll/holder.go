@@ -5,10 +5,11 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/rocketd/rocketd/internal/lifecycle"
 )
 
 // Conn is what the holder needs of the connection a pull came on:
@@ -127,9 +128,8 @@ type Holder struct {
 	work  sync.Cond // on mu: ready grew, or closed
 	total atomic.Int64
 
-	kick chan struct{} // capacity 1: the earliest deadline changed
-	quit chan struct{}
-	wg   sync.WaitGroup
+	timer   lifecycle.Loop   // deadlines; Kick: the earliest deadline changed
+	workers []lifecycle.Loop // set by Start under mu
 
 	nHeld, nArrived, nExpired, nDropped, nRejected, nPanics atomic.Int64
 }
@@ -140,7 +140,7 @@ func New(cfg Config) (*Holder, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	h := &Holder{cfg: cfg, log: cfg.Logger, base: time.Now(), kick: make(chan struct{}, 1), quit: make(chan struct{})}
+	h := &Holder{cfg: cfg, log: cfg.Logger, base: time.Now()}
 	h.elapsed = func() time.Duration { return time.Since(h.base) }
 	h.mu.queues = make(map[queueKey]*queueHold)
 	h.mu.byConn = make(map[Conn]map[*held]struct{})
@@ -159,16 +159,11 @@ func (h *Holder) Start() error {
 		return errors.New("longpoll: holder already started")
 	}
 	h.mu.running = true
-	h.wg.Add(1 + h.cfg.Workers)
-	go pprof.Do(context.Background(), pprof.Labels("broker", "longpoll-timer"), func(context.Context) {
-		defer h.wg.Done()
-		h.timerLoop()
-	})
-	for range h.cfg.Workers {
-		go pprof.Do(context.Background(), pprof.Labels("broker", "longpoll-worker"), func(context.Context) {
-			defer h.wg.Done()
-			h.worker()
-		})
+	h.timer.Start("longpoll-timer", h.timerLoop)
+	h.workers = make([]lifecycle.Loop, h.cfg.Workers)
+	for i := range h.workers {
+		// Workers stop on closed (they wait on the work condition).
+		h.workers[i].Start("longpoll-worker", func(context.Context) { h.worker() })
 	}
 	return nil
 }
@@ -186,8 +181,8 @@ func (h *Holder) Close() error {
 		return nil
 	}
 	h.mu.closed = true
-	wasRunning := h.mu.running
 	h.mu.running = false
+	workers := h.workers
 	dropped := h.mu.total + len(h.mu.ready) - h.mu.head
 	for _, x := range h.mu.timers {
 		x.qidx, x.q = -1, nil // out of the tables: nobody may unlink it again
@@ -203,9 +198,9 @@ func (h *Holder) Close() error {
 	h.work.Broadcast()
 	h.mu.Unlock()
 	h.nDropped.Add(int64(dropped))
-	close(h.quit)
-	if wasRunning {
-		h.wg.Wait()
+	h.timer.Close()
+	for i := range workers {
+		workers[i].Close()
 	}
 	return nil
 }
@@ -242,10 +237,7 @@ func (h *Holder) Hold(r Request) Status {
 	earliest := x.hidx == 0
 	h.mu.Unlock()
 	if earliest {
-		select {
-		case h.kick <- struct{}{}:
-		default:
-		}
+		h.timer.Kick()
 	}
 
 	// The connection may have closed, and DropConn run, between the look
@@ -450,7 +442,7 @@ func (h *Holder) run(x *held) {
 
 // timerLoop wakes requests whose hold time is over, sleeping until the
 // earliest deadline, and runs the periodic MaxOffset check.
-func (h *Holder) timerLoop() {
+func (h *Holder) timerLoop(ctx context.Context) {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	var recheck <-chan time.Time
@@ -472,9 +464,9 @@ func (h *Holder) timerLoop() {
 			timer.Stop()
 		}
 		select {
-		case <-h.quit:
+		case <-ctx.Done():
 			return
-		case <-h.kick:
+		case <-h.timer.Kicked():
 		case <-timer.C:
 			h.expire()
 		case <-recheck:

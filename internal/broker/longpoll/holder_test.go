@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rocketd/rocketd/internal/config"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 type fakeConn struct {
@@ -90,15 +91,11 @@ func newHolder(t *testing.T, cfg Config) *Holder {
 	return h
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
+// readyLen is how many woken requests wait for a worker.
+func readyLen(h *Holder) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.mu.ready) - h.mu.head
 }
 
 func req(w *wakes, name string, offset int64) Request {
@@ -131,7 +128,11 @@ func TestWakeOnNotify(t *testing.T) {
 		t.Fatalf("Len = %d after the wake", h.Len())
 	}
 	h.Notify("T", 0, 7, 0)
-	time.Sleep(20 * time.Millisecond)
+	// Notify hands what it wakes to the workers before it returns: with
+	// nothing handed over, no Wake can follow.
+	if n := readyLen(h); n != 0 {
+		t.Fatalf("%d requests handed to the workers by a Notify after the wake", n)
+	}
 	if n := w.count("r"); n != 1 {
 		t.Fatalf("Wake ran %d times", n)
 	}
@@ -257,14 +258,14 @@ func TestManyRequestsOnOneQueue(t *testing.T) {
 	if h.Len() != n-250 {
 		t.Fatalf("Len = %d, want %d", h.Len(), n-250)
 	}
-	waitFor(t, "250 wakes", func() bool { return w.total() == 250 })
+	wait.For(t, 5*time.Second, "250 wakes", func() bool { return w.total() == 250 })
 	for i := range n {
 		if want := b2i(i < 250); w.count(strconv.Itoa(i)) != want {
 			t.Fatalf("request %d woken %d times, want %d", i, w.count(strconv.Itoa(i)), want)
 		}
 	}
 	h.Notify("T", 0, n, 0)
-	waitFor(t, "all wakes", func() bool { return w.total() == n })
+	wait.For(t, 5*time.Second, "all wakes", func() bool { return w.total() == n })
 	if h.Len() != 0 {
 		t.Fatalf("Len = %d", h.Len())
 	}
@@ -327,7 +328,7 @@ func TestDropConn(t *testing.T) {
 	// b closes but nobody calls DropConn: the woken request is skipped.
 	b.Close()
 	h.Notify("T", 0, 1, 0)
-	waitFor(t, "the skip to be counted", func() bool { return h.Stats().Dropped == 4 })
+	wait.For(t, 5*time.Second, "the skip to be counted", func() bool { return h.Stats().Dropped == 4 })
 	if n := w.total(); n != 0 {
 		t.Fatalf("%d wakes for requests of closed connections", n)
 	}
@@ -390,11 +391,19 @@ func TestStoppedAndClose(t *testing.T) {
 	if err := h.Close(); err != nil {
 		t.Fatal(err)
 	}
-	n := w.total() // some of the short ones may have woken before Close
-	time.Sleep(150 * time.Millisecond)
-	if w.total() != n {
-		t.Fatal("a request was woken after Close")
+	// Close has waited for the timer and the workers: nothing is left
+	// that could wake a request.
+	for name, done := range map[string]<-chan struct{}{"timer": h.timer.Done(), "worker 0": h.workers[0].Done()} {
+		select {
+		case <-done:
+		default:
+			t.Fatalf("the %s goroutine still runs after Close", name)
+		}
 	}
+	if readyLen(h) != 0 {
+		t.Fatal("requests left for the workers after Close")
+	}
+	n := w.total() // some of the short ones may have woken before Close
 	if h.Len() != 0 {
 		t.Fatalf("Len = %d after Close", h.Len())
 	}
@@ -419,7 +428,7 @@ func TestWakePanicIsContained(t *testing.T) {
 	w.next(t)
 	// The two wake-ups may run in either order: wait for the panic's, then
 	// check that the single worker survived it.
-	waitFor(t, "the wake-up panic counted", func() bool { return h.Stats().WakePanics == 1 })
+	wait.For(t, 5*time.Second, "the wake-up panic counted", func() bool { return h.Stats().WakePanics == 1 })
 	mustHold(t, h, req(w, "later", 1))
 	h.Notify("T", 0, 2, 0)
 	w.next(t)
@@ -473,7 +482,7 @@ func TestConcurrentHoldNotifyDrop(t *testing.T) {
 	}
 	wg.Wait()
 	// Every hold time is under 5 ms: all end soon.
-	waitFor(t, "every request to end", func() bool {
+	wait.For(t, 5*time.Second, "every request to end", func() bool {
 		return h.Len() == 0 && woken.Load()+h.Stats().Dropped == started.Load()
 	})
 	s := h.Stats()

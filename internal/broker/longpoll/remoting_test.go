@@ -9,6 +9,7 @@ import (
 
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // TestOverRealConnections wires a Holder the way the pull processor and
@@ -84,7 +85,7 @@ func TestOverRealConnections(t *testing.T) {
 
 	// Woken by an arrival.
 	resp := pull(0, 15*time.Second)
-	waitFor(t, "the pull to be held", func() bool { return h.Len() == 1 })
+	wait.For(t, 5*time.Second, "the pull to be held", func() bool { return h.Len() == 1 })
 	maxOffset.Store(1)
 	h.Notify("T", 0, 1, 0)
 	if r := recv(resp); r == nil || r.Code != protocol.Success || r.Remark != "woken" {
@@ -102,7 +103,7 @@ func TestOverRealConnections(t *testing.T) {
 
 	// A closed connection takes its held pulls with it.
 	_ = pull(1, 15*time.Second)
-	waitFor(t, "the pull to be held", func() bool { return h.Len() == 1 })
+	wait.For(t, 5*time.Second, "the pull to be held", func() bool { return h.Len() == 1 })
 	cl.CloseConn(addr)
-	waitFor(t, "the pull to be dropped", func() bool { return h.Len() == 0 })
+	wait.For(t, 5*time.Second, "the pull to be dropped", func() bool { return h.Len() == 0 })
 }

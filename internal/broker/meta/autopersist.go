@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"runtime/pprof"
 	"sync"
 	"time"
+
+	"github.com/rocketd/rocketd/internal/lifecycle"
+	"github.com/rocketd/rocketd/internal/lograte"
 )
 
 // autoPersist is the owned goroutine behind StartAutoPersist: it calls
@@ -15,9 +17,9 @@ import (
 // forgotten ticker.
 type autoPersist struct {
 	mu      sync.Mutex
-	quit    chan struct{}
-	done    chan struct{}
 	stopped bool
+	loop    lifecycle.Loop
+	errLog  lograte.Limiter // a full disk fails every tick
 }
 
 // errAutoPersistRunning is returned by start when a loop already runs.
@@ -35,26 +37,25 @@ func (a *autoPersist) start(name string, interval time.Duration, persist func() 
 	if a.stopped {
 		return errClosed
 	}
-	if a.quit != nil {
-		return errAutoPersistRunning
-	}
-	a.quit, a.done = make(chan struct{}), make(chan struct{})
-	quit, done := a.quit, a.done
-	go pprof.Do(context.Background(), pprof.Labels("rocketd", "meta-persist-"+name), func(context.Context) {
-		defer close(done)
+	started := a.loop.Start("meta-persist-"+name, func(ctx context.Context) {
 		tick := time.NewTicker(interval)
 		defer tick.Stop()
 		for {
 			select {
-			case <-quit:
+			case <-ctx.Done():
 				return
 			case <-tick.C:
 				if err := persist(); err != nil {
-					log.Error("meta: periodic persist", "file", name, "err", err)
+					a.errLog.Log(log, slog.LevelError, "meta: periodic persist", "file", name, "err", err)
+				} else {
+					a.errLog.Reset()
 				}
 			}
 		}
 	})
+	if !started {
+		return errAutoPersistRunning
+	}
 	return nil
 }
 
@@ -64,12 +65,7 @@ func (a *autoPersist) stop() bool {
 	a.mu.Lock()
 	first := !a.stopped
 	a.stopped = true
-	quit, done := a.quit, a.done
-	a.quit = nil
 	a.mu.Unlock()
-	if quit != nil {
-		close(quit)
-		<-done
-	}
+	a.loop.Close()
 	return first
 }

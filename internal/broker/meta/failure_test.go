@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
 
@@ -188,13 +189,7 @@ func TestPersistGroupCommit(t *testing.T) {
 	}
 	// Wait until every creation asked for a persist: one write is held at
 	// its first sync, the other seven wait behind it.
-	deadline := time.Now().Add(10 * time.Second)
-	for tp.file.requested.Load() < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("only %d persists requested", tp.file.requested.Load())
-		}
-		time.Sleep(time.Millisecond)
-	}
+	wait.For(t, 10*time.Second, fmt.Sprintf("%d persists requested", n), func() bool { return tp.file.requested.Load() >= n })
 	close(gate.release)
 	wg.Wait()
 	// The held write covers the changes made before its snapshot (at least

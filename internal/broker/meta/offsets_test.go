@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
 
@@ -185,17 +186,10 @@ func TestOffsetsAutoPersist(t *testing.T) {
 	}
 	o.Commit("g", "T", 0, 42)
 	path := filepath.Join(testDir, ConsumerOffsetFile)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	wait.For(t, 10*time.Second, "offset 42 persisted", func() bool {
 		data, err := vfs.ReadFile(fs, path)
-		if err == nil && strings.Contains(string(data), "{0:42") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("offset not persisted in time: %q %v", data, err)
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return err == nil && strings.Contains(string(data), "{0:42")
+	})
 	o.Commit("g", "T", 0, 43)
 	if err := o.Close(); err != nil { // final persist
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 func heartbeatBody(clientID, group, topic string) []byte {
@@ -89,16 +90,10 @@ func TestHeartbeatMembership(t *testing.T) {
 	}
 	// The Go client never unregisters: closing its connection must do.
 	must(t, c2.Close())
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if _, ids := consumerIDs(t, e, e.rc, "cg"); len(ids) == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("closed connection still in the group")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	wait.For(t, 5*time.Second, "the closed connection to leave the group", func() bool {
+		_, ids := consumerIDs(t, e, e.rc, "cg")
+		return len(ids) == 1
+	})
 	// Admin views of the same tables.
 	r = e.call(protocol.GetProducerConnectionList, protocol.Ext(&protocol.GetProducerConnectionListRequestHeader{ProducerGroup: "pg"}), nil)
 	var pc protocol.ProducerConnection

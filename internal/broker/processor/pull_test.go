@@ -9,6 +9,7 @@ import (
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // bodies decodes the records of a pull body.
@@ -137,13 +138,7 @@ func TestLongPollWokenByArrival(t *testing.T) {
 		})
 	must(t, err)
 	// Wait until the pull is held, then send.
-	deadline := time.Now().Add(5 * time.Second)
-	for e.holder.Len() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("pull not held")
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	wait.For(t, 5*time.Second, "the pull to be held", func() bool { return e.holder.Len() > 0 })
 	e.send(sendHeader("T", 0, ""), "wake")
 	select {
 	case r := <-done:

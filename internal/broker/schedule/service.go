@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/rocketd/rocketd/internal/broker/meta"
+	"github.com/rocketd/rocketd/internal/lifecycle"
+	"github.com/rocketd/rocketd/internal/lograte"
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/store"
 )
@@ -53,10 +55,12 @@ type Config struct {
 // Service runs one delivery loop per delay level. Start it once, Close it
 // before the store.
 type Service struct {
-	cfg  Config
-	log  *slog.Logger
-	quit chan struct{}
-	wg   sync.WaitGroup
+	cfg   Config
+	log   *slog.Logger
+	loops []lifecycle.Loop // one per level
+	// A failing delivery is retried every retryWait while its cause lasts
+	// (a full disk): one line per interval and level.
+	deliverLog []lograte.Limiter
 
 	startOnce, closeOnce sync.Once
 	closeErr             error
@@ -85,7 +89,8 @@ func New(cfg Config) (*Service, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{cfg: cfg, log: log, quit: make(chan struct{})}, nil
+	return &Service{cfg: cfg, log: log, loops: make([]lifecycle.Loop, len(cfg.Levels)),
+		deliverLog: make([]lograte.Limiter, len(cfg.Levels))}, nil
 }
 
 // Start starts the delivery loops and the offset auto-persist.
@@ -96,9 +101,9 @@ func (s *Service) Start() error {
 			err = fmt.Errorf("schedule: %w", err)
 			return
 		}
-		for i := range s.cfg.Levels {
-			s.wg.Add(1)
-			go s.run(int32(i + 1))
+		for i := range s.loops {
+			level := int32(i + 1)
+			s.loops[i].Start(fmt.Sprintf("schedule-level-%d", level), func(ctx context.Context) { s.run(ctx, level) })
 		}
 	})
 	return err
@@ -108,19 +113,20 @@ func (s *Service) Start() error {
 // Idempotent.
 func (s *Service) Close() error {
 	s.closeOnce.Do(func() {
-		close(s.quit)
-		s.wg.Wait()
+		for i := range s.loops {
+			s.loops[i].Close()
+		}
 		s.closeErr = s.cfg.Offsets.Close()
 	})
 	return s.closeErr
 }
 
 // sleep waits d or until Close; false when closing.
-func (s *Service) sleep(d time.Duration) bool {
+func (s *Service) sleep(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
-	case <-s.quit:
+	case <-ctx.Done():
 		return false
 	case <-t.C:
 		return true
@@ -128,13 +134,12 @@ func (s *Service) sleep(d time.Duration) bool {
 }
 
 // run is the delivery loop of one level.
-func (s *Service) run(level int32) {
-	defer s.wg.Done()
+func (s *Service) run(ctx context.Context, level int32) {
 	delay := s.cfg.Levels[level-1]
 	offset, _ := s.cfg.Offsets.Get(level)
 	for {
 		select {
-		case <-s.quit:
+		case <-ctx.Done():
 			return
 		default:
 		}
@@ -143,7 +148,7 @@ func (s *Service) run(level int32) {
 			offset = next
 			s.cfg.Offsets.Set(level, offset)
 		}
-		if wait > 0 && !s.sleep(wait) {
+		if wait > 0 && !s.sleep(ctx, wait) {
 			return
 		}
 	}
@@ -188,7 +193,7 @@ func (s *Service) deliverDue(level int32, delay time.Duration, offset int64) (in
 			return offset, time.Duration(due-now) * time.Millisecond
 		}
 		if err := s.deliver(m.Bytes); err != nil {
-			s.log.Warn("schedule: delivery failed, retrying", "level", level, "queueOffset", m.QueueOffset, "err", err)
+			s.deliverLog[level-1].Log(s.log, slog.LevelWarn, "schedule: delivery failed, retrying", "level", level, "queueOffset", m.QueueOffset, "err", err)
 			return offset, retryWait
 		}
 		offset = m.QueueOffset + 1

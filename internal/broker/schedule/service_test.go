@@ -3,6 +3,7 @@ package schedule
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/netip"
 	"path/filepath"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"github.com/rocketd/rocketd/internal/broker/meta"
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/store"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
 
@@ -28,6 +30,19 @@ func openStore(t *testing.T, dir string) *store.Store {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// waitConsumed waits until every level's offset has reached the end of its
+// queue: everything the service will ever deliver from them is delivered.
+func waitConsumed(t *testing.T, svc *Service, st *store.Store) {
+	t.Helper()
+	for i := range svc.cfg.Levels {
+		level := int32(i + 1)
+		wait.For(t, 5*time.Second, fmt.Sprintf("level %d consumed", level), func() bool {
+			off, _ := svc.cfg.Offsets.Get(level)
+			return off >= st.MaxOffset(message.ScheduleTopic, level-1)
+		})
+	}
 }
 
 func newService(t *testing.T, st *store.Store, dir string) *Service {
@@ -77,17 +92,6 @@ func delivered(t *testing.T, st *store.Store, topic string) []message.Record {
 	return out
 }
 
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func TestDeliversOnTimeWithPropertiesKept(t *testing.T) {
 	dir := t.TempDir()
 	st := openStore(t, dir)
@@ -103,7 +107,7 @@ func TestDeliversOnTimeWithPropertiesKept(t *testing.T) {
 		body := "m" + strconv.Itoa(i)
 		stored[body] = putDelayed(t, st, "T", level, body)
 	}
-	waitFor(t, 5*time.Second, "4 deliveries", func() bool { return len(delivered(t, st, "T")) == 4 })
+	wait.For(t, 5*time.Second, "4 deliveries", func() bool { return len(delivered(t, st, "T")) == 4 })
 	want := map[string]time.Duration{"m0": testLevels[0], "m1": testLevels[1], "m2": testLevels[2], "m3": testLevels[2]}
 	for _, r := range delivered(t, st, "T") {
 		body := string(r.Body)
@@ -152,7 +156,7 @@ func TestRestartLosesNothingAndDuplicatesNothing(t *testing.T) {
 	for i := range 3 {
 		putDelayed(t, st, "R", 1, "early"+strconv.Itoa(i))
 	}
-	waitFor(t, 5*time.Second, "early deliveries", func() bool { return len(delivered(t, st, "R")) == 3 })
+	wait.For(t, 5*time.Second, "early deliveries", func() bool { return len(delivered(t, st, "R")) == 3 })
 	for i := range 9 {
 		putDelayed(t, st, "R", 1+i%3, "late"+strconv.Itoa(i))
 	}
@@ -167,8 +171,10 @@ func TestRestartLosesNothingAndDuplicatesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer svc.Close()
-	waitFor(t, 5*time.Second, "12 deliveries", func() bool { return len(delivered(t, st, "R")) >= 12 })
-	time.Sleep(200 * time.Millisecond) // a duplicate would show now
+	wait.For(t, 5*time.Second, "12 deliveries", func() bool { return len(delivered(t, st, "R")) >= 12 })
+	// A duplicate comes from re-reading a level below its saved offset:
+	// once every level has passed its queue's end, there is none to come.
+	waitConsumed(t, svc, st)
 	seen := map[string]int{}
 	for _, r := range delivered(t, st, "R") {
 		seen[string(r.Body)]++
@@ -212,17 +218,17 @@ func TestOffsetBeyondQueueGoesOnFromTheEnd(t *testing.T) {
 	defer st.Close()
 	putDelayed(t, st, "B", 1, "old0")
 	putDelayed(t, st, "B", 1, "old1")
-	waitFor(t, 5*time.Second, "dispatch", func() bool { return st.MaxOffset(message.ScheduleTopic, 0) == 2 })
+	wait.For(t, 5*time.Second, "dispatch", func() bool { return st.MaxOffset(message.ScheduleTopic, 0) == 2 })
 	svc := newService(t, st, dir)
 	svc.cfg.Offsets.Set(1, 100)
 	if err := svc.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer svc.Close()
-	waitFor(t, 5*time.Second, "offset corrected", func() bool { off, _ := svc.cfg.Offsets.Get(1); return off == 2 })
+	wait.For(t, 5*time.Second, "offset corrected", func() bool { off, _ := svc.cfg.Offsets.Get(1); return off == 2 })
 	putDelayed(t, st, "B", 1, "new")
-	waitFor(t, 5*time.Second, "new delivered", func() bool { return len(delivered(t, st, "B")) == 1 })
-	time.Sleep(200 * time.Millisecond)
+	wait.For(t, 5*time.Second, "new delivered", func() bool { return len(delivered(t, st, "B")) == 1 })
+	waitConsumed(t, svc, st) // nothing left that could still be delivered
 	got := delivered(t, st, "B")
 	if len(got) != 1 || string(got[0].Body) != "new" {
 		t.Fatalf("delivered %d messages, first %q", len(got), got[0].Body)

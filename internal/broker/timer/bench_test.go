@@ -15,6 +15,7 @@ import (
 
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/store"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
 
@@ -96,9 +97,7 @@ func runTimerHour(b *testing.B, pending int) {
 	}
 	putDur := time.Since(start)
 	total := int64(pending + pending/(pending/benchSample+1) + 1)
-	for svc.Stats().Enqueued < total {
-		time.Sleep(time.Millisecond)
-	}
+	wait.For(b, time.Minute, "every timer message enqueued", func() bool { return svc.Stats().Enqueued >= total })
 	enqDur := time.Since(start)
 	b.StopTimer()
 

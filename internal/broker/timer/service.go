@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rocketd/rocketd/internal/lifecycle"
+	"github.com/rocketd/rocketd/internal/lograte"
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/store"
 	"github.com/rocketd/rocketd/internal/store/commitlog"
@@ -84,9 +86,7 @@ type Service struct {
 	cfg  Config
 	log  *slog.Logger
 	b    *buckets
-	quit chan struct{}
-	done chan struct{}
-	wake chan struct{} // Notify: a message was held
+	loop lifecycle.Loop // the goroutine; Notify kicks it (a message was held)
 
 	// goroutine state
 	prog       progress // in memory, ahead of the saved one
@@ -107,10 +107,12 @@ type Service struct {
 	checkpoint atomic.Pointer[Checkpoint]
 	metrics    metrics // pending messages per real topic
 	inMemory   atomic.Int64
-	startOnce  sync.Once
 	closeOnce  sync.Once
 	closeErr   error
-	started    bool
+
+	// The goroutine's failures repeat every round while their cause
+	// lasts (a full disk, a store closing): one line per interval each.
+	enqueueLog, loadLog, deliverLog, saveLog lograte.Limiter
 }
 
 // New opens the timer directory and its checkpoint. The service is stopped
@@ -155,8 +157,7 @@ func New(cfg Config) (*Service, error) {
 			p.watermarkMs = b.order[0] // lost checkpoint: replay every bucket
 		}
 	}
-	s := &Service{cfg: cfg, log: log, b: b, quit: make(chan struct{}), done: make(chan struct{}),
-		wake: make(chan struct{}, 1), prog: p, saved: p}
+	s := &Service{cfg: cfg, log: log, b: b, prog: p, saved: p}
 	s.loadedUpTo = b.start(p.watermarkMs)
 	s.pubOffset.Store(p.enqueueOffset)
 	s.pubWatermark.Store(p.watermarkMs)
@@ -194,10 +195,7 @@ func (s *Service) Checkpoint() Checkpoint { return *s.checkpoint.Load() }
 // listener calls it): a message due within the poll interval is then read
 // and delivered at once. Never blocks.
 func (s *Service) Notify() {
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
+	s.loop.Kick()
 }
 
 // Stats returns the counters.
@@ -211,41 +209,34 @@ func (s *Service) Stats() Stats {
 // saved offset first (before any bucket is loaded, so a re-read entry only
 // lands in its bucket file, where loading drops the duplicate).
 func (s *Service) Start() error {
-	s.startOnce.Do(func() {
-		s.started = true
-		go s.run()
-	})
+	s.loop.Start("timer", s.run)
 	return nil
 }
 
 // Close stops the goroutine and saves the progress. Idempotent.
 func (s *Service) Close() error {
 	s.closeOnce.Do(func() {
-		close(s.quit)
-		if s.started {
-			<-s.done
-		}
+		s.loop.Close()
 		s.closeErr = s.save()
 		s.b.closeFiles()
 	})
 	return s.closeErr
 }
 
-func (s *Service) run() {
-	defer close(s.done)
+func (s *Service) run(ctx context.Context) {
 	// Catch up first: entries re-read after a crash must reach their
 	// bucket files before any bucket is loaded (see Start).
 	for {
 		n, err := s.enqueue()
 		if err != nil {
-			s.log.Warn("timer: enqueue failed", "err", err)
+			s.enqueueLog.Log(s.log, slog.LevelWarn, "timer: enqueue failed", "err", err)
 			break
 		}
 		if n < enqueueBatch {
 			break
 		}
 		select {
-		case <-s.quit:
+		case <-ctx.Done():
 			return
 		default:
 		}
@@ -255,7 +246,7 @@ func (s *Service) run() {
 		// messages are still delivered between rounds.
 		n, err := s.enqueue()
 		if err != nil {
-			s.log.Warn("timer: enqueue failed", "err", err)
+			s.enqueueLog.Log(s.log, slog.LevelWarn, "timer: enqueue failed", "err", err)
 		}
 		wait := s.step()
 		s.pubOffset.Store(s.prog.enqueueOffset)
@@ -264,17 +255,17 @@ func (s *Service) run() {
 			wait = 0 // more to read
 		}
 		select {
-		case <-s.quit:
+		case <-ctx.Done():
 			return
 		default:
 		}
 		if wait > 0 {
 			t := time.NewTimer(wait)
 			select {
-			case <-s.quit:
+			case <-ctx.Done():
 				t.Stop()
 				return
-			case <-s.wake:
+			case <-s.loop.Kicked():
 				t.Stop()
 			case <-t.C:
 			}
@@ -288,7 +279,7 @@ func (s *Service) step() time.Duration {
 	now := s.cfg.Now()
 	nowMs := now.UnixMilli()
 	if err := s.loadUpTo(nowMs + loadAhead.Milliseconds()); err != nil {
-		s.log.Error("timer: load bucket failed", "err", err)
+		s.loadLog.Log(s.log, slog.LevelError, "timer: load bucket failed", "err", err)
 		return retryWait
 	}
 	wait := poll
@@ -306,7 +297,7 @@ func (s *Service) step() time.Duration {
 			break
 		}
 		if err := s.deliver(e); err != nil {
-			s.log.Warn("timer: delivery failed, retrying", "phyOffset", e.phyOffset, "err", err)
+			s.deliverLog.Log(s.log, slog.LevelWarn, "timer: delivery failed, retrying", "phyOffset", e.phyOffset, "err", err)
 			s.prog.watermarkMs = max(s.prog.watermarkMs, e.deliverMs)
 			s.inMemory.Store(int64(len(s.heap)))
 			return retryWait
@@ -323,7 +314,7 @@ func (s *Service) step() time.Duration {
 	}
 	if now.Sub(s.lastSave) >= s.cfg.CheckpointInterval {
 		if err := s.save(); err != nil {
-			s.log.Error("timer: save progress failed", "err", err)
+			s.saveLog.Log(s.log, slog.LevelError, "timer: save progress failed", "err", err)
 		}
 		s.lastSave = now
 	}

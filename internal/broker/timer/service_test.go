@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"net/netip"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/store"
 	"github.com/rocketd/rocketd/internal/store/commitlog"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
 
@@ -83,17 +85,6 @@ func delivered(t testing.TB, st *store.Store, topic string) []message.Record {
 	}
 }
 
-func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func TestDeliversOnTime(t *testing.T) {
 	dir := t.TempDir()
 	st := openStore(t, dir)
@@ -110,7 +101,7 @@ func TestDeliversOnTime(t *testing.T) {
 		due[body] = now.Add(d * time.Millisecond).UnixMilli()
 		putHeld(t, st, "T", due[body], body, now)
 	}
-	waitFor(t, 6*time.Second, "6 deliveries", func() bool { return len(delivered(t, st, "T")) == 6 })
+	wait.For(t, 6*time.Second, "6 deliveries", func() bool { return len(delivered(t, st, "T")) == 6 })
 	var last int64
 	for _, r := range delivered(t, st, "T") {
 		body := string(r.Body)
@@ -155,10 +146,9 @@ func TestCrashAndCleanRestart(t *testing.T) {
 			for i := range n {
 				putHeld(t, st, "T", now.Add(time.Duration(200+i*40)*time.Millisecond).UnixMilli(), "m"+strconv.Itoa(i), now)
 			}
-			waitFor(t, 5*time.Second, "some deliveries", func() bool { return len(delivered(t, st, "T")) >= 5 })
+			wait.For(t, 5*time.Second, "some deliveries", func() bool { return len(delivered(t, st, "T")) >= 5 })
 			if crash {
-				close(svc.quit) // the goroutine stops; no final save
-				<-svc.done
+				svc.loop.Close() // the goroutine stops; no final save
 			} else if err := svc.Close(); err != nil {
 				t.Fatal(err)
 			}
@@ -172,7 +162,7 @@ func TestCrashAndCleanRestart(t *testing.T) {
 			}
 			defer svc2.Close()
 			seen := map[string]int{}
-			waitFor(t, 5*time.Second, "all deliveries", func() bool {
+			wait.For(t, 5*time.Second, "all deliveries", func() bool {
 				clear(seen)
 				for _, r := range delivered(t, st, "T") {
 					seen[string(r.Body)]++
@@ -201,6 +191,42 @@ type fakeClock struct{ ms atomic.Int64 }
 func (c *fakeClock) now() time.Time      { return time.UnixMilli(c.ms.Load()) }
 func (c *fakeClock) add(d time.Duration) { c.ms.Add(d.Milliseconds()) }
 
+// The tests below drive the service's loop on the test goroutine instead
+// of starting it: with a fake clock every round is one call, so "nothing
+// happened" is checked after the round that would have done it, not after
+// a sleep.
+
+// catchUp is the loop's start: read the timer queue into buckets.
+func catchUp(t *testing.T, s *Service) {
+	t.Helper()
+	for {
+		n, err := s.enqueue()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n < enqueueBatch {
+			return
+		}
+	}
+}
+
+// round is one round of the loop: read new held messages, then deliver
+// what is due at the clock's time.
+func round(t *testing.T, s *Service) {
+	t.Helper()
+	if _, err := s.enqueue(); err != nil {
+		t.Fatal(err)
+	}
+	s.step()
+}
+
+// waitHeld waits until the store has dispatched n held messages to the
+// timer queue, so that the next enqueue sees them.
+func waitHeld(t *testing.T, st *store.Store, n int64) {
+	t.Helper()
+	wait.For(t, 5*time.Second, fmt.Sprintf("%d held messages dispatched", n), func() bool { return st.MaxOffset(Topic, 0) >= n })
+}
+
 func TestYearDelay(t *testing.T) {
 	dir := t.TempDir()
 	st := openStore(t, dir)
@@ -210,34 +236,38 @@ func TestYearDelay(t *testing.T) {
 	// Far messages are copied into their bucket: the CommitLog copy is not
 	// read (it may be gone by then).
 	svc := newService(t, noCommitLogReads{st}, dir, clock.now)
-	if err := svc.Start(); err != nil {
-		t.Fatal(err)
-	}
 	defer svc.Close()
 	start := clock.now()
 	year := 365 * 24 * time.Hour
 	putHeld(t, st, "Y", start.Add(year).UnixMilli(), "year", start)
 	putHeld(t, st, "Y", start.Add(year/2).UnixMilli(), "half", start)
-	waitFor(t, 5*time.Second, "enqueued", func() bool { return svc.Stats().Enqueued == 2 })
-	if n := svc.Stats().InMemory; n != 0 {
-		t.Fatalf("%d far entries held in memory", n)
+	waitHeld(t, st, 2)
+	catchUp(t, svc)
+	round(t, svc)
+	if s := svc.Stats(); s.Enqueued != 2 || s.InMemory != 0 {
+		t.Fatalf("stats %+v: want both enqueued, no far entry held in memory", s)
 	}
 	clock.add(year/2 - time.Second)
-	time.Sleep(300 * time.Millisecond)
-	if n := len(delivered(t, st, "Y")); n != 0 {
-		t.Fatalf("%d delivered early", n)
+	round(t, svc)
+	if n := svc.Stats().Delivered; n != 0 {
+		t.Fatalf("%d delivered a second early", n)
 	}
 	clock.add(time.Second)
-	waitFor(t, 5*time.Second, "half-year delivery", func() bool { return len(delivered(t, st, "Y")) == 1 })
+	round(t, svc)
+	if n := svc.Stats().Delivered; n != 1 {
+		t.Fatalf("%d delivered at the half year, want 1", n)
+	}
+	wait.For(t, 5*time.Second, "half-year delivery dispatched", func() bool { return len(delivered(t, st, "Y")) == 1 })
 	clock.add(year / 2)
-	waitFor(t, 5*time.Second, "year delivery", func() bool { return len(delivered(t, st, "Y")) == 2 })
-	// Delivered buckets are deleted once the watermark passed them.
+	round(t, svc)
+	wait.For(t, 5*time.Second, "year delivery dispatched", func() bool { return len(delivered(t, st, "Y")) == 2 })
+	// Delivered buckets are deleted once the watermark passed them (at
+	// the next checkpoint).
 	clock.add(2 * time.Second)
-	waitFor(t, 5*time.Second, "bucket files removed", func() bool {
-		names, _ := vfs.Default.List(filepath.Join(dir, "timerbuckets"))
-		names = slices.DeleteFunc(names, func(n string) bool { return n == metricsName })
-		return slices.Equal(names, []string{checkpointName})
-	})
+	round(t, svc)
+	if names := timerFiles(t, dir); !slices.Equal(names, []string{checkpointName}) {
+		t.Fatalf("timer directory %v after the deliveries, want only the checkpoint", names)
+	}
 }
 
 // noCommitLogReads is a store whose CommitLog reads fail.
@@ -265,41 +295,32 @@ func TestOutageBacklog(t *testing.T) {
 	for i := range n { // 20 one-second buckets, 30 messages each
 		putHeld(t, st, "O", start.Add(time.Minute+time.Duration(i)*(20*time.Second/n)).UnixMilli(), strconv.Itoa(i), start)
 	}
-	waitFor(t, 5*time.Second, "enqueued", func() bool { return svc.Stats().Enqueued == n })
+	wait.For(t, 5*time.Second, "enqueued", func() bool { return svc.Stats().Enqueued == n })
 	if err := svc.Close(); err != nil {
 		t.Fatal(err)
 	}
 	clock.add(2 * time.Minute) // down while all came due
 	svc = newService(t, st, dir, clock.now)
-	var maxHeap atomic.Int64
-	stop := make(chan struct{})
-	sampled := make(chan struct{})
-	go func() {
-		defer close(sampled)
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			maxHeap.Store(max(maxHeap.Load(), svc.Stats().InMemory))
-			time.Sleep(100 * time.Microsecond)
-		}
-	}()
-	if err := svc.Start(); err != nil {
-		t.Fatal(err)
-	}
 	defer svc.Close()
-	waitFor(t, 10*time.Second, "backlog delivered", func() bool { return len(delivered(t, st, "O")) == n })
-	close(stop)
-	<-sampled
+	// Round by round, the in-memory heap is measured after each one
+	// (not sampled by a racing goroutine, which could miss a peak).
+	catchUp(t, svc)
+	var maxHeap int64
+	for rounds := 0; svc.Stats().Delivered < n; rounds++ {
+		if rounds == 10*n {
+			t.Fatalf("%d of %d delivered after %d rounds", svc.Stats().Delivered, n, rounds)
+		}
+		round(t, svc)
+		maxHeap = max(maxHeap, svc.Stats().InMemory)
+	}
+	wait.For(t, 10*time.Second, "backlog dispatched", func() bool { return len(delivered(t, st, "O")) == n })
 	got := delivered(t, st, "O")
 	for i, r := range got {
 		if string(r.Body) != strconv.Itoa(i) {
 			t.Fatalf("delivery %d is %q: out of time order", i, r.Body)
 		}
 	}
-	if m := maxHeap.Load(); m > 2*30 {
+	if m := maxHeap; m > 2*30 {
 		t.Errorf("up to %d entries in memory: the backlog was not loaded a bucket at a time", m)
 	}
 }
@@ -312,8 +333,8 @@ func TestNotifyNeverBlocks(t *testing.T) {
 	for range 3 {
 		svc.Notify() // not started: the wake-up is kept, the others dropped
 	}
-	if len(svc.wake) != 1 {
-		t.Fatalf("%d wake-ups pending", len(svc.wake))
+	if n := len(svc.loop.Kicked()); n != 1 {
+		t.Fatalf("%d wake-ups pending", n)
 	}
 	if err := svc.Close(); err != nil {
 		t.Fatal(err)
@@ -354,55 +375,54 @@ func TestCheckpointCodec(t *testing.T) {
 }
 
 // TestIdleDoesNotRewriteCheckpoint: with nothing pending the checkpoint
-// file is left alone (no fsync churn on an idle broker).
+// file is left alone (no fsync churn on an idle broker). The rounds are
+// driven with a fake clock and the checkpoint writes counted.
 func TestIdleDoesNotRewriteCheckpoint(t *testing.T) {
 	dir := t.TempDir()
 	st := openStore(t, dir)
 	defer st.Close()
-	svc := newService(t, st, dir, nil)
-	if err := svc.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer svc.Close()
-	now := time.Now()
-	putHeld(t, st, "T", now.Add(100*time.Millisecond).UnixMilli(), "m", now)
-	waitFor(t, 5*time.Second, "delivery", func() bool { return len(delivered(t, st, "T")) == 1 })
-	ckpt := filepath.Join(dir, "timerbuckets", checkpointName)
-	// Settled means the delivered message's bucket has been deleted: that
-	// needs one more checkpoint once the watermark passes the bucket's end
-	// (up to a BucketWidth after the delivery), a write that is not churn.
-	waitFor(t, 5*time.Second, "delivered bucket deleted", func() bool {
-		entries, err := os.ReadDir(filepath.Join(dir, "timerbuckets"))
-		if err != nil {
-			return false
+	clock := &fakeClock{}
+	clock.ms.Store(time.Now().UnixMilli())
+	var saves atomic.Int64
+	fs := vfs.NewErrorFS(vfs.Default, vfs.InjectorFunc(func(op vfs.Op) error {
+		if op.Kind == vfs.OpRename && filepath.Base(op.Path) == checkpointName+".tmp" {
+			saves.Add(1)
 		}
-		for _, e := range entries {
-			if e.Name() != checkpointName && e.Name() != metricsName {
-				return false
-			}
-		}
-		return true
-	})
-	var first os.FileInfo
-	waitFor(t, 5*time.Second, "checkpoint after the delivery", func() bool {
-		fi, err := os.Stat(ckpt)
-		if err != nil {
-			return false
-		}
-		if first != nil && fi.ModTime().Equal(first.ModTime()) {
-			return true // stable across two polls
-		}
-		first = fi
-		time.Sleep(200 * time.Millisecond)
-		return false
-	})
-	time.Sleep(300 * time.Millisecond) // six checkpoint intervals
-	fi, err := os.Stat(ckpt)
+		return nil
+	}))
+	svc, err := New(Config{Store: st, FS: fs, Dir: filepath.Join(dir, "timerbuckets"), BucketWidth: time.Second,
+		CheckpointInterval: 50 * time.Millisecond, Now: clock.now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !fi.ModTime().Equal(first.ModTime()) {
-		t.Fatal("idle timer rewrote its checkpoint")
+	defer svc.Close()
+	now := clock.now()
+	putHeld(t, st, "T", now.Add(100*time.Millisecond).UnixMilli(), "m", now)
+	waitHeld(t, st, 1)
+	catchUp(t, svc)
+	clock.add(200 * time.Millisecond)
+	round(t, svc)
+	if n := svc.Stats().Delivered; n != 1 {
+		t.Fatalf("%d delivered, want 1", n)
+	}
+	// Settled means the delivered message's bucket has been deleted: that
+	// needs one more checkpoint once the watermark passes the bucket's end
+	// (up to a BucketWidth after the delivery), a write that is not churn.
+	clock.add(2 * time.Second)
+	round(t, svc)
+	if names := timerFiles(t, dir); !slices.Equal(names, []string{checkpointName}) {
+		t.Fatalf("timer directory %v once settled, want only the checkpoint", names)
+	}
+	settled := saves.Load()
+	if settled == 0 {
+		t.Fatal("no checkpoint written for the delivery: the count below proves nothing")
+	}
+	for range 6 { // six checkpoint intervals, idle
+		clock.add(50 * time.Millisecond)
+		round(t, svc)
+	}
+	if n := saves.Load() - settled; n != 0 {
+		t.Fatalf("idle timer rewrote its checkpoint %d times in six intervals", n)
 	}
 }
 
@@ -426,7 +446,7 @@ func TestCheckpointReported(t *testing.T) {
 	due := now.Add(200 * time.Millisecond).UnixMilli()
 	putHeld(t, st, "T", due, "a", now)
 	putHeld(t, st, "T", due, "b", now)
-	waitFor(t, 5*time.Second, "a saved checkpoint past both messages", func() bool {
+	wait.For(t, 5*time.Second, "a saved checkpoint past both messages", func() bool {
 		c := svc.Checkpoint()
 		return c.EnqueueOffset == 2 && c.WatermarkMs > due && c.Saves > 0
 	})
@@ -446,7 +466,7 @@ func TestMetricsCountPending(t *testing.T) {
 	putHeld(t, st, "Soon", now.Add(200*time.Millisecond).UnixMilli(), "s", now)
 	putHeld(t, st, "Later", now.Add(time.Hour).UnixMilli(), "l1", now)
 	putHeld(t, st, "Later", now.Add(2*time.Hour).UnixMilli(), "l2", now)
-	waitFor(t, 5*time.Second, "Soon delivered and Later counted", func() bool {
+	wait.For(t, 5*time.Second, "Soon delivered and Later counted", func() bool {
 		m := svc.Metrics()
 		return m["Later"].Count == 2 && m["Soon"].Count == 0 && svc.Stats().Delivered == 1 && m["Soon"].TimeStamp > 0
 	})
@@ -476,4 +496,15 @@ func TestCorruptMetricsFileIsNotFatal(t *testing.T) {
 	if m := svc.Metrics(); len(m) != 0 {
 		t.Fatalf("counts from a corrupt file: %v", m)
 	}
+}
+
+// timerFiles lists the timer directory without the pending-count file
+// (GET_TIMER_METRICS), which lives beside the checkpoint.
+func timerFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	names, err := vfs.Default.List(filepath.Join(dir, "timerbuckets"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return slices.DeleteFunc(names, func(n string) bool { return n == metricsName })
 }

@@ -2,6 +2,7 @@ package txn
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"sync"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
 	"github.com/rocketd/rocketd/internal/store"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 var storeHost = netip.MustParseAddrPort("127.0.0.1:10911")
@@ -133,13 +135,8 @@ func (e *env) end(commitLogOffset, queueOffset int64, how int32) (int32, string)
 // waitQueue waits until topic's queue q has n dispatched messages.
 func (e *env) waitQueue(topic string, q int32, n int64) {
 	e.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for e.store.MaxOffset(topic, q) < n {
-		if time.Now().After(deadline) {
-			e.t.Fatalf("%s/%d has %d messages, want %d", topic, q, e.store.MaxOffset(topic, q), n)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	wait.For(e.t, 5*time.Second, fmt.Sprintf("%d messages in %s/%d", n, topic, q),
+		func() bool { return e.store.MaxOffset(topic, q) >= n })
 }
 
 // messages returns the records of topic's queue q.
@@ -174,13 +171,8 @@ func (e *env) round() {
 
 func (e *env) waitDispatched() {
 	e.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for e.store.DispatchedOffset() < e.store.CommitLogMaxOffset() {
-		if time.Now().After(deadline) {
-			e.t.Fatal("dispatch does not catch up")
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	wait.For(e.t, 5*time.Second, "dispatch to catch up",
+		func() bool { return e.store.DispatchedOffset() >= e.store.CommitLogMaxOffset() })
 }
 
 // fakeProducer records the checks it is sent.

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"log/slog"
 	"net/netip"
-	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/rocketd/rocketd/internal/broker/meta"
+	"github.com/rocketd/rocketd/internal/lifecycle"
 	"github.com/rocketd/rocketd/internal/remoting"
 	"github.com/rocketd/rocketd/internal/store"
 )
@@ -84,11 +84,9 @@ type Service struct {
 	// Owned by the check goroutine (or a test calling checkRound).
 	ops opState
 
-	kick    chan struct{}
-	quit    chan struct{}
-	done    chan struct{}
-	started atomic.Bool
-	closed  atomic.Bool
+	loop   lifecycle.Loop // the check goroutine; Kick wakes it
+	closed atomic.Bool    // set by Close before it stops the loop
+	rounds atomic.Int64   // check rounds the goroutine finished
 }
 
 // New returns a Service; Start begins the check rounds.
@@ -120,9 +118,6 @@ func New(cfg Config) (*Service, error) {
 		// After CheckMax rounds every copy of a transaction is discarded:
 		// no END can name a live copy later than that.
 		settleMemory: time.Duration(cfg.CheckMax+2)*cfg.CheckInterval + cfg.Timeout,
-		kick:         make(chan struct{}, 1),
-		quit:         make(chan struct{}),
-		done:         make(chan struct{}),
 	}
 	s.mu.settled = make(map[string]time.Time)
 	s.ops.reset(0)
@@ -132,14 +127,13 @@ func New(cfg Config) (*Service, error) {
 
 // Start begins the check rounds (masters only). It may be called once.
 func (s *Service) Start() error {
+	if s.loop.Start("txn-check", s.run) {
+		return nil
+	}
 	if s.closed.Load() {
 		return errors.New("txn: closed")
 	}
-	if s.started.Swap(true) {
-		return errors.New("txn: already started")
-	}
-	go pprof.Do(context.Background(), pprof.Labels("rocketd", "txn-check"), func(context.Context) { s.run() })
-	return nil
+	return errors.New("txn: already started")
 }
 
 // Close stops the check rounds, waiting for a running round to end (a
@@ -147,47 +141,38 @@ func (s *Service) Start() error {
 // progress of the finished rounds is already committed to Offsets.
 // Idempotent.
 func (s *Service) Close() error {
-	if s.closed.Swap(true) {
-		return nil
-	}
-	close(s.quit)
-	if s.started.Load() {
-		<-s.done
-	}
+	s.closed.Store(true)
+	s.loop.Close()
 	return nil
 }
 
 // Kick runs a check round now (tests, admin); coalesced with a pending one.
 func (s *Service) Kick() {
-	select {
-	case s.kick <- struct{}{}:
-	default:
-	}
+	s.loop.Kick()
 }
 
-func (s *Service) run() {
-	defer close(s.done)
+func (s *Service) run(ctx context.Context) {
 	t := time.NewTicker(s.cfg.CheckInterval)
 	defer t.Stop()
 	for {
 		select {
-		case <-s.quit:
+		case <-ctx.Done():
 			return
 		case <-t.C:
-		case <-s.kick:
+		case <-s.loop.Kicked():
 		}
 		s.checkRound()
+		s.rounds.Add(1)
 	}
 }
 
+// Rounds is how many check rounds the goroutine has finished: a test (or
+// an operator) waits on it for "n more rounds" instead of guessing a time.
+func (s *Service) Rounds() int64 { return s.rounds.Load() }
+
 // stopping reports whether Close was called (a long round gives up early).
 func (s *Service) stopping() bool {
-	select {
-	case <-s.quit:
-		return true
-	default:
-		return false
-	}
+	return s.closed.Load()
 }
 
 // markSettled records key as settled; false when it already was.

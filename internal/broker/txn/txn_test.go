@@ -13,6 +13,7 @@ import (
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
 	"github.com/rocketd/rocketd/internal/store"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 func TestPutHalfRewrites(t *testing.T) {
@@ -350,13 +351,8 @@ func TestServiceLoop(t *testing.T) {
 		t.Fatal("second Start accepted")
 	}
 	e.svc.Kick()
-	deadline := time.Now().Add(5 * time.Second)
-	for len(e.prod.take()) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("no check from the running service")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	wait.For(t, 5*time.Second, "a check from the running service", func() bool { return len(e.prod.take()) > 0 })
+	wait.For(t, 5*time.Second, "the kicked round counted", func() bool { return e.svc.Rounds() >= 1 })
 	must(t, e.svc.Close())
 	must(t, e.svc.Close())
 }

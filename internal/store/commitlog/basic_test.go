@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"net/netip"
 	"testing"
+	"time"
 
 	"github.com/rocketd/rocketd/internal/message"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
 
@@ -70,7 +72,7 @@ func TestPutReadReopen(t *testing.T) {
 				}
 				offs = append(offs, res.WroteOffset)
 			}
-			waitFor(t, func() bool { return l.Committed() == l.MaxOffset() })
+			wait.For(t, 10*time.Second, "l.Committed() == l.MaxOffset()", func() bool { return l.Committed() == l.MaxOffset() })
 			for i, off := range offs {
 				rec, buf, err := l.ReadRecordAt(off)
 				if err != nil {

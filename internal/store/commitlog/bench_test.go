@@ -15,6 +15,7 @@ import (
 
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/store/segment"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
 
@@ -118,12 +119,10 @@ func benchPut(b *testing.B, syncFlush bool, writers, body int) {
 	// Steady state has the next segment prepared: let the allocator finish
 	// it (a 128 MiB zero-fill for sync) before the clock starts.
 	prepared := filepath.Join(cfg.Dir, segment.Name(benchSegment))
-	for {
-		if _, err := os.Stat(prepared); err == nil {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+	wait.For(b, time.Minute, "the first segment prepared", func() bool {
+		_, err := os.Stat(prepared)
+		return err == nil
+	})
 	queues := int32(8)
 
 	b.SetBytes(int64(recSize))
@@ -358,9 +357,7 @@ func BenchmarkRead32(b *testing.B) {
 		res := l.Put(context.Background(), r, PutOptions{NoWait: true})
 		offs, sizes = append(offs, res.WroteOffset), append(sizes, res.WroteBytes)
 	}
-	for l.Committed() < l.MaxOffset() {
-		time.Sleep(time.Millisecond)
-	}
+	wait.For(b, time.Minute, "the committer to write every put", func() bool { return l.Committed() >= l.MaxOffset() })
 	b.SetBytes(int64(32 * sizes[0]))
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -1,21 +1,14 @@
 package commitlog
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"runtime"
-	"runtime/pprof"
 	"syscall"
 
 	"github.com/rocketd/rocketd/internal/message"
 )
-
-// run runs a long-lived loop with a pprof label naming it.
-func (l *Log) run(name string, loop func()) {
-	pprof.Do(context.Background(), pprof.Labels("rocketd", name), func(context.Context) { loop() })
-}
 
 // commitLoop is the committer (ASYNC_FLUSH): it writes the ring to the
 // current segment whenever data is pending and answers the puts whose
@@ -23,15 +16,14 @@ func (l *Log) run(name string, loop func()) {
 // it only when it is not already busy; an idle committer is woken by the
 // first put, a busy one keeps looping while data is pending, so light
 // traffic is not held back and heavy traffic is written in large chunks.
-func (l *Log) commitLoop() {
-	defer close(l.committer.done)
+func (l *Log) commitLoop(quit <-chan struct{}) {
 	for {
 		l.committerIdle.Store(true)
 		if l.committed.Load() >= l.head.Load() {
 			select {
-			case <-l.committer.quit:
+			case <-quit:
 				return
-			case <-l.committer.kick:
+			case <-l.committer.Kicked():
 			}
 		}
 		l.committerIdle.Store(false)
@@ -49,7 +41,7 @@ func (l *Log) commitLoop() {
 // kickCommitter wakes the committer if it is idle (ASYNC_FLUSH).
 func (l *Log) kickCommitter() {
 	if l.committerIdle.Load() {
-		l.committer.wake()
+		l.committer.Kick()
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rocketd/rocketd/internal/message"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
 
@@ -182,7 +183,7 @@ func TestWriteFailureNeverAcknowledged(t *testing.T) {
 			disk.blind.Store(false)
 			disk.enospc.Store(false)
 			disk.SetCapacity(0)
-			waitFor(t, func() bool { return !l.DiskStatus().Full })
+			wait.For(t, 10*time.Second, "!l.DiskStatus().Full", func() bool { return !l.DiskStatus().Full })
 			acked = append(acked, putAll(t, l, 8, 20, "after")...)
 			checkLog(t, l, acked)
 			if err := l.Close(); err != nil {
@@ -260,7 +261,7 @@ func TestSpaceGuardRefusesBeforeTheDiskFills(t *testing.T) {
 	putAll(t, l, 1, 20, "x")
 	used := disk.Used()
 	disk.SetCapacity(used * 100 / 95) // 95 % used
-	waitFor(t, func() bool { return l.DiskStatus().Full })
+	wait.For(t, 10*time.Second, "l.DiskStatus().Full", func() bool { return l.DiskStatus().Full })
 	st := l.DiskStatus()
 	if !strings.Contains(st.Reason, "disk full") || !strings.Contains(st.Reason, "90%") {
 		t.Fatalf("reason %q", st.Reason)
@@ -269,7 +270,7 @@ func TestSpaceGuardRefusesBeforeTheDiskFills(t *testing.T) {
 		t.Fatalf("put above the limit: %v", res.Status)
 	}
 	disk.SetCapacity(used * 100 / 80) // 80 %: back below the resume level
-	waitFor(t, func() bool { return !l.DiskStatus().Full })
+	wait.For(t, 10*time.Second, "!l.DiskStatus().Full", func() bool { return !l.DiskStatus().Full })
 	if res := l.Put(context.Background(), newRecord("Full", 0, []byte("yes"), ""), PutOptions{}); res.Status != PutOK {
 		t.Fatalf("put after space came back: %v", res.Status)
 	}

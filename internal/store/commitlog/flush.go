@@ -78,7 +78,7 @@ func (l *Log) wait(ctx context.Context, end, epoch int64, flush bool) PutStatus 
 	l.waiters.list = append(l.waiters.list, w)
 	l.waiters.Unlock()
 	if flush {
-		l.flusher.wake()
+		l.flusher.Kick()
 	}
 
 	if w.timer == nil {
@@ -149,13 +149,12 @@ func (l *Log) completeWaiters(err error, final bool) {
 // commits the ring, fdatasyncs once and completes every waiter the flush
 // covers; no sleeping, so each flush carries everything that arrived during
 // the previous one.
-func (l *Log) syncFlushLoop() {
-	defer close(l.flusher.done)
+func (l *Log) syncFlushLoop(quit <-chan struct{}) {
 	for {
 		select {
-		case <-l.flusher.quit:
+		case <-quit:
 			return
-		case <-l.flusher.kick:
+		case <-l.flusher.Kicked():
 		}
 		// Commit and answer the puts that wait only for the write
 		// (WAIT=false), then sync what is committed (after a failed write
@@ -175,15 +174,13 @@ func (l *Log) syncFlushLoop() {
 // asyncFlushLoop is the periodic flusher (ASYNC_FLUSH): every FlushInterval
 // it syncs when at least FlushLeastPages pages are dirty, and syncs any
 // amount once FlushThoroughInterval has passed since the last thorough flush.
-func (l *Log) asyncFlushLoop() {
-	defer close(l.flusher.done)
+func (l *Log) asyncFlushLoop(quit <-chan struct{}) {
 	tick := time.NewTicker(l.cfg.FlushInterval)
 	defer tick.Stop()
 	lastThorough := time.Now()
-	least := int64(l.cfg.FlushLeastPages) * pageSize
 	for {
 		select {
-		case <-l.flusher.quit:
+		case <-quit:
 			return
 		case <-tick.C:
 		}
@@ -191,13 +188,19 @@ func (l *Log) asyncFlushLoop() {
 		if thorough {
 			lastThorough = time.Now()
 		}
-		dirty := l.committed.Load() - l.flushed.Load()
-		if dirty <= 0 || (dirty < least && !thorough) {
-			continue
-		}
-		if err := l.syncCommitted(); err != nil {
-			l.flushLog.Log(l.cfg.Logger, slog.LevelError, "commitlog: async flush failed; puts are refused", "err", err)
-		}
+		l.asyncFlushRound(thorough)
+	}
+}
+
+// asyncFlushRound is one tick of asyncFlushLoop: it syncs when at least
+// FlushLeastPages pages are dirty, or any amount when thorough.
+func (l *Log) asyncFlushRound(thorough bool) {
+	dirty := l.committed.Load() - l.flushed.Load()
+	if dirty <= 0 || (dirty < int64(l.cfg.FlushLeastPages)*pageSize && !thorough) {
+		return
+	}
+	if err := l.syncCommitted(); err != nil {
+		l.flushLog.Log(l.cfg.Logger, slog.LevelError, "commitlog: async flush failed; puts are refused", "err", err)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rocketd/rocketd/internal/message"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
 
@@ -66,11 +67,11 @@ func TestGroupCommitOneSyncForManyWaiters(t *testing.T) {
 		statuses <- l.Put(context.Background(), newRecord("T", 0, []byte(fmt.Sprint(i)), ""), PutOptions{}).Status
 	}
 	go put(0)
-	waitFor(t, func() bool { return probe.syncs.Load() == 1 }) // the first flush is stuck in Sync
+	wait.For(t, 10*time.Second, "probe.syncs.Load() == 1", func() bool { return probe.syncs.Load() == 1 }) // the first flush is stuck in Sync
 	for i := 1; i < writers; i++ {
 		go put(i)
 	}
-	waitFor(t, func() bool { return l.waiterCount() == writers })
+	wait.For(t, 10*time.Second, "l.waiterCount() == writers", func() bool { return l.waiterCount() == writers })
 	probe.setGate(nil)
 	close(gate)
 	for i := 0; i < writers; i++ {
@@ -135,14 +136,14 @@ func TestSyncFailureRefusesPuts(t *testing.T) {
 				t.Fatal(ok.Status)
 			}
 			if !syncMode {
-				waitFor(t, func() bool { return l.Flushed() == l.MaxOffset() })
+				wait.For(t, 10*time.Second, "l.Flushed() == l.MaxOffset()", func() bool { return l.Flushed() == l.MaxOffset() })
 			}
 			probe.fail.Store(true)
 			st := l.Put(context.Background(), newRecord("T", 0, []byte("lost"), ""), PutOptions{}).Status
 			if syncMode && st != FlushDiskTimeout {
 				t.Fatalf("put during failing sync: %v", st)
 			}
-			waitFor(t, func() bool { return l.Err() != nil })
+			wait.For(t, 10*time.Second, "l.Err() != nil", func() bool { return l.Err() != nil })
 			probe.fail.Store(false) // the disk "recovers": the log must stay failed
 			for i := 0; i < 3; i++ {
 				if st := l.Put(context.Background(), newRecord("T", 0, nil, ""), PutOptions{}).Status; st != ServiceNotAvailable {
@@ -275,6 +276,40 @@ func TestAsyncFlushPersistsOnClose(t *testing.T) {
 	_ = l2.Close()
 }
 
+// TestAsyncFlushRound drives the periodic flusher's rounds itself (the
+// loop's interval is an hour): fewer than FlushLeastPages dirty pages wait
+// for a thorough round, more are flushed by any round.
+func TestAsyncFlushRound(t *testing.T) {
+	cfg := testConfig(vfs.NewMem(), false)
+	cfg.FlushInterval = time.Hour
+	cfg.FlushLeastPages = 4
+	l := openLog(t, cfg)
+	defer l.Close()
+	committed := func() {
+		t.Helper()
+		wait.For(t, 10*time.Second, "the committer to write every put", func() bool { return l.Committed() == l.MaxOffset() })
+	}
+	l.Put(context.Background(), newRecord("T", 0, make([]byte, 100), ""), PutOptions{})
+	committed()
+	l.asyncFlushRound(false)
+	if l.Flushed() != 0 {
+		t.Fatalf("flushed %d with < 4 dirty pages", l.Flushed())
+	}
+	l.asyncFlushRound(true)
+	if l.Flushed() != l.MaxOffset() {
+		t.Fatalf("thorough round flushed %d of %d", l.Flushed(), l.MaxOffset())
+	}
+	for l.MaxOffset() < l.Flushed()+5*4096 {
+		l.Put(context.Background(), newRecord("T", 0, make([]byte, 1000), ""), PutOptions{})
+	}
+	committed()
+	l.asyncFlushRound(false)
+	if l.Flushed() != l.MaxOffset() {
+		t.Fatalf("round with 5 dirty pages flushed %d of %d", l.Flushed(), l.MaxOffset())
+	}
+}
+
+// TestAsyncFlushPeriodic: the loop runs the rounds on its interval.
 func TestAsyncFlushPeriodic(t *testing.T) {
 	probe := &syncProbe{}
 	cfg := testConfig(vfs.NewErrorFS(vfs.NewMem(), probe), false)
@@ -283,14 +318,8 @@ func TestAsyncFlushPeriodic(t *testing.T) {
 	cfg.FlushLeastPages = 4
 	l := openLog(t, cfg)
 	defer l.Close()
-	// Less than 4 pages dirty: no flush until the thorough interval.
-	l.Put(context.Background(), newRecord("T", 0, make([]byte, 100), ""), PutOptions{})
-	time.Sleep(30 * time.Millisecond)
-	if l.Flushed() != 0 {
-		t.Fatalf("flushed %d with < 4 dirty pages", l.Flushed())
-	}
 	for l.MaxOffset() < 5*4096 {
 		l.Put(context.Background(), newRecord("T", 0, make([]byte, 1000), ""), PutOptions{})
 	}
-	waitFor(t, func() bool { return l.Flushed() >= 4*4096 })
+	wait.For(t, 10*time.Second, "l.Flushed() >= 4*4096", func() bool { return l.Flushed() >= 4*4096 })
 }

@@ -1,6 +1,7 @@
 package commitlog
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"runtime"
@@ -8,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rocketd/rocketd/internal/lifecycle"
 	"github.com/rocketd/rocketd/internal/lograte"
 	"github.com/rocketd/rocketd/internal/store/segment"
 )
@@ -110,27 +112,8 @@ type Log struct {
 	}
 
 	committerIdle atomic.Bool
-	committer     service
-	flusher       service
-}
-
-// service is the stop/done handshake of one background goroutine.
-type service struct {
-	kick chan struct{}
-	quit chan struct{}
-	done chan struct{}
-}
-
-func newService() service {
-	return service{kick: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
-}
-
-// wake coalesces wake-ups: a kick already pending is enough.
-func (s *service) wake() {
-	select {
-	case s.kick <- struct{}{}:
-	default:
-	}
+	committer     lifecycle.Loop // ASYNC_FLUSH only
+	flusher       lifecycle.Loop
 }
 
 // Open loads the segment files of cfg.Dir. Call Recover before Start and
@@ -156,8 +139,6 @@ func Open(cfg Config) (*Log, error) {
 	l.clock = newPutClock(cfg.Now, cfg.realClock)
 	l.rollbackPoints.Store(&[]int64{})
 	l.space.init(&l.cfg, l.clock.mono)
-	l.committer = newService()
-	l.flusher = newService()
 	return l, nil
 }
 
@@ -174,11 +155,11 @@ func (l *Log) Start() error {
 	}
 	l.segs.Start()
 	if l.cfg.FlushSync {
-		close(l.committer.done) // no committer: the flusher commits
-		go l.run("commitlog-group-commit", l.syncFlushLoop)
+		// No committer: the flusher commits.
+		l.flusher.Start("commitlog-group-commit", func(ctx context.Context) { l.syncFlushLoop(ctx.Done()) })
 	} else {
-		go l.run("commitlog-committer", l.commitLoop)
-		go l.run("commitlog-flusher", l.asyncFlushLoop)
+		l.committer.Start("commitlog-committer", func(ctx context.Context) { l.commitLoop(ctx.Done()) })
+		l.flusher.Start("commitlog-flusher", func(ctx context.Context) { l.asyncFlushLoop(ctx.Done()) })
 	}
 	return nil
 }
@@ -198,12 +179,8 @@ func (l *Log) Close() error {
 
 	// Stop the background writers before the final commit so that exactly
 	// one goroutine (this one) touches the file from here on.
-	if l.started.Load() {
-		close(l.committer.quit)
-		close(l.flusher.quit)
-		<-l.committer.done
-		<-l.flusher.done
-	}
+	l.committer.Close()
+	l.flusher.Close()
 	var err error
 	if l.recovered.Load() {
 		err = l.flushAll()

@@ -6,8 +6,10 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/rocketd/rocketd/internal/store/segment"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
 
@@ -57,7 +59,7 @@ func TestPrepareSegment(t *testing.T) {
 	if prepared, err := l.PrepareSegment(); err != nil || prepared {
 		t.Fatalf("PrepareSegment with room left: %v %v", prepared, err)
 	}
-	waitFor(t, func() bool {
+	wait.For(t, 10*time.Second, "the next segment prepared in the background", func() bool {
 		_, err := mem.Stat(filepath.Join(cfg.Dir, segment.Name(cfg.SegmentSize)))
 		return err == nil
 	})

@@ -294,9 +294,9 @@ func (l *Log) afterAppend(ctx context.Context, end, epoch int64, opts PutOptions
 		// that does not wait for the flush writes the ring itself rather
 		// than wait behind one, and wakes the flusher for the sync.
 		_ = l.commit()
-		l.flusher.wake()
+		l.flusher.Kick()
 	default:
-		l.flusher.wake()
+		l.flusher.Kick()
 	}
 	st := l.wait(ctx, end, epoch, l.cfg.FlushSync && !opts.NoWait)
 	if opts.NoWait || !st.Stored() || l.cfg.Replica == nil {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
 
@@ -101,8 +102,7 @@ func TestNotBusyAfterRelease(t *testing.T) {
 	defer l.Close()
 	l.lock()
 	l.unlock()
-	time.Sleep(30 * time.Millisecond)
-	if l.Busy() {
+	if l.busyAt(l.lockedSince.Load() + 2*int64(cfg.OSPageCacheBusyTimeout)) {
 		t.Fatal("busy with the lock free")
 	}
 	if st := l.Put(context.Background(), newRecord("T", 0, nil, ""), PutOptions{}).Status; st != PutOK {
@@ -156,7 +156,7 @@ func TestPutWithRingFull(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return l.Committed() == l.MaxOffset() })
+	wait.For(t, 10*time.Second, "l.Committed() == l.MaxOffset()", func() bool { return l.Committed() == l.MaxOffset() })
 	if total := l.MaxOffset(); total < 4*int64(len(l.ring)) {
 		t.Fatalf("wrote %d bytes: the ring (%d) never filled", total, len(l.ring))
 	}

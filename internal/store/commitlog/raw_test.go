@@ -12,6 +12,7 @@ import (
 
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/store/segment"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
 
@@ -21,7 +22,7 @@ func TestReplicateRaw(t *testing.T) {
 	for i := 0; i < 100; i++ {
 		putBody(t, master, 1500+i*7, byte(i))
 	}
-	waitFor(t, func() bool { return master.Committed() == master.MaxOffset() })
+	wait.For(t, 10*time.Second, "master.Committed() == master.MaxOffset()", func() bool { return master.Committed() == master.MaxOffset() })
 
 	slaveFS := vfs.NewMem()
 	slave := openLog(t, testConfig(slaveFS, true))
@@ -82,7 +83,7 @@ func TestSlaveStartsMidLog(t *testing.T) {
 	for master.MaxOffset() < 2*testSegment+100 {
 		putBody(t, master, 3000, 1)
 	}
-	waitFor(t, func() bool { return master.Committed() == master.MaxOffset() })
+	wait.For(t, 10*time.Second, "master.Committed() == master.MaxOffset()", func() bool { return master.Committed() == master.MaxOffset() })
 	start := master.MaxOffset() / testSegment * testSegment
 	buf, err := master.ReadRaw(start, testSegment)
 	if err != nil {
@@ -205,7 +206,7 @@ func TestRollFailureThenRecovery(t *testing.T) {
 	// One error line for the one attempt (the allocator writes it after
 	// answering), none for the puts failing fast (written before they
 	// returned).
-	waitFor(t, func() bool { return logs.count("level=ERROR") > 0 })
+	wait.For(t, 10*time.Second, `logs.count("level=ERROR") > 0`, func() bool { return logs.count("level=ERROR") > 0 })
 	if n := logs.count("level=ERROR"); n != 1 {
 		t.Fatalf("%d error lines, want 1:\n%s", n, logs.String())
 	}

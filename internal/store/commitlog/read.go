@@ -170,7 +170,7 @@ func (l *Log) AppendRaw(offset int64, data []byte) error {
 	defer func() {
 		l.unlock()
 		if l.cfg.FlushSync {
-			l.flusher.wake()
+			l.flusher.Kick()
 		} else {
 			l.kickCommitter()
 		}

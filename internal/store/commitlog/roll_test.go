@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/rocketd/rocketd/internal/message"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
 
@@ -50,7 +52,7 @@ func TestRollBoundary(t *testing.T) {
 				if probe.WroteOffset != testSegment {
 					t.Fatalf("probe at %d, want next segment %d", probe.WroteOffset, testSegment)
 				}
-				waitFor(t, func() bool { return l.Committed() >= after.WroteOffset+int64(after.WroteBytes) })
+				wait.For(t, 10*time.Second, "l.Committed() >= after.WroteOffset+int64(after.WroteBytes)", func() bool { return l.Committed() >= after.WroteOffset+int64(after.WroteBytes) })
 				raw, err := l.ReadRaw(testSegment-left, 8)
 				if err != nil {
 					t.Fatal(err)
@@ -71,7 +73,7 @@ func TestRollBoundary(t *testing.T) {
 				t.Fatalf("record after probe at %d, want %d", after.WroteOffset, wantAfter)
 			}
 			want := []PutResult{first, probe, after}
-			waitFor(t, func() bool { return l.Committed() == l.MaxOffset() })
+			wait.For(t, 10*time.Second, "l.Committed() == l.MaxOffset()", func() bool { return l.Committed() == l.MaxOffset() })
 			for i, w := range want {
 				rec, buf, err := l.ReadRecordAt(w.WroteOffset)
 				if err != nil {
@@ -135,7 +137,7 @@ func TestRollManySegments(t *testing.T) {
 		all = append(all, res)
 		bodies = append(bodies, body)
 	}
-	waitFor(t, func() bool { return l.Committed() == l.MaxOffset() })
+	wait.For(t, 10*time.Second, "l.Committed() == l.MaxOffset()", func() bool { return l.Committed() == l.MaxOffset() })
 	for i, res := range all {
 		rec, buf, err := l.ReadRecordAt(res.WroteOffset)
 		if err != nil || !bytes.Equal(rec.Body, bodies[i]) {

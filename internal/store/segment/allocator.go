@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"runtime/pprof"
 	"sync"
 	"time"
+
+	"github.com/rocketd/rocketd/internal/lifecycle"
 )
 
 // Retry back-off of a failed preparation: the first retry after
@@ -46,9 +47,7 @@ type allocator struct {
 	failures int   // consecutive failed attempts
 	retryAt  time.Time
 
-	kick chan struct{}
-	quit chan struct{}
-	done chan struct{}
+	svc lifecycle.Loop // the allocating goroutine; Kick makes it look again
 }
 
 // BackoffError is returned by Roll (and Prepare) while the allocator waits
@@ -69,7 +68,7 @@ func (e *BackoffError) Error() string {
 func (e *BackoffError) Unwrap() error { return e.Err }
 
 func newAllocator(q *Queue) *allocator {
-	a := &allocator{q: q, want: -1, kick: make(chan struct{}, 1)}
+	a := &allocator{q: q, want: -1}
 	a.cond = sync.NewCond(&a.mu)
 	return a
 }
@@ -77,25 +76,18 @@ func newAllocator(q *Queue) *allocator {
 func (a *allocator) start() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.running || a.quit != nil {
-		return
+	// A closed allocator stays closed: Start refuses it.
+	if !a.running && a.svc.Start("segment-allocator", func(ctx context.Context) { a.loop(ctx.Done()) }) {
+		a.running = true
 	}
-	a.running = true
-	a.quit = make(chan struct{})
-	a.done = make(chan struct{})
-	go pprof.Do(context.Background(), pprof.Labels("rocketd", "segment-allocator"), func(context.Context) { a.loop() })
 }
 
 // close stops the goroutine and removes a prepared file nobody took.
 func (a *allocator) close() {
 	a.mu.Lock()
-	running := a.running
 	a.running = false
 	a.mu.Unlock()
-	if running {
-		close(a.quit)
-		<-a.done
-	}
+	a.svc.Close()
 	a.mu.Lock()
 	stale := a.ready
 	a.ready, a.want = nil, -1
@@ -106,8 +98,7 @@ func (a *allocator) close() {
 	}
 }
 
-func (a *allocator) loop() {
-	defer close(a.done)
+func (a *allocator) loop(quit <-chan struct{}) {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
@@ -131,9 +122,9 @@ func (a *allocator) loop() {
 			retry = timer.C
 		}
 		select {
-		case <-a.quit:
+		case <-quit:
 			return
-		case <-a.kick:
+		case <-a.svc.Kicked():
 		case <-retry:
 		}
 		timer.Stop()
@@ -197,12 +188,7 @@ func (a *allocator) backoffErrLocked(start int64, now time.Time) error {
 }
 
 // wake makes the goroutine look at its state again.
-func (a *allocator) wake() {
-	select {
-	case a.kick <- struct{}{}:
-	default:
-	}
-}
+func (a *allocator) wake() { a.svc.Kick() }
 
 // prefetch asks for the file at start to be prepared in the background.
 func (a *allocator) prefetch(start int64) {

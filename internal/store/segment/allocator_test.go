@@ -44,11 +44,6 @@ func (c *createCounter) MaybeError(op vfs.Op) error {
 	return nil
 }
 
-func waitCond(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	wait.For(t, 10*time.Second, what, cond)
-}
-
 // TestPrepareDiskFull: on a disk without room for a zero-filled file the
 // preparation fails before writing anything, rolls fail at once with a
 // disk-full error and do not retry, and the first roll after space comes
@@ -134,7 +129,7 @@ func TestPrepareBackoff(t *testing.T) {
 	clock.advance(time.Second)
 	// The allocator retries by itself (its timer fires within a second);
 	// no roll needs to ask.
-	waitCond(t, "prepared after the back-off", func() bool {
+	wait.For(t, 10*time.Second, "prepared after the back-off", func() bool {
 		_, err := fs.Stat(filepath.Join("d", Name(0)))
 		return err == nil
 	})
@@ -161,7 +156,7 @@ func TestPrepareRetriesAfterDelete(t *testing.T) {
 		}
 	}
 	// The third file is prefetched after the second roll; its attempt fails.
-	waitCond(t, "failed prefetch", func() bool { return q.PrepareErr() != nil })
+	wait.For(t, 10*time.Second, "failed prefetch", func() bool { return q.PrepareErr() != nil })
 	if _, err := q.Roll(0); err == nil {
 		t.Fatal("roll succeeded while creation fails")
 	}
@@ -169,7 +164,7 @@ func TestPrepareRetriesAfterDelete(t *testing.T) {
 	if n, err := q.DeleteBelow(testSize); n != 1 || err != nil {
 		t.Fatalf("DeleteBelow: %d %v", n, err)
 	}
-	waitCond(t, "retry after delete", func() bool { return q.PrepareErr() == nil })
+	wait.For(t, 10*time.Second, "retry after delete", func() bool { return q.PrepareErr() == nil })
 	if f, err := q.Roll(0); err != nil || f.Start() != 2*testSize {
 		t.Fatalf("roll after delete: %v %v", f, err)
 	}
@@ -187,7 +182,7 @@ func TestStartPrefetchesAfterLast(t *testing.T) {
 	q = openQueue(t, fs, "d", true)
 	defer q.Close()
 	q.Start()
-	waitCond(t, "next file prepared", func() bool {
+	wait.For(t, 10*time.Second, "next file prepared", func() bool {
 		_, err := fs.Stat(filepath.Join("d", Name(testSize)))
 		return err == nil
 	})

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
 
@@ -109,16 +110,10 @@ func TestAllocatorPreparesNext(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The allocator prepares the second file in the background.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if _, err := fs.Stat(filepath.Join("cl", Name(testSize))); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("next file not preallocated")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	wait.For(t, 5*time.Second, "the next file preallocated", func() bool {
+		_, err := fs.Stat(filepath.Join("cl", Name(testSize)))
+		return err == nil
+	})
 	f, err := q.Roll(0)
 	if err != nil || f.Start() != testSize {
 		t.Fatalf("roll: %v %v", f, err)
