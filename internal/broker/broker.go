@@ -75,9 +75,6 @@ type Config struct {
 	// (metricsPromExporterHost:metricsPromExporterPort; "127.0.0.1:0" in
 	// tests). Metrics are served only with metricsExporterType=PROM.
 	MetricsAddr string
-	// Counts, when set, gives the metrics the cumulative message and byte
-	// counts (internal/broker/stats); nil leaves those families out.
-	Counts metrics.Counts
 }
 
 // UsersPath is the broker's users file: <storePathRootDir>/config/users.json.

@@ -124,7 +124,7 @@
 // answered request to rocketmq_rpc_latency. With tls.server.mode=enforcing
 // the listener serves HTTPS only (the broker's certificate); otherwise
 // plain HTTP. OTLP_GRPC and LOG are refused at start. The message and byte
-// counts come from Config.Counts once wired.
+// counts are the runtime statistics' (package broker/stats).
 //
 // # Lifecycle
 //

@@ -44,7 +44,10 @@ func (b *Broker) startMetrics(cfg *Config, rpc *metrics.RPC, fs vfs.FS) error {
 	col := metrics.NewCollector(metrics.Config{
 		Cluster: b.cfg.BrokerClusterName, BrokerName: b.cfg.BrokerName, BrokerAddr: b.addr,
 		BrokerPermission: b.cfg.BrokerPermission, BrokerVersion: remoting.DefaultVersion,
-		BootTime: b.bootTime, Source: &metricsSource{b: b, fs: fs}, Counts: cfg.Counts,
+		BootTime: b.bootTime, Source: &metricsSource{b: b, fs: fs},
+		// The runtime statistics' counters: the send and pull paths count
+		// once, for GET_BROKER_RUNTIME_INFO and the metrics alike.
+		Counts: b.stats,
 	})
 	reg, err := metrics.NewRegistry(col, rpc)
 	if err != nil {

@@ -79,8 +79,8 @@ func sumOf(mfs map[string]*dto.MetricFamily, name string, want ...string) (sum f
 
 // TestMetricsInterop: N messages sent and M consumed with the official Go
 // client show up in a scrape as the group's lag (N-M), the exporter's
-// offsets and diff, the connections, the storage and the send requests'
-// rpc latency samples.
+// offsets and diff, the connections, the storage, the send requests'
+// rpc latency samples and the message counters (in: n, out: n pulled).
 func TestMetricsInterop(t *testing.T) {
 	const n, m = 10, 4
 	c := startCluster(t, func(bc *config.BrokerConfig) { bc.MetricsExporterType = config.MetricsProm })
@@ -150,6 +150,18 @@ func TestMetricsInterop(t *testing.T) {
 	if _, series := sumOf(mfs, "rocketmq_rpc_latency", "request_code=heart_beat"); series == 0 {
 		t.Error("no heartbeat in rpc latency")
 	}
+	// The counters of the runtime statistics: n messages in; the consumer
+	// pulled all n (it holds n-m unconsumed), so n out to its group.
+	if v, series := sumOf(mfs, "rocketmq_messages_in_total", "topic="+topic); series != 1 || v != n {
+		t.Errorf("messages in %v over %d series, want %d in one", v, series, n)
+	}
+	if v, _ := sumOf(mfs, "rocketmq_throughput_in_total", "topic="+topic); v < n {
+		t.Errorf("throughput in %v bytes, want at least %d", v, n)
+	}
+	wait.For(t, 30*time.Second, "n messages out to the group", func() bool {
+		v, series := sumOf(scrape(t, addr), "rocketmq_messages_out_total", "topic="+topic, "consumer_group="+group)
+		return series == 1 && v == n
+	})
 }
 
 // TestMetricsListenerDefaults: metrics are off by default; with

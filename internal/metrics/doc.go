@@ -3,7 +3,7 @@
 // a private registry (NewRegistry) holding:
 //
 //   - Collector: the broker's state read at scrape time through Source
-//     (and Counts, once wired), under two naming schemes:
+//     (and Counts: the broker passes its runtime statistics), under two naming schemes:
 //     RocketMQ 5's (RIP-46; BrokerMetricsManager, ConsumerLagCalculator,
 //     DefaultStoreMetricsManager) and rocketmq-exporter's (the families
 //     Grafana dashboard 10477 reads).
