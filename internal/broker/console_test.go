@@ -223,7 +223,7 @@ func TestConsoleAPI(t *testing.T) {
 		return consumer.ConsumeSuccess, nil
 	})
 	var g consoleGroup
-	wait.For(t, 20*time.Second, "group caught up", func() bool {
+	wait.For(t, 60*time.Second, "group caught up", func() bool {
 		g = consoleGroup{}
 		return consoleGet(t, base, "/api/group?group="+group, &g) == http.StatusOK && len(g.Progress) == 4 && g.TotalLag == 0 && got.Load() >= 10
 	})
