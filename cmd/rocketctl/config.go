@@ -208,18 +208,11 @@ func (c *ctl) printUpdated(addrs, args []string) error {
 // cluster, keyed "brokerName/brokerId"; with cluster "" the NameServer must
 // know exactly one cluster.
 func (c *ctl) clusterBrokers(cluster string) (map[string]string, error) {
-	resp, err := c.callOK("cluster info", protocol.GetBrokerClusterInfo, nil)
+	ci, cluster, err := c.clusterInfo(cluster)
 	if err != nil {
 		return nil, err
 	}
-	var ci protocol.ClusterInfo
-	if err := protocol.UnmarshalFastJSON(resp.Body, &ci); err != nil {
-		return nil, fmt.Errorf("cluster info body: %w", err)
-	}
-	names, ok := ci.ClusterAddrTable[cluster]
-	if !ok {
-		return nil, fmt.Errorf("cluster %q is not known to the NameServer", cluster)
-	}
+	names := ci.ClusterAddrTable[cluster]
 	out := map[string]string{}
 	for _, name := range names {
 		for id, addr := range ci.BrokerAddrTable[name].BrokerAddrs {

@@ -116,13 +116,9 @@ func (c *ctl) topicProgress(group, topic string) ([]queueProgress, error) {
 
 // consumeStats gathers GET_CONSUME_STATS from every master of every cluster.
 func (c *ctl) consumeStats(group string) ([]queueProgress, error) {
-	resp, err := c.callOK("cluster info", protocol.GetBrokerClusterInfo, nil)
+	ci, err := c.clusterTable()
 	if err != nil {
 		return nil, err
-	}
-	var ci protocol.ClusterInfo
-	if err := protocol.UnmarshalFastJSON(resp.Body, &ci); err != nil {
-		return nil, fmt.Errorf("cluster info body: %w", err)
 	}
 	var rows []queueProgress
 	for _, name := range slices.Sorted(maps.Keys(ci.BrokerAddrTable)) {

@@ -198,7 +198,7 @@ Without -c the NameServer must know exactly one cluster.`,
 				return fmt.Errorf("topic delete: %w", err)
 			}
 			if cluster == "" {
-				cluster, err = c.soleCluster()
+				_, cluster, err = c.clusterInfo("")
 				if err != nil {
 					return err
 				}
@@ -235,23 +235,4 @@ func (c *ctl) deleteTopic(topic, cluster string, masters map[string]string) erro
 		}
 	}
 	return nil
-}
-
-// soleCluster names the NameServer's only cluster.
-func (c *ctl) soleCluster() (string, error) {
-	resp, err := c.callOK("cluster info", protocol.GetBrokerClusterInfo, nil)
-	if err != nil {
-		return "", err
-	}
-	var ci protocol.ClusterInfo
-	if err := protocol.UnmarshalFastJSON(resp.Body, &ci); err != nil {
-		return "", fmt.Errorf("cluster info body: %w", err)
-	}
-	if len(ci.ClusterAddrTable) != 1 {
-		return "", fmt.Errorf("%d clusters: choose one with -c", len(ci.ClusterAddrTable))
-	}
-	for name := range ci.ClusterAddrTable {
-		return name, nil
-	}
-	return "", nil
 }

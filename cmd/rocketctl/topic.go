@@ -98,32 +98,12 @@ NameServer's ORDER_TOPIC_CONFIG namespace, as mqadmin does.`,
 // clusterMasters returns the master address of every broker group of a
 // cluster; with cluster "" the NameServer must know exactly one cluster.
 func (c *ctl) clusterMasters(cluster string) (map[string]string, error) {
-	resp, err := c.callOK("cluster info", protocol.GetBrokerClusterInfo, nil)
+	ci, cluster, err := c.clusterInfo(cluster)
 	if err != nil {
 		return nil, err
 	}
-	var ci protocol.ClusterInfo
-	if err := protocol.UnmarshalFastJSON(resp.Body, &ci); err != nil {
-		return nil, fmt.Errorf("cluster info body: %w", err)
-	}
-	if cluster == "" {
-		switch len(ci.ClusterAddrTable) {
-		case 0:
-			return nil, fmt.Errorf("no broker is registered with the NameServer %s", c.namesrv)
-		case 1:
-			for name := range ci.ClusterAddrTable {
-				cluster = name
-			}
-		default:
-			return nil, fmt.Errorf("several clusters (%s): choose one with -c", strings.Join(slices.Sorted(maps.Keys(ci.ClusterAddrTable)), ", "))
-		}
-	}
-	names, ok := ci.ClusterAddrTable[cluster]
-	if !ok {
-		return nil, fmt.Errorf("cluster %q is not known to the NameServer", cluster)
-	}
 	masters := map[string]string{}
-	for _, name := range names {
+	for _, name := range ci.ClusterAddrTable[cluster] {
 		if addr := ci.BrokerAddrTable[name].BrokerAddrs[0]; addr != "" {
 			masters[name] = addr
 		}
@@ -132,6 +112,45 @@ func (c *ctl) clusterMasters(cluster string) (map[string]string, error) {
 		return nil, fmt.Errorf("cluster %q has no master broker", cluster)
 	}
 	return masters, nil
+}
+
+// clusterInfo asks the NameServer for its cluster table and names the
+// cluster meant: the one given, which must be known, or with "" the only
+// one there is.
+func (c *ctl) clusterInfo(cluster string) (protocol.ClusterInfo, string, error) {
+	ci, err := c.clusterTable()
+	if err != nil {
+		return ci, "", err
+	}
+	if cluster == "" {
+		switch len(ci.ClusterAddrTable) {
+		case 0:
+			return ci, "", fmt.Errorf("no broker is registered with the NameServer %s", c.namesrv)
+		case 1:
+			for name := range ci.ClusterAddrTable {
+				cluster = name
+			}
+		default:
+			return ci, "", fmt.Errorf("several clusters (%s): choose one with -c", strings.Join(slices.Sorted(maps.Keys(ci.ClusterAddrTable)), ", "))
+		}
+	}
+	if _, ok := ci.ClusterAddrTable[cluster]; !ok {
+		return ci, "", fmt.Errorf("cluster %q is not known to the NameServer", cluster)
+	}
+	return ci, cluster, nil
+}
+
+// clusterTable is the NameServer's GET_BROKER_CLUSTER_INFO answer.
+func (c *ctl) clusterTable() (protocol.ClusterInfo, error) {
+	var ci protocol.ClusterInfo
+	resp, err := c.callOK("cluster info", protocol.GetBrokerClusterInfo, nil)
+	if err != nil {
+		return ci, err
+	}
+	if err := protocol.UnmarshalFastJSON(resp.Body, &ci); err != nil {
+		return ci, fmt.Errorf("cluster info body: %w", err)
+	}
+	return ci, nil
 }
 
 // queueStatus is one queue's offsets.
