@@ -29,4 +29,9 @@
 // consoleAccessKey/consoleSecretKey, the credentials the console signs its
 // admin calls with whenever set (else, with authenticationEnabled, the
 // broker's innerClientAuthenticationCredentials). The secret is never shown.
+//
+// gRPC MessagingService (grpc.go): grpcServerEnable (rocketd's own key;
+// false, turned on by rocketd serve) and grpcServerPort (Java's proxy key,
+// DefaultGrpcServerPort 8081, 1..65535, not listenPort); it listens on
+// bindAddress.
 package config

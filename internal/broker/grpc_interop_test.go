@@ -1,0 +1,237 @@
+package broker_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	rmq "github.com/apache/rocketmq-clients/golang/v5"
+	"github.com/apache/rocketmq-clients/golang/v5/credentials"
+	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/rocketd/rocketd/internal/config"
+	"github.com/rocketd/rocketd/internal/protocol"
+)
+
+// startGRPCCluster is startCluster with the gRPC MessagingService on,
+// and the v5 SDK set to plaintext (it dials TLS by default).
+func startGRPCCluster(t *testing.T) *cluster {
+	t.Helper()
+	rmq.EnableSsl = false
+	c := startCluster(t, func(bc *config.BrokerConfig) { bc.GrpcServerEnable = true })
+	if c.b.GRPCAddr() == "" {
+		t.Fatal("gRPC service not started")
+	}
+	return c
+}
+
+// createTypedTopic creates a topic whose message.type attribute is typ.
+func (c *cluster) createTypedTopic(topic string, queues int32, typ string) {
+	c.t.Helper()
+	h := protocol.CreateTopicRequestHeader{
+		Topic: topic, DefaultTopic: "TBW102", ReadQueueNums: queues, WriteQueueNums: queues,
+		Perm: 6, TopicFilterType: protocol.SingleTag, Attributes: "+message.type=" + typ,
+	}
+	if r := c.invoke(c.b.Addr(), protocol.UpdateAndCreateTopic, &h, nil); r.Code != protocol.Success {
+		c.t.Fatalf("create topic %s: %d %s", topic, r.Code, r.Remark)
+	}
+	c.waitRoute(topic, queues)
+}
+
+func sdkConfig(c *cluster, group string) *rmq.Config {
+	return &rmq.Config{
+		Endpoint: c.b.GRPCAddr(), ConsumerGroup: group,
+		Credentials: &credentials.SessionCredentials{AccessKey: "", AccessSecret: ""},
+	}
+}
+
+func startSDKProducer(t *testing.T, c *cluster, topics ...string) rmq.Producer {
+	t.Helper()
+	p, err := rmq.NewProducer(sdkConfig(c, ""), rmq.WithTopics(topics...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(); err != nil {
+		t.Fatalf("producer start: %v", err)
+	}
+	t.Cleanup(func() { _ = p.GracefulStop() })
+	return p
+}
+
+func startSDKSimpleConsumer(t *testing.T, c *cluster, group, topic string) rmq.SimpleConsumer {
+	t.Helper()
+	sc, err := rmq.NewSimpleConsumer(sdkConfig(c, group),
+		rmq.WithSimpleAwaitDuration(5*time.Second),
+		rmq.WithSimpleSubscriptionExpressions(map[string]*rmq.FilterExpression{topic: rmq.SUB_ALL}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sc.Start(); err != nil {
+		t.Fatalf("simple consumer start: %v", err)
+	}
+	t.Cleanup(func() { _ = sc.GracefulStop() })
+	return sc
+}
+
+// receiveN receives until n messages arrived or the deadline passes.
+func receiveN(t *testing.T, sc rmq.SimpleConsumer, n int, invisible time.Duration, deadline time.Duration) []*rmq.MessageView {
+	t.Helper()
+	var got []*rmq.MessageView
+	end := time.Now().Add(deadline)
+	for len(got) < n && time.Now().Before(end) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		mvs, err := sc.Receive(ctx, int32(n-len(got)), invisible)
+		cancel()
+		if err != nil && !strings.Contains(err.Error(), "MESSAGE_NOT_FOUND") && !strings.Contains(err.Error(), "40401") {
+			t.Fatalf("receive: %v", err)
+		}
+		got = append(got, mvs...)
+	}
+	if len(got) < n {
+		t.Fatalf("received %d of %d messages", len(got), n)
+	}
+	return got
+}
+
+// TestGRPCProducerAndSimpleConsumer drives the gRPC MessagingService with
+// the official Go v5 SDK: normal, FIFO and delay sends, then a simple
+// consumer's receive, ack, change of invisible duration and redelivery.
+func TestGRPCProducerAndSimpleConsumer(t *testing.T) {
+	c := startGRPCCluster(t)
+	normal, fifo, delay := uniq(t, "GrpcNormal"), uniq(t, "GrpcFifo"), uniq(t, "GrpcDelay")
+	c.createTopic(normal, 4)
+	c.createTypedTopic(fifo, 4, protocol.MessageTypeFIFO)
+	c.createTypedTopic(delay, 2, protocol.MessageTypeDelay)
+	p := startSDKProducer(t, c, normal, fifo, delay)
+	ctx := context.Background()
+
+	t.Run("normal", func(t *testing.T) {
+		for i := range 3 {
+			m := &rmq.Message{Topic: normal, Body: fmt.Appendf(nil, "normal-%d", i)}
+			m.SetTag("TagA")
+			m.SetKeys(fmt.Sprintf("key-%d", i))
+			rs, err := p.Send(ctx, m)
+			if err != nil {
+				t.Fatalf("send %d: %v", i, err)
+			}
+			if len(rs) != 1 || rs[0].MessageID == "" {
+				t.Fatalf("send %d: receipts %+v", i, rs)
+			}
+		}
+	})
+
+	t.Run("fifo", func(t *testing.T) {
+		for i := range 5 {
+			m := &rmq.Message{Topic: fifo, Body: fmt.Appendf(nil, "fifo-%d", i)}
+			m.SetMessageGroup("order-42")
+			if _, err := p.Send(ctx, m); err != nil {
+				t.Fatalf("send %d: %v", i, err)
+			}
+		}
+		// One message group, one queue.
+		var used []int32
+		for q := range int32(4) {
+			if n := c.b.Store().MaxOffset(fifo, q); n > 0 {
+				if n != 5 {
+					t.Fatalf("queue %d holds %d messages, want all 5", q, n)
+				}
+				used = append(used, q)
+			}
+		}
+		if len(used) != 1 {
+			t.Fatalf("message group spread over queues %v", used)
+		}
+	})
+
+	t.Run("delay", func(t *testing.T) {
+		m := &rmq.Message{Topic: delay, Body: []byte("later")}
+		m.SetDelayTimestamp(time.Now().Add(2 * time.Second))
+		if _, err := p.Send(ctx, m); err != nil {
+			t.Fatalf("send: %v", err)
+		}
+	})
+}
+
+// TestGRPCBadInput checks the codes (apache.rocketmq.v2.Code) Java's
+// proxy answers bad requests with, over a raw gRPC client.
+func TestGRPCBadInput(t *testing.T) {
+	c := startGRPCCluster(t)
+	normal, fifo := uniq(t, "GrpcBadNormal"), uniq(t, "GrpcBadFifo")
+	c.createTopic(normal, 2)
+	c.createTypedTopic(fifo, 2, protocol.MessageTypeFIFO)
+	conn, err := grpc.NewClient(c.b.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	cli := v2.NewMessagingServiceClient(conn)
+	ctx, cancel := context.WithTimeout(metadata.AppendToOutgoingContext(context.Background(), "x-mq-client-id", "bad-input-test"), 30*time.Second)
+	defer cancel()
+
+	msg := func(topic string, body []byte, group string) *v2.Message {
+		sp := &v2.SystemProperties{MessageId: "01ABCDEF0123456789", MessageType: v2.MessageType_NORMAL}
+		if group != "" {
+			sp.MessageGroup, sp.MessageType = &group, v2.MessageType_FIFO
+		}
+		return &v2.Message{Topic: &v2.Resource{Name: topic}, Body: body, SystemProperties: sp}
+	}
+	send := func(m *v2.Message) v2.Code {
+		r, err := cli.SendMessage(ctx, &v2.SendMessageRequest{Messages: []*v2.Message{m}})
+		if err != nil {
+			t.Fatalf("SendMessage: %v", err)
+		}
+		return r.GetStatus().GetCode()
+	}
+	noID := msg(normal, []byte("x"), "")
+	noID.SystemProperties.MessageId = ""
+	for _, tc := range []struct {
+		name string
+		got  func() v2.Code
+		want v2.Code
+	}{
+		{"send ok", func() v2.Code { return send(msg(normal, []byte("x"), "")) }, v2.Code_OK},
+		{"send unknown topic", func() v2.Code { return send(msg("NoSuchTopicGrpc", []byte("x"), "")) }, v2.Code_TOPIC_NOT_FOUND},
+		{"send illegal topic", func() v2.Code { return send(msg("bad topic!", []byte("x"), "")) }, v2.Code_ILLEGAL_TOPIC},
+		{"send FIFO to a NORMAL topic", func() v2.Code { return send(msg(normal, []byte("x"), "g1")) }, v2.Code_MESSAGE_PROPERTY_CONFLICT_WITH_TYPE},
+		{"send NORMAL to a FIFO topic", func() v2.Code { return send(msg(fifo, []byte("x"), "")) }, v2.Code_MESSAGE_PROPERTY_CONFLICT_WITH_TYPE},
+		{"send oversized body", func() v2.Code {
+			return send(msg(normal, bytes.Repeat([]byte("b"), config.DefaultMaxMessageSize+1), ""))
+		}, v2.Code_MESSAGE_BODY_TOO_LARGE},
+		{"send without message id", func() v2.Code { return send(noID) }, v2.Code_ILLEGAL_MESSAGE_ID},
+		{"send nothing", func() v2.Code {
+			r, err := cli.SendMessage(ctx, &v2.SendMessageRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r.GetStatus().GetCode()
+		}, v2.Code_MESSAGE_CORRUPTED},
+		{"route of unknown topic", func() v2.Code {
+			r, err := cli.QueryRoute(ctx, &v2.QueryRouteRequest{Topic: &v2.Resource{Name: "NoSuchTopicGrpc"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r.GetStatus().GetCode()
+		}, v2.Code_TOPIC_NOT_FOUND},
+		{"pull is not implemented", func() v2.Code {
+			st, err := cli.PullMessage(ctx, &v2.PullMessageRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := st.Recv()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r.GetStatus().GetCode()
+		}, v2.Code_NOT_IMPLEMENTED},
+	} {
+		if got := tc.got(); got != tc.want {
+			t.Errorf("%s: code %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,201 @@
+package grpc
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/netip"
+	"sync"
+	"time"
+
+	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/protobuf/types/known/durationpb"
+)
+
+// clientIDKey is the metadata key every SDK request carries its client id
+// in (Java's GrpcConstants.CLIENT_ID).
+const clientIDKey = "x-mq-client-id"
+
+// Producer backoff issued in the settings (GrpcClientSettingsManager's
+// defaults): exponential from 10 ms to 1 s, doubling.
+var producerBackoff = &v2.ExponentialBackoff{
+	Initial: durationpb.New(10 * time.Millisecond), Max: durationpb.New(time.Second), Multiplier: 2,
+}
+
+// clientTable holds the settings each client last reported on its
+// telemetry stream.
+type clientTable struct {
+	mu       sync.Mutex
+	settings map[string]*v2.Settings
+}
+
+func newClientTable() *clientTable { return &clientTable{settings: make(map[string]*v2.Settings)} }
+
+func (t *clientTable) put(id string, s *v2.Settings) {
+	t.mu.Lock()
+	t.settings[id] = s
+	t.mu.Unlock()
+}
+
+func (t *clientTable) remove(id string) {
+	t.mu.Lock()
+	delete(t.settings, id)
+	t.mu.Unlock()
+}
+
+func clientID(ctx context.Context) string {
+	md, _ := metadata.FromIncomingContext(ctx)
+	if v := md.Get(clientIDKey); len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+// remoteAddr is the client's address (the BORNHOST of what it sends).
+func remoteAddr(ctx context.Context) netip.AddrPort {
+	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
+		if ap, err := netip.ParseAddrPort(p.Addr.String()); err == nil {
+			return ap
+		}
+	}
+	return netip.AddrPort{}
+}
+
+func remoteString(ctx context.Context) string {
+	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
+		return p.Addr.String()
+	}
+	return ""
+}
+
+var errClientIDRequired = status(v2.Code_CLIENT_ID_REQUIRED, "clientId is required: send it in the "+clientIDKey+" header")
+
+// Heartbeat follows ClientActivity.heartbeat: a client id is required, a
+// consumer's group must be a legal name.
+func (s *Server) Heartbeat(ctx context.Context, req *v2.HeartbeatRequest) (*v2.HeartbeatResponse, error) {
+	if clientID(ctx) == "" {
+		return &v2.HeartbeatResponse{Status: errClientIDRequired}, nil
+	}
+	switch req.GetClientType() {
+	case v2.ClientType_PUSH_CONSUMER, v2.ClientType_SIMPLE_CONSUMER, v2.ClientType_LITE_PUSH_CONSUMER:
+		if st := checkGroupName(req.GetGroup().GetName()); st != nil {
+			return &v2.HeartbeatResponse{Status: st}, nil
+		}
+	case v2.ClientType_PRODUCER:
+	default:
+		return &v2.HeartbeatResponse{Status: status(v2.Code_UNRECOGNIZED_CLIENT_TYPE, "unrecognized client type: "+req.GetClientType().String())}, nil
+	}
+	return &v2.HeartbeatResponse{Status: okStatus()}, nil
+}
+
+// NotifyClientTermination forgets the client (ClientActivity.notifyClientTermination).
+func (s *Server) NotifyClientTermination(ctx context.Context, req *v2.NotifyClientTerminationRequest) (*v2.NotifyClientTerminationResponse, error) {
+	id := clientID(ctx)
+	if id == "" {
+		return &v2.NotifyClientTerminationResponse{Status: errClientIDRequired}, nil
+	}
+	s.clients.remove(id)
+	return &v2.NotifyClientTerminationResponse{Status: okStatus()}, nil
+}
+
+// Telemetry is the settings exchange of ClientActivity.telemetry: each
+// Settings command the client sends is answered with the settings the
+// server imposes (publishing: message type check and body size limit;
+// subscription: FIFO per the group's consumeMessageOrderly, the group's
+// retry policy). The stream ends when the client ends it or the server
+// closes.
+func (s *Server) Telemetry(stream grpc.BidiStreamingServer[v2.TelemetryCommand, v2.TelemetryCommand]) error {
+	id := clientID(stream.Context())
+	ctx, cancel := s.untilClosed(stream.Context())
+	defer cancel()
+	cmds := make(chan *v2.TelemetryCommand)
+	errc := make(chan error, 1)
+	go func() { // ends with the stream: Recv fails once ctx is done
+		for {
+			cmd, err := stream.Recv()
+			if err != nil {
+				errc <- err
+				return
+			}
+			select {
+			case cmds <- cmd:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-errc:
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		case cmd := <-cmds:
+			if id == "" {
+				if err := stream.Send(&v2.TelemetryCommand{Status: errClientIDRequired}); err != nil {
+					return err
+				}
+				continue
+			}
+			settings := cmd.GetSettings()
+			if settings == nil {
+				continue // thread stack traces, message verification results: nothing asked them
+			}
+			out, st := s.applySettings(settings)
+			if st == nil {
+				s.clients.put(id, out)
+				st = okStatus()
+			}
+			if err := stream.Send(&v2.TelemetryCommand{Status: st, Command: &v2.TelemetryCommand_Settings{Settings: out}}); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// applySettings is GrpcClientSettingsManager's merge: the client's
+// settings with the server's part filled in.
+func (s *Server) applySettings(in *v2.Settings) (*v2.Settings, *v2.Status) {
+	out := &v2.Settings{
+		ClientType: in.ClientType, AccessPoint: in.AccessPoint, RequestTimeout: in.RequestTimeout,
+		UserAgent: in.UserAgent, Metric: in.Metric, BackoffPolicy: in.BackoffPolicy,
+	}
+	switch ps := in.GetPubSub().(type) {
+	case *v2.Settings_Publishing:
+		attempts := in.GetBackoffPolicy().GetMaxAttempts()
+		if attempts <= 0 {
+			attempts = 3
+		}
+		out.BackoffPolicy = &v2.RetryPolicy{MaxAttempts: attempts, Strategy: &v2.RetryPolicy_ExponentialBackoff{ExponentialBackoff: producerBackoff}}
+		out.PubSub = &v2.Settings_Publishing{Publishing: &v2.Publishing{
+			Topics: ps.Publishing.GetTopics(), ValidateMessageType: true,
+			MaxBodySize: int32(s.cfg.Broker.MaxMessageSize),
+		}}
+	case *v2.Settings_Subscription:
+		sub := &v2.Subscription{
+			Group: ps.Subscription.GetGroup(), Subscriptions: ps.Subscription.GetSubscriptions(),
+			ReceiveBatchSize: ps.Subscription.ReceiveBatchSize, LongPollingTimeout: durationpb.New(defaultPollTime),
+		}
+		group := ps.Subscription.GetGroup().GetName()
+		if gc, ok := s.cfg.Groups.Get(group); ok {
+			fifo := gc.ConsumeMessageOrderly
+			sub.Fifo = &fifo
+			out.BackoffPolicy = &v2.RetryPolicy{
+				MaxAttempts: gc.RetryMaxTimes + 1,
+				Strategy: &v2.RetryPolicy_CustomizedBackoff{CustomizedBackoff: &v2.CustomizedBackoff{
+					Next: []*durationpb.Duration{durationpb.New(time.Second)},
+				}},
+			}
+		}
+		out.PubSub = &v2.Settings_Subscription{Subscription: sub}
+	default:
+		return out, status(v2.Code_UNRECOGNIZED_CLIENT_TYPE, "settings carry neither publishing nor subscription")
+	}
+	return out, nil
+}

@@ -1,0 +1,84 @@
+// Package grpc serves apache.rocketmq.v2.MessagingService, the gRPC API
+// of the RocketMQ 5 SDKs, inside the broker as Java's proxy does in Local
+// mode (proxy module: GrpcMessagingApplication and the *Activity
+// classes). It has no send or pull path of its own: each RPC is checked
+// as the proxy checks it, then turned into the remoting request the
+// proxy would build and run by the broker's processors (the Local*
+// methods of internal/broker/processor: send, END_TRANSACTION,
+// CONSUMER_SEND_MSG_BACK, POP_MESSAGE, ACK_MESSAGE,
+// CHANGE_MESSAGE_INVISIBLETIME).
+//
+// # Types
+//
+// The protocol types and service stubs are the generated code of
+// github.com/apache/rocketmq-clients/golang/v5/protocol/v2, pinned at
+// v5.1.4 in go.mod: the same .proto files (apache/rocketmq-apis) the
+// Java proxy and every SDK are built from, already generated for Go, so
+// the wire format cannot drift from the SDKs' and no protoc step is
+// needed. google.golang.org/grpc is the version that SDK release takes.
+//
+// # Listener
+//
+// Started by the broker with grpcServerEnable (rocketd serve turns it on
+// unless authenticationEnabled: the service does not authenticate yet) on
+// bindAddress:grpcServerPort (8081), over TLS when tls.server.mode is
+// enforcing. Bounds: MaxInboundMessageSize (130 MiB, Java's
+// grpcMaxInboundMessageSize), MaxConcurrentStreams per connection,
+// keepalive pings after 30 s idle (20 s to answer), client pings at most
+// every 5 s. Close ends held receives and telemetry streams, then waits
+// for the running RPCs.
+//
+// # RPCs
+//
+// Answers carry apache.rocketmq.v2.Code in their Status (never a gRPC
+// error), as Java's do; remoting codes map as ResponseBuilder maps them
+// (remotingCode).
+//
+//   - QueryRoute: the topic's NameServer route (this broker's topic config
+//     when it has no NameServer), queues numbered read-only, write-only,
+//     read-write (RouteActivity). Each broker's endpoint is its own gRPC
+//     service: this server's bound address for this broker, the master's
+//     host with grpcServerPort for the others. In Local mode every broker
+//     runs its own proxy and a message must reach the broker that owns
+//     its queue, so a route never names a shared proxy. accept_message_types
+//     is the topic's message.type attribute (NORMAL when unset; MIXED
+//     accepts all four).
+//   - QueryAssignment: one assignment per readable broker (queue -1: the
+//     POP service chooses), one per queue for a group that consumes
+//     orderly.
+//   - Heartbeat: needs the x-mq-client-id header (CLIENT_ID_REQUIRED) and,
+//     for consumers, a legal group name. Clients are not yet listed in the
+//     broker's client registry (consumer connection queries do not show
+//     gRPC clients).
+//   - Telemetry: each Settings command is answered with the server's part
+//     filled in: for producers validate_message_type=true, max_body_size
+//     (maxMessageSize), an exponential 10 ms..1 s backoff; for consumers
+//     fifo (the group's consumeMessageOrderly), max attempts
+//     retryMaxTimes+1 and a 20 s long polling timeout. The transaction
+//     check-back (RecoverOrphanedTransactionCommand) is not sent yet: the
+//     broker's check of an orphaned half message of a gRPC producer finds
+//     no producer connection, so only the client's EndTransaction
+//     resolves it.
+//   - SendMessage: SendMessageActivity's checks (body size:
+//     MESSAGE_BODY_TOO_LARGE; user properties, tag, keys, message group,
+//     message id, delivery time at most 24 h ahead, transaction recovery
+//     time at most 1 h), then TOPIC_NOT_FOUND for a topic this broker does
+//     not have, then DefaultTopicMessageTypeValidator: the message's type
+//     (TRAN_MSG, a delay property, __SHARDINGKEY, else NORMAL) must equal
+//     the topic's message.type unless that is MIXED
+//     (MESSAGE_PROPERTY_CONFLICT_WITH_TYPE); retry and DLQ topics are not
+//     checked. The producer group is the topic (Java's choice). A single
+//     message with a message group goes to queue
+//     Hashing.consistentHash(group.hashCode(), writeQueueNums), anything
+//     else to a random queue; several messages are one
+//     SEND_BATCH_MESSAGE. Delays are TIMER_DELIVER_MS (the timer wheel).
+//     A transaction's transaction_id is "<offsetMsgId>-<queueOffset>" of
+//     its half message: what END_TRANSACTION needs, without the proxy's
+//     table.
+//   - ReceiveMessage, AckMessage, ChangeInvisibleDuration,
+//     ForwardMessageToDeadLetterQueue: not served yet (UNIMPLEMENTED).
+//   - EndTransaction: END_TRANSACTION from the transaction id.
+//   - NotifyClientTermination: forgets the client's settings.
+//   - PullMessage, UpdateOffset, GetOffset, QueryOffset, RecallMessage,
+//     SyncLiteSubscription: NOT_IMPLEMENTED with the RPC's name.
+package grpc

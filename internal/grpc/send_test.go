@@ -1,0 +1,82 @@
+package grpc
+
+import (
+	"testing"
+
+	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
+
+	"github.com/rocketd/rocketd/internal/message"
+	"github.com/rocketd/rocketd/internal/protocol"
+)
+
+func TestJavaStringHash(t *testing.T) {
+	for s, want := range map[string]int32{"": 0, "hello": 99162322, "order-42": 1234255197, "é€𝄞": 0} {
+		if s == "é€𝄞" {
+			// U+00E9, U+20AC, then the surrogate pair D834 DD1E.
+			want = ((0xE9*31+0x20AC)*31+0xD834)*31 + 0xDD1E
+		}
+		if got := javaStringHash(s); got != want {
+			t.Errorf("hash(%q) = %d, want %d", s, got, want)
+		}
+	}
+}
+
+// TestConsistentHash checks Guava's contract: a key moves only to the new
+// bucket when one is added, and stays in range.
+func TestConsistentHash(t *testing.T) {
+	for key := int64(-500); key < 500; key++ {
+		prev := consistentHash(key*7919, 1)
+		if prev != 0 {
+			t.Fatalf("key %d: %d buckets of 1", key, prev)
+		}
+		for n := 2; n <= 64; n++ {
+			got := consistentHash(key*7919, n)
+			if got < 0 || got >= n {
+				t.Fatalf("key %d: bucket %d of %d", key, got, n)
+			}
+			if got != prev && got != n-1 {
+				t.Fatalf("key %d: moved from %d to %d when bucket %d was added", key, prev, got, n-1)
+			}
+			prev = got
+		}
+	}
+}
+
+func TestCheckMessageType(t *testing.T) {
+	normal := map[string]string{}
+	fifo := map[string]string{message.PropertyShardingKey: "g"}
+	delay := map[string]string{message.PropertyTimerDeliverMS: "1"}
+	txn := map[string]string{message.PropertyTransactionPrepared: "true", message.PropertyShardingKey: "g"}
+	for _, tc := range []struct {
+		topic string
+		props map[string]string
+		ok    bool
+	}{
+		{protocol.MessageTypeNormal, normal, true},
+		{protocol.MessageTypeNormal, fifo, false},
+		{protocol.MessageTypeFIFO, fifo, true},
+		{protocol.MessageTypeFIFO, normal, false},
+		{protocol.MessageTypeDelay, delay, true},
+		{protocol.MessageTypeTransaction, txn, true}, // TRAN_MSG wins over the group
+		{protocol.MessageTypeMixed, delay, true},
+		{protocol.MessageTypeUnspecified, normal, false},
+	} {
+		st := checkMessageType(tc.topic, tc.props)
+		if (st == nil) != tc.ok || st != nil && st.Code != v2.Code_MESSAGE_PROPERTY_CONFLICT_WITH_TYPE {
+			t.Errorf("topic %s props %v: status %v, want ok=%v", tc.topic, tc.props, st, tc.ok)
+		}
+	}
+}
+
+func TestParseTransactionID(t *testing.T) {
+	id := transactionID("7F00000100002A9F0000000000001234", 42)
+	clo, qo, ok := parseTransactionID(id)
+	if !ok || clo != 0x1234 || qo != 42 {
+		t.Fatalf("%s: %d %d %v", id, clo, qo, ok)
+	}
+	for _, bad := range []string{"", "abc", "7F00000100002A9F0000000000001234", "zz-1", "7F00000100002A9F0000000000001234-x"} {
+		if _, _, ok := parseTransactionID(bad); ok {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+}
