@@ -75,8 +75,27 @@
 //     A transaction's transaction_id is "<offsetMsgId>-<queueOffset>" of
 //     its half message: what END_TRANSACTION needs, without the proxy's
 //     table.
-//   - ReceiveMessage, AckMessage, ChangeInvisibleDuration,
-//     ForwardMessageToDeadLetterQueue: not served yet (UNIMPLEMENTED).
+//   - ReceiveMessage: a POP with queue -1 (a FIFO group: the request's
+//     queue), initMode MAX, long polling for the request's
+//     long_polling_timeout clamped to 5..20 s and to the deadline (less
+//     100 ms), waiting in the broker's long-polling holder. invisible
+//     duration 10 s..12 h (ILLEGAL_INVISIBLE_TIME). The stream is a status
+//     (OK, MESSAGE_NOT_FOUND "no new message", TOO_MANY_REQUESTS "polling
+//     full") then one response per message. A message's receipt handle is
+//     its POP_CK as Java's client builds it from the response header
+//     ("<startOffset> <popTime> <invisibleTime> <reviveQid> <mark>
+//     <brokerName> <queueId> <queueOffset>") plus " <commitLogOffset>"
+//     (ConsumerProcessor.createHandle); delivery_attempt is the reconsume
+//     count + 1 (an orderly pop's count from orderCountInfo). A message
+//     revived into the pop retry topic is answered under the requested
+//     topic, its handle's mark naming the retry topic.
+//   - AckMessage, ChangeInvisibleDuration: the handle's mark gives the
+//     real topic (ReceiptHandle.getRealTopic); an unparsable handle is
+//     INVALID_RECEIPT_HANDLE. ChangeInvisibleDuration answers the
+//     message's new handle (ExtraInfoUtil.buildExtraInfo with the new pop
+//     time, start = the message's offset).
+//   - ForwardMessageToDeadLetterQueue: CONSUMER_SEND_MSG_BACK with delay
+//     level -1 by the handle's commit-log offset, then an ack.
 //   - EndTransaction: END_TRANSACTION from the transaction id.
 //   - NotifyClientTermination: forgets the client's settings.
 //   - PullMessage, UpdateOffset, GetOffset, QueryOffset, RecallMessage,

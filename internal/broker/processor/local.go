@@ -1,8 +1,13 @@
 package processor
 
 import (
+	"context"
 	"net/netip"
+	"time"
 
+	"github.com/rocketd/rocketd/internal/broker/longpoll"
+	"github.com/rocketd/rocketd/internal/broker/pop"
+	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
 )
 
@@ -32,4 +37,77 @@ func (p *Processor) LocalSend(req *remoting.Command, from netip.AddrPort) *remot
 // LocalEndTransaction runs an END_TRANSACTION request.
 func (p *Processor) LocalEndTransaction(req *remoting.Command) *remoting.Command {
 	return p.handleEndTransaction(nil, req)
+}
+
+// LocalPop runs a POP_MESSAGE request. A pop that finds nothing waits in
+// the long-polling holder, as a remoting pop does, until a message may
+// have arrived (then it pops again), the request's pollTime is over or
+// ctx ends. The caller releases the answer's body (resp.Release).
+func (p *Processor) LocalPop(ctx context.Context, h *protocol.PopMessageRequestHeader) *remoting.Command {
+	if p.pop == nil {
+		return p.popUnavailable(nil, &remoting.Command{Code: protocol.PopMessage})
+	}
+	req := remoting.NewRequest(protocol.PopMessage, protocol.Ext(h), nil)
+	deadline := time.Now().Add(time.Duration(h.PollTime) * time.Millisecond)
+	for {
+		resp := p.popMessage(nil, req, false)
+		left := time.Until(deadline)
+		if resp.Code != protocol.PollingTimeout || p.holder == nil || left <= 0 {
+			return resp
+		}
+		w := &localWaiter{done: ctx.Done(), woke: make(chan struct{}, 1)}
+		st := p.holder.Hold(longpoll.Request{
+			Topic: h.Topic, QueueID: pop.HoldQueue(h.QueueID), Timeout: left, Conn: w,
+			Wake: func() { w.woke <- struct{}{} },
+		})
+		switch st {
+		case longpoll.Held:
+		case longpoll.QueueFull, longpoll.Full:
+			resp.Code = protocol.PollingFull
+			return resp
+		default: // stopped, or ctx ended
+			return resp
+		}
+		select {
+		case <-w.woke:
+		case <-ctx.Done():
+			p.holder.DropConn(w)
+			return resp
+		}
+	}
+}
+
+// localWaiter stands for the connection of a held LocalPop: it closes
+// with the caller's context.
+type localWaiter struct {
+	done <-chan struct{}
+	woke chan struct{}
+}
+
+func (w *localWaiter) Closed() <-chan struct{} { return w.done }
+
+// LocalAck acknowledges one popped message (ACK_MESSAGE).
+func (p *Processor) LocalAck(h *protocol.AckMessageRequestHeader, from string) (code int32, remark string) {
+	if p.pop == nil {
+		r := p.popUnavailable(nil, &remoting.Command{Code: protocol.AckMessage})
+		return r.Code, r.Remark
+	}
+	st := p.pop.Ack(h, from)
+	return st.Code, st.Remark
+}
+
+// LocalChangeInvisible runs CHANGE_MESSAGE_INVISIBLETIME.
+func (p *Processor) LocalChangeInvisible(h *protocol.ChangeInvisibleTimeRequestHeader, from string) (protocol.ChangeInvisibleTimeResponseHeader, int32, string) {
+	if p.pop == nil {
+		r := p.popUnavailable(nil, &remoting.Command{Code: protocol.ChangeMessageInvisibleTime})
+		return protocol.ChangeInvisibleTimeResponseHeader{}, r.Code, r.Remark
+	}
+	rh, st := p.pop.ChangeInvisible(h, from)
+	return rh, st.Code, st.Remark
+}
+
+// LocalSendBack runs CONSUMER_SEND_MSG_BACK (a message to its group's
+// retry topic or, with a negative delay level, to its DLQ).
+func (p *Processor) LocalSendBack(req *remoting.Command) *remoting.Command {
+	return p.handleSendBack(nil, req)
 }
