@@ -89,7 +89,9 @@ func (s *Server) SendMessage(ctx context.Context, req *v2.SendMessageRequest) (*
 		for i, m := range msgs {
 			body = message.AppendBatchItem(body, 0, m.GetBody(), message.EncodeProperties(propsList[i]))
 		}
-		cmd = remoting.NewRequest(protocol.SendBatchMessage, protocol.Ext(&h), body)
+		ext := make(map[string]string, 16)
+		h.AppendExtV2(ext) // a batch carries the letter-keyed V2 header
+		cmd = remoting.NewRequest(protocol.SendBatchMessage, ext, body)
 	}
 	resp := s.cfg.Processor.LocalSend(cmd, remoteAddr(ctx))
 	return sendResponse(msgs, resp), nil
