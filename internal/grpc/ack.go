@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"time"
 
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
 
@@ -112,19 +113,26 @@ func (s *Server) ChangeInvisibleDuration(ctx context.Context, req *v2.ChangeInvi
 	if st := checkInvisible(d, 0); st != nil {
 		return &v2.ChangeInvisibleDurationResponse{Status: st}, nil
 	}
-	h, ok := parseReceiptHandle(req.GetReceiptHandle())
+	handle, st := s.changeInvisible(ctx, topic, group, req.GetReceiptHandle(), d)
+	return &v2.ChangeInvisibleDurationResponse{Status: st, ReceiptHandle: handle}, nil
+}
+
+// changeInvisible runs CHANGE_MESSAGE_INVISIBLETIME for the message with
+// receipt handle handle and returns its new handle.
+func (s *Server) changeInvisible(ctx context.Context, topic, group, handle string, d time.Duration) (string, *v2.Status) {
+	h, ok := parseReceiptHandle(handle)
 	if !ok {
-		return &v2.ChangeInvisibleDurationResponse{Status: invalidHandle}, nil
+		return "", invalidHandle
 	}
 	real, ok := pop.RealTopic(topic, group, h.mark)
 	if !ok {
-		return &v2.ChangeInvisibleDurationResponse{Status: invalidHandle}, nil
+		return "", invalidHandle
 	}
 	rh, code, remark := s.cfg.Processor.LocalChangeInvisible(&protocol.ChangeInvisibleTimeRequestHeader{
 		ConsumerGroup: group, Topic: real, QueueID: h.queueID, ExtraInfo: h.raw, Offset: h.offset, InvisibleTime: d.Milliseconds(),
 	}, remoteString(ctx))
 	if code != protocol.Success {
-		return &v2.ChangeInvisibleDurationResponse{Status: remotingStatus(code, remark)}, nil
+		return "", remotingStatus(code, remark)
 	}
 	fields := []string{
 		strconv.FormatInt(h.offset, 10), strconv.FormatInt(rh.PopTime, 10), strconv.FormatInt(rh.InvisibleTime, 10),
@@ -133,7 +141,7 @@ func (s *Server) ChangeInvisibleDuration(ctx context.Context, req *v2.ChangeInvi
 	if h.commitLogOffset >= 0 {
 		fields = append(fields, strconv.FormatInt(h.commitLogOffset, 10))
 	}
-	return &v2.ChangeInvisibleDurationResponse{Status: okStatus(), ReceiptHandle: strings.Join(fields, " ")}, nil
+	return strings.Join(fields, " "), okStatus()
 }
 
 // ForwardMessageToDeadLetterQueue follows ForwardMessageToDLQActivity:

@@ -1,6 +1,7 @@
 package grpc
 
 import (
+	"context"
 	"fmt"
 	"hash/crc32"
 	"strconv"
@@ -112,14 +113,32 @@ func (s *Server) ReceiveMessage(req *v2.ReceiveMessageRequest, stream grpc.Serve
 		return reply(status(v2.Code_MESSAGE_NOT_FOUND, "no match message"))
 	}
 	if err := reply(okStatus()); err != nil {
+		s.nack(topic, group, msgs)
 		return err
 	}
-	for _, m := range msgs {
+	for i, m := range msgs {
 		if err := stream.Send(&v2.ReceiveMessageResponse{Content: &v2.ReceiveMessageResponse_Message{Message: m}}); err != nil {
-			return err // the unsent messages come back after their invisible time
+			s.nack(topic, group, msgs[i:])
+			return err
 		}
 	}
 	return nil
+}
+
+// nackInvisible is how soon a message the client did not get is visible
+// again (ReceiveMessageResponseStreamWriter.NACK_INVISIBLE_TIME).
+const nackInvisible = time.Second
+
+// nack makes messages that could not be written to the client visible
+// again soon (processThrowableWhenWriteMessage) instead of after their
+// whole invisible time.
+func (s *Server) nack(topic, group string, msgs []*v2.Message) {
+	for _, m := range msgs {
+		if _, st := s.changeInvisible(context.Background(), topic, group, m.GetSystemProperties().GetReceiptHandle(), nackInvisible); st.Code != v2.Code_OK {
+			s.log.Debug("grpc: nack of an unwritten message failed", "topic", topic, "group", group,
+				"msgId", m.GetSystemProperties().GetMessageId(), "code", st.Code, "remark", st.Message)
+		}
+	}
 }
 
 // poppedMessages decodes a POP answer's records and gives each the
