@@ -81,7 +81,8 @@
 //     100 ms), waiting in the broker's long-polling holder. invisible
 //     duration 10 s..12 h (ILLEGAL_INVISIBLE_TIME). The stream is a status
 //     (OK, MESSAGE_NOT_FOUND "no new message", TOO_MANY_REQUESTS "polling
-//     full") then one response per message. A message's receipt handle is
+//     full") then one response per message; messages that cannot be
+//     written are made visible again in 1 s. A message's receipt handle is
 //     its POP_CK as Java's client builds it from the response header
 //     ("<startOffset> <popTime> <invisibleTime> <reviveQid> <mark>
 //     <brokerName> <queueId> <queueOffset>") plus " <commitLogOffset>"
