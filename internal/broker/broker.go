@@ -110,6 +110,9 @@ type Broker struct {
 	authn    *auth.Authenticator // nil: authentication off
 	console  *console.Server     // nil unless consoleEnable
 	grpc     *grpc.Server        // nil unless grpcServerEnable
+	// grpcLive is grpc for the transaction check-back's goroutine, which
+	// starts before it.
+	grpcLive atomic.Pointer[grpc.Server]
 
 	// The tls.* settings built once, for every listener and client.
 	tlsListener remoting.TLSListener

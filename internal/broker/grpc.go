@@ -46,6 +46,7 @@ func (b *Broker) startGRPC(cfg *Config, proc *processor.Processor) error {
 		return fmt.Errorf("broker: %w", err)
 	}
 	b.grpc = srv
+	b.grpcLive.Store(srv)
 	return nil
 }
 

@@ -515,3 +515,68 @@ func TestGRPCRawReceiveAck(t *testing.T) {
 }
 
 func proto(s string) *string { return &s }
+
+// TestGRPCTransactionCheck: a half message sent over gRPC and never
+// ended is checked on the producer's telemetry stream
+// (RecoverOrphanedTransactionCommand); the producer's EndTransaction with
+// the command's transaction id commits it and a consumer receives it.
+func TestGRPCTransactionCheck(t *testing.T) {
+	rmq.EnableSsl = false
+	c := startCluster(t, func(bc *config.BrokerConfig) {
+		bc.GrpcServerEnable = true
+		bc.TransactionTimeout = 100 * time.Millisecond
+		bc.TransactionCheckInterval = 300 * time.Millisecond
+	})
+	topic := uniq(t, "GrpcTxCheck")
+	c.createTypedTopic(topic, 1, protocol.MessageTypeTransaction)
+	cli, ctx := rawGRPC(t, c)
+	res := &v2.Resource{Name: topic}
+
+	tel, err := cli.Telemetry(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tel.Send(&v2.TelemetryCommand{Command: &v2.TelemetryCommand_Settings{Settings: &v2.Settings{
+		ClientType: v2.ClientType_PRODUCER.Enum(),
+		PubSub:     &v2.Settings_Publishing{Publishing: &v2.Publishing{Topics: []*v2.Resource{res}}},
+	}}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := tel.Recv(); err != nil || got.GetSettings() == nil {
+		t.Fatalf("settings answer: %v %v", got, err)
+	}
+	sr, err := cli.SendMessage(ctx, &v2.SendMessageRequest{Messages: []*v2.Message{{Topic: res, Body: []byte("orphan"),
+		SystemProperties: &v2.SystemProperties{MessageId: "ORPHAN1", MessageType: v2.MessageType_TRANSACTION}}}})
+	if err != nil || sr.GetStatus().GetCode() != v2.Code_OK {
+		t.Fatalf("send half: %v %v", err, sr)
+	}
+	// The check arrives on the telemetry stream.
+	var rec *v2.RecoverOrphanedTransactionCommand
+	for rec == nil {
+		cmd, err := tel.Recv()
+		if err != nil {
+			t.Fatalf("telemetry: %v", err)
+		}
+		rec = cmd.GetRecoverOrphanedTransactionCommand()
+	}
+	m := rec.GetMessage()
+	if m.GetTopic().GetName() != topic || string(m.GetBody()) != "orphan" || m.GetSystemProperties().GetMessageId() != "ORPHAN1" ||
+		m.GetSystemProperties().GetMessageType() != v2.MessageType_TRANSACTION || rec.GetTransactionId() == "" {
+		t.Fatalf("check command %v", rec)
+	}
+	et, err := cli.EndTransaction(ctx, &v2.EndTransactionRequest{Topic: res, MessageId: "ORPHAN1", TransactionId: rec.GetTransactionId(),
+		Resolution: v2.TransactionResolution_COMMIT, Source: v2.TransactionSource_SOURCE_SERVER_CHECK})
+	if err != nil || et.GetStatus().GetCode() != v2.Code_OK {
+		t.Fatalf("end transaction: %v %v", err, et)
+	}
+	_ = tel.CloseSend()
+	var got []*v2.Message
+	group := uniq(t, "GrpcTxCheckGroup")
+	waitFor(t, 20*time.Second, "the committed message", func() bool {
+		_, got = rawReceive(t, ctx, cli, group, topic, 1)
+		return len(got) > 0
+	})
+	if string(got[0].GetBody()) != "orphan" {
+		t.Fatalf("received %q", got[0].GetBody())
+	}
+}

@@ -25,25 +25,86 @@ var producerBackoff = &v2.ExponentialBackoff{
 	Initial: durationpb.New(10 * time.Millisecond), Max: durationpb.New(time.Second), Multiplier: 2,
 }
 
-// clientTable holds the settings each client last reported on its
-// telemetry stream.
+// clientTable holds each client's last settings and its open telemetry
+// stream (the way to the client for the transaction check-back).
 type clientTable struct {
-	mu       sync.Mutex
-	settings map[string]*v2.Settings
+	mu      sync.Mutex
+	clients map[string]*clientState
 }
 
-func newClientTable() *clientTable { return &clientTable{settings: make(map[string]*v2.Settings)} }
+type clientState struct {
+	settings *v2.Settings
+	stream   *telemetryStream // nil: none open
+}
 
-func (t *clientTable) put(id string, s *v2.Settings) {
+// telemetryStream serializes the sends on one client's telemetry stream:
+// the settings answers and the server's commands.
+type telemetryStream struct {
+	mu     sync.Mutex
+	send   func(*v2.TelemetryCommand) error
+	remote string
+}
+
+func (t *telemetryStream) Send(cmd *v2.TelemetryCommand) error {
 	t.mu.Lock()
-	t.settings[id] = s
+	defer t.mu.Unlock()
+	return t.send(cmd)
+}
+
+func newClientTable() *clientTable { return &clientTable{clients: make(map[string]*clientState)} }
+
+func (t *clientTable) state(id string) *clientState {
+	c := t.clients[id]
+	if c == nil {
+		c = &clientState{}
+		t.clients[id] = c
+	}
+	return c
+}
+
+func (t *clientTable) putSettings(id string, s *v2.Settings) {
+	t.mu.Lock()
+	t.state(id).settings = s
+	t.mu.Unlock()
+}
+
+func (t *clientTable) openStream(id string, ts *telemetryStream) {
+	t.mu.Lock()
+	t.state(id).stream = ts
+	t.mu.Unlock()
+}
+
+// closeStream forgets ts if it is still the client's stream.
+func (t *clientTable) closeStream(id string, ts *telemetryStream) {
+	t.mu.Lock()
+	if c := t.clients[id]; c != nil && c.stream == ts {
+		c.stream = nil
+	}
 	t.mu.Unlock()
 }
 
 func (t *clientTable) remove(id string) {
 	t.mu.Lock()
-	delete(t.settings, id)
+	delete(t.clients, id)
 	t.mu.Unlock()
+}
+
+// producerStream is the telemetry stream of a producer that publishes to
+// topic (the producer group of its transactions), if one is open.
+func (t *clientTable) producerStream(topic string) (*telemetryStream, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, c := range t.clients {
+		if c.stream == nil {
+			continue
+		}
+		for _, r := range c.settings.GetPublishing().GetTopics() {
+			if r.GetName() == topic {
+				return c.stream, true
+			}
+		}
+	}
+	return nil, false
 }
 
 func clientID(ctx context.Context) string {
@@ -111,6 +172,11 @@ func (s *Server) Telemetry(stream grpc.BidiStreamingServer[v2.TelemetryCommand, 
 	id := clientID(stream.Context())
 	ctx, cancel := s.untilClosed(stream.Context())
 	defer cancel()
+	ts := &telemetryStream{send: stream.Send, remote: remoteString(stream.Context())}
+	if id != "" {
+		s.clients.openStream(id, ts)
+		defer s.clients.closeStream(id, ts)
+	}
 	cmds := make(chan *v2.TelemetryCommand)
 	errc := make(chan error, 1)
 	go func() { // ends with the stream: Recv fails once ctx is done
@@ -138,7 +204,7 @@ func (s *Server) Telemetry(stream grpc.BidiStreamingServer[v2.TelemetryCommand, 
 			return err
 		case cmd := <-cmds:
 			if id == "" {
-				if err := stream.Send(&v2.TelemetryCommand{Status: errClientIDRequired}); err != nil {
+				if err := ts.Send(&v2.TelemetryCommand{Status: errClientIDRequired}); err != nil {
 					return err
 				}
 				continue
@@ -149,10 +215,10 @@ func (s *Server) Telemetry(stream grpc.BidiStreamingServer[v2.TelemetryCommand, 
 			}
 			out, st := s.applySettings(settings)
 			if st == nil {
-				s.clients.put(id, out)
+				s.clients.putSettings(id, out)
 				st = okStatus()
 			}
-			if err := stream.Send(&v2.TelemetryCommand{Status: st, Command: &v2.TelemetryCommand_Settings{Settings: out}}); err != nil {
+			if err := ts.Send(&v2.TelemetryCommand{Status: st, Command: &v2.TelemetryCommand_Settings{Settings: out}}); err != nil {
 				return err
 			}
 		}

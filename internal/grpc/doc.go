@@ -54,11 +54,13 @@
 //     filled in: for producers validate_message_type=true, max_body_size
 //     (maxMessageSize), an exponential 10 ms..1 s backoff; for consumers
 //     fifo (the group's consumeMessageOrderly), max attempts
-//     retryMaxTimes+1 and a 20 s long polling timeout. The transaction
-//     check-back (RecoverOrphanedTransactionCommand) is not sent yet: the
-//     broker's check of an orphaned half message of a gRPC producer finds
-//     no producer connection, so only the client's EndTransaction
-//     resolves it.
+//     retryMaxTimes+1 and a 20 s long polling timeout. The open stream
+//     is also the way back to a producer: the broker's transaction
+//     check-back (PickProducer, after the remoting producers) sends a
+//     half message's CHECK_TRANSACTION_STATE to a producer whose settings
+//     publish to its topic as a RecoverOrphanedTransactionCommand (Java's
+//     GrpcClientChannel), with the transaction id of the half message's
+//     latest copy; the SDK answers with EndTransaction.
 //   - SendMessage: SendMessageActivity's checks (body size:
 //     MESSAGE_BODY_TOO_LARGE; user properties, tag, keys, message group,
 //     message id, delivery time at most 24 h ahead, transaction recovery

@@ -219,18 +219,19 @@ func grpcMessage(topic string, rec *message.Record, handle string, reconsume int
 	props := message.ParseProperties(rec.Properties)
 	sp := &v2.SystemProperties{
 		Tag: proto(props[message.PropertyTags]), MessageId: props[message.PropertyUniqClientMessageIDKeyIdx],
-		BodyDigest:        &v2.Digest{Type: v2.DigestType_CRC32, Checksum: strings.ToUpper(strconv.FormatUint(uint64(crc32.ChecksumIEEE(rec.Body)), 16))},
-		BodyEncoding:      v2.Encoding_IDENTITY,
-		MessageType:       v2.MessageType_NORMAL,
-		BornTimestamp:     timestamppb.New(time.UnixMilli(rec.BornTimestamp)),
-		BornHost:          rec.BornHost.Addr().String(),
-		StoreTimestamp:    timestamppb.New(time.UnixMilli(rec.StoreTimestamp)),
-		StoreHost:         rec.StoreHost.String(),
-		ReceiptHandle:     &handle,
-		QueueId:           rec.QueueID,
-		QueueOffset:       &rec.QueueOffset,
-		InvisibleDuration: durationpb.New(invisible),
-		DeliveryAttempt:   proto32(reconsume + 1),
+		BodyDigest:      &v2.Digest{Type: v2.DigestType_CRC32, Checksum: strings.ToUpper(strconv.FormatUint(uint64(crc32.ChecksumIEEE(rec.Body)), 16))},
+		BodyEncoding:    v2.Encoding_IDENTITY,
+		MessageType:     v2.MessageType_NORMAL,
+		BornTimestamp:   timestamppb.New(time.UnixMilli(rec.BornTimestamp)),
+		BornHost:        rec.BornHost.Addr().String(),
+		StoreTimestamp:  timestamppb.New(time.UnixMilli(rec.StoreTimestamp)),
+		StoreHost:       rec.StoreHost.String(),
+		QueueId:         rec.QueueID,
+		QueueOffset:     &rec.QueueOffset,
+		DeliveryAttempt: proto32(reconsume + 1),
+	}
+	if handle != "" {
+		sp.ReceiptHandle, sp.InvisibleDuration = &handle, durationpb.New(invisible)
 	}
 	if k := props[message.PropertyKeys]; k != "" {
 		sp.Keys = strings.Fields(k)
