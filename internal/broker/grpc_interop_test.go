@@ -580,3 +580,54 @@ func TestGRPCTransactionCheck(t *testing.T) {
 		t.Fatalf("received %q", got[0].GetBody())
 	}
 }
+
+// TestGRPCFifoReceive: a group that consumes orderly receives a message
+// group's messages in their order, each with its group, through an
+// orderly POP.
+func TestGRPCFifoReceive(t *testing.T) {
+	c := startGRPCCluster(t)
+	topic, group := uniq(t, "GrpcFifoRecv"), uniq(t, "GrpcFifoGroup")
+	c.createTypedTopic(topic, 4, protocol.MessageTypeFIFO)
+	gc := protocol.NewSubscriptionGroupConfig(group)
+	gc.ConsumeMessageOrderly = true
+	body, err := protocol.MarshalFastJSON(&gc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := c.invoke(c.b.Addr(), protocol.UpdateAndCreateSubscriptionGroup, nil, body); r.Code != protocol.Success {
+		t.Fatalf("create group: %d %s", r.Code, r.Remark)
+	}
+	cli, ctx := rawGRPC(t, c)
+	res := &v2.Resource{Name: topic}
+	mg := "order-7"
+	for i := range 3 {
+		sr, err := cli.SendMessage(ctx, &v2.SendMessageRequest{Messages: []*v2.Message{{Topic: res, Body: fmt.Appendf(nil, "f%d", i),
+			SystemProperties: &v2.SystemProperties{MessageId: fmt.Sprintf("FIFO%d", i), MessageType: v2.MessageType_FIFO, MessageGroup: &mg}}}})
+		if err != nil || sr.GetStatus().GetCode() != v2.Code_OK {
+			t.Fatalf("send %d: %v %v", i, err, sr)
+		}
+	}
+	// All three in the consume queue before the one receive.
+	waitFor(t, 10*time.Second, "three messages dispatched", func() bool {
+		n := int64(0)
+		for q := range int32(4) {
+			n += c.b.Store().MaxOffset(topic, q)
+		}
+		return n == 3
+	})
+	code, got := rawReceive(t, ctx, cli, group, topic, 3)
+	if code != v2.Code_OK || len(got) != 3 {
+		t.Fatalf("receive: %v, %d messages", code, len(got))
+	}
+	for i, m := range got {
+		sp := m.GetSystemProperties()
+		if string(m.GetBody()) != fmt.Sprintf("f%d", i) || sp.GetMessageGroup() != mg || sp.GetMessageType() != v2.MessageType_FIFO || sp.GetDeliveryAttempt() != 1 {
+			t.Fatalf("message %d: %q group %q type %v attempt %d", i, m.GetBody(), sp.GetMessageGroup(), sp.GetMessageType(), sp.GetDeliveryAttempt())
+		}
+		r, err := cli.AckMessage(ctx, &v2.AckMessageRequest{Group: &v2.Resource{Name: group}, Topic: res,
+			Entries: []*v2.AckMessageEntry{{MessageId: sp.GetMessageId(), ReceiptHandle: sp.GetReceiptHandle()}}})
+		if err != nil || r.GetStatus().GetCode() != v2.Code_OK {
+			t.Fatalf("ack %d: %v %v", i, err, r)
+		}
+	}
+}

@@ -77,8 +77,8 @@
 //     A transaction's transaction_id is "<offsetMsgId>-<queueOffset>" of
 //     its half message: what END_TRANSACTION needs, without the proxy's
 //     table.
-//   - ReceiveMessage: a POP with queue -1 (a FIFO group: the request's
-//     queue), initMode MAX, long polling for the request's
+//   - ReceiveMessage: a POP with queue -1 (orderly for a group with
+//     consumeMessageOrderly), initMode MAX, long polling for the request's
 //     long_polling_timeout clamped to 5..20 s and to the deadline (less
 //     100 ms), waiting in the broker's long-polling holder. invisible
 //     duration 10 s..12 h (ILLEGAL_INVISIBLE_TIME). The stream is a status

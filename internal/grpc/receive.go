@@ -27,7 +27,7 @@ const (
 )
 
 // ReceiveMessage follows ReceiveMessageActivity: a POP of the request's
-// broker (queue -1: every readable queue, or the group's FIFO order) that
+// broker (queue -1: every readable queue; orderly for a FIFO group) that
 // waits up to the long polling time, then a status response followed by
 // one response per message (ReceiveMessageResponseStreamWriter).
 func (s *Server) ReceiveMessage(req *v2.ReceiveMessageRequest, stream grpc.ServerStreamingServer[v2.ReceiveMessageResponse]) error {
@@ -75,12 +75,10 @@ func (s *Server) ReceiveMessage(req *v2.ReceiveMessageRequest, stream grpc.Serve
 	if gc, ok := s.cfg.Groups.Get(group); ok {
 		fifo = gc.ConsumeMessageOrderly
 	}
-	queueID := int32(-1)
-	if fifo && req.GetMessageQueue().GetId() >= 0 {
-		queueID = req.GetMessageQueue().GetId()
-	}
+	// Every readable queue of the broker, FIFO or not: Java's
+	// ReceiveMessageQueueSelector picks the broker's queue -1.
 	h := protocol.PopMessageRequestHeader{
-		ConsumerGroup: group, Topic: topic, QueueID: queueID, MaxMsgNums: min(max(req.GetBatchSize(), 1), pop.MaxPopNums),
+		ConsumerGroup: group, Topic: topic, QueueID: -1, MaxMsgNums: min(max(req.GetBatchSize(), 1), pop.MaxPopNums),
 		InvisibleTime: invisible.Milliseconds(), PollTime: poll.Milliseconds(), BornTime: time.Now().UnixMilli(),
 		InitMode: 0, ExpType: expType, Exp: exp, Order: fifo, AttemptID: req.GetAttemptId(),
 	}
