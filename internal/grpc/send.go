@@ -254,26 +254,32 @@ func hasControl(s string) bool {
 }
 
 // systemProperty is MessageConst.STRING_HASH_SET: the keys a user may not
-// set.
+// set, and that a received message's user properties leave out
+// (GrpcConverter.buildUserAttributes).
 func systemProperty(k string) bool {
 	switch k {
 	case message.PropertyTraceSwitch, message.PropertyMsgRegion, message.PropertyKeys, message.PropertyTags,
 		message.PropertyWaitStoreMsgOK, message.PropertyDelayTimeLevel, message.PropertyRetryTopic,
 		message.PropertyRealTopic, message.PropertyRealQueueID, message.PropertyTransactionPrepared,
 		message.PropertyProducerGroup, message.PropertyMinOffset, message.PropertyMaxOffset, message.PropertyBuyerID,
-		message.PropertyOriginMessageID, message.PropertyTransferFlag, message.PropertyCorrectionFlag,
+		message.PropertyOriginMessageID, message.PropertyTransferFlag, message.PropertyCorrectionFlag, message.PropertyMQ2Flag,
 		message.PropertyReconsumeTime, message.PropertyUniqClientMessageIDKeyIdx, message.PropertyMaxReconsumeTimes,
-		message.PropertyConsumeStartTimestamp, message.PropertyTransactionPreparedQueueOff, message.PropertyTransactionCheckTimes,
-		message.PropertyCheckImmunityTimeInSeconds, message.PropertyShardingKey, message.PropertyInstanceID,
-		message.PropertyCorrelationID, message.PropertyMessageReplyToClient, message.PropertyMessageTTL,
+		message.PropertyConsumeStartTimestamp, message.PropertyPopCK, message.PropertyPopCKOffset, message.PropertyFirstPopTime,
+		message.PropertyTransactionPreparedQueueOff, message.PropertyDupInfo, message.PropertyExtendUniqInfo,
+		message.PropertyInstanceID, message.PropertyCorrelationID, message.PropertyMessageReplyToClient, message.PropertyMessageTTL,
 		message.PropertyReplyMessageArriveTime, message.PropertyPushReplyTime, message.PropertyCluster,
-		message.PropertyMessageType, message.PropertyPopCK, message.PropertyFirstPopTime,
-		message.PropertyTimerDeliverMS, message.PropertyTimerDelaySec, message.PropertyTimerDelayMS,
-		message.PropertyBornHost, message.PropertyBornTimestamp, message.PropertyTraceContext:
+		message.PropertyMessageType, message.PropertyInnerMultiQueueOffset, message.PropertyTimerDelayMS,
+		message.PropertyTimerDelaySec, message.PropertyTimerDeliverMS, message.PropertyTimerEnqueueMS,
+		message.PropertyTimerDequeueMS, message.PropertyTimerRollTimes, message.PropertyTimerOutMS,
+		message.PropertyTimerDelUniqKey, propertyTimerDelayLevel, message.PropertyBornHost, message.PropertyBornTimestamp,
+		message.PropertyDLQOriginTopic, message.PropertyDLQOriginMessageID, message.PropertyCRC32:
 		return true
 	}
 	return false
 }
+
+// propertyTimerDelayLevel is MessageConst.PROPERTY_TIMER_DELAY_LEVEL.
+const propertyTimerDelayLevel = "TIMER_DELAY_LEVEL"
 
 // javaStringHash is java.lang.String.hashCode (over UTF-16 units).
 func javaStringHash(s string) int32 {

@@ -80,3 +80,15 @@ func TestParseTransactionID(t *testing.T) {
 		}
 	}
 }
+
+// TestSystemProperty: Java's STRING_HASH_SET, not every MessageConst key.
+func TestSystemProperty(t *testing.T) {
+	for k, want := range map[string]bool{
+		"TAGS": true, "UNIQ_KEY": true, "TIMER_OUT_MS": true, "TIMER_DELAY_LEVEL": true, "__CRC32#": true,
+		"__SHARDINGKEY": false, "TRACE_CONTEXT": false, "TRANSACTION_CHECK_TIMES": false, "k": false,
+	} {
+		if systemProperty(k) != want {
+			t.Errorf("systemProperty(%q) = %v", k, !want)
+		}
+	}
+}
