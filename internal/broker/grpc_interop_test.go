@@ -430,6 +430,19 @@ func TestGRPCRawReceiveAck(t *testing.T) {
 	if r, err := cli.Heartbeat(ctx, &v2.HeartbeatRequest{Group: &v2.Resource{Name: group}, ClientType: v2.ClientType_SIMPLE_CONSUMER}); err != nil || r.GetStatus().GetCode() != v2.Code_OK {
 		t.Fatalf("heartbeat: %v %v", err, r)
 	}
+	consumers := func() []string {
+		r := c.invoke(c.b.Addr(), protocol.GetConsumerListByGroup, &protocol.ConsumerGroupRequestHeader{ConsumerGroup: group}, nil)
+		var body protocol.GetConsumerListByGroupResponseBody
+		if r.Code == protocol.Success {
+			if err := protocol.UnmarshalFastJSON(r.Body, &body); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return body.ConsumerIDList
+	}
+	if ids := consumers(); len(ids) != 1 || !strings.HasPrefix(ids[0], "raw_") {
+		t.Fatalf("consumers of %s after a heartbeat: %v", group, ids)
+	}
 	if r, err := cli.Heartbeat(context.Background(), &v2.HeartbeatRequest{ClientType: v2.ClientType_PRODUCER}); err != nil || r.GetStatus().GetCode() != v2.Code_CLIENT_ID_REQUIRED {
 		t.Fatalf("heartbeat without client id: %v %v", err, r)
 	}
@@ -511,6 +524,9 @@ func TestGRPCRawReceiveAck(t *testing.T) {
 	waitFor(t, 10*time.Second, "RAWID1 in the DLQ", func() bool { return c.b.Store().MaxOffset("%DLQ%"+group, 0) == 1 })
 	if r, err := cli.NotifyClientTermination(ctx, &v2.NotifyClientTerminationRequest{Group: &v2.Resource{Name: group}}); err != nil || r.GetStatus().GetCode() != v2.Code_OK {
 		t.Fatalf("notify termination: %v %v", err, r)
+	}
+	if ids := consumers(); len(ids) != 0 {
+		t.Fatalf("consumers of %s after termination: %v", group, ids)
 	}
 }
 

@@ -13,6 +13,10 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/rocketd/rocketd/internal/broker/client"
+	"github.com/rocketd/rocketd/internal/broker/processor"
+	"github.com/rocketd/rocketd/internal/protocol"
 )
 
 // clientIDKey is the metadata key every SDK request carries its client id
@@ -35,6 +39,7 @@ type clientTable struct {
 type clientState struct {
 	settings *v2.Settings
 	stream   *telemetryStream // nil: none open
+	channel  *clientChannel   // nil: no heartbeat yet
 }
 
 // telemetryStream serializes the sends on one client's telemetry stream:
@@ -83,10 +88,44 @@ func (t *clientTable) closeStream(id string, ts *telemetryStream) {
 	t.mu.Unlock()
 }
 
-func (t *clientTable) remove(id string) {
+// streamOf is the client's open telemetry stream.
+func (t *clientTable) streamOf(id string) (*telemetryStream, bool) {
 	t.mu.Lock()
-	delete(t.clients, id)
+	defer t.mu.Unlock()
+	if c := t.clients[id]; c != nil && c.stream != nil {
+		return c.stream, true
+	}
+	return nil, false
+}
+
+// channel returns the client's registry channel, a new one when it has
+// none (or it was closed), and its last settings.
+func (t *clientTable) channel(s *Server, id, remote string) (*clientChannel, *v2.Settings) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := t.state(id)
+	if c.channel == nil {
+		c.channel = &clientChannel{s: s, id: id, remote: remote, closed: make(chan struct{})}
+	}
+	return c.channel, c.settings
+}
+
+// dropChannel forgets ch if it is still the client's channel.
+func (t *clientTable) dropChannel(id string, ch *clientChannel) {
+	t.mu.Lock()
+	if c := t.clients[id]; c != nil && c.channel == ch {
+		c.channel = nil
+	}
 	t.mu.Unlock()
+}
+
+// take removes the client and returns what it had.
+func (t *clientTable) take(id string) *clientState {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := t.clients[id]
+	delete(t.clients, id)
+	return c
 }
 
 // producerStream is the telemetry stream of a producer that publishes to
@@ -135,30 +174,65 @@ func remoteString(ctx context.Context) string {
 var errClientIDRequired = status(v2.Code_CLIENT_ID_REQUIRED, "clientId is required: send it in the "+clientIDKey+" header")
 
 // Heartbeat follows ClientActivity.heartbeat: a client id is required, a
-// consumer's group must be a legal name.
+// consumer's group must be a legal name; the client is registered in the
+// broker's client registry, a consumer of its group with the
+// subscriptions of its settings, a producer of each topic its settings
+// publish to (the producer group of its messages).
 func (s *Server) Heartbeat(ctx context.Context, req *v2.HeartbeatRequest) (*v2.HeartbeatResponse, error) {
-	if clientID(ctx) == "" {
+	id := clientID(ctx)
+	if id == "" {
 		return &v2.HeartbeatResponse{Status: errClientIDRequired}, nil
 	}
+	group := ""
 	switch req.GetClientType() {
 	case v2.ClientType_PUSH_CONSUMER, v2.ClientType_SIMPLE_CONSUMER, v2.ClientType_LITE_PUSH_CONSUMER:
-		if st := checkGroupName(req.GetGroup().GetName()); st != nil {
+		group = req.GetGroup().GetName()
+		if st := checkGroupName(group); st != nil {
 			return &v2.HeartbeatResponse{Status: st}, nil
 		}
 	case v2.ClientType_PRODUCER:
 	default:
 		return &v2.HeartbeatResponse{Status: status(v2.Code_UNRECOGNIZED_CLIENT_TYPE, "unrecognized client type: "+req.GetClientType().String())}, nil
 	}
+	ch, settings := s.clients.channel(s, id, remoteString(ctx))
+	subs, producers := registration(settings)
+	if group == "" {
+		subs = nil
+	} else {
+		producers = nil
+	}
+	s.cfg.Processor.LocalHeartbeat(ch, client.ClientInfo{ClientID: id, Language: languageOf(ctx)}, group, subs, producers)
 	return &v2.HeartbeatResponse{Status: okStatus()}, nil
 }
 
-// NotifyClientTermination forgets the client (ClientActivity.notifyClientTermination).
+// registration is what a client's settings register: its subscriptions
+// and the topics it publishes to.
+func registration(settings *v2.Settings) (subs []processor.LocalSubscription, producerGroups []string) {
+	for _, e := range settings.GetSubscription().GetSubscriptions() {
+		typ := protocol.ExpressionTag
+		if e.GetExpression().GetType() == v2.FilterType_SQL {
+			typ = protocol.ExpressionSQL92
+		}
+		subs = append(subs, processor.LocalSubscription{Topic: e.GetTopic().GetName(), Expression: e.GetExpression().GetExpression(), ExpressionType: typ})
+	}
+	for _, r := range settings.GetPublishing().GetTopics() {
+		producerGroups = append(producerGroups, r.GetName())
+	}
+	return subs, producerGroups
+}
+
+// NotifyClientTermination unregisters the client and forgets it
+// (ClientActivity.notifyClientTermination).
 func (s *Server) NotifyClientTermination(ctx context.Context, req *v2.NotifyClientTerminationRequest) (*v2.NotifyClientTerminationResponse, error) {
 	id := clientID(ctx)
 	if id == "" {
 		return &v2.NotifyClientTerminationResponse{Status: errClientIDRequired}, nil
 	}
-	s.clients.remove(id)
+	if c := s.clients.take(id); c != nil && c.channel != nil {
+		_, producers := registration(c.settings)
+		s.cfg.Processor.LocalUnregister(c.channel, req.GetGroup().GetName(), producers)
+		c.channel.once.Do(func() { close(c.channel.closed) })
+	}
 	return &v2.NotifyClientTerminationResponse{Status: okStatus()}, nil
 }
 

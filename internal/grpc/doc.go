@@ -47,9 +47,16 @@
 //     POP service chooses), one per queue for a group that consumes
 //     orderly.
 //   - Heartbeat: needs the x-mq-client-id header (CLIENT_ID_REQUIRED) and,
-//     for consumers, a legal group name. Clients are not yet listed in the
-//     broker's client registry (consumer connection queries do not show
-//     gRPC clients).
+//     for consumers, a legal group name. The client is registered in the
+//     broker's client registry on a channel of its own (Java's
+//     GrpcClientChannel; processor.LocalHeartbeat): a consumer of its group
+//     (CONSUME_PASSIVELY, CLUSTERING) with the subscriptions of its
+//     settings, or a producer of each topic its settings publish to.
+//     Connection queries list it; the idle scan drops it when heartbeats
+//     stop; NotifyClientTermination unregisters it. The channel answers
+//     NOTIFY_CONSUMER_IDS_CHANGED with nothing (POP needs no rebalance),
+//     CHECK_TRANSACTION_STATE on the telemetry stream, and refuses
+//     request/response commands (consumer running info, direct consume).
 //   - Telemetry: each Settings command is answered with the server's part
 //     filled in: for producers validate_message_type=true, max_body_size
 //     (maxMessageSize), an exponential 10 ms..1 s backoff; for consumers
@@ -100,7 +107,7 @@
 //   - ForwardMessageToDeadLetterQueue: CONSUMER_SEND_MSG_BACK with delay
 //     level -1 by the handle's commit-log offset, then an ack.
 //   - EndTransaction: END_TRANSACTION from the transaction id.
-//   - NotifyClientTermination: forgets the client's settings.
+//   - NotifyClientTermination: unregisters and forgets the client.
 //   - PullMessage, UpdateOffset, GetOffset, QueryOffset, RecallMessage,
 //     SyncLiteSubscription: NOT_IMPLEMENTED with the RPC's name.
 package grpc

@@ -61,7 +61,7 @@ var allowed = map[string][]string{
 	"broker": {"store", "message", "config", "vfs", "protocol", "remoting", "broker/meta", "broker/filter",
 		"broker/longpoll", "broker/schedule", "broker/timer", "broker/txn", "broker/pop", "broker/processor", "broker/client", "ha", "namesrv",
 		"auth", "metrics", "console", "admin", "grpc", "testutil/proc", "testutil/certs", "testutil/wait"},
-	"grpc": {"protocol", "remoting", "message", "config", "broker/meta", "broker/pop", "broker/processor"},
+	"grpc": {"protocol", "remoting", "message", "config", "broker/meta", "broker/pop", "broker/client", "broker/processor"},
 
 	// testutil/proc runs rocketd as a child process; only _test.go files
 	// import it.

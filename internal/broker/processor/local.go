@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/rocketd/rocketd/internal/broker/client"
 	"github.com/rocketd/rocketd/internal/broker/longpoll"
 	"github.com/rocketd/rocketd/internal/broker/pop"
 	"github.com/rocketd/rocketd/internal/protocol"
@@ -110,4 +111,46 @@ func (p *Processor) LocalChangeInvisible(h *protocol.ChangeInvisibleTimeRequestH
 // retry topic or, with a negative delay level, to its DLQ).
 func (p *Processor) LocalSendBack(req *remoting.Command) *remoting.Command {
 	return p.handleSendBack(nil, req)
+}
+
+// LocalSubscription is one topic a gRPC consumer subscribes to.
+type LocalSubscription struct {
+	Topic, Expression, ExpressionType string
+}
+
+// LocalHeartbeat registers a gRPC client on ch as HEART_BEAT registers a
+// remoting one (ClientActivity.heartbeat): a consumer of group (consuming
+// passively, clustering, from the last offset, with subs), or a producer
+// of each producer group.
+func (p *Processor) LocalHeartbeat(ch client.Channel, info client.ClientInfo, group string, subs []LocalSubscription, producerGroups []string) {
+	hb := protocol.HeartbeatData{ClientID: info.ClientID}
+	if group != "" {
+		cd := protocol.ConsumerData{
+			GroupName: group, ConsumeType: protocol.ConsumePassively, MessageModel: protocol.Clustering,
+			ConsumeFromWhere: protocol.ConsumeFromLastOffset,
+		}
+		for _, s := range subs {
+			cd.SubscriptionDataSet = append(cd.SubscriptionDataSet, *subscriptionFromExpr(s.Topic, s.Expression, s.ExpressionType))
+		}
+		hb.ConsumerDataSet = []protocol.ConsumerData{cd}
+	}
+	for _, g := range producerGroups {
+		hb.ProducerDataSet = append(hb.ProducerDataSet, protocol.ProducerData{GroupName: g})
+	}
+	p.registerClient(ch, info, &hb)
+}
+
+// LocalUnregister forgets a gRPC client's consumer group and producer
+// groups on ch (UNREGISTER_CLIENT).
+func (p *Processor) LocalUnregister(ch client.Channel, group string, producerGroups []string) {
+	for _, g := range producerGroups {
+		p.clients.UnregisterProducer(g, ch)
+	}
+	if group != "" {
+		notify := true
+		if gc, found := p.groups.Get(group); found {
+			notify = gc.NotifyConsumerIdsChangedEnable
+		}
+		p.clients.UnregisterConsumer(group, ch, notify)
+	}
 }
