@@ -77,7 +77,7 @@ func (s *Server) SendMessage(ctx context.Context, req *v2.SendMessageRequest) (*
 	// SendMessageQueueSelector: a single message of a message group goes to
 	// the queue its group hashes to; anything else to any queue.
 	if group := first.GetSystemProperties().GetMessageGroup(); len(msgs) == 1 && group != "" && tc.WriteQueueNums > 0 {
-		h.QueueID = int32(consistentHash(int64(javaStringHash(group)), int(tc.WriteQueueNums)))
+		h.QueueID = int32(consistentHash(int64(message.JavaHash(group)), int(tc.WriteQueueNums)))
 	}
 	var cmd *remoting.Command
 	if len(msgs) == 1 {
@@ -280,21 +280,6 @@ func systemProperty(k string) bool {
 
 // propertyTimerDelayLevel is MessageConst.PROPERTY_TIMER_DELAY_LEVEL.
 const propertyTimerDelayLevel = "TIMER_DELAY_LEVEL"
-
-// javaStringHash is java.lang.String.hashCode (over UTF-16 units).
-func javaStringHash(s string) int32 {
-	var h int32
-	for _, r := range s {
-		if r >= 0x10000 {
-			r -= 0x10000
-			h = 31*h + int32(0xD800+(r>>10))
-			h = 31*h + int32(0xDC00+(r&0x3FF))
-			continue
-		}
-		h = 31*h + int32(r)
-	}
-	return h
-}
 
 // consistentHash is Guava's Hashing.consistentHash(long, int), which the
 // proxy uses to map a message group to a queue.

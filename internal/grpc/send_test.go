@@ -9,18 +9,6 @@ import (
 	"github.com/rocketd/rocketd/internal/protocol"
 )
 
-func TestJavaStringHash(t *testing.T) {
-	for s, want := range map[string]int32{"": 0, "hello": 99162322, "order-42": 1234255197, "é€𝄞": 0} {
-		if s == "é€𝄞" {
-			// U+00E9, U+20AC, then the surrogate pair D834 DD1E.
-			want = ((0xE9*31+0x20AC)*31+0xD834)*31 + 0xDD1E
-		}
-		if got := javaStringHash(s); got != want {
-			t.Errorf("hash(%q) = %d, want %d", s, got, want)
-		}
-	}
-}
-
 // TestConsistentHash checks Guava's contract: a key moves only to the new
 // bucket when one is added, and stays in range.
 func TestConsistentHash(t *testing.T) {
@@ -38,6 +26,52 @@ func TestConsistentHash(t *testing.T) {
 				t.Fatalf("key %d: moved from %d to %d when bucket %d was added", key, prev, got, n-1)
 			}
 			prev = got
+		}
+	}
+}
+
+// TestConsistentHashJava: the queues Guava 32's
+// Hashing.consistentHash(group.hashCode(), n) picks (computed with the
+// guava jar the RocketMQ 5.2.0 distribution ships).
+func TestConsistentHashJava(t *testing.T) {
+	for _, v := range []struct {
+		group   string
+		buckets int
+		want    int
+	}{
+		{"order-42", 1, 0},
+		{"order-42", 2, 0},
+		{"order-42", 4, 3},
+		{"order-42", 8, 3},
+		{"order-42", 16, 10},
+		{"order-42", 100, 25},
+		{"g1", 1, 0},
+		{"g1", 2, 0},
+		{"g1", 4, 0},
+		{"g1", 8, 6},
+		{"g1", 16, 9},
+		{"g1", 100, 41},
+		{"", 1, 0},
+		{"", 2, 0},
+		{"", 4, 0},
+		{"", 8, 0},
+		{"", 16, 0},
+		{"", 100, 0},
+		{"订单-7", 1, 0},
+		{"订单-7", 2, 0},
+		{"订单-7", 4, 0},
+		{"订单-7", 8, 4},
+		{"订单-7", 16, 15},
+		{"订单-7", 100, 84},
+		{"a-much-longer-message-group-name-0123456789", 1, 0},
+		{"a-much-longer-message-group-name-0123456789", 2, 0},
+		{"a-much-longer-message-group-name-0123456789", 4, 2},
+		{"a-much-longer-message-group-name-0123456789", 8, 2},
+		{"a-much-longer-message-group-name-0123456789", 16, 15},
+		{"a-much-longer-message-group-name-0123456789", 100, 43},
+	} {
+		if got := consistentHash(int64(message.JavaHash(v.group)), v.buckets); got != v.want {
+			t.Errorf("consistentHash(%q.hashCode(), %d) = %d, Java %d", v.group, v.buckets, got, v.want)
 		}
 	}
 }
