@@ -34,6 +34,7 @@ func newServeCommand(root *rootOptions) *cobra.Command {
 		pprofOn     bool
 		consoleOn   bool
 		consoleAddr string
+		grpcPort    int
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -69,7 +70,7 @@ Layout of --data: namesrv/kvConfig.json, store/ (commitlog, consumequeue,
 config/*.json, checkpoint, abort while running).
 
 gRPC: the MessagingService of the RocketMQ 5 SDKs (Java's proxy in Local
-mode) listens on bindAddress:grpcServerPort (default 8081); broker.conf
+mode) listens on bindAddress:grpcServerPort (--grpc-port, default 8081); broker.conf
 grpcServerEnable=false turns it off. It does not authenticate yet, so it is
 off with authenticationEnabled=true.
 
@@ -123,6 +124,9 @@ then requires).`,
 			// authenticationEnabled.
 			if _, set := props["grpcServerEnable"]; !set && props["authenticationEnabled"] != "true" {
 				props["grpcServerEnable"] = "true"
+			}
+			if f.Changed("grpc-port") {
+				props["grpcServerPort"] = strconv.Itoa(grpcPort)
 			}
 			if f.Changed("listen-addr") {
 				props["bindAddress"] = listenAddr
@@ -180,6 +184,7 @@ then requires).`,
 	f.BoolVar(&pprofOn, "pprof", false, "serve /debug/pprof/ on the metrics listener (metricsPprofEnable=true; implies --metrics)")
 	f.BoolVar(&consoleOn, "console", false, "serve the web console (consoleEnable)")
 	f.StringVar(&consoleAddr, "console-addr", config.DefaultConsoleListenAddr, "web console host:port (consoleListenAddr)")
+	f.IntVar(&grpcPort, "grpc-port", config.DefaultGrpcServerPort, "gRPC MessagingService port of the RocketMQ 5 SDKs (grpcServerPort)")
 	return cmd
 }
 

@@ -12,7 +12,8 @@ import (
 )
 
 // startGRPC serves the gRPC MessagingService (grpcServerEnable) on
-// bindAddress:grpcServerPort, over TLS when tls.server.mode is enforcing.
+// bindAddress:grpcServerPort, with the tls.server.mode of the remoting
+// ports (permissive: TLS and plaintext on the one port).
 // The service does not authenticate yet: with authenticationEnabled it is
 // refused rather than left open.
 func (b *Broker) startGRPC(cfg *Config, proc *processor.Processor) error {
@@ -29,17 +30,10 @@ func (b *Broker) startGRPC(cfg *Config, proc *processor.Processor) error {
 	}
 	gc := grpc.Config{
 		ListenAddr: listen, Broker: bc, Processor: proc, Topics: b.topics, Groups: b.groups,
-		BrokerAddr: b.addr, Logger: b.log,
+		BrokerAddr: b.addr, TLS: b.tlsListener, Logger: b.log,
 	}
 	if len(bc.NamesrvAddrs()) > 0 {
 		gc.Route = b.topicRoute
-	}
-	if bc.TLS.Mode() == "enforcing" {
-		st, err := bc.TLS.ServerTLS()
-		if err != nil {
-			return fmt.Errorf("broker: gRPC TLS: %w", err)
-		}
-		gc.TLS = st
 	}
 	srv, err := grpc.Start(gc)
 	if err != nil {

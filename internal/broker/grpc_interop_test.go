@@ -3,6 +3,7 @@ package broker_test
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/apache/rocketmq-clients/golang/v5/credentials"
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
 	"google.golang.org/grpc"
+	grpccreds "google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -150,7 +152,14 @@ func TestGRPCProducerAndSimpleConsumer(t *testing.T) {
 				t.Fatalf("send %d: %v", i, err)
 			}
 		}
-		// One message group, one queue.
+		// One message group, one queue (once all five are dispatched).
+		waitFor(t, 10*time.Second, "five FIFO messages dispatched", func() bool {
+			n := int64(0)
+			for q := range int32(4) {
+				n += c.b.Store().MaxOffset(fifo, q)
+			}
+			return n == 5
+		})
 		var used []int32
 		for q := range int32(4) {
 			if n := c.b.Store().MaxOffset(fifo, q); n > 0 {
@@ -644,6 +653,31 @@ func TestGRPCFifoReceive(t *testing.T) {
 			Entries: []*v2.AckMessageEntry{{MessageId: sp.GetMessageId(), ReceiptHandle: sp.GetReceiptHandle()}}})
 		if err != nil || r.GetStatus().GetCode() != v2.Code_OK {
 			t.Fatalf("ack %d: %v %v", i, err, r)
+		}
+	}
+}
+
+// TestGRPCTLSPermissive: under the default tls.server.mode (permissive,
+// a self-signed certificate) the gRPC port serves TLS clients, as the
+// SDKs dial by default, and plaintext ones.
+func TestGRPCTLSPermissive(t *testing.T) {
+	c := startGRPCCluster(t)
+	topic := uniq(t, "GrpcTLS")
+	c.createTopic(topic, 1)
+	for name, creds := range map[string]grpccreds.TransportCredentials{
+		"tls":       grpccreds.NewTLS(&tls.Config{InsecureSkipVerify: true}), // the SDKs' default
+		"plaintext": insecure.NewCredentials(),
+	} {
+		conn, err := grpc.NewClient(c.b.GRPCAddr(), grpc.WithTransportCredentials(creds))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		r, err := v2.NewMessagingServiceClient(conn).QueryRoute(ctx, &v2.QueryRouteRequest{Topic: &v2.Resource{Name: topic}})
+		cancel()
+		_ = conn.Close()
+		if err != nil || r.GetStatus().GetCode() != v2.Code_OK {
+			t.Fatalf("%s: route %v %v", name, err, r)
 		}
 	}
 }

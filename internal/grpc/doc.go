@@ -21,8 +21,11 @@
 //
 // Started by the broker with grpcServerEnable (rocketd serve turns it on
 // unless authenticationEnabled: the service does not authenticate yet) on
-// bindAddress:grpcServerPort (8081), over TLS when tls.server.mode is
-// enforcing. Bounds: MaxInboundMessageSize (130 MiB, Java's
+// bindAddress:grpcServerPort (8081; rocketd serve --grpc-port) with the
+// remoting ports' tls.server.mode: permissive serves TLS (ALPN h2, as
+// gRPC clients require; the SDKs dial TLS by default) and plaintext on
+// the one port, telling them apart by the first byte; enforcing TLS
+// only; disabled plaintext. Bounds: MaxInboundMessageSize (130 MiB, Java's
 // grpcMaxInboundMessageSize), MaxConcurrentStreams per connection,
 // keepalive pings after 30 s idle (20 s to answer), client pings at most
 // every 5 s. Close ends held receives and telemetry streams, then waits

@@ -2,7 +2,6 @@ package grpc
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,13 +12,13 @@ import (
 
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/keepalive"
 
 	"github.com/rocketd/rocketd/internal/broker/meta"
 	"github.com/rocketd/rocketd/internal/broker/processor"
 	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/remoting"
 )
 
 // The server's bounds (Java's ProxyConfig where it has one).
@@ -62,8 +61,9 @@ type Config struct {
 	// Route reads a topic's route from the NameServers; nil: the route
 	// is this broker's own topic config.
 	Route func(ctx context.Context, topic string) (protocol.TopicRouteData, bool, error)
-	// TLS, when set, serves over TLS only (tls.server.mode enforcing).
-	TLS    *tls.Config
+	// TLS is the broker's tls.server.mode and certificate: disabled
+	// serves plaintext, permissive TLS and plaintext, enforcing TLS only.
+	TLS    remoting.TLSListener
 	Logger *slog.Logger
 }
 
@@ -104,8 +104,12 @@ func Start(cfg Config) (*Server, error) {
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: keepaliveTime, Timeout: keepaliveTimeout}),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: keepaliveMinPing, PermitWithoutStream: true}),
 	}
-	if cfg.TLS != nil {
-		opts = append(opts, grpc.Creds(credentials.NewTLS(cfg.TLS)))
+	if cfg.TLS.Mode != remoting.TLSDisabled {
+		if err := cfg.TLS.Check(); err != nil {
+			_ = ln.Close()
+			return nil, fmt.Errorf("grpc: %w", err)
+		}
+		opts = append(opts, grpc.Creds(newListenerCreds(cfg.TLS)))
 	}
 	s.srv = grpc.NewServer(opts...)
 	v2.RegisterMessagingServiceServer(s.srv, s)
