@@ -91,7 +91,9 @@
 //     consumeMessageOrderly), initMode MAX, long polling for the request's
 //     long_polling_timeout clamped to 5..20 s and to the deadline (less
 //     100 ms), waiting in the broker's long-polling holder. invisible
-//     duration 10 s..12 h (ILLEGAL_INVISIBLE_TIME). The stream is a status
+//     duration 10 s..12 h (ILLEGAL_INVISIBLE_TIME); an auto_renew receive
+//     (push consumers) gets 60 s, Java's defaultInvisibleTimeMills, but
+//     no renewal yet (a message held longer is delivered again). The stream is a status
 //     (OK, MESSAGE_NOT_FOUND "no new message", TOO_MANY_REQUESTS "polling
 //     full") then one response per message; messages that cannot be
 //     written are made visible again in 1 s. A message's receipt handle is

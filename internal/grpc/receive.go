@@ -21,6 +21,7 @@ import (
 // Java's ProxyConfig bounds on receive.
 const (
 	minInvisibleForReceive = 10 * time.Second
+	defaultInvisible       = 60 * time.Second
 	maxInvisible           = 12 * time.Hour
 	minPollTime            = 5 * time.Second
 	maxPollTime            = 20 * time.Second
@@ -58,9 +59,16 @@ func (s *Server) ReceiveMessage(req *v2.ReceiveMessageRequest, stream grpc.Serve
 	if st := checkGroupName(group); st != nil {
 		return reply(st)
 	}
-	invisible := req.GetInvisibleDuration().AsDuration()
-	if st := checkInvisible(invisible, minInvisibleForReceive); st != nil {
-		return reply(st)
+	// An auto-renew receive (push consumers) gets the proxy's default
+	// invisible time, as Java's does with enableProxyAutoRenew; the
+	// renewal itself is not done here: a message held longer than that
+	// is delivered again.
+	invisible := defaultInvisible
+	if !req.GetAutoRenew() {
+		invisible = req.GetInvisibleDuration().AsDuration()
+		if st := checkInvisible(invisible, minInvisibleForReceive); st != nil {
+			return reply(st)
+		}
 	}
 	expType, exp := protocol.ExpressionTag, "*"
 	if f := req.GetFilterExpression(); f != nil {
