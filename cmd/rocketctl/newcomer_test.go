@@ -32,7 +32,7 @@ func TestNewcomer(t *testing.T) {
 	nsPort := proc.FreePort(t)
 	brokerPort := proc.FreeBrokerPort(t, nsPort)
 	serve := proc.Start(t, rocketdBin, "serve", "--data", filepath.Join(t.TempDir(), "data"),
-		"--namesrv-port", fmt.Sprint(nsPort), "--listen-port", fmt.Sprint(brokerPort))
+		"--namesrv-port", fmt.Sprint(nsPort), "--listen-port", fmt.Sprint(brokerPort), "--grpc-port", fmt.Sprint(proc.FreePort(t)))
 
 	ns := fmt.Sprintf("127.0.0.1:%d", nsPort)
 	ctl := func(args ...string) (string, error) {

@@ -45,7 +45,7 @@ func TestServeAuthProcess(t *testing.T) {
 	brokerAddr := "127.0.0.1:" + strconv.Itoa(brokerPort)
 	data := filepath.Join(t.TempDir(), "data")
 	conf := filepath.Join(t.TempDir(), "broker.conf")
-	if err := os.WriteFile(conf, []byte("mapedFileSizeCommitLog=16777216\nmappedFileSizeConsumeQueue=60000\nhaListenPort="+strconv.Itoa(proc.FreePort(t))+"\n"+
+	if err := os.WriteFile(conf, []byte("mapedFileSizeCommitLog=16777216\nmappedFileSizeConsumeQueue=60000\ngrpcServerPort="+strconv.Itoa(proc.FreePort(t))+"\nhaListenPort="+strconv.Itoa(proc.FreePort(t))+"\n"+
 		"authenticationEnabled=true\n"+
 		`initAuthenticationUser={"username":"admin","password":"admin-pw"}`+"\n"+
 		`innerClientAuthenticationCredentials={"accessKey":"inner","secretKey":"inner-pw"}`+"\n"), 0o600); err != nil {

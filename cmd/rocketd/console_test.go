@@ -23,7 +23,7 @@ func TestServeConsoleFlag(t *testing.T) {
 	brokerPort := proc.FreeBrokerPort(t, nsPort)
 	consoleAddr := "127.0.0.1:" + strconv.Itoa(proc.FreePort(t))
 	conf := filepath.Join(t.TempDir(), "broker.conf")
-	if err := os.WriteFile(conf, []byte("mapedFileSizeCommitLog=16777216\nmappedFileSizeConsumeQueue=60000\nhaListenPort="+strconv.Itoa(proc.FreePort(t))+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(conf, []byte("mapedFileSizeCommitLog=16777216\nmappedFileSizeConsumeQueue=60000\ngrpcServerPort="+strconv.Itoa(proc.FreePort(t))+"\nhaListenPort="+strconv.Itoa(proc.FreePort(t))+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	p := proc.Start(t, bin, "serve", "--data", filepath.Join(t.TempDir(), "data"), "--namesrv-port", strconv.Itoa(nsPort),

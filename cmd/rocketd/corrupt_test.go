@@ -29,7 +29,7 @@ func TestBrokerCorruptCommitLog(t *testing.T) {
 	conf := filepath.Join(dir, "broker.conf")
 	text := "brokerClusterName=C1\nbrokerName=b1\nbrokerIP1=127.0.0.1\nlistenPort=" + strconv.Itoa(port) +
 		"\nstorePathRootDir=" + store + "\nmapedFileSizeCommitLog=1048576\nflushDiskType=SYNC_FLUSH\n" +
-		"defaultTopicQueueNums=1\nhaListenPort=" + strconv.Itoa(proc.FreePort(t)) + "\n"
+		"defaultTopicQueueNums=1\ngrpcServerPort=" + strconv.Itoa(proc.FreePort(t)) + "\nhaListenPort=" + strconv.Itoa(proc.FreePort(t)) + "\n"
 	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}

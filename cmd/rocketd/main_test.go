@@ -85,7 +85,7 @@ func TestServeProcess(t *testing.T) {
 	conf := filepath.Join(t.TempDir(), "broker.conf")
 	// Small files: the test should not write a 1 GiB segment.
 	// haListenPort: listenPort+1 may be taken on a busy test machine.
-	if err := os.WriteFile(conf, []byte("mapedFileSizeCommitLog=16777216\nmappedFileSizeConsumeQueue=60000\nhaListenPort="+strconv.Itoa(proc.FreePort(t))+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(conf, []byte("mapedFileSizeCommitLog=16777216\nmappedFileSizeConsumeQueue=60000\ngrpcServerPort="+strconv.Itoa(proc.FreePort(t))+"\nhaListenPort="+strconv.Itoa(proc.FreePort(t))+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	args := []string{"serve", "--data", data, "--namesrv-port", strconv.Itoa(nsPort),
@@ -144,7 +144,7 @@ func TestBrokerProcess(t *testing.T) {
 	conf := filepath.Join(dir, "broker.conf")
 	text := "brokerClusterName=C1\nbrokerName=b1\nbrokerIP1=127.0.0.1\nlistenPort=" + strconv.Itoa(port) +
 		"\nstorePathRootDir=" + filepath.Join(dir, "store") + "\nmapedFileSizeCommitLog=16777216\nnoSuchKey=1\n" +
-		"haListenPort=" + strconv.Itoa(proc.FreePort(t)) + "\n" +
+		"grpcServerPort=" + strconv.Itoa(proc.FreePort(t)) + "\nhaListenPort=" + strconv.Itoa(proc.FreePort(t)) + "\n" +
 		// Java values that once stopped rocketd ("disk ratios must grow"),
 		// one clamped as Java clamps it (95 -> 85).
 		"diskMaxUsedSpaceRatio=88\ndiskSpaceCleanForciblyRatio=95\ncleanFileForciblyEnable=false\ncleanResourceInterval=5000\n"

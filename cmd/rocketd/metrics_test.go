@@ -21,7 +21,7 @@ func TestServeMetricsFlags(t *testing.T) {
 	brokerPort := proc.FreeBrokerPort(t, nsPort)
 	metricsPort := proc.FreePort(t)
 	conf := filepath.Join(t.TempDir(), "broker.conf")
-	if err := os.WriteFile(conf, []byte("mapedFileSizeCommitLog=16777216\nmappedFileSizeConsumeQueue=60000\nhaListenPort="+
+	if err := os.WriteFile(conf, []byte("mapedFileSizeCommitLog=16777216\nmappedFileSizeConsumeQueue=60000\ngrpcServerPort="+strconv.Itoa(proc.FreePort(t))+"\nhaListenPort="+
 		strconv.Itoa(proc.FreePort(t))+"\nmetricsPromExporterPort="+strconv.Itoa(metricsPort)+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -34,6 +34,7 @@ func newServeCommand(root *rootOptions) *cobra.Command {
 		pprofOn     bool
 		consoleOn   bool
 		consoleAddr string
+		grpcPort    int
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -67,6 +68,11 @@ Go's profiler under /debug/pprof/ on that listener, and turns metrics on.
 
 Layout of --data: namesrv/kvConfig.json, store/ (commitlog, consumequeue,
 config/*.json, checkpoint, abort while running).
+
+gRPC: the MessagingService of the RocketMQ 5 SDKs (Java's proxy in Local
+mode) listens on bindAddress:grpcServerPort (--grpc-port, default 8081); broker.conf
+grpcServerEnable=false turns it off. It does not authenticate yet, so it is
+off with authenticationEnabled=true.
 
 Web console: --console (broker.conf consoleEnable=true) serves it on
 --console-addr (consoleListenAddr, default 127.0.0.1:8082: loopback unless
@@ -121,6 +127,15 @@ then requires).`,
 			if f.Changed("console-addr") {
 				props["consoleListenAddr"] = consoleAddr
 			}
+			// The RocketMQ 5 SDKs' gRPC service is on here unless the file
+			// says otherwise; it does not authenticate yet, so not with
+			// authenticationEnabled.
+			if _, set := props["grpcServerEnable"]; !set && props["authenticationEnabled"] != "true" {
+				props["grpcServerEnable"] = "true"
+			}
+			if f.Changed("grpc-port") {
+				props["grpcServerPort"] = strconv.Itoa(grpcPort)
+			}
 			if f.Changed("listen-addr") {
 				props["bindAddress"] = listenAddr
 			} else if _, set := props["bindAddress"]; !set {
@@ -150,6 +165,7 @@ then requires).`,
 				"namesrv", net.JoinHostPort(bc.BindAddress, strconv.Itoa(nscfg.ListenPort)),
 				"broker", net.JoinHostPort(bc.BindAddress, strconv.Itoa(bc.ListenPort)),
 				"ha", net.JoinHostPort(bc.BindAddress, strconv.Itoa(bc.HAPort())),
+				"grpc", grpcListen(&bc),
 				"tls", bc.TLS.Mode(), "advertised", bc.BrokerAddr())
 			if len(unknown) > 0 {
 				log.Warn("rocketd: unknown keys in config file ignored", "file", confPath, "keys", unknown)
@@ -185,6 +201,7 @@ then requires).`,
 	f.BoolVar(&pprofOn, "pprof", false, "serve /debug/pprof/ on the metrics listener (metricsPprofEnable=true; implies --metrics)")
 	f.BoolVar(&consoleOn, "console", false, "serve the web console (consoleEnable)")
 	f.StringVar(&consoleAddr, "console-addr", config.DefaultConsoleListenAddr, "web console host:port (consoleListenAddr)")
+	f.IntVar(&grpcPort, "grpc-port", config.DefaultGrpcServerPort, "gRPC MessagingService port of the RocketMQ 5 SDKs (grpcServerPort)")
 	return cmd
 }
 
@@ -280,4 +297,12 @@ func loadNamesrvRuntimeKeys(c config.NamesrvConfig) (config.NamesrvConfig, error
 		return c, fmt.Errorf("%s: %w", c.ConfigStorePath, err)
 	}
 	return c, nil
+}
+
+// grpcListen is where the gRPC service listens, "off" when disabled.
+func grpcListen(bc *config.BrokerConfig) string {
+	if !bc.GrpcServerEnable {
+		return "off"
+	}
+	return net.JoinHostPort(bc.BindAddress, strconv.Itoa(bc.GrpcServerPort))
 }

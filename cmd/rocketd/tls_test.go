@@ -42,7 +42,7 @@ func TestServeTLSEnforcing(t *testing.T) {
 	}
 	nsPort, brokerPort := proc.FreePort(t), proc.FreeBrokerPort(t)
 	conf := filepath.Join(dir, "broker.conf")
-	text := "mapedFileSizeCommitLog=16777216\nmappedFileSizeConsumeQueue=60000\nhaListenPort=" + strconv.Itoa(proc.FreePort(t)) +
+	text := "mapedFileSizeCommitLog=16777216\nmappedFileSizeConsumeQueue=60000\ngrpcServerPort=" + strconv.Itoa(proc.FreePort(t)) + "\nhaListenPort=" + strconv.Itoa(proc.FreePort(t)) +
 		"\ntls.server.mode=enforcing\ntls.test.mode.enable=false\ntls.server.certPath=" + certPath +
 		"\ntls.server.keyPath=" + keyPath + "\ntls.server.keyPassword=" + password +
 		"\ntls.client.authServer=true\ntls.client.trustCertPath=" + caPath + "\n"
@@ -111,7 +111,7 @@ func TestBrokerListenAddr(t *testing.T) {
 	port, haPort := proc.FreeBrokerPort(t), proc.FreePort(t)
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "broker.conf")
-	text := "brokerIP1=127.0.0.1\nbindAddress=0.0.0.0\nlistenPort=" + strconv.Itoa(port) + "\nhaListenPort=" + strconv.Itoa(haPort) +
+	text := "brokerIP1=127.0.0.1\nbindAddress=0.0.0.0\nlistenPort=" + strconv.Itoa(port) + "\ngrpcServerPort=" + strconv.Itoa(proc.FreePort(t)) + "\nhaListenPort=" + strconv.Itoa(haPort) +
 		"\nstorePathRootDir=" + filepath.Join(dir, "store") + "\nmapedFileSizeCommitLog=16777216\ntls.server.mode=disabled\n"
 	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
 		t.Fatal(err)

@@ -24,6 +24,7 @@ import (
 	"github.com/rocketd/rocketd/internal/broker/txn"
 	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/console"
+	"github.com/rocketd/rocketd/internal/grpc"
 	"github.com/rocketd/rocketd/internal/metrics"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
@@ -75,6 +76,9 @@ type Config struct {
 	// (metricsPromExporterHost:metricsPromExporterPort; "127.0.0.1:0" in
 	// tests). Metrics are served only with metricsExporterType=PROM.
 	MetricsAddr string
+	// GRPCListenAddr, when set, overrides the gRPC service's address
+	// (bindAddress:grpcServerPort; "127.0.0.1:0" in tests).
+	GRPCListenAddr string
 }
 
 // UsersPath is the broker's users file: <storePathRootDir>/config/users.json.
@@ -110,6 +114,10 @@ type Broker struct {
 	console  *console.Server     // nil unless consoleEnable
 	users    *auth.Users         // the user table (a slave copies its master's)
 	acls     *auth.ACLs          // the ACL table (a slave copies its master's)
+	grpc     *grpc.Server        // nil unless grpcServerEnable
+	// grpcLive is grpc for the transaction check-back's goroutine, which
+	// starts before it.
+	grpcLive atomic.Pointer[grpc.Server]
 
 	// The tls.* settings built once, for every listener and client.
 	tlsListener remoting.TLSListener
@@ -385,6 +393,11 @@ func Start(cfg Config) (_ *Broker, err error) {
 	}
 	proc.Register(b.srv, fams)
 	proc.RegisterVIP(b.vip, vipFams)
+	// The gRPC service calls the processors proc serves remoting with.
+	if err := b.startGRPC(&cfg, proc); err != nil {
+		return nil, err
+	}
+	closers = append(closers, func() error { return b.closeGRPC(context.Background()) })
 
 	b.topics.OnChange(b.reg.kick)
 	b.repl.startMetaSync(b.reg.kick)
@@ -475,6 +488,10 @@ func (b *Broker) Store() *store.Store { return b.store }
 //     while the broker goes away; then the metrics listener: a scrape
 //     reads the store, the metadata and the client tables the steps
 //     below close.
+//     0b. Close the gRPC service (grpcServerEnable): stop accepting, end
+//     held receives and telemetry streams, wait for the running RPCs
+//     (bounded by ctx). It calls the processors the steps below stop,
+//     like a remoting connection, so it goes before them.
 //  1. Stop the registration loop and unregister from every NameServer:
 //     clients stop routing new work here while it is still served.
 //  2. Shut the remoting servers, the VIP channel's first (listenPort-2,
@@ -500,6 +517,9 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("broker: close console: %w", err))
 		}
 		errs = append(errs, b.closeMetrics(ctx))
+		if err := b.closeGRPC(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("broker: close gRPC service: %w", err))
+		}
 		b.reg.close()
 		b.reg.unregisterAll(ctx)
 		if err := b.vip.Shutdown(ctx); err != nil {

@@ -71,7 +71,7 @@ func restartWhilePending(t *testing.T, bin string, sig syscall.Signal) {
 		brokerPort := proc.FreeBrokerPort(t, nsPort)
 		brokerAddr = "127.0.0.1:" + strconv.Itoa(brokerPort)
 		return startRocketd(t, bin, "serve", "--data", filepath.Join(dir, "data"), "--namesrv-port", strconv.Itoa(nsPort),
-			"--listen-port", strconv.Itoa(brokerPort), "-c", conf)
+			"--listen-port", strconv.Itoa(brokerPort), "--grpc-port", strconv.Itoa(proc.FreePort(t)), "-c", conf)
 	}
 	rc := remoting.NewClient(remoting.ClientConfig{})
 	defer rc.Close()

@@ -90,8 +90,9 @@ func (c *cluster) startBroker() {
 	if listen == "" {
 		listen = "127.0.0.1:0"
 	}
-	// Metrics (when a test turns them on) on an ephemeral port too.
-	b, err := broker.Start(broker.Config{Broker: c.brokerConfig(), ListenAddr: listen, MetricsAddr: "127.0.0.1:0"})
+	// Metrics and the gRPC service (when a test turns them on) on
+	// ephemeral ports too.
+	b, err := broker.Start(broker.Config{Broker: c.brokerConfig(), ListenAddr: listen, MetricsAddr: "127.0.0.1:0", GRPCListenAddr: "127.0.0.1:0"})
 	if err != nil {
 		c.t.Fatal(err)
 	}

@@ -19,5 +19,16 @@ func TestMain(m *testing.M) {
 		// Push-consumer pull loops still waiting for a held pull when the
 		// consumer shut down: they end at the client's 30 s RPC timeout.
 		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/consumer.(*pushConsumer).Start.func1.1.1"),
+		// The v5 SDK (gRPC interop tests): GracefulStop leaves its client
+		// manager's tickers and sleeps, its gRPC connections (their
+		// callback serializers), its log file rotation and OpenCensus's
+		// stats worker running.
+		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-clients/golang/v5/pkg/ticker.Tick.func1"),
+		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-clients/golang/v5.(*defaultClientManager).startUp.func3"),
+		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-clients/golang/v5.(*defaultClientManager).startUp.func2"),
+		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-clients/golang/v5.(*defaultClientManager).startUp.func1"),
+		goleak.IgnoreAnyFunction("google.golang.org/grpc/internal/grpcsync.(*CallbackSerializer).run"),
+		goleak.IgnoreAnyFunction("github.com/natefinch/lumberjack.(*Logger).millRun"),
+		goleak.IgnoreAnyFunction("go.opencensus.io/stats/view.(*worker).start"),
 	)
 }

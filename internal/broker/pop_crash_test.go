@@ -40,7 +40,7 @@ func TestPopSurvivesKill(t *testing.T) {
 	}
 	data := filepath.Join(dir, "data")
 	args := []string{"serve", "--data", data, "--namesrv-port", strconv.Itoa(nsPort),
-		"--listen-port", strconv.Itoa(brokerPort), "-c", conf}
+		"--listen-port", strconv.Itoa(brokerPort), "--grpc-port", strconv.Itoa(proc.FreePort(t)), "-c", conf}
 	rc := remoting.NewClient(remoting.ClientConfig{})
 	defer rc.Close()
 	c := &cluster{t: t, dir: dir, nsAddr: nsAddr, rc: rc}

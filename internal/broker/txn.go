@@ -17,10 +17,17 @@ func (b *Broker) newTxn(storeHost netip.AddrPort, fileReserved time.Duration) (*
 		Store: b.store, Topics: b.topics, Offsets: b.offsets,
 		PickProducer: func(group string) (txn.Producer, bool) {
 			ci, ok := b.clients.PickProducerChannel(group)
-			if !ok {
-				return nil, false
+			if ok {
+				return ci.Channel, true
 			}
-			return ci.Channel, true
+			// A gRPC producer (its group is the topic) gets the check on
+			// its telemetry stream.
+			if g := b.grpcLive.Load(); g != nil {
+				if p, ok := g.PickProducer(group); ok {
+					return p, true
+				}
+			}
+			return nil, false
 		},
 		StoreHost:        storeHost,
 		Timeout:          b.cfg.TransactionTimeout,

@@ -39,7 +39,7 @@ func TestRocketdKilledWithHalfMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 	args := []string{"serve", "--data", filepath.Join(dir, "data"), "--namesrv-port", strconv.Itoa(nsPort),
-		"--listen-port", strconv.Itoa(brokerPort), "-c", conf}
+		"--listen-port", strconv.Itoa(brokerPort), "--grpc-port", strconv.Itoa(proc.FreePort(t)), "-c", conf}
 
 	rc := remoting.NewClient(remoting.ClientConfig{})
 	defer rc.Close()

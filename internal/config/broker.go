@@ -491,6 +491,13 @@ type BrokerConfig struct {
 	ConsoleListenAddr string `prop:"consoleListenAddr"`
 	ConsoleAccessKey  string `prop:"consoleAccessKey"`
 	ConsoleSecretKey  string `prop:"consoleSecretKey" secret:"true"`
+
+	// The gRPC MessagingService of RocketMQ 5 (internal/grpc):
+	// GrpcServerEnable (rocketd's own key; false, true in rocketd serve)
+	// serves it on bindAddress:GrpcServerPort (Java's proxy key,
+	// DefaultGrpcServerPort).
+	GrpcServerEnable bool `prop:"grpcServerEnable"`
+	GrpcServerPort   int  `prop:"grpcServerPort"`
 }
 
 // brokerKeyAliases maps old property spellings that Java releases accepted to the
@@ -576,6 +583,7 @@ func (c *BrokerConfig) ensureBaseDefaults() {
 	setString(&c.BrokerIP1, defaultBrokerIP())
 	setString(&c.RegionID, DefaultRegionID)
 	setString(&c.ConsoleListenAddr, DefaultConsoleListenAddr)
+	setInt(&c.GrpcServerPort, DefaultGrpcServerPort)
 	if c.BrokerPermission == 0 {
 		c.BrokerPermission = DefaultBrokerPermission
 	}
@@ -747,6 +755,9 @@ func (c *BrokerConfig) Validate() error {
 	}
 	errs = append(errs, c.validateMetrics()...)
 	if err := c.validateConsole(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.validateGrpc(); err != nil {
 		errs = append(errs, err)
 	}
 	if c.AccessMessageInMemoryMaxRatio <= 0 || c.AccessMessageInMemoryMaxRatio > 100 {

@@ -89,4 +89,9 @@
 // comments and other lines stay, new keys are appended; the file is
 // replaced atomically (temp file, fsync, rename, fsync of the directory).
 // Java instead rewrites the whole file from its merged properties.
+//
+// gRPC MessagingService (grpc.go): grpcServerEnable (rocketd's own key;
+// false, turned on by rocketd serve) and grpcServerPort (Java's proxy key,
+// DefaultGrpcServerPort 8081, 1..65535, not listenPort); it listens on
+// bindAddress.
 package config

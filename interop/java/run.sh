@@ -48,7 +48,7 @@ echo 'enablePropertyFilter=true' >>"$tmp/broker.conf"
 # QueryCheck finds traces in RMQ_SYS_TRACE_TOPIC, created at startup as Java's traceTopicEnable does.
 echo 'traceTopicEnable=true' >>"$tmp/broker.conf"
 "$tmp/bin/rocketd" serve --data "$tmp/data" --namesrv-port "$ns_port" --listen-port "$broker_port" \
-	-c "$tmp/broker.conf" >"$tmp/rocketd.log" 2>&1 &
+	--grpc-port "$(free_port)" -c "$tmp/broker.conf" >"$tmp/rocketd.log" 2>&1 &
 rocketd_pid=$!
 
 # Up means: the broker has registered with the NameServer.

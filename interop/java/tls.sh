@@ -71,7 +71,7 @@ CONF
 
 echo "== starting rocketd serve with TLS enforced (namesrv $ns_port, broker $broker_port)"
 "$tmp/bin/rocketd" serve --log-level debug --data "$tmp/data" --namesrv-port "$ns_port" --listen-port "$broker_port" \
-	-c "$tmp/broker.conf" >"$tmp/rocketd.log" 2>&1 &
+	--grpc-port "$(free_port)" -c "$tmp/broker.conf" >"$tmp/rocketd.log" 2>&1 &
 rocketd_pid=$!
 wait_registered "$rocketd_pid" "$tmp/rocketd.log" "$broker_port" "${ctl[@]}" || exit 1
 head -1 "$tmp/rocketd.log"

@@ -38,7 +38,8 @@ while [ "$broker_port" = "$ns_port" ]; do broker_port=$(free_port); done
 ns="127.0.0.1:$ns_port"
 broker="127.0.0.1:$broker_port"
 echo "== starting rocketd serve (namesrv $ns_port, broker $broker_port)"
-"$tmp/bin/rocketd" serve --data "$tmp/data" --namesrv-port "$ns_port" --listen-port "$broker_port" >"$tmp/rocketd.log" 2>&1 &
+"$tmp/bin/rocketd" serve --data "$tmp/data" --namesrv-port "$ns_port" --listen-port "$broker_port" \
+	--grpc-port "$(free_port)" >"$tmp/rocketd.log" 2>&1 &
 rocketd_pid=$!
 wait_registered "$rocketd_pid" "$tmp/rocketd.log" "$broker_port" "$tmp/bin/rocketctl" -n "$ns" || exit 1
 

@@ -48,6 +48,10 @@ func topicMark(topic string) string {
 	return "1"
 }
 
+// TopicMark is topicMark for the gRPC service, which builds the receipt
+// handles of popped messages as Java's client does.
+func TopicMark(topic string) string { return topicMark(topic) }
+
 // RealTopic is ExtraInfoUtil.getRealTopic: the topic a mark stands for.
 func RealTopic(topic, group, mark string) (string, bool) {
 	switch mark {

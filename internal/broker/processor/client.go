@@ -19,6 +19,13 @@ func (p *Processor) handleHeartbeat(conn *remoting.Conn, req *remoting.Command) 
 		return remoting.ErrorResponse(err)
 	}
 	info := client.ClientInfo{ClientID: strings.Clone(hb.ClientID), Language: req.Language, Version: req.Version}
+	p.registerClient(conn, info, &hb)
+	return ok(nil)
+}
+
+// registerClient registers the consumers and producers of a heartbeat
+// that came on ch.
+func (p *Processor) registerClient(ch client.Channel, info client.ClientInfo, hb *protocol.HeartbeatData) {
 	for i := range hb.ConsumerDataSet {
 		data := &hb.ConsumerDataSet[i]
 		notify := true
@@ -28,12 +35,11 @@ func (p *Processor) handleHeartbeat(conn *remoting.Conn, req *remoting.Command) 
 				p.log.Warn("heartbeat: retry topic not created", "group", data.GroupName, "err", err)
 			}
 		}
-		p.clients.RegisterConsumer(conn, info, data, notify)
+		p.clients.RegisterConsumer(ch, info, data, notify)
 	}
 	for _, pd := range hb.ProducerDataSet {
-		p.clients.RegisterProducer(pd.GroupName, conn, info)
+		p.clients.RegisterProducer(pd.GroupName, ch, info)
 	}
-	return ok(nil)
 }
 
 // handleUnregisterClient serves UNREGISTER_CLIENT (Java clients at

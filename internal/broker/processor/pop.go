@@ -77,7 +77,7 @@ func (p *Processor) popMessage(conn *remoting.Conn, req *remoting.Command, allow
 	}
 	if h.QueueID >= tc.ReadQueueNums {
 		return reply(protocol.InvalidParameter, fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d] consumer:[%s]",
-			h.QueueID, h.Topic, tc.ReadQueueNums, conn.RemoteAddr()))
+			h.QueueID, h.Topic, tc.ReadQueueNums, remoteOf(conn)))
 	}
 	gc, found := p.groups.FindOrCreate(h.ConsumerGroup)
 	if !found {

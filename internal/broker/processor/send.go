@@ -38,7 +38,7 @@ func (p *Processor) handleSend(conn *remoting.Conn, req *remoting.Command) *remo
 	for _, hook := range p.sendHooks {
 		hook.BeforeSend(conn, h)
 	}
-	resp := p.send(conn, req, h, &r.resp)
+	resp := p.send(conn, bornHost(conn), req, h, &r.resp)
 	for _, hook := range p.sendHooks {
 		hook.AfterSend(conn, h, resp)
 	}
@@ -46,8 +46,9 @@ func (p *Processor) handleSend(conn *remoting.Conn, req *remoting.Command) *remo
 }
 
 // send checks and stores the message(s) of a decoded send request,
-// answering in resp (from newSendReply).
-func (p *Processor) send(conn *remoting.Conn, req *remoting.Command, h *protocol.SendMessageRequestHeader, resp *remoting.Command) *remoting.Command {
+// answering in resp (from newSendReply). born is the messages' BORNHOST
+// (the sender's address; conn is nil for a request made in the process).
+func (p *Processor) send(conn *remoting.Conn, born netip.AddrPort, req *remoting.Command, h *protocol.SendMessageRequestHeader, resp *remoting.Command) *remoting.Command {
 	if remark, refused := p.sendsNotYetAccepted(); refused {
 		return fail(resp, protocol.SystemError, remark)
 	}
@@ -69,7 +70,7 @@ func (p *Processor) send(conn *remoting.Conn, req *remoting.Command, h *protocol
 		Flag:           h.Flag,
 		SysFlag:        sysFlag,
 		BornTimestamp:  h.BornTimestamp,
-		BornHost:       bornHost(conn),
+		BornHost:       born,
 		ReconsumeTimes: h.ReconsumeTimes.Or(0),
 		Body:           req.Body,
 	}
@@ -101,14 +102,14 @@ func (p *Processor) msgCheck(h *protocol.SendMessageRequestHeader, conn *remotin
 			tc, _, err = p.topics.EnsureTopic(h.Topic, 1, meta.PermReadWrite, 0)
 		}
 		if err != nil {
-			p.log.Debug("send: topic not created", "topic", h.Topic, "from", conn.RemoteAddr(), "err", err)
+			p.log.Debug("send: topic not created", "topic", h.Topic, "from", remoteOf(conn), "err", err)
 			return protocol.TopicConfig{}, protocol.TopicNotExist,
 				fmt.Sprintf("topic[%s] not exist, apply first please!", h.Topic)
 		}
 	}
 	if h.QueueID >= max(tc.ReadQueueNums, tc.WriteQueueNums) {
 		return protocol.TopicConfig{}, protocol.SystemError,
-			fmt.Sprintf("request queueId[%d] is illegal, %s Producer: %s", h.QueueID, h.Topic, conn.RemoteAddr())
+			fmt.Sprintf("request queueId[%d] is illegal, %s Producer: %s", h.QueueID, h.Topic, remoteOf(conn))
 	}
 	return tc, protocol.Success, ""
 }

@@ -1,0 +1,156 @@
+package processor
+
+import (
+	"context"
+	"net/netip"
+	"time"
+
+	"github.com/rocketd/rocketd/internal/broker/client"
+	"github.com/rocketd/rocketd/internal/broker/longpoll"
+	"github.com/rocketd/rocketd/internal/broker/pop"
+	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/remoting"
+)
+
+// The Local* methods serve requests made inside the process with the
+// remoting handlers' code: the gRPC MessagingService (internal/grpc) calls
+// them as Java's proxy in Local mode calls the broker's processors with a
+// RemotingCommand. There is no connection: from is the client's address.
+
+// LocalSend runs a SEND_MESSAGE(_V2) or SEND_BATCH_MESSAGE request, the
+// send hooks included.
+func (p *Processor) LocalSend(req *remoting.Command, from netip.AddrPort) *remoting.Command {
+	r := p.newSendReply()
+	h := &r.req
+	if err := h.DecodeFrom(req.Code, req); err != nil {
+		return headerError(err)
+	}
+	for _, hook := range p.sendHooks {
+		hook.BeforeSend(nil, h)
+	}
+	resp := p.send(nil, from, req, h, &r.resp)
+	for _, hook := range p.sendHooks {
+		hook.AfterSend(nil, h, resp)
+	}
+	return resp
+}
+
+// LocalEndTransaction runs an END_TRANSACTION request.
+func (p *Processor) LocalEndTransaction(req *remoting.Command) *remoting.Command {
+	return p.handleEndTransaction(nil, req)
+}
+
+// LocalPop runs a POP_MESSAGE request. A pop that finds nothing waits in
+// the long-polling holder, as a remoting pop does, until a message may
+// have arrived (then it pops again), the request's pollTime is over or
+// ctx ends. The caller releases the answer's body (resp.Release).
+func (p *Processor) LocalPop(ctx context.Context, h *protocol.PopMessageRequestHeader) *remoting.Command {
+	if p.pop == nil {
+		return p.popUnavailable(nil, &remoting.Command{Code: protocol.PopMessage})
+	}
+	req := remoting.NewRequest(protocol.PopMessage, protocol.Ext(h), nil)
+	deadline := time.Now().Add(time.Duration(h.PollTime) * time.Millisecond)
+	for {
+		resp := p.popMessage(nil, req, false)
+		left := time.Until(deadline)
+		if resp.Code != protocol.PollingTimeout || p.holder == nil || left <= 0 {
+			return resp
+		}
+		w := &localWaiter{done: ctx.Done(), woke: make(chan struct{}, 1)}
+		st := p.holder.Hold(longpoll.Request{
+			Topic: h.Topic, QueueID: pop.HoldQueue(h.QueueID), Timeout: left, Conn: w,
+			Wake: func() { w.woke <- struct{}{} },
+		})
+		switch st {
+		case longpoll.Held:
+		case longpoll.QueueFull, longpoll.Full:
+			resp.Code = protocol.PollingFull
+			return resp
+		default: // stopped, or ctx ended
+			return resp
+		}
+		select {
+		case <-w.woke:
+		case <-ctx.Done():
+			p.holder.DropConn(w)
+			return resp
+		}
+	}
+}
+
+// localWaiter stands for the connection of a held LocalPop: it closes
+// with the caller's context.
+type localWaiter struct {
+	done <-chan struct{}
+	woke chan struct{}
+}
+
+func (w *localWaiter) Closed() <-chan struct{} { return w.done }
+
+// LocalAck acknowledges one popped message (ACK_MESSAGE).
+func (p *Processor) LocalAck(h *protocol.AckMessageRequestHeader, from string) (code int32, remark string) {
+	if p.pop == nil {
+		r := p.popUnavailable(nil, &remoting.Command{Code: protocol.AckMessage})
+		return r.Code, r.Remark
+	}
+	st := p.pop.Ack(h, from)
+	return st.Code, st.Remark
+}
+
+// LocalChangeInvisible runs CHANGE_MESSAGE_INVISIBLETIME.
+func (p *Processor) LocalChangeInvisible(h *protocol.ChangeInvisibleTimeRequestHeader, from string) (protocol.ChangeInvisibleTimeResponseHeader, int32, string) {
+	if p.pop == nil {
+		r := p.popUnavailable(nil, &remoting.Command{Code: protocol.ChangeMessageInvisibleTime})
+		return protocol.ChangeInvisibleTimeResponseHeader{}, r.Code, r.Remark
+	}
+	rh, st := p.pop.ChangeInvisible(h, from)
+	return rh, st.Code, st.Remark
+}
+
+// LocalSendBack runs CONSUMER_SEND_MSG_BACK (a message to its group's
+// retry topic or, with a negative delay level, to its DLQ).
+func (p *Processor) LocalSendBack(req *remoting.Command) *remoting.Command {
+	return p.handleSendBack(nil, req)
+}
+
+// LocalSubscription is one topic a gRPC consumer subscribes to.
+type LocalSubscription struct {
+	Topic, Expression, ExpressionType string
+}
+
+// LocalHeartbeat registers a gRPC client on ch as HEART_BEAT registers a
+// remoting one (ClientActivity.heartbeat): a consumer of group (consuming
+// passively, clustering, from the last offset, with subs), or a producer
+// of each producer group.
+func (p *Processor) LocalHeartbeat(ch client.Channel, info client.ClientInfo, group string, subs []LocalSubscription, producerGroups []string) {
+	hb := protocol.HeartbeatData{ClientID: info.ClientID}
+	if group != "" {
+		cd := protocol.ConsumerData{
+			GroupName: group, ConsumeType: protocol.ConsumePassively, MessageModel: protocol.Clustering,
+			ConsumeFromWhere: protocol.ConsumeFromLastOffset,
+		}
+		for _, s := range subs {
+			cd.SubscriptionDataSet = append(cd.SubscriptionDataSet, *subscriptionFromExpr(s.Topic, s.Expression, s.ExpressionType))
+		}
+		hb.ConsumerDataSet = []protocol.ConsumerData{cd}
+	}
+	for _, g := range producerGroups {
+		hb.ProducerDataSet = append(hb.ProducerDataSet, protocol.ProducerData{GroupName: g})
+	}
+	p.registerClient(ch, info, &hb)
+}
+
+// LocalUnregister forgets a gRPC client's consumer group and producer
+// groups on ch (UNREGISTER_CLIENT).
+func (p *Processor) LocalUnregister(ch client.Channel, group string, producerGroups []string) {
+	for _, g := range producerGroups {
+		p.clients.UnregisterProducer(g, ch)
+	}
+	if group != "" {
+		notify := true
+		if gc, found := p.groups.Get(group); found {
+			notify = gc.NotifyConsumerIdsChangedEnable
+		}
+		p.clients.UnregisterConsumer(group, ch, notify)
+	}
+}

@@ -1,0 +1,118 @@
+// Package grpc serves apache.rocketmq.v2.MessagingService, the gRPC API
+// of the RocketMQ 5 SDKs, inside the broker as Java's proxy does in Local
+// mode (proxy module: GrpcMessagingApplication and the *Activity
+// classes). It has no send or pull path of its own: each RPC is checked
+// as the proxy checks it, then turned into the remoting request the
+// proxy would build and run by the broker's processors (the Local*
+// methods of internal/broker/processor: send, END_TRANSACTION,
+// CONSUMER_SEND_MSG_BACK, POP_MESSAGE, ACK_MESSAGE,
+// CHANGE_MESSAGE_INVISIBLETIME).
+//
+// # Types
+//
+// The protocol types and service stubs are the generated code of
+// github.com/apache/rocketmq-clients/golang/v5/protocol/v2, pinned at
+// v5.1.4 in go.mod: the same .proto files (apache/rocketmq-apis) the
+// Java proxy and every SDK are built from, already generated for Go, so
+// the wire format cannot drift from the SDKs' and no protoc step is
+// needed. google.golang.org/grpc is the version that SDK release takes.
+//
+// # Listener
+//
+// Started by the broker with grpcServerEnable (rocketd serve turns it on
+// unless authenticationEnabled: the service does not authenticate yet) on
+// bindAddress:grpcServerPort (8081; rocketd serve --grpc-port) with the
+// remoting ports' tls.server.mode: permissive serves TLS (ALPN h2, as
+// gRPC clients require; the SDKs dial TLS by default) and plaintext on
+// the one port, telling them apart by the first byte; enforcing TLS
+// only; disabled plaintext. Bounds: MaxInboundMessageSize (130 MiB, Java's
+// grpcMaxInboundMessageSize), MaxConcurrentStreams per connection,
+// keepalive pings after 30 s idle (20 s to answer), client pings at most
+// every 5 s. Close ends held receives and telemetry streams, then waits
+// for the running RPCs.
+//
+// # RPCs
+//
+// Answers carry apache.rocketmq.v2.Code in their Status (never a gRPC
+// error), as Java's do; remoting codes map as ResponseBuilder maps them
+// (remotingCode).
+//
+//   - QueryRoute: the topic's NameServer route (this broker's topic config
+//     when it has no NameServer), queues numbered read-only, write-only,
+//     read-write (RouteActivity). Each broker's endpoint is its own gRPC
+//     service: this server's bound address for this broker, the master's
+//     host with grpcServerPort for the others. In Local mode every broker
+//     runs its own proxy and a message must reach the broker that owns
+//     its queue, so a route never names a shared proxy. accept_message_types
+//     is the topic's message.type attribute (NORMAL when unset; MIXED
+//     accepts all four).
+//   - QueryAssignment: one assignment per readable broker (queue -1: the
+//     POP service chooses), one per queue for a group that consumes
+//     orderly.
+//   - Heartbeat: needs the x-mq-client-id header (CLIENT_ID_REQUIRED) and,
+//     for consumers, a legal group name. The client is registered in the
+//     broker's client registry on a channel of its own (Java's
+//     GrpcClientChannel; processor.LocalHeartbeat): a consumer of its group
+//     (CONSUME_PASSIVELY, CLUSTERING) with the subscriptions of its
+//     settings, or a producer of each topic its settings publish to.
+//     Connection queries list it; the idle scan drops it when heartbeats
+//     stop; NotifyClientTermination unregisters it. The channel answers
+//     NOTIFY_CONSUMER_IDS_CHANGED with nothing (POP needs no rebalance),
+//     CHECK_TRANSACTION_STATE on the telemetry stream, and refuses
+//     request/response commands (consumer running info, direct consume).
+//   - Telemetry: each Settings command is answered with the server's part
+//     filled in: for producers validate_message_type=true, max_body_size
+//     (maxMessageSize), an exponential 10 ms..1 s backoff; for consumers
+//     fifo (the group's consumeMessageOrderly), max attempts
+//     retryMaxTimes+1 and a 20 s long polling timeout. The open stream
+//     is also the way back to a producer: the broker's transaction
+//     check-back (PickProducer, after the remoting producers) sends a
+//     half message's CHECK_TRANSACTION_STATE to a producer whose settings
+//     publish to its topic as a RecoverOrphanedTransactionCommand (Java's
+//     GrpcClientChannel), with the transaction id of the half message's
+//     latest copy; the SDK answers with EndTransaction.
+//   - SendMessage: SendMessageActivity's checks (body size:
+//     MESSAGE_BODY_TOO_LARGE; user properties, tag, keys, message group,
+//     message id, delivery time at most 24 h ahead, transaction recovery
+//     time at most 1 h), then TOPIC_NOT_FOUND for a topic this broker does
+//     not have, then DefaultTopicMessageTypeValidator: the message's type
+//     (TRAN_MSG, a delay property, __SHARDINGKEY, else NORMAL) must equal
+//     the topic's message.type unless that is MIXED
+//     (MESSAGE_PROPERTY_CONFLICT_WITH_TYPE); retry and DLQ topics are not
+//     checked. The producer group is the topic (Java's choice). A single
+//     message with a message group goes to queue
+//     Hashing.consistentHash(group.hashCode(), writeQueueNums), anything
+//     else to a random queue; several messages are one
+//     SEND_BATCH_MESSAGE. Delays are TIMER_DELIVER_MS (the timer wheel).
+//     A transaction's transaction_id is "<offsetMsgId>-<queueOffset>" of
+//     its half message: what END_TRANSACTION needs, without the proxy's
+//     table.
+//   - ReceiveMessage: a POP with queue -1 (orderly for a group with
+//     consumeMessageOrderly), initMode MAX, long polling for the request's
+//     long_polling_timeout clamped to 5..20 s and to the deadline (less
+//     100 ms), waiting in the broker's long-polling holder. invisible
+//     duration 10 s..12 h (ILLEGAL_INVISIBLE_TIME); an auto_renew receive
+//     (push consumers) gets 60 s, Java's defaultInvisibleTimeMills, but
+//     no renewal yet (a message held longer is delivered again). The stream is a status
+//     (OK, MESSAGE_NOT_FOUND "no new message", TOO_MANY_REQUESTS "polling
+//     full") then one response per message; messages that cannot be
+//     written are made visible again in 1 s. A message's receipt handle is
+//     its POP_CK as Java's client builds it from the response header
+//     ("<startOffset> <popTime> <invisibleTime> <reviveQid> <mark>
+//     <brokerName> <queueId> <queueOffset>") plus " <commitLogOffset>"
+//     (ConsumerProcessor.createHandle); delivery_attempt is the reconsume
+//     count + 1 (an orderly pop's count from orderCountInfo). A message
+//     revived into the pop retry topic is answered under the requested
+//     topic, its handle's mark naming the retry topic.
+//   - AckMessage, ChangeInvisibleDuration: the handle's mark gives the
+//     real topic (ReceiptHandle.getRealTopic); an unparsable handle is
+//     INVALID_RECEIPT_HANDLE. ChangeInvisibleDuration answers the
+//     message's new handle (ExtraInfoUtil.buildExtraInfo with the new pop
+//     time, start = the message's offset).
+//   - ForwardMessageToDeadLetterQueue: CONSUMER_SEND_MSG_BACK with delay
+//     level -1 by the handle's commit-log offset, then an ack.
+//   - EndTransaction: END_TRANSACTION from the transaction id.
+//   - NotifyClientTermination: unregisters and forgets the client.
+//   - PullMessage, UpdateOffset, GetOffset, QueryOffset, RecallMessage,
+//     SyncLiteSubscription: NOT_IMPLEMENTED with the RPC's name.
+package grpc

@@ -1,0 +1,296 @@
+package grpc
+
+import (
+	"context"
+	"fmt"
+	"hash/crc32"
+	"strconv"
+	"strings"
+	"time"
+
+	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/rocketd/rocketd/internal/broker/pop"
+	"github.com/rocketd/rocketd/internal/message"
+	"github.com/rocketd/rocketd/internal/protocol"
+)
+
+// Java's ProxyConfig bounds on receive.
+const (
+	minInvisibleForReceive = 10 * time.Second
+	defaultInvisible       = 60 * time.Second
+	maxInvisible           = 12 * time.Hour
+	minPollTime            = 5 * time.Second
+	maxPollTime            = 20 * time.Second
+)
+
+// ReceiveMessage follows ReceiveMessageActivity: a POP of the request's
+// broker (queue -1: every readable queue; orderly for a FIFO group) that
+// waits up to the long polling time, then a status response followed by
+// one response per message (ReceiveMessageResponseStreamWriter).
+func (s *Server) ReceiveMessage(req *v2.ReceiveMessageRequest, stream grpc.ServerStreamingServer[v2.ReceiveMessageResponse]) error {
+	ctx, cancel := s.untilClosed(stream.Context())
+	defer cancel()
+	reply := func(st *v2.Status) error {
+		return stream.Send(&v2.ReceiveMessageResponse{Content: &v2.ReceiveMessageResponse_Status{Status: st}})
+	}
+
+	poll := defaultPollTime
+	if req.GetLongPollingTimeout() != nil {
+		poll = req.GetLongPollingTimeout().AsDuration()
+	}
+	poll = min(max(poll, minPollTime), maxPollTime)
+	if dl, ok := ctx.Deadline(); ok {
+		left := time.Until(dl) - pollReserve
+		if poll > left {
+			if left < minPollTime {
+				return reply(status(v2.Code_ILLEGAL_POLLING_TIME, "The deadline time remaining is not enough for polling, please check network condition"))
+			}
+			poll = left
+		}
+	}
+	topic, group := req.GetMessageQueue().GetTopic().GetName(), req.GetGroup().GetName()
+	if st := checkTopicName(topic); st != nil {
+		return reply(st)
+	}
+	if st := checkGroupName(group); st != nil {
+		return reply(st)
+	}
+	// An auto-renew receive (push consumers) gets the proxy's default
+	// invisible time, as Java's does with enableProxyAutoRenew; the
+	// renewal itself is not done here: a message held longer than that
+	// is delivered again.
+	invisible := defaultInvisible
+	if !req.GetAutoRenew() {
+		invisible = req.GetInvisibleDuration().AsDuration()
+		if st := checkInvisible(invisible, minInvisibleForReceive); st != nil {
+			return reply(st)
+		}
+	}
+	expType, exp := protocol.ExpressionTag, "*"
+	if f := req.GetFilterExpression(); f != nil {
+		if f.GetType() == v2.FilterType_SQL {
+			expType = protocol.ExpressionSQL92
+		}
+		if strings.TrimSpace(f.GetExpression()) != "" {
+			exp = f.GetExpression()
+		}
+	}
+	fifo := false
+	if gc, ok := s.cfg.Groups.Get(group); ok {
+		fifo = gc.ConsumeMessageOrderly
+	}
+	// Every readable queue of the broker, FIFO or not: Java's
+	// ReceiveMessageQueueSelector picks the broker's queue -1.
+	h := protocol.PopMessageRequestHeader{
+		ConsumerGroup: group, Topic: topic, QueueID: -1, MaxMsgNums: min(max(req.GetBatchSize(), 1), pop.MaxPopNums),
+		InvisibleTime: invisible.Milliseconds(), PollTime: poll.Milliseconds(), BornTime: time.Now().UnixMilli(),
+		InitMode: 0, ExpType: expType, Exp: exp, Order: fifo, AttemptID: req.GetAttemptId(),
+	}
+	resp := s.cfg.Processor.LocalPop(ctx, &h)
+	if resp.Release != nil {
+		defer resp.Release()
+	}
+	switch resp.Code {
+	case protocol.Success:
+	case protocol.PollingFull:
+		return reply(status(v2.Code_TOO_MANY_REQUESTS, "polling full"))
+	case protocol.PollingTimeout, protocol.NoMessage:
+		return reply(status(v2.Code_MESSAGE_NOT_FOUND, "no new message"))
+	case protocol.SubscriptionGroupNotExist:
+		return reply(status(v2.Code_CONSUMER_GROUP_NOT_FOUND, resp.Remark))
+	case protocol.TopicNotExist:
+		return reply(status(v2.Code_TOPIC_NOT_FOUND, resp.Remark))
+	default:
+		return reply(remotingStatus(resp.Code, resp.Remark))
+	}
+	var rh protocol.PopMessageResponseHeader
+	if err := rh.Decode(resp.Ext()); err != nil {
+		return reply(status(v2.Code_INTERNAL_SERVER_ERROR, "decode pop response: "+err.Error()))
+	}
+	msgs, err := s.poppedMessages(topic, group, &rh, resp.BodyParts, resp.Body)
+	if err != nil {
+		return reply(status(v2.Code_INTERNAL_SERVER_ERROR, err.Error()))
+	}
+	if len(msgs) == 0 {
+		return reply(status(v2.Code_MESSAGE_NOT_FOUND, "no match message"))
+	}
+	if err := reply(okStatus()); err != nil {
+		s.nack(topic, group, msgs)
+		return err
+	}
+	for i, m := range msgs {
+		if err := stream.Send(&v2.ReceiveMessageResponse{Content: &v2.ReceiveMessageResponse_Message{Message: m}}); err != nil {
+			s.nack(topic, group, msgs[i:])
+			return err
+		}
+	}
+	return nil
+}
+
+// nackInvisible is how soon a message the client did not get is visible
+// again (ReceiveMessageResponseStreamWriter.NACK_INVISIBLE_TIME).
+const nackInvisible = time.Second
+
+// nack makes messages that could not be written to the client visible
+// again soon (processThrowableWhenWriteMessage) instead of after their
+// whole invisible time.
+func (s *Server) nack(topic, group string, msgs []*v2.Message) {
+	for _, m := range msgs {
+		if _, st := s.changeInvisible(context.Background(), topic, group, m.GetSystemProperties().GetReceiptHandle(), nackInvisible); st.Code != v2.Code_OK {
+			s.log.Debug("grpc: nack of an unwritten message failed", "topic", topic, "group", group,
+				"msgId", m.GetSystemProperties().GetMessageId(), "code", st.Code, "remark", st.Message)
+		}
+	}
+}
+
+// poppedMessages decodes a POP answer's records and gives each the
+// receipt handle Java's client builds from the response header
+// (MQClientAPIImpl.processPopResponse) plus the commit-log offset the
+// proxy appends (ConsumerProcessor.createHandle).
+func (s *Server) poppedMessages(topic, group string, rh *protocol.PopMessageResponseHeader, parts [][]byte, body []byte) ([]*v2.Message, error) {
+	starts := parseStartOffsets(rh.StartOffsetInfo)
+	orderCounts := parseOrderCounts(rh.OrderCountInfo)
+	if body != nil {
+		parts = [][]byte{body}
+	}
+	var out []*v2.Message
+	for _, part := range parts {
+		for len(part) > 0 {
+			rec, n, err := message.DecodeRecord(part, false)
+			if err != nil {
+				return nil, fmt.Errorf("decode popped message: %w", err)
+			}
+			part = part[n:]
+			mark := pop.TopicMark(rec.Topic)
+			start, ok := starts[mark+" "+strconv.Itoa(int(rec.QueueID))]
+			if !ok {
+				return nil, fmt.Errorf("popped message of %s queue %d has no start offset in %q", rec.Topic, rec.QueueID, rh.StartOffsetInfo)
+			}
+			handle := strings.Join([]string{
+				strconv.FormatInt(start, 10), strconv.FormatInt(rh.PopTime, 10), strconv.FormatInt(rh.InvisibleTime, 10),
+				strconv.Itoa(int(rh.ReviveQid)), mark, s.cfg.Broker.BrokerName, strconv.Itoa(int(rec.QueueID)),
+				strconv.FormatInt(rec.QueueOffset, 10), strconv.FormatInt(rec.PhysicalOffset, 10),
+			}, " ")
+			reconsume := rec.ReconsumeTimes
+			if c, ok := orderCounts[mark+" "+strconv.Itoa(int(rec.QueueID))+" "+strconv.FormatInt(rec.QueueOffset, 10)]; ok {
+				reconsume = c
+			}
+			out = append(out, grpcMessage(topic, &rec, handle, reconsume, time.Duration(rh.InvisibleTime)*time.Millisecond))
+		}
+	}
+	return out, nil
+}
+
+// parseStartOffsets reads "mark queueId startOffset;..." keyed by
+// "mark queueId".
+func parseStartOffsets(info string) map[string]int64 {
+	m := make(map[string]int64)
+	for _, e := range strings.Split(info, ";") {
+		f := strings.Fields(e)
+		if len(f) != 3 {
+			continue
+		}
+		if v, err := strconv.ParseInt(f[2], 10, 64); err == nil {
+			m[f[0]+" "+f[1]] = v
+		}
+	}
+	return m
+}
+
+// parseOrderCounts reads "mark qo<queueId>%<offset> count;..." keyed by
+// "mark queueId offset".
+func parseOrderCounts(info string) map[string]int32 {
+	m := make(map[string]int32)
+	for _, e := range strings.Split(info, ";") {
+		f := strings.Fields(e)
+		if len(f) != 3 || !strings.HasPrefix(f[1], "qo") {
+			continue
+		}
+		q, off, ok := strings.Cut(f[1][2:], "%")
+		c, err := strconv.Atoi(f[2])
+		if !ok || err != nil {
+			continue
+		}
+		m[f[0]+" "+q+" "+off] = int32(c)
+	}
+	return m
+}
+
+// grpcMessage is GrpcConverter.buildMessage.
+func grpcMessage(topic string, rec *message.Record, handle string, reconsume int32, invisible time.Duration) *v2.Message {
+	props := message.ParseProperties(rec.Properties)
+	sp := &v2.SystemProperties{
+		Tag: proto(props[message.PropertyTags]), MessageId: props[message.PropertyUniqClientMessageIDKeyIdx],
+		BodyDigest:      &v2.Digest{Type: v2.DigestType_CRC32, Checksum: strings.ToUpper(strconv.FormatUint(uint64(crc32.ChecksumIEEE(rec.Body)), 16))},
+		BodyEncoding:    v2.Encoding_IDENTITY,
+		MessageType:     v2.MessageType_NORMAL,
+		BornTimestamp:   timestamppb.New(time.UnixMilli(rec.BornTimestamp)),
+		BornHost:        rec.BornHost.Addr().String(),
+		StoreTimestamp:  timestamppb.New(time.UnixMilli(rec.StoreTimestamp)),
+		StoreHost:       rec.StoreHost.String(),
+		QueueId:         rec.QueueID,
+		QueueOffset:     &rec.QueueOffset,
+		DeliveryAttempt: proto32(reconsume + 1),
+	}
+	if handle != "" {
+		sp.ReceiptHandle, sp.InvisibleDuration = &handle, durationpb.New(invisible)
+	}
+	if k := props[message.PropertyKeys]; k != "" {
+		sp.Keys = strings.Fields(k)
+	}
+	if sp.MessageId == "" {
+		sp.MessageId = message.OffsetMsgID(rec.StoreHost, rec.PhysicalOffset)
+	}
+	if message.IsCompressed(rec.SysFlag) {
+		sp.BodyEncoding = v2.Encoding_GZIP
+	}
+	switch {
+	case props[message.PropertyTransactionPrepared] == "true":
+		sp.MessageType = v2.MessageType_TRANSACTION
+	case has(props, message.PropertyDelayTimeLevel) || has(props, message.PropertyTimerDeliverMS) ||
+		has(props, message.PropertyTimerDelaySec) || has(props, message.PropertyTimerDelayMS):
+		sp.MessageType = v2.MessageType_DELAY
+	case has(props, message.PropertyShardingKey):
+		sp.MessageType = v2.MessageType_FIFO
+	}
+	if ms, err := strconv.ParseInt(props[message.PropertyTimerDeliverMS], 10, 64); err == nil {
+		sp.DeliveryTimestamp = timestamppb.New(time.UnixMilli(ms))
+	}
+	if g := props[message.PropertyShardingKey]; g != "" {
+		sp.MessageGroup = &g
+	}
+	if tc := props[message.PropertyTraceContext]; tc != "" {
+		sp.TraceContext = &tc
+	}
+	user := make(map[string]string)
+	for k, v := range props {
+		if !systemProperty(k) {
+			user[k] = v
+		}
+	}
+	return &v2.Message{Topic: &v2.Resource{Name: topic}, UserProperties: user, SystemProperties: sp, Body: rec.Body}
+}
+
+func proto(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func proto32(v int32) *int32 { return &v }
+
+// checkInvisible is GrpcValidator.validateInvisibleTime.
+func checkInvisible(d, minimum time.Duration) *v2.Status {
+	if d < minimum {
+		return status(v2.Code_ILLEGAL_INVISIBLE_TIME, "the invisibleTime is too small. min is "+strconv.FormatInt(minimum.Milliseconds(), 10))
+	}
+	if d > maxInvisible {
+		return status(v2.Code_ILLEGAL_INVISIBLE_TIME, "the invisibleTime is too large. max is "+strconv.FormatInt(maxInvisible.Milliseconds(), 10))
+	}
+	return nil
+}

@@ -1,0 +1,165 @@
+package grpc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/keepalive"
+
+	"github.com/rocketd/rocketd/internal/broker/meta"
+	"github.com/rocketd/rocketd/internal/broker/processor"
+	"github.com/rocketd/rocketd/internal/config"
+	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/remoting"
+)
+
+// The server's bounds (Java's ProxyConfig where it has one).
+const (
+	// MaxInboundMessageSize is grpcMaxInboundMessageSize (130 MiB): a
+	// request larger than this is refused by the transport
+	// (RESOURCE_EXHAUSTED) before it is decoded.
+	MaxInboundMessageSize = 130 << 20
+	// MaxConcurrentStreams bounds the RPCs one connection runs at once.
+	MaxConcurrentStreams = 1024
+	// keepaliveTime and keepaliveTimeout: the server pings an idle
+	// connection and drops it when the ping is not answered.
+	keepaliveTime    = 30 * time.Second
+	keepaliveTimeout = 20 * time.Second
+	// keepaliveMinPing is the most often a client may ping (more often:
+	// GOAWAY), the SDKs ping every 30 s at most.
+	keepaliveMinPing = 5 * time.Second
+	// maxDelay is ProxyConfig.maxDelayTimeMills (24 h).
+	maxDelay = 24 * time.Hour
+	// defaultPollTime is the long polling time of a receive that names
+	// none (ProxyConfig.grpcClientConsumerMaxLongPollingTimeoutMillis's
+	// default answer, 20 s).
+	defaultPollTime = 20 * time.Second
+	// pollReserve is kept from the client's deadline so that a receive
+	// answers before the client gives up (ProxyConfig.longPollingReserveTimeInMillis).
+	pollReserve = 100 * time.Millisecond
+)
+
+// Config is what the server needs of the broker.
+type Config struct {
+	// ListenAddr is host:port to listen on (bindAddress:grpcServerPort).
+	ListenAddr string
+	Broker     *config.BrokerConfig // read only
+	Processor  *processor.Processor
+	Topics     *meta.Topics
+	Groups     *meta.Groups
+	// BrokerAddr is this broker's remoting address as registered
+	// (brokerIP1:listenPort): its entry in a route is this endpoint.
+	BrokerAddr string
+	// Route reads a topic's route from the NameServers; nil: the route
+	// is this broker's own topic config.
+	Route func(ctx context.Context, topic string) (protocol.TopicRouteData, bool, error)
+	// TLS is the broker's tls.server.mode and certificate: disabled
+	// serves plaintext, permissive TLS and plaintext, enforcing TLS only.
+	TLS    remoting.TLSListener
+	Logger *slog.Logger
+}
+
+// Server is the MessagingService listener. Start and Close own it.
+type Server struct {
+	v2.UnimplementedMessagingServiceServer
+
+	cfg      Config
+	log      *slog.Logger
+	ln       net.Listener
+	srv      *grpc.Server
+	endpoint *v2.Endpoints // this server, as routes advertise it
+	clients  *clientTable
+	done     chan struct{}
+	wg       sync.WaitGroup
+	closeMu  sync.Once
+}
+
+// Start listens and serves until Close.
+func Start(cfg Config) (*Server, error) {
+	if cfg.Broker == nil || cfg.Processor == nil || cfg.Topics == nil || cfg.Groups == nil {
+		return nil, errors.New("grpc: Broker, Processor, Topics and Groups are required")
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	ln, err := net.Listen("tcp", cfg.ListenAddr)
+	if err != nil {
+		return nil, fmt.Errorf("grpc: listen on %s: %w", cfg.ListenAddr, err)
+	}
+	s := &Server{cfg: cfg, log: log, ln: ln, clients: newClientTable(), done: make(chan struct{})}
+	port := ln.Addr().(*net.TCPAddr).Port
+	s.endpoint = endpoints(cfg.Broker.BrokerIP1, port)
+	opts := []grpc.ServerOption{
+		grpc.MaxRecvMsgSize(MaxInboundMessageSize),
+		grpc.MaxConcurrentStreams(MaxConcurrentStreams),
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: keepaliveTime, Timeout: keepaliveTimeout}),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: keepaliveMinPing, PermitWithoutStream: true}),
+	}
+	if cfg.TLS.Mode != remoting.TLSDisabled {
+		if err := cfg.TLS.Check(); err != nil {
+			_ = ln.Close()
+			return nil, fmt.Errorf("grpc: %w", err)
+		}
+		opts = append(opts, grpc.Creds(newListenerCreds(cfg.TLS)))
+	}
+	s.srv = grpc.NewServer(opts...)
+	v2.RegisterMessagingServiceServer(s.srv, s)
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+			log.Error("grpc: serve stopped", "addr", ln.Addr(), "err", err)
+		}
+	}()
+	log.Info("grpc: MessagingService listening", "addr", ln.Addr().String(), "endpoint", s.endpointString())
+	return s, nil
+}
+
+// Addr is the bound address.
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+func (s *Server) endpointString() string {
+	a := s.endpoint.GetAddresses()[0]
+	return net.JoinHostPort(a.GetHost(), strconv.Itoa(int(a.GetPort())))
+}
+
+// Close stops accepting, ends the open streams (a held receive answers
+// at once: its context ends) and waits for the running RPCs, bounded by
+// ctx, then closes every connection.
+func (s *Server) Close(ctx context.Context) error {
+	var err error
+	s.closeMu.Do(func() {
+		close(s.done)
+		stopped := make(chan struct{})
+		go func() { s.srv.GracefulStop(); close(stopped) }()
+		select {
+		case <-stopped:
+		case <-ctx.Done():
+			s.srv.Stop()
+			<-stopped
+			err = fmt.Errorf("grpc: close: %w", ctx.Err())
+		}
+		s.wg.Wait()
+	})
+	return err
+}
+
+// endpoints is one IPv4/IPv6 address (Java's Address.AddressScheme).
+func endpoints(host string, port int) *v2.Endpoints {
+	scheme := v2.AddressScheme_IPv4
+	if ip := net.ParseIP(host); ip != nil && ip.To4() == nil {
+		scheme = v2.AddressScheme_IPv6
+	} else if ip == nil {
+		scheme = v2.AddressScheme_DOMAIN_NAME
+	}
+	return &v2.Endpoints{Scheme: scheme, Addresses: []*v2.Address{{Host: host, Port: int32(port)}}}
+}
