@@ -180,7 +180,8 @@ type BrokerConfig struct {
 	// HAMasterAddress is a slave's fixed master HA address (empty: the one
 	// the NameServer answers).
 	HAMasterAddress string `prop:"haMasterAddress"`
-	// TLS is the tls.* settings (tls.go); not shown by GET_BROKER_CONFIG.
+	// TLS is the tls.* settings (tls.go); GET_BROKER_CONFIG shows only
+	// the effective useTLS.
 	TLS TLSConfig `prop:"-"`
 	// RegionID is echoed in send responses as MSG_REGION (DefaultRegion).
 	RegionID string `prop:"regionId"`

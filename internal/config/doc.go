@@ -22,7 +22,9 @@
 // keyPassword), PKCS#1 or SEC1.
 // Settings Java would silently ignore (an unknown mode, certificate paths
 // in test mode) are refused. TLS settings are never rendered anywhere
-// (GET_BROKER_CONFIG skips them; fields tagged secret are never shown).
+// (GET_BROKER_CONFIG skips them; fields tagged secret are never shown),
+// except that GET_BROKER_CONFIG shows useTLS, the effective client
+// setting (ClientEnabled), as Java's answer does.
 //
 // Web console (console.go, rocketd's own keys): consoleEnable (false),
 // consoleListenAddr (DefaultConsoleListenAddr, loopback), and

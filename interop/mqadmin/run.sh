@@ -60,9 +60,10 @@ for profile in "${profiles[@]}"; do
 	fi
 	tools=$(tr ':' '\n' <"$tmp/cp-$profile.txt" | grep -o 'rocketmq-tools-[0-9][^/]*\.jar' | head -1)
 	echo "== $profile: mqadmin from $tools"
-	# consumerStatus writes files into the working directory: the temp dir.
+	# consumerStatus writes files into the working directory, updateStaticTopic
+	# into java.io.tmpdir: both the temp dir.
 	if (cd "$tmp" && java -Djava.security.manager=allow -Drocketmq.client.logRoot="$tmp/logs-$profile" -Drocketmq.log.root="$tmp/logs-$profile" \
-		-Drocketmq.client.logLevel=WARN -Duser.home="$tmp/home-$profile" -Drocketmq.home.dir="$tmp/rocketmq-home" \
+		-Drocketmq.client.logLevel=WARN -Djava.io.tmpdir="$tmp" -Duser.home="$tmp/home-$profile" -Drocketmq.home.dir="$tmp/rocketmq-home" \
 		-cp "$here/target/$profile/classes:$(cat "$tmp/cp-$profile.txt")" \
 		io.rocketd.interop.MQAdminCheck "$ns" "$broker" "$here/commands.txt" "$profile" "$report_dir/mqadmin-$profile.md"); then
 		echo "== $profile: PASS in $(( $(now_ms) - t1 )) ms"

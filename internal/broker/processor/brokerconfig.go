@@ -3,6 +3,9 @@ package processor
 import (
 	"bytes"
 	"errors"
+	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/protocol"
@@ -19,8 +22,16 @@ func (p *Processor) handleBrokerConfig(_ *remoting.Conn, _ *remoting.Command) *r
 	return resp
 }
 
-// brokerConfigText renders bc as GET_BROKER_CONFIG's body.
-func brokerConfigText(bc *config.BrokerConfig) string { return config.PropertiesText(bc) }
+// brokerConfigText renders bc as GET_BROKER_CONFIG's body. Of the TLS
+// settings it shows useTLS alone, whether outgoing connections use TLS:
+// Java's answer has it (NettyClientConfig.useTLS), and mqadmin 4.9.x
+// exportConfigs fails without it; the tls.* keys stay hidden.
+func brokerConfigText(bc *config.BrokerConfig) string {
+	lines := strings.Split(strings.TrimSuffix(config.PropertiesText(bc), "\n"), "\n")
+	lines = append(lines, "useTLS="+strconv.FormatBool(bc.TLS.ClientEnabled()))
+	sort.Strings(lines)
+	return strings.Join(lines, "\n") + "\n"
+}
 
 // handleUpdateBrokerConfig serves UPDATE_BROKER_CONFIG (25, mqadmin
 // updateBrokerConfig): the body is properties text; see config.Runtime for

@@ -3,6 +3,7 @@ package processor_test
 import (
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -30,6 +31,41 @@ func TestBrokerConfigHidesSecrets(t *testing.T) {
 	}
 	if !strings.Contains(body, "bindAddress=127.0.0.1\n") {
 		t.Fatalf("no bindAddress in:\n%s", body)
+	}
+}
+
+// TestBrokerConfigShowsUseTLS: GET_BROKER_CONFIG has useTLS, whether the
+// broker dials with TLS, as Java's (NettyClientConfig) does; mqadmin 4.9.x
+// exportConfigs needs the key.
+func TestBrokerConfigShowsUseTLS(t *testing.T) {
+	for _, tc := range []struct {
+		name, useTLS, mode, want string
+	}{
+		{"default", "", "", "useTLS=false"},
+		{"useTLS", "true", "", "useTLS=true"},
+		{"enforcing", "", "enforcing", "useTLS=true"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, func(bc *config.BrokerConfig, _ *processor.Deps) {
+				bc.TLS.UseTLS = tc.useTLS
+				if tc.mode != "" {
+					bc.TLS.ServerMode = tc.mode
+				}
+			})
+			r := e.call(protocol.GetBrokerConfig, nil, nil)
+			if r.Code != protocol.Success {
+				t.Fatalf("broker config: %d %s", r.Code, r.Remark)
+			}
+			body := string(r.Body)
+			if n := strings.Count(body, "\nuseTLS="); n != 1 || !strings.Contains(body, "\n"+tc.want+"\n") {
+				t.Fatalf("want one %q line in:\n%s", tc.want, body)
+			}
+			// still sorted like the rest (mqadmin prints them in order)
+			lines := strings.Split(strings.TrimSuffix(body, "\n"), "\n")
+			if !sort.StringsAreSorted(lines) {
+				t.Fatalf("lines not sorted:\n%s", body)
+			}
+		})
 	}
 }
 
