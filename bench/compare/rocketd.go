@@ -30,7 +30,9 @@ func (h *harness) startRocketd(dir string, flush config.FlushDiskType) (*server,
 	}
 	nsPort, brokerPort, pprofPort := ports[0], ports[1], ports[2]
 	conf := filepath.Join(dir, "broker.conf")
-	if err := os.WriteFile(conf, []byte("flushDiskType="+string(flush)+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(conf, []byte("flushDiskType="+string(flush)+"\n"+
+		// The remoting comparison: no gRPC listener (it would take port 8081).
+		"grpcServerEnable=false\n"), 0o644); err != nil {
 		return nil, err
 	}
 	s := &server{addr: "127.0.0.1:" + strconv.Itoa(nsPort)}
