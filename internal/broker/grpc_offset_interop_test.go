@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/rocketd/rocketd/internal/config"
+	"github.com/rocketd/rocketd/internal/protocol"
 )
 
 // rawPull runs one PullMessage and returns its status, messages and next
@@ -181,9 +182,20 @@ func TestGRPCRawPullAndOffsets(t *testing.T) {
 // TestGRPCPullAndOffsetsBadInput: unknown topics and queues, illegal
 // names and offsets get the proxy's codes.
 func TestGRPCPullAndOffsetsBadInput(t *testing.T) {
-	c := startCluster(t, func(bc *config.BrokerConfig) { bc.GrpcServerEnable, bc.EnablePropertyFilter = true, true })
+	c := startCluster(t, func(bc *config.BrokerConfig) {
+		bc.GrpcServerEnable, bc.EnablePropertyFilter, bc.AutoCreateSubscriptionGroup = true, true, false
+	})
 	topic, group := uniq(t, "GrpcPullBad"), uniq(t, "GrpcPullBadGroup")
 	c.createTopic(topic, 2)
+	gc := protocol.NewSubscriptionGroupConfig(group)
+	body, err := protocol.MarshalFastJSON(&gc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := c.invoke(c.b.Addr(), protocol.UpdateAndCreateSubscriptionGroup, nil, body); r.Code != protocol.Success {
+		t.Fatalf("create group: %d %s", r.Code, r.Remark)
+	}
+	noGroup := uniq(t, "GrpcNoSuchGroup")
 	cli, ctx := rawGRPC(t, c)
 	grp := &v2.Resource{Name: group}
 	pull := func(req *v2.PullMessageRequest) v2.Code {
@@ -230,6 +242,9 @@ func TestGRPCPullAndOffsetsBadInput(t *testing.T) {
 		{"update of queue 5 of 2", update(queueOf(topic, 5), group, 1), v2.Code_BAD_REQUEST},
 		{"update to a negative offset", update(queueOf(topic, 0), group, -1), v2.Code_ILLEGAL_OFFSET},
 		{"update with an illegal group", update(queueOf(topic, 0), "bad group", 1), v2.Code_ILLEGAL_CONSUMER_GROUP},
+		{"update of an unknown group", update(queueOf(topic, 0), noGroup, 1), v2.Code_CONSUMER_GROUP_NOT_FOUND},
+		{"pull of an unknown group", pull(&v2.PullMessageRequest{Group: &v2.Resource{Name: noGroup}, MessageQueue: queueOf(topic, 0)}), v2.Code_CONSUMER_GROUP_NOT_FOUND},
+		{"get of a group without an offset, queue empty", get(queueOf(topic, 1)), v2.Code_OK},
 		{"get of an unknown topic", get(unknown), v2.Code_TOPIC_NOT_FOUND},
 		{"get of queue 2 of 2", get(queueOf(topic, 2)), v2.Code_BAD_REQUEST},
 		{"query of an unknown topic", query(unknown, v2.QueryOffsetPolicy_END), v2.Code_TOPIC_NOT_FOUND},
