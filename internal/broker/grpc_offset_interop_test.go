@@ -10,8 +10,10 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/rocketd/rocketd/internal/broker"
 	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // rawPull runs one PullMessage and returns its status, messages and next
@@ -83,6 +85,7 @@ func TestGRPCRawPullAndOffsets(t *testing.T) {
 			LongPollingTimeout: durationpb.New(20 * time.Second)})
 		held <- pulled{st, msgs, next}
 	}()
+	wait.For(t, 10*time.Second, "the pull to be held", func() bool { return broker.HeldRequests(c.b) == 1 })
 	beforeSend := time.Now().Add(-time.Second)
 	for i := range 3 {
 		m := &v2.Message{Topic: res, Body: fmt.Appendf(nil, "pull-%d", i), UserProperties: map[string]string{"i": fmt.Sprint(i)},
