@@ -3,3 +3,8 @@ package broker
 // TxnCheckRounds exposes the transaction check-back's finished rounds to
 // the external tests (broker_test), which wait on it instead of sleeping.
 func TxnCheckRounds(b *Broker) int64 { return b.txn.Rounds() }
+
+// HeldRequests exposes the long-polling holder's held pulls and pops to
+// the external tests, which wait for a request to be held before they
+// send what wakes it.
+func HeldRequests(b *Broker) int { return b.holder.Len() }

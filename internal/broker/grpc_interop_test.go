@@ -357,12 +357,8 @@ func TestGRPCBadInput(t *testing.T) {
 			}
 			return r.GetStatus().GetCode()
 		}, v2.Code_ILLEGAL_INVISIBLE_TIME},
-		{"pull is not implemented", func() v2.Code {
-			st, err := cli.PullMessage(ctx, &v2.PullMessageRequest{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, err := st.Recv()
+		{"recall is not implemented", func() v2.Code {
+			r, err := cli.RecallMessage(ctx, &v2.RecallMessageRequest{})
 			if err != nil {
 				t.Fatal(err)
 			}

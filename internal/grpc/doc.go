@@ -6,7 +6,9 @@
 // proxy would build and run by the broker's processors (the Local*
 // methods of internal/broker/processor: send, END_TRANSACTION,
 // CONSUMER_SEND_MSG_BACK, POP_MESSAGE, ACK_MESSAGE,
-// CHANGE_MESSAGE_INVISIBLETIME).
+// CHANGE_MESSAGE_INVISIBLETIME, PULL_MESSAGE, UPDATE_CONSUMER_OFFSET,
+// QUERY_CONSUMER_OFFSET, GET_MIN_OFFSET, GET_MAX_OFFSET,
+// SEARCH_OFFSET_BY_TIMESTAMP).
 //
 // # Types
 //
@@ -113,6 +115,35 @@
 //     level -1 by the handle's commit-log offset, then an ack.
 //   - EndTransaction: END_TRANSACTION from the transaction id.
 //   - NotifyClientTermination: unregisters and forgets the client.
-//   - PullMessage, UpdateOffset, GetOffset, QueryOffset, RecallMessage,
-//     SyncLiteSubscription: NOT_IMPLEMENTED with the RPC's name.
+//   - PullMessage, UpdateOffset, GetOffset, QueryOffset: Apache
+//     RocketMQ's proxy (through 5.3.3) has no gRPC activity for them; they
+//     follow its ConsumerProcessor (pullMessage, updateConsumerOffset,
+//     queryConsumerOffset, getMinOffset, getMaxOffset), as the remoting
+//     client's pull consumer uses the broker. Each checks the group name
+//     (ILLEGAL_CONSUMER_GROUP), the topic name (ILLEGAL_TOPIC), that this
+//     broker has the topic (TOPIC_NOT_FOUND) and the queue id against its
+//     read queues (BAD_REQUEST); UpdateOffset and GetOffset also that the
+//     group exists or may be created (CONSUMER_GROUP_NOT_FOUND).
+//     PullMessage is a PULL_MESSAGE with the request's filter (TAG "*"
+//     when none; no heartbeat needed), batch_size messages (32 when 0),
+//     no offset commit, held up to long_polling_timeout (at most 20 s,
+//     within the deadline) while the queue has nothing beyond the offset.
+//     Its stream is a status (OK; MESSAGE_NOT_FOUND for nothing new or
+//     nothing matching; ILLEGAL_OFFSET for an offset out of the queue;
+//     ILLEGAL_FILTER_EXPRESSION for an unparsable filter), the messages
+//     (no receipt handle: a pulled message is not acked), then next_offset
+//     whenever the store was read (the corrected offset after
+//     ILLEGAL_OFFSET). UpdateOffset stores any offset >= 0 (a lower one is
+//     a reset). GetOffset is the group's committed offset; none is
+//     OFFSET_NOT_FOUND, except 0 while the queue's first message is in
+//     memory, as QUERY_CONSUMER_OFFSET answers. QueryOffset answers the
+//     queue's min offset (BEGINNING), max offset (END) or the lower
+//     boundary search for timestamp (TIMESTAMP, BAD_REQUEST without one).
+//   - RecallMessage, SyncLiteSubscription: NOT_IMPLEMENTED with the RPC's
+//     name. RecallMessage needs the recall handles and the timer wheel's
+//     deletion of a delayed message (Java's RecallMessageProcessor),
+//     which the broker does not have; SyncLiteSubscription belongs to
+//     the lite topics of newer rocketmq-apis, which neither this store
+//     nor Apache RocketMQ 5.3 has. A NOT_IMPLEMENTED answer lets the SDKs
+//     report the missing feature instead of misbehaving.
 package grpc

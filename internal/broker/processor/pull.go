@@ -56,7 +56,7 @@ func (p *Processor) pull(conn *remoting.Conn, req *remoting.Command, allowSuspen
 	}
 	if h.QueueID < 0 || h.QueueID >= tc.ReadQueueNums {
 		return reply(protocol.SystemError, fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d] consumer:[%s]",
-			h.QueueID, h.Topic, tc.ReadQueueNums, conn.RemoteAddr()))
+			h.QueueID, h.Topic, tc.ReadQueueNums, consumerAddr(conn)))
 	}
 
 	var sub *protocol.SubscriptionData
