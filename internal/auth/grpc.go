@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"crypto/sha1"
 	"crypto/subtle"
 	"encoding/hex"
 	"log/slog"
@@ -37,7 +38,8 @@ func (s Subject) Username() string {
 // user's HMAC-SHA1 of the date-time. It returns the reason of a refusal.
 // authenticationWhitelist lists remoting codes and so does not apply.
 func (a *Authenticator) AuthenticateGRPC(authorization, dateTime string) (Subject, string, bool) {
-	ak, sig, remark := parseGRPCAuthorization(authorization, dateTime)
+	var sig [sha1.Size]byte
+	ak, n, remark := parseGRPCAuthorization(authorization, dateTime, &sig)
 	if remark != "" {
 		return Subject{}, remark, false
 	}
@@ -51,7 +53,7 @@ func (a *Authenticator) AuthenticateGRPC(authorization, dateTime string) (Subjec
 	if e.user.UserStatus == Disabled {
 		return Subject{}, "User:" + ak + " is disabled.", false
 	}
-	if !e.mac.verifyRaw(dateTime, sig) {
+	if !e.mac.verifyRaw(dateTime, sig[:n]) {
 		return Subject{}, remarkBadSignature, false
 	}
 	return Subject{e: e}, "", true
@@ -60,35 +62,51 @@ func (a *Authenticator) AuthenticateGRPC(authorization, dateTime string) (Subjec
 // parseGRPCAuthorization is the header parse of Java's builder: no
 // authorization header is no user; otherwise the date-time is required
 // and "<scheme> k=v, k=v" must split; Credential's first "/" part is the
-// user, Signature is hex.
-func parseGRPCAuthorization(authorization, dateTime string) (ak string, sig []byte, remark string) {
+// user, Signature is hex (decoded into sig, which it returns; a signature
+// longer than SHA-1's cannot match and is returned empty).
+func parseGRPCAuthorization(authorization, dateTime string, sig *[sha1.Size]byte) (ak string, n int, remark string) {
 	if authorization == "" {
-		return "", nil, ""
+		return "", 0, ""
 	}
 	if dateTime == "" {
-		return "", nil, remarkNoDateTime
+		return "", 0, remarkNoDateTime
 	}
 	_, params, ok := strings.Cut(authorization, " ")
 	if !ok {
-		return "", nil, remarkBadAuthz
+		return "", 0, remarkBadAuthz
 	}
-	for _, kv := range strings.Split(params, ",") {
+	if params == "" { // Java's "".split(",") is one empty item
+		return "", 0, remarkBadAuthzItem
+	}
+	for params != "" {
+		var kv string
+		kv, params, _ = strings.Cut(params, ",")
 		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
 		if !ok {
-			return "", nil, remarkBadAuthzItem
+			return "", 0, remarkBadAuthzItem
 		}
 		switch k {
 		case "Credential":
 			ak, _, _ = strings.Cut(v, "/")
 		case "Signature":
-			b, err := hex.DecodeString(v)
-			if err != nil {
-				return "", nil, remarkBadContextGR
+			if len(v)%2 != 0 {
+				return "", 0, remarkBadContextGR
 			}
-			sig = b
+			if len(v) > 2*sha1.Size {
+				if _, err := hex.DecodeString(v); err != nil {
+					return "", 0, remarkBadContextGR
+				}
+				n = 0
+				continue
+			}
+			m, err := hex.Decode(sig[:], stringBytes(v))
+			if err != nil {
+				return "", 0, remarkBadContextGR
+			}
+			n = m
 		}
 	}
-	return ak, sig, ""
+	return ak, n, ""
 }
 
 // verifyRaw reports whether sig is the HMAC of content with p's secret,

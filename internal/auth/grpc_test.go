@@ -34,6 +34,10 @@ func TestAuthenticateGRPC(t *testing.T) {
 		{"item without =", "MQv2-HMAC-SHA1 Credential", dt, "authentication keyValues length is incorrect, actual length=1."},
 		{"signature not hex", "MQv2-HMAC-SHA1 Credential=app, Signature=zz", dt, "create authentication context error."},
 		{"no signature", "MQv2-HMAC-SHA1 Credential=app", dt, "check signature failed."},
+		{"nothing after the scheme", "MQv2-HMAC-SHA1 ", dt, "authentication keyValues length is incorrect, actual length=1."},
+		{"empty item", "MQv2-HMAC-SHA1 Credential=app,,Signature=00", dt, "authentication keyValues length is incorrect, actual length=1."},
+		{"odd hex", "MQv2-HMAC-SHA1 Credential=app, Signature=abc", dt, "create authentication context error."},
+		{"signature too long", grpcAuthorization("app", "pw", dt) + "00", dt, "check signature failed."},
 		{"no credential", "MQv2-HMAC-SHA1 Signature=00", dt, "username cannot be null."},
 	} {
 		s, remark, ok := a.AuthenticateGRPC(tc.authz, tc.dt)
