@@ -37,7 +37,7 @@ func TestServeAuthNeedsInnerCredentials(t *testing.T) {
 
 // TestServeAuthProcess: rocketd serve with authentication on: the broker
 // registers with the embedded NameServer (signed, one user table), and
-// both refuse unsigned requests with NO_PERMISSION.
+// both refuse unsigned requests with NO_PERMISSION; the gRPC service runs.
 func TestServeAuthProcess(t *testing.T) {
 	bin := buildRocketd(t)
 	nsPort, brokerPort := proc.FreePort(t), proc.FreePort(t)
@@ -55,6 +55,9 @@ func TestServeAuthProcess(t *testing.T) {
 		"--listen-port", strconv.Itoa(brokerPort), "-c", conf)
 	p.WaitLog(t, "broker ready", 15*time.Second)
 	defer stopGracefully(t, p)
+	// serve turns the gRPC service on with authentication (it
+	// authenticates too: internal/broker TestGRPCAuthRaw).
+	p.WaitLog(t, "grpc: MessagingService listening", 5*time.Second)
 
 	anon := remoting.NewClient(remoting.ClientConfig{})
 	defer anon.Close()

@@ -71,8 +71,7 @@ config/*.json, checkpoint, abort while running).
 
 gRPC: the MessagingService of the RocketMQ 5 SDKs (Java's proxy in Local
 mode) listens on bindAddress:grpcServerPort (--grpc-port, default 8081); broker.conf
-grpcServerEnable=false turns it off. It does not authenticate yet, so it is
-off with authenticationEnabled=true.
+grpcServerEnable=false turns it off.
 
 Web console: --console (broker.conf consoleEnable=true) serves it on
 --console-addr (consoleListenAddr, default 127.0.0.1:8082: loopback unless
@@ -81,7 +80,7 @@ and transaction/timer backlogs, and creates topics, resets offsets and
 re-sends DLQ messages. It has no login of its own: keep it on loopback or
 behind an authenticating proxy.
 
-With authenticationEnabled=true in broker.conf both servers check every
+With authenticationEnabled=true in broker.conf all three check every
 request against the users in store/config/users.json (created from
 initAuthenticationUser and innerClientAuthenticationCredentials, which serve
 then requires).`,
@@ -128,9 +127,8 @@ then requires).`,
 				props["consoleListenAddr"] = consoleAddr
 			}
 			// The RocketMQ 5 SDKs' gRPC service is on here unless the file
-			// says otherwise; it does not authenticate yet, so not with
-			// authenticationEnabled.
-			if _, set := props["grpcServerEnable"]; !set && props["authenticationEnabled"] != "true" {
+			// says otherwise.
+			if _, set := props["grpcServerEnable"]; !set {
 				props["grpcServerEnable"] = "true"
 			}
 			if f.Changed("grpc-port") {

@@ -37,6 +37,27 @@
 // request can be replayed unchanged; any change to a field or the body
 // fails. Responses are not signed.
 //
+// # gRPC
+//
+// The gRPC MessagingService (internal/grpc) has no ext fields: the v5
+// SDKs sign the x-mq-date-time header value and send (Java's
+// DefaultAuthenticationContextBuilder.build(Metadata, ...))
+//
+//	authorization: MQv2-HMAC-SHA1 Credential=<ak>/..., SignedHeaders=x-mq-date-time, Signature=<hex HmacSHA1(password, date-time)>
+//
+// (x-mq-session-token, when sent, is not part of it). AuthenticateGRPC
+// checks it with the same users and refusals as above, plus Java's
+// header remarks: "datetime is null." (authorization without the
+// date-time), "authentication header is incorrect." (no scheme),
+// "authentication keyValues length is incorrect, actual length=1." (an
+// item without "="), "create authentication context error." (a Signature
+// that is not hex). No authorization header is "username cannot be
+// null.". The date-time is not checked for freshness (nor in Java): a
+// captured header can be replayed. authenticationWhitelist lists remoting
+// codes and does not apply to gRPC. AuthorizeGRPC checks the resources
+// internal/grpc lists for each request message (GRPCCheck) with the same
+// ACLs as remoting requests.
+//
 // # Users file
 //
 // Java keeps users in RocksDB (LocalAuthenticationMetadataProvider);

@@ -2,7 +2,6 @@ package broker
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -14,15 +13,12 @@ import (
 // startGRPC serves the gRPC MessagingService (grpcServerEnable) on
 // bindAddress:grpcServerPort, with the tls.server.mode of the remoting
 // ports (permissive: TLS and plaintext on the one port).
-// The service does not authenticate yet: with authenticationEnabled it is
-// refused rather than left open.
+// With authenticationEnabled it checks every request with the broker's
+// Authenticator (and its Authorizer), as the remoting port does.
 func (b *Broker) startGRPC(cfg *Config, proc *processor.Processor) error {
 	bc := &b.cfg
 	if !bc.GrpcServerEnable {
 		return nil
-	}
-	if bc.Auth.AuthenticationEnabled {
-		return errors.New("broker: grpcServerEnable with authenticationEnabled: the gRPC service does not authenticate yet; set grpcServerEnable=false")
 	}
 	listen := cfg.GRPCListenAddr
 	if listen == "" {
@@ -30,7 +26,7 @@ func (b *Broker) startGRPC(cfg *Config, proc *processor.Processor) error {
 	}
 	gc := grpc.Config{
 		ListenAddr: listen, Broker: bc, Processor: proc, Topics: b.topics, Groups: b.groups,
-		BrokerAddr: b.addr, TLS: b.tlsListener, Logger: b.log,
+		BrokerAddr: b.addr, TLS: b.tlsListener, Auth: b.authn, Logger: b.log,
 	}
 	if len(bc.NamesrvAddrs()) > 0 {
 		gc.Route = b.topicRoute

@@ -22,7 +22,7 @@
 // # Listener
 //
 // Started by the broker with grpcServerEnable (rocketd serve turns it on
-// unless authenticationEnabled: the service does not authenticate yet) on
+// unless broker.conf sets it) on
 // bindAddress:grpcServerPort (8081; rocketd serve --grpc-port) with the
 // remoting ports' tls.server.mode: permissive serves TLS (ALPN h2, as
 // gRPC clients require; the SDKs dial TLS by default) and plaintext on
@@ -32,6 +32,24 @@
 // keepalive pings after 30 s idle (20 s to answer), client pings at most
 // every 5 s. Close ends held receives and telemetry streams, then waits
 // for the running RPCs.
+//
+// # Authentication
+//
+// With authenticationEnabled (Config.Auth) a unary and a stream
+// interceptor check every request message, as Java's
+// AuthenticationPipeline and AuthorizationPipeline do for each message:
+// the authorization and x-mq-date-time headers against the broker's users
+// (auth.AuthenticateGRPC, see internal/auth), then, with
+// authorizationEnabled, the resources the message names (authactions.go:
+// Java's DefaultAuthorizationContextBuilder for gRPC) against the same
+// ACLs as remoting requests, the source being the connection's address.
+// A refusal is the RPC's own response with status UNAUTHORIZED (40100)
+// and Java's remark, for authentication and authorization alike: the
+// proxy's ResponseBuilder maps both exceptions to UNAUTHORIZED (5.3.x;
+// FORBIDDEN is never its answer to an ACL refusal). A refused
+// ReceiveMessage answers that one status message and ends; a refused
+// Telemetry command is answered with a status command and the stream
+// goes on.
 //
 // # RPCs
 //

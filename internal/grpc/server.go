@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/keepalive"
 
+	"github.com/rocketd/rocketd/internal/auth"
 	"github.com/rocketd/rocketd/internal/broker/meta"
 	"github.com/rocketd/rocketd/internal/broker/processor"
 	"github.com/rocketd/rocketd/internal/config"
@@ -63,7 +64,10 @@ type Config struct {
 	Route func(ctx context.Context, topic string) (protocol.TopicRouteData, bool, error)
 	// TLS is the broker's tls.server.mode and certificate: disabled
 	// serves plaintext, permissive TLS and plaintext, enforcing TLS only.
-	TLS    remoting.TLSListener
+	TLS remoting.TLSListener
+	// Auth, when set (authenticationEnabled), authenticates every request
+	// message and, when it has an Authorizer, authorizes it.
+	Auth   *auth.Authenticator
 	Logger *slog.Logger
 }
 
@@ -110,6 +114,9 @@ func Start(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("grpc: %w", err)
 		}
 		opts = append(opts, grpc.Creds(newListenerCreds(cfg.TLS)))
+	}
+	if cfg.Auth != nil {
+		opts = append(opts, grpc.UnaryInterceptor(s.authUnary), grpc.StreamInterceptor(s.authStream))
 	}
 	s.srv = grpc.NewServer(opts...)
 	v2.RegisterMessagingServiceServer(s.srv, s)
