@@ -24,6 +24,7 @@ import org.apache.rocketmq.client.apis.producer.Producer;
 import org.apache.rocketmq.client.apis.producer.Transaction;
 import org.apache.rocketmq.client.apis.producer.TransactionResolution;
 import org.apache.rocketmq.common.TopicConfig;
+import org.apache.rocketmq.remoting.protocol.subscription.SubscriptionGroupConfig;
 import org.apache.rocketmq.tools.admin.DefaultMQAdminExt;
 
 /**
@@ -36,7 +37,8 @@ import org.apache.rocketmq.tools.admin.DefaultMQAdminExt;
  * that one visible again after 1 s with changeInvisibleDuration and sees it
  * redelivered with delivery attempt 2; a PushConsumer of all four topics
  * receives every message that should be delivered exactly once, the delay
- * message not before its delivery time. Exits 0 on pass.
+ * message not before its delivery time; a PushConsumer of a group that
+ * consumes orderly gets each message group's FIFO messages in send order. Exits 0 on pass.
  */
 public final class GrpcCheck {
     static final int NORMAL = 8, FIFO = 6;
@@ -49,6 +51,7 @@ public final class GrpcCheck {
         createTopic(namesrv, broker, tFifo, "FIFO");
         createTopic(namesrv, broker, tDelay, "DELAY");
         createTopic(namesrv, broker, tTxn, "TRANSACTION");
+        createOrderlyGroup(namesrv, broker, base + "_ORDERLY");
 
         ClientServiceProvider p = ClientServiceProvider.loadService();
         ClientConfiguration cc = ClientConfiguration.newBuilder().setEndpoints(grpc).enableSsl(false)
@@ -67,6 +70,15 @@ public final class GrpcCheck {
                 pushedAt.putIfAbsent(id, System.currentTimeMillis());
                 mv.getMessageGroup().ifPresent(g -> fifoOrder.computeIfAbsent(g, k -> new ArrayList<>())
                     .add(StandardCharsets.UTF_8.decode(mv.getBody()).toString()));
+                return ConsumeResult.SUCCESS;
+            }).build();
+
+        // FIFO consumption: a group that consumes orderly gets each message group's messages in send order.
+        Map<String, List<String>> orderly = new ConcurrentHashMap<>();
+        PushConsumer orderlyPush = p.newPushConsumerBuilder().setClientConfiguration(cc).setConsumerGroup(base + "_ORDERLY")
+            .setSubscriptionExpressions(Map.of(tFifo, FilterExpression.SUB_ALL)).setMessageListener(mv -> {
+                orderly.computeIfAbsent(mv.getMessageGroup().orElse(""), k -> new ArrayList<>())
+                    .add(StandardCharsets.UTF_8.decode(mv.getBody()).toString());
                 return ConsumeResult.SUCCESS;
             }).build();
 
@@ -154,6 +166,13 @@ public final class GrpcCheck {
         System.out.printf("push consumer: %d messages once each; delay message %d ms after its time; checker called %d times; fifo %s%n",
             pushed.size(), delayLate, checks.get(), fifoOrder);
 
+        waitFor("orderly push consumer gets every FIFO message",
+            () -> orderly.values().stream().mapToInt(List::size).sum() >= FIFO);
+        Map<String, List<String>> wantOrder = Map.of("group-0", List.of("0", "2", "4"), "group-1", List.of("1", "3", "5"));
+        if (!orderly.equals(wantOrder)) fail("orderly push consumer got " + orderly + ", want " + wantOrder);
+        System.out.printf("orderly push consumer: %s%n", orderly);
+
+        orderlyPush.close();
         push.close();
         simple.close();
         producer.close();
@@ -174,6 +193,21 @@ public final class GrpcCheck {
             TopicConfig tc = new TopicConfig(topic, 4, 4, 6);
             tc.setAttributes(Map.of("+message.type", type));
             admin.createAndUpdateTopicConfig(broker, tc);
+        } finally {
+            admin.shutdown();
+        }
+    }
+
+    static void createOrderlyGroup(String namesrv, String broker, String group) throws Exception {
+        DefaultMQAdminExt admin = new DefaultMQAdminExt();
+        admin.setNamesrvAddr(namesrv);
+        admin.setInstanceName("grpccheck-admin-group");
+        admin.start();
+        try {
+            SubscriptionGroupConfig sgc = new SubscriptionGroupConfig();
+            sgc.setGroupName(group);
+            sgc.setConsumeMessageOrderly(true);
+            admin.createAndUpdateSubscriptionGroupConfig(broker, sgc);
         } finally {
             admin.shutdown();
         }
