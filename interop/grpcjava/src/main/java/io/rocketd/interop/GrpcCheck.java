@@ -29,7 +29,7 @@ import org.apache.rocketmq.tools.admin.DefaultMQAdminExt;
 
 /**
  * GrpcCheck NAMESRV_ADDR TOPIC BROKER_ADDR GRPC_ADDR: the RocketMQ 5 Java SDK
- * (gRPC, plaintext) against rocketd. Creates TOPIC_NORMAL, _FIFO, _DELAY and
+ * (gRPC, plaintext; one producer over TLS, the SDK's default) against rocketd. Creates TOPIC_NORMAL, _FIFO, _DELAY and
  * _TXN with their message.type attribute (remoting admin), then: a Producer
  * sends normal, FIFO (message group), delay and transactional messages (one
  * committed, one rolled back, one left open for the TransactionChecker to
@@ -107,6 +107,13 @@ public final class GrpcCheck {
                 .setBody(String.valueOf(i).getBytes(StandardCharsets.UTF_8)).build();
             expect.add(producer.send(m).getMessageId().toString());
         }
+        // The SDK's default: TLS (it trusts any certificate); rocketd's permissive port serves both.
+        ClientConfiguration tls = ClientConfiguration.newBuilder().setEndpoints(grpc)
+            .setRequestTimeout(Duration.ofSeconds(10)).build();
+        try (Producer tlsProducer = p.newProducerBuilder().setClientConfiguration(tls).setTopics(tNormal).build()) {
+            expect.add(tlsProducer.send(p.newMessageBuilder().setTopic(tNormal).setTag("TagTLS")
+                .setBody("over TLS".getBytes(StandardCharsets.UTF_8)).build()).getMessageId().toString());
+        }
         long deliverAt = System.currentTimeMillis() + 3000;
         String delayId = producer.send(p.newMessageBuilder().setTopic(tDelay).setTag("TagD").setDeliveryTimestamp(deliverAt)
             .setBody("delay".getBytes(StandardCharsets.UTF_8)).build()).getMessageId().toString();
@@ -123,7 +130,7 @@ public final class GrpcCheck {
         Transaction open = producer.beginTransaction();
         String orphanId = producer.send(txnMessage(p, tTxn, "orphan"), open).getMessageId().toString();
         expect.add(orphanId);
-        System.out.printf("sent %d normal, %d fifo, 1 delay, 3 transactional%n", NORMAL, FIFO);
+        System.out.printf("sent %d normal, 1 normal over TLS, %d fifo, 1 delay, 3 transactional%n", NORMAL, FIFO);
 
         // SimpleConsumer: ack all but one; that one comes back after changeInvisibleDuration.
         Set<String> acked = new HashSet<>();
