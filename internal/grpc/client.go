@@ -323,16 +323,13 @@ func (s *Server) applySettings(in *v2.Settings) (*v2.Settings, *v2.Status) {
 			ReceiveBatchSize: ps.Subscription.ReceiveBatchSize, LongPollingTimeout: durationpb.New(defaultPollTime),
 		}
 		group := ps.Subscription.GetGroup().GetName()
-		if gc, ok := s.cfg.Groups.Get(group); ok {
-			fifo := gc.ConsumeMessageOrderly
-			sub.Fifo = &fifo
-			out.BackoffPolicy = &v2.RetryPolicy{
-				MaxAttempts: gc.RetryMaxTimes + 1,
-				Strategy: &v2.RetryPolicy_CustomizedBackoff{CustomizedBackoff: &v2.CustomizedBackoff{
-					Next: []*durationpb.Duration{durationpb.New(time.Second)},
-				}},
-			}
+		gc, ok := s.cfg.Groups.Get(group)
+		if !ok {
+			gc = protocol.NewSubscriptionGroupConfig(group)
 		}
+		fifo := gc.ConsumeMessageOrderly
+		sub.Fifo = &fifo
+		out.BackoffPolicy = consumerBackoff(gc)
 		out.PubSub = &v2.Settings_Subscription{Subscription: sub}
 	default:
 		return out, status(v2.Code_UNRECOGNIZED_CLIENT_TYPE, "settings carry neither publishing nor subscription")

@@ -84,7 +84,11 @@
 //     filled in: for producers validate_message_type=true, max_body_size
 //     (maxMessageSize), an exponential 10 ms..1 s backoff; for consumers
 //     fifo (the group's consumeMessageOrderly), max attempts
-//     retryMaxTimes+1 and a 20 s long polling timeout. The open stream
+//     retryMaxTimes+1, the group's retry policy as backoff (EXPONENTIAL:
+//     exponential, else customized; Java's defaults for a policy without
+//     parameters and for a group not created yet: the Java SDK's push
+//     consumer refuses settings without a backoff strategy) and a 20 s
+//     long polling timeout. The open stream
 //     is also the way back to a producer: the broker's transaction
 //     check-back (PickProducer, after the remoting producers) sends a
 //     half message's CHECK_TRANSACTION_STATE to a producer whose settings
