@@ -223,6 +223,11 @@ func TestConsoleAPI(t *testing.T) {
 		return consumer.ConsumeSuccess, nil
 	})
 	var g consoleGroup
+	defer func() {
+		if t.Failed() { // what the console last showed, for a timed-out wait
+			t.Logf("last group state %+v; consumed %d", g, got.Load())
+		}
+	}()
 	wait.For(t, 60*time.Second, "group caught up", func() bool {
 		g = consoleGroup{}
 		return consoleGet(t, base, "/api/group?group="+group, &g) == http.StatusOK && len(g.Progress) == 4 && g.TotalLag == 0 && got.Load() >= 10
