@@ -2,7 +2,6 @@ package grpc
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
@@ -54,15 +53,7 @@ func (s *Server) PullMessage(req *v2.PullMessageRequest, stream grpc.ServerStrea
 	if dl, ok := ctx.Deadline(); ok {
 		poll = max(min(poll, time.Until(dl)-pollReserve), 0)
 	}
-	expType, exp := protocol.ExpressionTag, "*"
-	if f := req.GetFilterExpression(); f != nil {
-		if f.GetType() == v2.FilterType_SQL {
-			expType = protocol.ExpressionSQL92
-		}
-		if strings.TrimSpace(f.GetExpression()) != "" {
-			exp = f.GetExpression()
-		}
-	}
+	expType, exp := filterOf(req.GetFilterExpression())
 	h := protocol.PullMessageRequestHeader{
 		ConsumerGroup: group, Topic: topic, QueueID: queueID, QueueOffset: req.GetOffset(), MaxMsgNums: batch,
 		SysFlag: protocol.PullFlagSubscription, SuspendTimeoutMillis: poll.Milliseconds(),

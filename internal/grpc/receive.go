@@ -70,15 +70,7 @@ func (s *Server) ReceiveMessage(req *v2.ReceiveMessageRequest, stream grpc.Serve
 			return reply(st)
 		}
 	}
-	expType, exp := protocol.ExpressionTag, "*"
-	if f := req.GetFilterExpression(); f != nil {
-		if f.GetType() == v2.FilterType_SQL {
-			expType = protocol.ExpressionSQL92
-		}
-		if strings.TrimSpace(f.GetExpression()) != "" {
-			exp = f.GetExpression()
-		}
-	}
+	expType, exp := filterOf(req.GetFilterExpression())
 	fifo := false
 	if gc, ok := s.cfg.Groups.Get(group); ok {
 		fifo = gc.ConsumeMessageOrderly
@@ -293,4 +285,20 @@ func checkInvisible(d, minimum time.Duration) *v2.Status {
 		return status(v2.Code_ILLEGAL_INVISIBLE_TIME, "the invisibleTime is too large. max is "+strconv.FormatInt(maxInvisible.Milliseconds(), 10))
 	}
 	return nil
+}
+
+// filterOf is the broker's expression type and text for a request's
+// filter: a tag expression "*" when there is none or it is blank.
+func filterOf(f *v2.FilterExpression) (expType, exp string) {
+	expType, exp = protocol.ExpressionTag, "*"
+	if f == nil {
+		return expType, exp
+	}
+	if f.GetType() == v2.FilterType_SQL {
+		expType = protocol.ExpressionSQL92
+	}
+	if strings.TrimSpace(f.GetExpression()) != "" {
+		exp = f.GetExpression()
+	}
+	return expType, exp
 }

@@ -49,22 +49,33 @@ func (p *Processor) LocalPop(ctx context.Context, h *protocol.PopMessageRequestH
 		return p.popUnavailable(nil, &remoting.Command{Code: protocol.PopMessage})
 	}
 	req := remoting.NewRequest(protocol.PopMessage, protocol.Ext(h), nil)
-	deadline := time.Now().Add(time.Duration(h.PollTime) * time.Millisecond)
+	return p.localHeld(ctx, time.Now().Add(time.Duration(h.PollTime)*time.Millisecond), protocol.PollingTimeout,
+		longpoll.Request{Topic: h.Topic, QueueID: pop.HoldQueue(h.QueueID)},
+		func() *remoting.Command { return p.popMessage(nil, req, false) },
+		func(resp *remoting.Command) { resp.Code = protocol.PollingFull })
+}
+
+// localHeld runs attempt until it answers other than idle; an idle answer
+// is held in the long-polling holder (hold names the queue) until an
+// arrival wakes it, the deadline passes or ctx ends, then attempt runs
+// again. A full holder answers at once, through full when it is set.
+func (p *Processor) localHeld(ctx context.Context, deadline time.Time, idle int32, hold longpoll.Request,
+	attempt func() *remoting.Command, full func(*remoting.Command)) *remoting.Command {
 	for {
-		resp := p.popMessage(nil, req, false)
+		resp := attempt()
 		left := time.Until(deadline)
-		if resp.Code != protocol.PollingTimeout || p.holder == nil || left <= 0 {
+		if resp.Code != idle || p.holder == nil || left <= 0 {
 			return resp
 		}
 		w := &localWaiter{done: ctx.Done(), woke: make(chan struct{}, 1)}
-		st := p.holder.Hold(longpoll.Request{
-			Topic: h.Topic, QueueID: pop.HoldQueue(h.QueueID), Timeout: left, Conn: w,
-			Wake: func() { w.woke <- struct{}{} },
-		})
-		switch st {
+		hold.Timeout, hold.Conn = left, w
+		hold.Wake = func() { w.woke <- struct{}{} }
+		switch p.holder.Hold(hold) {
 		case longpoll.Held:
 		case longpoll.QueueFull, longpoll.Full:
-			resp.Code = protocol.PollingFull
+			if full != nil {
+				full(resp)
+			}
 			return resp
 		default: // stopped, or ctx ended
 			return resp

@@ -17,28 +17,9 @@ import (
 // over or ctx ends. The caller releases the answer's body (resp.Release).
 func (p *Processor) LocalPull(ctx context.Context, h *protocol.PullMessageRequestHeader) *remoting.Command {
 	req := remoting.NewRequest(protocol.PullMessage, protocol.Ext(h), nil)
-	deadline := time.Now().Add(time.Duration(h.SuspendTimeoutMillis) * time.Millisecond)
-	for {
-		resp := p.pull(nil, req, false)
-		left := time.Until(deadline)
-		if resp.Code != protocol.PullNotFound || p.holder == nil || left <= 0 {
-			return resp
-		}
-		w := &localWaiter{done: ctx.Done(), woke: make(chan struct{}, 1)}
-		st := p.holder.Hold(longpoll.Request{
-			Topic: h.Topic, QueueID: h.QueueID, Offset: h.QueueOffset, Timeout: left, Conn: w,
-			Wake: func() { w.woke <- struct{}{} },
-		})
-		if st != longpoll.Held {
-			return resp
-		}
-		select {
-		case <-w.woke:
-		case <-ctx.Done():
-			p.holder.DropConn(w)
-			return resp
-		}
-	}
+	return p.localHeld(ctx, time.Now().Add(time.Duration(h.SuspendTimeoutMillis)*time.Millisecond), protocol.PullNotFound,
+		longpoll.Request{Topic: h.Topic, QueueID: h.QueueID, Offset: h.QueueOffset},
+		func() *remoting.Command { return p.pull(nil, req, false) }, nil)
 }
 
 // LocalUpdateOffset runs UPDATE_CONSUMER_OFFSET.
