@@ -77,22 +77,25 @@ const (
 	DefaultRegisterNameServerPeriod    = 30 * time.Second
 	DefaultFlushConsumerOffsetInterval = 5 * time.Second
 	// POP consumption (package broker/pop).
-	DefaultReviveQueueNum            = 8
-	DefaultReviveInterval            = time.Second
-	DefaultPopFromRetryProbability   = 20
-	DefaultFlushDelayOffsetInterval  = 10 * time.Second
-	DefaultTimerMaxDelaySec          = 3 * 24 * 3600
-	DefaultTimerPrecisionMs          = 1000
-	DefaultOSPageCacheBusyTimeout    = time.Second
-	DefaultMaxTransferBytesInMemory  = 256 << 10
-	DefaultMaxTransferCountInMemory  = 32
-	DefaultMaxHashSlotNum            = 5000000
-	DefaultMaxIndexNum               = 20000000
-	DefaultQueryMaxNum               = 32
-	DefaultMaxMsgsNumBatch           = 64
-	DefaultCommitLogCorruptionAction = CorruptionRefuse
-	DefaultMessageRequestMode        = "PULL"
-	DefaultBrokerConfigBlackList     = "configBlackList;brokerConfigPath"
+	DefaultReviveQueueNum             = 8
+	DefaultReviveInterval             = time.Second
+	DefaultPopFromRetryProbability    = 20
+	DefaultFlushDelayOffsetInterval   = 10 * time.Second
+	DefaultTimerMaxDelaySec           = 3 * 24 * 3600
+	DefaultTimerPrecisionMs           = 1000
+	DefaultOSPageCacheBusyTimeout     = time.Second
+	DefaultMaxTransferBytesInMemory   = 256 << 10
+	DefaultMaxTransferCountInMemory   = 32
+	DefaultMaxTransferBytesInDisk     = 64 << 10
+	DefaultMaxTransferCountInDisk     = 8
+	DefaultAccessMessageInMemoryRatio = 40
+	DefaultMaxHashSlotNum             = 5000000
+	DefaultMaxIndexNum                = 20000000
+	DefaultQueryMaxNum                = 32
+	DefaultMaxMsgsNumBatch            = 64
+	DefaultCommitLogCorruptionAction  = CorruptionRefuse
+	DefaultMessageRequestMode         = "PULL"
+	DefaultBrokerConfigBlackList      = "configBlackList;brokerConfigPath"
 
 	DefaultSendThreadPoolQueueCapacity       = 10000
 	DefaultPullThreadPoolQueueCapacity       = 100000
@@ -411,12 +414,13 @@ type BrokerConfig struct {
 	// ...InDisk (64 KiB, 8) one pull of data beyond the memory ratio.
 	MaxTransferBytesOnMessageInMemory int `prop:"maxTransferBytesOnMessageInMemory"`
 	MaxTransferCountOnMessageInMemory int `prop:"maxTransferCountOnMessageInMemory"`
-	MaxTransferBytesOnMessageInDisk   int `prop:"maxTransferBytesOnMessageInDisk" effect:"none"`
-	MaxTransferCountOnMessageInDisk   int `prop:"maxTransferCountOnMessageInDisk" effect:"none"`
+	MaxTransferBytesOnMessageInDisk   int `prop:"maxTransferBytesOnMessageInDisk"`
+	MaxTransferCountOnMessageInDisk   int `prop:"maxTransferCountOnMessageInDisk"`
 	// AccessMessageInMemoryMaxRatio (40): the percent of physical memory
 	// the newest CommitLog bytes are assumed to occupy in the page cache; a
-	// pull further behind is "on disk" (and may be redirected to a slave).
-	AccessMessageInMemoryMaxRatio int `prop:"accessMessageInMemoryMaxRatio" effect:"none"`
+	// pull further behind is "on disk" (the ...InDisk limits, the slave
+	// hint, and a new group's first offset: see InMemoryBytes).
+	AccessMessageInMemoryMaxRatio int `prop:"accessMessageInMemoryMaxRatio"`
 	// CleanResourceInterval is the period of the file cleanup (10 s): how
 	// often disk use is checked and up to 10 expired (or forced) CommitLog
 	// files are deleted.
@@ -667,9 +671,9 @@ func (c *BrokerConfig) ensureBaseDefaults() {
 	setDur(&c.OSPageCacheBusyTimeout, DefaultOSPageCacheBusyTimeout)
 	setInt(&c.MaxTransferBytesOnMessageInMemory, DefaultMaxTransferBytesInMemory)
 	setInt(&c.MaxTransferCountOnMessageInMemory, DefaultMaxTransferCountInMemory)
-	setInt(&c.MaxTransferBytesOnMessageInDisk, 64<<10)
-	setInt(&c.MaxTransferCountOnMessageInDisk, 8)
-	setInt(&c.AccessMessageInMemoryMaxRatio, 40)
+	setInt(&c.MaxTransferBytesOnMessageInDisk, DefaultMaxTransferBytesInDisk)
+	setInt(&c.MaxTransferCountOnMessageInDisk, DefaultMaxTransferCountInDisk)
+	setInt(&c.AccessMessageInMemoryMaxRatio, DefaultAccessMessageInMemoryRatio)
 	setDur(&c.CleanResourceInterval, DefaultCleanResourceInterval)
 	setDur(&c.HASendHeartbeatInterval, 5*time.Second)
 	setDur(&c.HAHousekeepingInterval, 20*time.Second)
@@ -1054,6 +1058,15 @@ func (c *BrokerConfig) NamesrvAddrs() []string {
 // the Java broker schedules it.
 func (c *BrokerConfig) RegisterPeriod() time.Duration {
 	return min(max(c.RegisterNameServerPeriod, minRegisterNameServerPeriod), maxRegisterNameServerPeriod)
+}
+
+// InMemoryBytes is how far behind the CommitLog end a message still counts
+// as in the page cache, given the machine's RAM (PhysicalMemoryBytes):
+// accessMessageInMemoryMaxRatio percent of it, as Java's
+// TOTAL_PHYSICAL_MEMORY_SIZE * (ratio / 100.0). 0 (RAM unknown) means every
+// message is in memory.
+func (c *BrokerConfig) InMemoryBytes(physical uint64) int64 {
+	return int64(float64(physical) * (float64(c.AccessMessageInMemoryMaxRatio) / 100.0))
 }
 
 // FileReservedDuration is fileReservedTime as a duration.

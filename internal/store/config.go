@@ -28,10 +28,10 @@ const (
 	DefaultDiskSpaceWarningLevelRatio  = config.DefaultDiskSpaceWarningLevelRatio
 	DefaultCleanInterval               = config.DefaultCleanResourceInterval
 	DefaultDeleteFilesBatchMax         = 10
-	DefaultMaxTransferBytes            = 256 << 10
-	DefaultMaxTransferCount            = 32
-	DefaultMaxTransferBytesOnDisk      = 64 << 10
-	DefaultMaxTransferCountOnDisk      = 8
+	DefaultMaxTransferBytes            = config.DefaultMaxTransferBytesInMemory
+	DefaultMaxTransferCount            = config.DefaultMaxTransferCountInMemory
+	DefaultMaxTransferBytesOnDisk      = config.DefaultMaxTransferBytesInDisk
+	DefaultMaxTransferCountOnDisk      = config.DefaultMaxTransferCountInDisk
 	DefaultDispatchCatchUpTimeout      = 5 * time.Minute
 	DefaultMaxHashSlotNum              = config.DefaultMaxHashSlotNum
 	DefaultMaxIndexNum                 = config.DefaultMaxIndexNum
