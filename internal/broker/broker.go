@@ -470,6 +470,7 @@ func storeConfig(bc *config.BrokerConfig, fs vfs.FS, log *slog.Logger, host neti
 		MaxTransferBytesOnDisk:      bc.MaxTransferBytesOnMessageInDisk,
 		MaxTransferCountOnDisk:      bc.MaxTransferCountOnMessageInDisk,
 		CommitLogCorruptionAction:   onCorruption,
+		SkipBodyCRCOnRecover:        !bc.CheckCRCOnRecover,
 		MessageIndexDisabled:        !bc.MessageIndexEnable,
 		MessageIndexSafe:            bc.MessageIndexSafe,
 		MaxHashSlotNum:              bc.MaxHashSlotNum,

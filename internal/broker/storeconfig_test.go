@@ -106,3 +106,28 @@ func TestStoreConfigMemoryKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestStoreConfigCheckCRCOnRecover: checkCRCOnRecover=false reaches the
+// store's recovery; the default checks.
+func TestStoreConfigCheckCRCOnRecover(t *testing.T) {
+	for _, tc := range []struct {
+		props config.Properties
+		skip  bool
+	}{
+		{config.Properties{}, false},
+		{config.Properties{"checkCRCOnRecover": "true"}, false},
+		{config.Properties{"checkCRCOnRecover": "false"}, true},
+	} {
+		bc, _, err := config.BrokerConfigFromProperties(tc.props)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc, err := storeConfig(&bc, vfs.NewMem(), nil, netip.MustParseAddrPort("127.0.0.1:10911"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sc.SkipBodyCRCOnRecover != tc.skip {
+			t.Errorf("%v: SkipBodyCRCOnRecover %v, want %v", tc.props, sc.SkipBodyCRCOnRecover, tc.skip)
+		}
+	}
+}

@@ -434,8 +434,9 @@ type BrokerConfig struct {
 	HAHousekeepingInterval  time.Duration `prop:"haHousekeepingInterval" unit:"ms"`
 	HATransferBatchSize     int           `prop:"haTransferBatchSize"`
 	HASlaveFallbehindMax    int64         `prop:"haSlaveFallbehindMax"`
-	// CheckCRCOnRecover verifies body CRCs during recovery (true).
-	CheckCRCOnRecover bool `prop:"checkCRCOnRecover" effect:"none"`
+	// CheckCRCOnRecover verifies body CRCs during recovery (true); false
+	// keeps a record whose body no longer matches its CRC, as Java does.
+	CheckCRCOnRecover bool `prop:"checkCRCOnRecover"`
 	// CommitLogCorruptionAction is rocketd's own key (Java has none): what
 	// recovery does with an invalid CommitLog record before data known to
 	// be durable (after a clean shutdown, or older than the checkpoint).

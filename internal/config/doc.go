@@ -39,7 +39,7 @@
 // compressedRegister, transferMsgByHeap, the query and end-transaction
 // pools, the heartbeat and transaction queue waits,
 // disableConsumeIfConsumerReadSlowly, consumerFallbehindThreshold,
-// storePathCommitLog, checkCRCOnRecover, timerPrecisionMs) are
+// storePathCommitLog, timerPrecisionMs) are
 // parsed and validated but nothing reads them; GET_BROKER_CONFIG leaves
 // them out, so its answer lists what rocketd honours.
 //

@@ -152,6 +152,9 @@ type Config struct {
 	// (the zero value) or truncate the log there (commitlog doc.go,
 	// "Recovery"). A torn tail after a crash is always cut.
 	CommitLogCorruptionAction CorruptionAction
+	// SkipBodyCRCOnRecover is checkCRCOnRecover=false: recovery does not
+	// compare bodies with their BODYCRC (commitlog RecoverOptions.SkipBodyCRC).
+	SkipBodyCRCOnRecover bool
 
 	// MessageIndexDisabled is messageIndexEnable=false: the dispatcher
 	// builds no key index (files already there are still queried and
