@@ -77,25 +77,34 @@ const (
 	DefaultRegisterNameServerPeriod    = 30 * time.Second
 	DefaultFlushConsumerOffsetInterval = 5 * time.Second
 	// POP consumption (package broker/pop).
-	DefaultReviveQueueNum             = 8
-	DefaultReviveInterval             = time.Second
-	DefaultPopFromRetryProbability    = 20
-	DefaultFlushDelayOffsetInterval   = 10 * time.Second
-	DefaultTimerMaxDelaySec           = 3 * 24 * 3600
-	DefaultTimerPrecisionMs           = 1000
-	DefaultOSPageCacheBusyTimeout     = time.Second
-	DefaultMaxTransferBytesInMemory   = 256 << 10
-	DefaultMaxTransferCountInMemory   = 32
-	DefaultMaxTransferBytesInDisk     = 64 << 10
-	DefaultMaxTransferCountInDisk     = 8
-	DefaultAccessMessageInMemoryRatio = 40
-	DefaultMaxHashSlotNum             = 5000000
-	DefaultMaxIndexNum                = 20000000
-	DefaultQueryMaxNum                = 32
-	DefaultMaxMsgsNumBatch            = 64
-	DefaultCommitLogCorruptionAction  = CorruptionRefuse
-	DefaultMessageRequestMode         = "PULL"
-	DefaultBrokerConfigBlackList      = "configBlackList;brokerConfigPath"
+	DefaultReviveQueueNum              = 8
+	DefaultReviveInterval              = time.Second
+	DefaultPopFromRetryProbability     = 20
+	DefaultFlushDelayOffsetInterval    = 10 * time.Second
+	DefaultTimerMaxDelaySec            = 3 * 24 * 3600
+	DefaultTimerPrecisionMs            = 1000
+	DefaultOSPageCacheBusyTimeout      = time.Second
+	DefaultMaxTransferBytesInMemory    = 256 << 10
+	DefaultMaxTransferCountInMemory    = 32
+	DefaultMaxTransferBytesInDisk      = 64 << 10
+	DefaultMaxTransferCountInDisk      = 8
+	DefaultAccessMessageInMemoryRatio  = 40
+	DefaultHASendHeartbeatInterval     = 5 * time.Second
+	DefaultHAHousekeepingInterval      = 20 * time.Second
+	DefaultHATransferBatchSize         = 32 << 10
+	DefaultHASlaveFallbehindMax        = 256 << 20
+	DefaultWaitTimeInSendQueue         = 200 * time.Millisecond
+	DefaultWaitTimeInPullQueue         = 5 * time.Second
+	DefaultWaitTimeInHeartbeatQueue    = 31 * time.Second
+	DefaultWaitTimeInTransactionQueue  = 3 * time.Second
+	DefaultConsumerFallbehindThreshold = 16 << 30
+	DefaultMaxHashSlotNum              = 5000000
+	DefaultMaxIndexNum                 = 20000000
+	DefaultQueryMaxNum                 = 32
+	DefaultMaxMsgsNumBatch             = 64
+	DefaultCommitLogCorruptionAction   = CorruptionRefuse
+	DefaultMessageRequestMode          = "PULL"
+	DefaultBrokerConfigBlackList       = "configBlackList;brokerConfigPath"
 
 	DefaultSendThreadPoolQueueCapacity       = 10000
 	DefaultPullThreadPoolQueueCapacity       = 100000
@@ -627,12 +636,12 @@ func (c *BrokerConfig) ensureBaseDefaults() {
 	setInt(&c.EndTransactionPoolQueueCapacity, DefaultEndTransactionPoolQueueCapacity)
 	setInt(&c.ProcessReplyMessageThreadPoolNums, 16+cpus*2)
 	setInt(&c.ReplyThreadPoolQueueCapacity, DefaultReplyThreadPoolQueueCapacity)
-	setDur(&c.WaitTimeInSendQueue, 200*time.Millisecond)
-	setDur(&c.WaitTimeInPullQueue, 5*time.Second)
-	setDur(&c.WaitTimeInHeartbeatQueue, 31*time.Second)
-	setDur(&c.WaitTimeInTransactionQueue, 3*time.Second)
+	setDur(&c.WaitTimeInSendQueue, DefaultWaitTimeInSendQueue)
+	setDur(&c.WaitTimeInPullQueue, DefaultWaitTimeInPullQueue)
+	setDur(&c.WaitTimeInHeartbeatQueue, DefaultWaitTimeInHeartbeatQueue)
+	setDur(&c.WaitTimeInTransactionQueue, DefaultWaitTimeInTransactionQueue)
 	if c.ConsumerFallbehindThreshold == 0 {
-		c.ConsumerFallbehindThreshold = 16 << 30
+		c.ConsumerFallbehindThreshold = DefaultConsumerFallbehindThreshold
 	}
 
 	setString(&c.StorePathRootDir, defaultStoreRoot())
@@ -676,11 +685,11 @@ func (c *BrokerConfig) ensureBaseDefaults() {
 	setInt(&c.MaxTransferCountOnMessageInDisk, DefaultMaxTransferCountInDisk)
 	setInt(&c.AccessMessageInMemoryMaxRatio, DefaultAccessMessageInMemoryRatio)
 	setDur(&c.CleanResourceInterval, DefaultCleanResourceInterval)
-	setDur(&c.HASendHeartbeatInterval, 5*time.Second)
-	setDur(&c.HAHousekeepingInterval, 20*time.Second)
-	setInt(&c.HATransferBatchSize, 32<<10)
+	setDur(&c.HASendHeartbeatInterval, DefaultHASendHeartbeatInterval)
+	setDur(&c.HAHousekeepingInterval, DefaultHAHousekeepingInterval)
+	setInt(&c.HATransferBatchSize, DefaultHATransferBatchSize)
 	if c.HASlaveFallbehindMax == 0 {
-		c.HASlaveFallbehindMax = 256 << 20
+		c.HASlaveFallbehindMax = DefaultHASlaveFallbehindMax
 	}
 	if c.MaxOpenConsumeQueueFiles == 0 {
 		c.MaxOpenConsumeQueueFiles = DefaultMaxOpenConsumeQueueFiles()
