@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -58,12 +59,19 @@ applies (store in $HOME/store, no NameServer).`,
 				}
 			}
 			if confFile != "" {
-				c, unknown, err := config.LoadBrokerFile(confFile)
+				props, err := config.LoadPropertiesFile(confFile)
 				if err != nil {
 					return err
 				}
+				c, unknown, err := config.BrokerConfigFromProperties(props)
+				if err != nil {
+					return fmt.Errorf("%s: %w", confFile, err)
+				}
 				if len(unknown) > 0 {
 					log.Warn("rocketd: unknown keys in config file ignored", "file", confFile, "keys", unknown)
+				}
+				if none := config.NoEffectBrokerKeys(props); len(none) > 0 {
+					log.Warn("rocketd: "+config.NoEffectWarning, "file", confFile, "keys", none)
 				}
 				bc = c
 			}

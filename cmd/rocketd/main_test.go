@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
@@ -147,7 +148,9 @@ func TestBrokerProcess(t *testing.T) {
 		"grpcServerPort=" + strconv.Itoa(proc.FreePort(t)) + "\nhaListenPort=" + strconv.Itoa(proc.FreePort(t)) + "\n" +
 		// Java values that once stopped rocketd ("disk ratios must grow"),
 		// one clamped as Java clamps it (95 -> 85).
-		"diskMaxUsedSpaceRatio=88\ndiskSpaceCleanForciblyRatio=95\ncleanFileForciblyEnable=false\ncleanResourceInterval=5000\n"
+		"diskMaxUsedSpaceRatio=88\ndiskSpaceCleanForciblyRatio=95\ncleanFileForciblyEnable=false\ncleanResourceInterval=5000\n" +
+		// Keys rocketd accepts but has no use for: one warning names both.
+		"transferMsgByHeap=false\nforceRegister=true\n"
 	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -162,6 +165,10 @@ func TestBrokerProcess(t *testing.T) {
 	}
 	if !strings.Contains(p.Log(), "unknown keys") || !strings.Contains(p.Log(), "noSuchKey") {
 		t.Fatalf("unknown key not warned about:\n%s", p.Log())
+	}
+	if n := strings.Count(p.Log(), config.NoEffectWarning); n != 1 ||
+		!strings.Contains(p.Log(), "keys=\"[forceRegister transferMsgByHeap]\"") {
+		t.Fatalf("%d no-effect warnings, want one naming forceRegister and transferMsgByHeap:\n%s", n, p.Log())
 	}
 	c := remoting.NewClient(remoting.ClientConfig{})
 	defer c.Close()

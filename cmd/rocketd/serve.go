@@ -168,6 +168,9 @@ then requires).`,
 			if len(unknown) > 0 {
 				log.Warn("rocketd: unknown keys in config file ignored", "file", confPath, "keys", unknown)
 			}
+			if none := config.NoEffectBrokerKeys(props); len(none) > 0 {
+				log.Warn("rocketd: "+config.NoEffectWarning, "file", confPath, "keys", none)
+			}
 			if err := os.MkdirAll(abs, 0o755); err != nil {
 				return err
 			}

@@ -434,6 +434,10 @@ func storeConfig(bc *config.BrokerConfig, fs vfs.FS, log *slog.Logger, host neti
 	if err != nil {
 		return store.Config{}, fmt.Errorf("broker: commitLogCorruptionAction: %w", err)
 	}
+	physicalMemory := config.PhysicalMemoryBytes()
+	if physicalMemory == 0 && log != nil {
+		log.Warn("broker: physical memory size unknown: accessMessageInMemoryMaxRatio has no effect, every message counts as in memory")
+	}
 	return store.Config{
 		Dir:                     bc.StorePathRootDir,
 		FS:                      fs,
@@ -462,7 +466,11 @@ func storeConfig(bc *config.BrokerConfig, fs vfs.FS, log *slog.Logger, host neti
 		CleanInterval:               bc.CleanResourceInterval,
 		MaxTransferBytes:            bc.MaxTransferBytesOnMessageInMemory,
 		MaxTransferCount:            bc.MaxTransferCountOnMessageInMemory,
+		InMemoryBytes:               bc.InMemoryBytes(physicalMemory),
+		MaxTransferBytesOnDisk:      bc.MaxTransferBytesOnMessageInDisk,
+		MaxTransferCountOnDisk:      bc.MaxTransferCountOnMessageInDisk,
 		CommitLogCorruptionAction:   onCorruption,
+		SkipBodyCRCOnRecover:        !bc.CheckCRCOnRecover,
 		MessageIndexDisabled:        !bc.MessageIndexEnable,
 		MessageIndexSafe:            bc.MessageIndexSafe,
 		MaxHashSlotNum:              bc.MaxHashSlotNum,

@@ -71,3 +71,63 @@ func TestStoreConfigIndexKeys(t *testing.T) {
 		t.Fatal("index disabled by default")
 	}
 }
+
+// TestStoreConfigMemoryKeys: accessMessageInMemoryMaxRatio becomes the
+// store's in-memory window (a share of the machine's RAM), and the
+// ...InDisk pull limits reach the store.
+func TestStoreConfigMemoryKeys(t *testing.T) {
+	ram := config.PhysicalMemoryBytes()
+	if ram == 0 {
+		t.Fatal("physical memory size unknown on this platform")
+	}
+	for _, tc := range []struct {
+		props        config.Properties
+		ratio        float64
+		bytes, count int
+	}{
+		{config.Properties{}, 0.40, 64 << 10, 8},
+		{config.Properties{"accessMessageInMemoryMaxRatio": "10",
+			"maxTransferBytesOnMessageInDisk": "4096", "maxTransferCountOnMessageInDisk": "3"}, 0.10, 4096, 3},
+	} {
+		bc, _, err := config.BrokerConfigFromProperties(tc.props)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.props, err)
+		}
+		sc, err := storeConfig(&bc, vfs.NewMem(), nil, netip.MustParseAddrPort("127.0.0.1:10911"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := int64(float64(ram) * tc.ratio); sc.InMemoryBytes < want-1 || sc.InMemoryBytes > want+1 {
+			t.Errorf("%v: InMemoryBytes %d, want %d (%.0f%% of %d)", tc.props, sc.InMemoryBytes, want, tc.ratio*100, ram)
+		}
+		if sc.MaxTransferBytesOnDisk != tc.bytes || sc.MaxTransferCountOnDisk != tc.count {
+			t.Errorf("%v: on-disk limits %d bytes %d messages, want %d %d", tc.props,
+				sc.MaxTransferBytesOnDisk, sc.MaxTransferCountOnDisk, tc.bytes, tc.count)
+		}
+	}
+}
+
+// TestStoreConfigCheckCRCOnRecover: checkCRCOnRecover=false reaches the
+// store's recovery; the default checks.
+func TestStoreConfigCheckCRCOnRecover(t *testing.T) {
+	for _, tc := range []struct {
+		props config.Properties
+		skip  bool
+	}{
+		{config.Properties{}, false},
+		{config.Properties{"checkCRCOnRecover": "true"}, false},
+		{config.Properties{"checkCRCOnRecover": "false"}, true},
+	} {
+		bc, _, err := config.BrokerConfigFromProperties(tc.props)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc, err := storeConfig(&bc, vfs.NewMem(), nil, netip.MustParseAddrPort("127.0.0.1:10911"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sc.SkipBodyCRCOnRecover != tc.skip {
+			t.Errorf("%v: SkipBodyCRCOnRecover %v, want %v", tc.props, sc.SkipBodyCRCOnRecover, tc.skip)
+		}
+	}
+}

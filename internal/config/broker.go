@@ -77,22 +77,34 @@ const (
 	DefaultRegisterNameServerPeriod    = 30 * time.Second
 	DefaultFlushConsumerOffsetInterval = 5 * time.Second
 	// POP consumption (package broker/pop).
-	DefaultReviveQueueNum            = 8
-	DefaultReviveInterval            = time.Second
-	DefaultPopFromRetryProbability   = 20
-	DefaultFlushDelayOffsetInterval  = 10 * time.Second
-	DefaultTimerMaxDelaySec          = 3 * 24 * 3600
-	DefaultTimerPrecisionMs          = 1000
-	DefaultOSPageCacheBusyTimeout    = time.Second
-	DefaultMaxTransferBytesInMemory  = 256 << 10
-	DefaultMaxTransferCountInMemory  = 32
-	DefaultMaxHashSlotNum            = 5000000
-	DefaultMaxIndexNum               = 20000000
-	DefaultQueryMaxNum               = 32
-	DefaultMaxMsgsNumBatch           = 64
-	DefaultCommitLogCorruptionAction = CorruptionRefuse
-	DefaultMessageRequestMode        = "PULL"
-	DefaultBrokerConfigBlackList     = "configBlackList;brokerConfigPath"
+	DefaultReviveQueueNum              = 8
+	DefaultReviveInterval              = time.Second
+	DefaultPopFromRetryProbability     = 20
+	DefaultFlushDelayOffsetInterval    = 10 * time.Second
+	DefaultTimerMaxDelaySec            = 3 * 24 * 3600
+	DefaultTimerPrecisionMs            = 1000
+	DefaultOSPageCacheBusyTimeout      = time.Second
+	DefaultMaxTransferBytesInMemory    = 256 << 10
+	DefaultMaxTransferCountInMemory    = 32
+	DefaultMaxTransferBytesInDisk      = 64 << 10
+	DefaultMaxTransferCountInDisk      = 8
+	DefaultAccessMessageInMemoryRatio  = 40
+	DefaultHASendHeartbeatInterval     = 5 * time.Second
+	DefaultHAHousekeepingInterval      = 20 * time.Second
+	DefaultHATransferBatchSize         = 32 << 10
+	DefaultHASlaveFallbehindMax        = 256 << 20
+	DefaultWaitTimeInSendQueue         = 200 * time.Millisecond
+	DefaultWaitTimeInPullQueue         = 5 * time.Second
+	DefaultWaitTimeInHeartbeatQueue    = 31 * time.Second
+	DefaultWaitTimeInTransactionQueue  = 3 * time.Second
+	DefaultConsumerFallbehindThreshold = 16 << 30
+	DefaultMaxHashSlotNum              = 5000000
+	DefaultMaxIndexNum                 = 20000000
+	DefaultQueryMaxNum                 = 32
+	DefaultMaxMsgsNumBatch             = 64
+	DefaultCommitLogCorruptionAction   = CorruptionRefuse
+	DefaultMessageRequestMode          = "PULL"
+	DefaultBrokerConfigBlackList       = "configBlackList;brokerConfigPath"
 
 	DefaultSendThreadPoolQueueCapacity       = 10000
 	DefaultPullThreadPoolQueueCapacity       = 100000
@@ -411,12 +423,13 @@ type BrokerConfig struct {
 	// ...InDisk (64 KiB, 8) one pull of data beyond the memory ratio.
 	MaxTransferBytesOnMessageInMemory int `prop:"maxTransferBytesOnMessageInMemory"`
 	MaxTransferCountOnMessageInMemory int `prop:"maxTransferCountOnMessageInMemory"`
-	MaxTransferBytesOnMessageInDisk   int `prop:"maxTransferBytesOnMessageInDisk" effect:"none"`
-	MaxTransferCountOnMessageInDisk   int `prop:"maxTransferCountOnMessageInDisk" effect:"none"`
+	MaxTransferBytesOnMessageInDisk   int `prop:"maxTransferBytesOnMessageInDisk"`
+	MaxTransferCountOnMessageInDisk   int `prop:"maxTransferCountOnMessageInDisk"`
 	// AccessMessageInMemoryMaxRatio (40): the percent of physical memory
 	// the newest CommitLog bytes are assumed to occupy in the page cache; a
-	// pull further behind is "on disk" (and may be redirected to a slave).
-	AccessMessageInMemoryMaxRatio int `prop:"accessMessageInMemoryMaxRatio" effect:"none"`
+	// pull further behind is "on disk" (the ...InDisk limits, the slave
+	// hint, and a new group's first offset: see InMemoryBytes).
+	AccessMessageInMemoryMaxRatio int `prop:"accessMessageInMemoryMaxRatio"`
 	// CleanResourceInterval is the period of the file cleanup (10 s): how
 	// often disk use is checked and up to 10 expired (or forced) CommitLog
 	// files are deleted.
@@ -430,8 +443,9 @@ type BrokerConfig struct {
 	HAHousekeepingInterval  time.Duration `prop:"haHousekeepingInterval" unit:"ms"`
 	HATransferBatchSize     int           `prop:"haTransferBatchSize"`
 	HASlaveFallbehindMax    int64         `prop:"haSlaveFallbehindMax"`
-	// CheckCRCOnRecover verifies body CRCs during recovery (true).
-	CheckCRCOnRecover bool `prop:"checkCRCOnRecover" effect:"none"`
+	// CheckCRCOnRecover verifies body CRCs during recovery (true); false
+	// keeps a record whose body no longer matches its CRC, as Java does.
+	CheckCRCOnRecover bool `prop:"checkCRCOnRecover"`
 	// CommitLogCorruptionAction is rocketd's own key (Java has none): what
 	// recovery does with an invalid CommitLog record before data known to
 	// be durable (after a clean shutdown, or older than the checkpoint).
@@ -622,12 +636,12 @@ func (c *BrokerConfig) ensureBaseDefaults() {
 	setInt(&c.EndTransactionPoolQueueCapacity, DefaultEndTransactionPoolQueueCapacity)
 	setInt(&c.ProcessReplyMessageThreadPoolNums, 16+cpus*2)
 	setInt(&c.ReplyThreadPoolQueueCapacity, DefaultReplyThreadPoolQueueCapacity)
-	setDur(&c.WaitTimeInSendQueue, 200*time.Millisecond)
-	setDur(&c.WaitTimeInPullQueue, 5*time.Second)
-	setDur(&c.WaitTimeInHeartbeatQueue, 31*time.Second)
-	setDur(&c.WaitTimeInTransactionQueue, 3*time.Second)
+	setDur(&c.WaitTimeInSendQueue, DefaultWaitTimeInSendQueue)
+	setDur(&c.WaitTimeInPullQueue, DefaultWaitTimeInPullQueue)
+	setDur(&c.WaitTimeInHeartbeatQueue, DefaultWaitTimeInHeartbeatQueue)
+	setDur(&c.WaitTimeInTransactionQueue, DefaultWaitTimeInTransactionQueue)
 	if c.ConsumerFallbehindThreshold == 0 {
-		c.ConsumerFallbehindThreshold = 16 << 30
+		c.ConsumerFallbehindThreshold = DefaultConsumerFallbehindThreshold
 	}
 
 	setString(&c.StorePathRootDir, defaultStoreRoot())
@@ -667,15 +681,15 @@ func (c *BrokerConfig) ensureBaseDefaults() {
 	setDur(&c.OSPageCacheBusyTimeout, DefaultOSPageCacheBusyTimeout)
 	setInt(&c.MaxTransferBytesOnMessageInMemory, DefaultMaxTransferBytesInMemory)
 	setInt(&c.MaxTransferCountOnMessageInMemory, DefaultMaxTransferCountInMemory)
-	setInt(&c.MaxTransferBytesOnMessageInDisk, 64<<10)
-	setInt(&c.MaxTransferCountOnMessageInDisk, 8)
-	setInt(&c.AccessMessageInMemoryMaxRatio, 40)
+	setInt(&c.MaxTransferBytesOnMessageInDisk, DefaultMaxTransferBytesInDisk)
+	setInt(&c.MaxTransferCountOnMessageInDisk, DefaultMaxTransferCountInDisk)
+	setInt(&c.AccessMessageInMemoryMaxRatio, DefaultAccessMessageInMemoryRatio)
 	setDur(&c.CleanResourceInterval, DefaultCleanResourceInterval)
-	setDur(&c.HASendHeartbeatInterval, 5*time.Second)
-	setDur(&c.HAHousekeepingInterval, 20*time.Second)
-	setInt(&c.HATransferBatchSize, 32<<10)
+	setDur(&c.HASendHeartbeatInterval, DefaultHASendHeartbeatInterval)
+	setDur(&c.HAHousekeepingInterval, DefaultHAHousekeepingInterval)
+	setInt(&c.HATransferBatchSize, DefaultHATransferBatchSize)
 	if c.HASlaveFallbehindMax == 0 {
-		c.HASlaveFallbehindMax = 256 << 20
+		c.HASlaveFallbehindMax = DefaultHASlaveFallbehindMax
 	}
 	if c.MaxOpenConsumeQueueFiles == 0 {
 		c.MaxOpenConsumeQueueFiles = DefaultMaxOpenConsumeQueueFiles()
@@ -1054,6 +1068,15 @@ func (c *BrokerConfig) NamesrvAddrs() []string {
 // the Java broker schedules it.
 func (c *BrokerConfig) RegisterPeriod() time.Duration {
 	return min(max(c.RegisterNameServerPeriod, minRegisterNameServerPeriod), maxRegisterNameServerPeriod)
+}
+
+// InMemoryBytes is how far behind the CommitLog end a message still counts
+// as in the page cache, given the machine's RAM (PhysicalMemoryBytes):
+// accessMessageInMemoryMaxRatio percent of it, as Java's
+// TOTAL_PHYSICAL_MEMORY_SIZE * (ratio / 100.0). 0 (RAM unknown) means every
+// message is in memory.
+func (c *BrokerConfig) InMemoryBytes(physical uint64) int64 {
+	return int64(float64(physical) * (float64(c.AccessMessageInMemoryMaxRatio) / 100.0))
 }
 
 // FileReservedDuration is fileReservedTime as a duration.

@@ -39,10 +39,12 @@
 // compressedRegister, transferMsgByHeap, the query and end-transaction
 // pools, the heartbeat and transaction queue waits,
 // disableConsumeIfConsumerReadSlowly, consumerFallbehindThreshold,
-// storePathCommitLog, the ...InDisk transfer limits,
-// accessMessageInMemoryMaxRatio, checkCRCOnRecover, timerPrecisionMs) are
+// storePathCommitLog, timerPrecisionMs) are
 // parsed and validated but nothing reads them; GET_BROKER_CONFIG leaves
-// them out, so its answer lists what rocketd honours.
+// them out, so its answer lists what rocketd honours, and at start one
+// warning names those the file sets (NoEffectBrokerKeys). wiring_test.go
+// lists, for every other key, the package that reads it and checks the
+// source.
 //
 // Runtime updates (runtime.go): UPDATE_BROKER_CONFIG and
 // UPDATE_NAMESRV_CONFIG go through one Runtime per server. Readers take an

@@ -43,16 +43,3 @@ func PropertiesText(src any) string {
 	sort.Strings(lines)
 	return strings.Join(lines, "\n") + "\n"
 }
-
-// noEffectKeys are the keys of the struct src points to tagged
-// `effect:"none"`.
-func noEffectKeys(src any) map[string]bool {
-	out := map[string]bool{}
-	t := reflect.TypeOf(src).Elem()
-	for i := range t.NumField() {
-		if f := t.Field(i); f.Tag.Get("effect") == "none" {
-			out[f.Tag.Get("prop")] = true
-		}
-	}
-	return out
-}

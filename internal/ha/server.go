@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rocketd/rocketd/internal/auth"
+	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/remoting"
 	"github.com/rocketd/rocketd/internal/store"
 	"github.com/rocketd/rocketd/internal/store/commitlog"
@@ -20,10 +21,10 @@ import (
 
 // Defaults (rocketmq-spec.md §12, 4.9.8 MessageStoreConfig).
 const (
-	DefaultTransferBatchSize    = 32 << 10
-	DefaultHeartbeatInterval    = 5 * time.Second
-	DefaultHousekeepingInterval = 20 * time.Second
-	DefaultMaxGap               = 256 << 20
+	DefaultTransferBatchSize    = config.DefaultHATransferBatchSize
+	DefaultHeartbeatInterval    = config.DefaultHASendHeartbeatInterval
+	DefaultHousekeepingInterval = config.DefaultHAHousekeepingInterval
+	DefaultMaxGap               = config.DefaultHASlaveFallbehindMax
 	DefaultWaitTimeout          = 5 * time.Second
 	// pollInterval bounds how late a writer notices data appended by a put
 	// that did not wait (no kick). committedPoll is the sleep while data is

@@ -28,10 +28,10 @@ const (
 	DefaultDiskSpaceWarningLevelRatio  = config.DefaultDiskSpaceWarningLevelRatio
 	DefaultCleanInterval               = config.DefaultCleanResourceInterval
 	DefaultDeleteFilesBatchMax         = 10
-	DefaultMaxTransferBytes            = 256 << 10
-	DefaultMaxTransferCount            = 32
-	DefaultMaxTransferBytesOnDisk      = 64 << 10
-	DefaultMaxTransferCountOnDisk      = 8
+	DefaultMaxTransferBytes            = config.DefaultMaxTransferBytesInMemory
+	DefaultMaxTransferCount            = config.DefaultMaxTransferCountInMemory
+	DefaultMaxTransferBytesOnDisk      = config.DefaultMaxTransferBytesInDisk
+	DefaultMaxTransferCountOnDisk      = config.DefaultMaxTransferCountInDisk
 	DefaultDispatchCatchUpTimeout      = 5 * time.Minute
 	DefaultMaxHashSlotNum              = config.DefaultMaxHashSlotNum
 	DefaultMaxIndexNum                 = config.DefaultMaxIndexNum
@@ -152,6 +152,9 @@ type Config struct {
 	// (the zero value) or truncate the log there (commitlog doc.go,
 	// "Recovery"). A torn tail after a crash is always cut.
 	CommitLogCorruptionAction CorruptionAction
+	// SkipBodyCRCOnRecover is checkCRCOnRecover=false: recovery does not
+	// compare bodies with their BODYCRC (commitlog RecoverOptions.SkipBodyCRC).
+	SkipBodyCRCOnRecover bool
 
 	// MessageIndexDisabled is messageIndexEnable=false: the dispatcher
 	// builds no key index (files already there are still queried and

@@ -301,3 +301,25 @@ func TestStoreBlankBitFlip(t *testing.T) {
 	}
 	verifyAcked(t, s2, f.acks)
 }
+
+// TestStoreSkipBodyCRCOnRecover: with checkCRCOnRecover=false a body flip
+// after a clean shutdown is not seen: the store opens with every message;
+// with the check it refuses (TestStoreRefusesCorruptionAfterCleanShutdown).
+func TestStoreSkipBodyCRCOnRecover(t *testing.T) {
+	f := newFlipStore()
+	s := openStore(t, f.cfg)
+	f.putUntil(t, s, f.seg(4)+f.cfg.SegmentSize/2)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.xor(t, f.mem, f.acks[f.nthIn(t, 3, 2)].offset+88+100, 0x01)
+	if _, err := Open(f.cfg); !errors.As(err, new(*commitlog.CorruptionError)) {
+		t.Fatalf("open with the check: %v, want corruption", err)
+	}
+	cfg := f.cfg
+	cfg.SkipBodyCRCOnRecover = true
+	s2 := openStore(t, cfg)
+	if countMessages(s2) != int64(len(f.acks)) {
+		t.Fatalf("%d messages after recovery without the check, want %d", countMessages(s2), len(f.acks))
+	}
+}

@@ -184,6 +184,7 @@ func (s *Store) recover() error {
 		CleanShutdown:    s.lastExitOK,
 		DurableTimestamp: durable,
 		OnCorruption:     s.cfg.CommitLogCorruptionAction,
+		SkipBodyCRC:      s.cfg.SkipBodyCRCOnRecover,
 	})
 	if err != nil {
 		return fmt.Errorf("store: recover commitlog: %w", err)

@@ -534,3 +534,26 @@ func TestNoSilentLossAfterCleanShutdown(t *testing.T) {
 		t.Fatal("the sweep did not exercise both outcomes")
 	}
 }
+
+// TestSkipBodyCRC: checkCRCOnRecover=false (SkipBodyCRC) keeps a record
+// whose body no longer matches its BODYCRC, as Java does; with the check
+// (the default) recovery after a crash cuts the log there.
+func TestSkipBodyCRC(t *testing.T) {
+	for _, skip := range []bool{false, true} {
+		c := writeCorruptLog(t)
+		bad := c.firstIn(c.segs[3], 5)
+		c.xor(t, c.puts[bad].WroteOffset+88+1000, 0x20)
+		last := c.puts[len(c.puts)-1]
+		res, offs, err, _ := c.recover(t, RecoverOptions{From: 0, SkipBodyCRC: skip})
+		if err != nil {
+			t.Fatalf("skip=%v: %v", skip, err)
+		}
+		wantEnd, wantN := c.puts[bad].WroteOffset, bad
+		if skip {
+			wantEnd, wantN = last.WroteOffset+int64(last.WroteBytes), len(c.puts)
+		}
+		if res.End != wantEnd || len(offs) != wantN {
+			t.Errorf("skip=%v: end %d with %d records, want %d with %d", skip, res.End, len(offs), wantEnd, wantN)
+		}
+	}
+}

@@ -138,7 +138,9 @@
 // RecoverWith scans from the third-to-last segment (normal) or from an
 // offset the caller derives from the checkpoint (abnormal), validating
 // magic, length, body CRC and PHYSICALOFFSET, and stops at the first
-// invalid record or at zeros. What the stop means depends on what is known
+// invalid record or at zeros; with RecoverOptions.SkipBodyCRC
+// (checkCRCOnRecover=false) the body CRC is not compared, as Java skips it,
+// and a damaged body is kept. What the stop means depends on what is known
 // to be durable (RecoverOptions):
 //
 //   - Torn tail: after a crash, an invalid record whose data is not known

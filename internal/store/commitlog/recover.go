@@ -75,6 +75,11 @@ type RecoverOptions struct {
 	DurableTimestamp int64
 	// OnCorruption: refuse (default) or truncate.
 	OnCorruption CorruptionAction
+	// SkipBodyCRC is checkCRCOnRecover=false: the scan does not compare
+	// bodies with their BODYCRC (a body flip then goes unnoticed). The
+	// search for valid records after an invalid one (resync) still does:
+	// there the CRC is what tells a record from garbage.
+	SkipBodyCRC bool
 	// OnRecord receives every valid record scanned (nil: none).
 	OnRecord RecordFunc
 }
@@ -179,7 +184,7 @@ func (l *Log) RecoverWith(opts RecoverOptions) (RecoverResult, error) {
 		// known without reading.
 		return RecoverResult{}, fmt.Errorf("commitlog: recover from %d: not the start of a segment", from)
 	}
-	stop, lastTS, err := l.scan(from, opts.OnRecord, true)
+	stop, lastTS, err := l.scan(from, opts.OnRecord, !opts.SkipBodyCRC, true)
 	if err != nil {
 		return RecoverResult{}, err
 	}
@@ -272,7 +277,7 @@ func (l *Log) checkCorruption(stop scanStop, lastTS int64, opts RecoverOptions) 
 	}
 	if resume >= 0 {
 		var n int
-		rstop, _, err := l.scan(resume, func(*message.Record, int64, int32) error { n++; return nil }, false)
+		rstop, _, err := l.scan(resume, func(*message.Record, int64, int32) error { n++; return nil }, !opts.SkipBodyCRC, false)
 		if err != nil {
 			return nil, err
 		}
@@ -290,16 +295,17 @@ type scanStop struct {
 }
 
 // scan walks valid records from offset and returns where the valid data
-// ends and the last record's store timestamp. report: log repairable damage
-// (a BLANK filler with a damaged length or magic) at Error.
-func (l *Log) scan(offset int64, fn RecordFunc, report bool) (stop scanStop, lastTS int64, err error) {
+// ends and the last record's store timestamp. checkCRC: compare each body
+// with its BODYCRC. report: log repairable damage (a BLANK filler with a
+// damaged length or magic) at Error.
+func (l *Log) scan(offset int64, fn RecordFunc, checkCRC, report bool) (stop scanStop, lastTS int64, err error) {
 	var buf []byte // grown by scanSegment to at most recoverChunk (or one record)
 	for {
 		f := l.segs.FindHeld(offset)
 		if f == nil {
 			return scanStop{at: offset}, lastTS, nil
 		}
-		next, ts, reason, stopped, err := l.scanSegment(f, offset, &buf, fn, report)
+		next, ts, reason, stopped, err := l.scanSegment(f, offset, &buf, fn, checkCRC, report)
 		f.Release()
 		if err != nil {
 			return scanStop{}, 0, err
@@ -317,7 +323,7 @@ func (l *Log) scan(offset int64, fn RecordFunc, report bool) (stop scanStop, las
 // scanSegment scans one segment from offset. It returns where the scan
 // continues (the next segment's start after a BLANK, or the end of the
 // valid data) and stopped = true, with the reason, when the valid data ends.
-func (l *Log) scanSegment(f *segment.File, offset int64, bufp *[]byte, fn RecordFunc, report bool) (next, lastTS int64, reason string, stopped bool, err error) {
+func (l *Log) scanSegment(f *segment.File, offset int64, bufp *[]byte, fn RecordFunc, checkCRC, report bool) (next, lastTS int64, reason string, stopped bool, err error) {
 	pos := offset - f.Start() // position of the next record in the file
 	buf := (*bufp)[:0]
 	bufStart := pos // file position of buf[0]
@@ -393,7 +399,7 @@ func (l *Log) scanSegment(f *segment.File, offset int64, bufp *[]byte, fn Record
 			return stopAt("header: TOTALSIZE %d runs past the end of the file (%d bytes left)", size, f.Size()-pos)
 		}
 		b := buf[pos-bufStart : pos-bufStart+size]
-		rec, n, derr := message.DecodeRecordNoCopy(b, true)
+		rec, n, derr := message.DecodeRecordNoCopy(b, checkCRC)
 		switch {
 		case derr != nil:
 			return stopAt("%s: %v", decodeErrorClass(derr), derr)
