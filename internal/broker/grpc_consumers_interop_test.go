@@ -247,7 +247,12 @@ func TestGRPCSDKConsumers(t *testing.T) {
 			}
 			return c.b.Store().MaxOffset(dlq, 0) == 1
 		})
-		// The dead letter carries the message and its origin.
+		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if mvs, _ := sc.Receive(rctx, 1, 20*time.Second); len(mvs) != 0 {
+			t.Fatalf("dead letter delivered again: attempt %d", mvs[0].GetDeliveryAttempt())
+		}
+		// The dead letter carries the message.
 		dc, err := rmq.NewSimpleConsumer(sdkConfig(c, uniq(t, "GrpcDlqReader")),
 			rmq.WithSimpleAwaitDuration(5*time.Second),
 			rmq.WithSimpleSubscriptionExpressions(map[string]*rmq.FilterExpression{dlq: rmq.SUB_ALL}))
@@ -261,6 +266,59 @@ func TestGRPCSDKConsumers(t *testing.T) {
 		got := receiveN(t, dc, 1, 20*time.Second, 30*time.Second)
 		if string(got[0].GetBody()) != "poison" || got[0].GetMessageId() != id {
 			t.Fatalf("DLQ holds %q id %s, want poison id %s", got[0].GetBody(), got[0].GetMessageId(), id)
+		}
+	})
+
+	t.Run("push consumer failures end in the DLQ", func(t *testing.T) {
+		topic, group := uniq(t, "GrpcPushDlq"), uniq(t, "GrpcPushDlqGroup")
+		c.createTopic(topic, 1)
+		gc := protocol.NewSubscriptionGroupConfig(group)
+		gc.RetryMaxTimes = 1 // two delivery attempts
+		body, err := protocol.MarshalFastJSON(&gc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := c.invoke(c.b.Addr(), protocol.UpdateAndCreateSubscriptionGroup, nil, body); r.Code != protocol.Success {
+			t.Fatalf("create group: %d %s", r.Code, r.Remark)
+		}
+		var mu sync.Mutex
+		var attempts []int32
+		pc, err := rmq.NewPushConsumer(sdkConfig(c, group),
+			rmq.WithPushAwaitDuration(5*time.Second),
+			rmq.WithPushSubscriptionExpressions(map[string]*rmq.FilterExpression{topic: rmq.SUB_ALL}),
+			rmq.WithPushMessageListener(&rmq.FuncMessageListener{Consume: func(mv *rmq.MessageView) rmq.ConsumerResult {
+				mu.Lock()
+				attempts = append(attempts, mv.GetDeliveryAttempt())
+				mu.Unlock()
+				return rmq.FAILURE
+			}}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := pc.Start(); err != nil {
+			t.Fatalf("push consumer start: %v", err)
+		}
+		defer func() { _ = pc.GracefulStop() }()
+		p := startSDKProducer(t, c, topic)
+		if _, err := p.Send(ctx, &rmq.Message{Topic: topic, Body: []byte("fails")}); err != nil {
+			t.Fatalf("send: %v", err)
+		}
+		// The SDK (v5.1.4) answers each failure with a change of
+		// invisible time by the group's backoff (1 s, 5 s); after the
+		// second one the broker's revive moves the message to the DLQ.
+		// Before the pop fix a failure in the millisecond of the receive
+		// lost the message here.
+		dlq := "%DLQ%" + group
+		wait.For(t, 60*time.Second, "message in "+dlq, func() bool {
+			return c.b.Store().MaxOffset(dlq, 0) == 1
+		})
+		if err := pc.GracefulStop(); err != nil {
+			t.Fatalf("push consumer stop: %v", err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if fmt.Sprint(attempts) != "[1 2]" {
+			t.Fatalf("delivery attempts %v, want [1 2]", attempts)
 		}
 	})
 }
