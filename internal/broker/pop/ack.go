@@ -129,6 +129,13 @@ func (s *Service) ChangeInvisible(h *protocol.ChangeInvisibleTimeRequestHeader, 
 		return rh, Status{protocol.MessageIllegal, fmt.Sprintf("extraInfo %q: reviveQid %d is not one of the %d revive queues", h.ExtraInfo, ei.ReviveQid, s.cfg.ReviveQueueNum)}
 	}
 	now := s.cfg.Now().UnixMilli()
+	if h.Offset == ei.CkQueueOffset && now <= ei.PopTime {
+		// The new check point would have the old one's key (start
+		// offset and pop time; a consumer failing a message in the
+		// millisecond of its pop), and the ack below would resolve both:
+		// the message would never come back.
+		now = ei.PopTime + 1
+	}
 	ck := &CheckPoint{
 		StartOffset: h.Offset, PopTime: now, InvisibleTime: h.InvisibleTime, Num: 1, QueueID: h.QueueID,
 		Topic: h.Topic, CID: h.ConsumerGroup, BrokerName: ei.BrokerName, OffsetDiff: []int32{0},

@@ -78,7 +78,9 @@
 // An ack belongs to the check point with its topic, queueId, start
 // offset, group, popTime and brokerName. CHANGE_MESSAGE_INVISIBLETIME
 // writes a one-message check point (popTime now, the new invisible time,
-// start = the message's offset) and then an ack of the message in its old
+// start = the message's offset; popTime is the old one + 1 ms when now
+// would give it the old check point's key, which the ack would resolve
+// too) and then an ack of the message in its old
 // check point, both in the handle's revive queue; it answers the new
 // popTime, invisibleTime and reviveQid.
 //

@@ -431,3 +431,29 @@ func TestOrderlyChangeInvisible(t *testing.T) {
 		t.Fatalf("after the new visible time: %v", bodies(b))
 	}
 }
+
+// A change of invisible time in the millisecond of the pop (a push
+// consumer failing a message at once) must not lose the message: the new
+// one-message check point and the old one would have the same key (same
+// start offset, same pop time), and the ack of the old one would resolve
+// both.
+func TestChangeInvisibleInPopMillisecond(t *testing.T) {
+	f := newFixture(t)
+	f.put(testTopic, "x")
+	got, _ := f.pop(Request{InvisibleTime: 60_000})
+	h := protocol.ChangeInvisibleTimeRequestHeader{ConsumerGroup: testGroup, Topic: testTopic, QueueID: 0,
+		ExtraInfo: got[0].handle.String(), Offset: 0, InvisibleTime: 1_000}
+	rh, st := f.svc.ChangeInvisible(&h, "test")
+	if st.Code != protocol.Success {
+		t.Fatalf("change invisible: %+v", st)
+	}
+	if rh.PopTime == got[0].handle.PopTime {
+		t.Fatalf("new handle keeps the pop time %d of the old one", rh.PopTime)
+	}
+	f.waitRevive()
+	f.svc.Revive(f.now.Add(2 * time.Second))
+	f.waitQueue(RetryTopic(testTopic, testGroup, false), 0, 1)
+	if r := f.retryRecords(); len(r) != 1 || string(r[0].Body) != "x" {
+		t.Fatalf("revived %v", r)
+	}
+}
