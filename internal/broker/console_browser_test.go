@@ -88,7 +88,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	// suite under -race) takes several rounds.
 	wait.For(t, 60*time.Second, "group caught up", func() bool {
 		var g consoleGroup
-		return got.Load() >= 10 && consoleGet(t, base, "/api/group?group="+group, &g) == http.StatusOK && len(g.Progress) == 2 && g.TotalLag == 0
+		return got.Load() >= 10 && consoleGet(t, base, "/api/group?group="+group, &g) == http.StatusOK && g.rows(topic) == 2 && g.TotalLag == 0
 	})
 	if err := pc.Shutdown(); err != nil {
 		t.Fatal(err)

@@ -163,7 +163,7 @@ func TestConsoleAgainstJavaBroker(t *testing.T) {
 	wait.For(t, 40*time.Second, "the group caught up (lag 0, one member)", func() bool {
 		var g consoleGroup
 		return got.Load() >= 6 && consoleGet(t, base, "/api/group?group="+group, &g) == http.StatusOK &&
-			len(g.Progress) == 2 && g.TotalLag == 0 && len(g.Members) == 1
+			g.rows(topic) == 2 && g.TotalLag == 0 && len(g.Members) == 1
 	})
 	if err := shutdownSettled(pc, started); err != nil {
 		t.Fatal(err)

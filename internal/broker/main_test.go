@@ -31,6 +31,10 @@ func TestMain(m *testing.M) {
 		// whose start was refused (TestGRPCAuthSDK) is dropped.
 		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-clients/golang/v5.(*defaultClientManager).startUp.func4"),
 		goleak.IgnoreAnyFunction("google.golang.org/grpc/internal/grpcsync.(*CallbackSerializer).run"),
+		// A stream of the SDK's (telemetry) whose context ends after
+		// GracefulStop returns: its watcher goroutine outlives the test
+		// briefly.
+		goleak.IgnoreAnyFunction("google.golang.org/grpc.newClientStreamWithParams.func4"),
 		goleak.IgnoreAnyFunction("github.com/natefinch/lumberjack.(*Logger).millRun"),
 		goleak.IgnoreAnyFunction("go.opencensus.io/stats/view.(*worker).start"),
 	)
