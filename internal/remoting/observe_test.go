@@ -50,8 +50,15 @@ func TestObserverSeesEachAnsweredRequest(t *testing.T) {
 		}
 		return NewResponse(protocol.Success, "")
 	})
+	// The heartbeat handler measures its own run; the observed duration
+	// must cover it (no sleep: the handler waits for the test).
+	var handlerRun atomic.Int64
+	entered, proceed := make(chan struct{}), make(chan struct{})
 	s.Handle(protocol.HeartBeat, nil, func(*Conn, *Command) *Command {
-		time.Sleep(2 * time.Millisecond) // a measurable duration
+		start := time.Now()
+		close(entered)
+		<-proceed
+		handlerRun.Store(int64(time.Since(start)))
 		return NewResponse(protocol.SubscriptionNotExist, "x")
 	})
 	s.Handle(protocol.PullMessage, nil, func(*Conn, *Command) *Command { return nil }) // deferred
@@ -63,7 +70,14 @@ func TestObserverSeesEachAnsweredRequest(t *testing.T) {
 	if err := c.InvokeOneway(addr, NewRequest(protocol.PullMessage, nil, nil)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Invoke(ctxTimeout(t, 5*time.Second), addr, NewRequest(protocol.HeartBeat, nil, nil)); err != nil {
+	hbDone := make(chan error, 1)
+	go func() {
+		_, err := c.Invoke(ctxTimeout(t, 5*time.Second), addr, NewRequest(protocol.HeartBeat, nil, nil))
+		hbDone <- err
+	}()
+	<-entered
+	close(proceed)
+	if err := <-hbDone; err != nil {
 		t.Fatal(err)
 	}
 	if err := c.InvokeOneway(addr, NewRequest(protocol.SendMessage, nil, nil)); err != nil {
@@ -93,7 +107,7 @@ func TestObserverSeesEachAnsweredRequest(t *testing.T) {
 	wait.For(t, 5*time.Second, "all observed", func() bool { return len(obs.snapshot()) == 5 })
 
 	got := obs.snapshot()
-	if g := got[0]; g.code != protocol.HeartBeat || g.resp != protocol.SubscriptionNotExist || g.oneway || g.d < 2*time.Millisecond {
+	if g := got[0]; g.code != protocol.HeartBeat || g.resp != protocol.SubscriptionNotExist || g.oneway || g.d <= 0 || g.d < time.Duration(handlerRun.Load()) {
 		t.Errorf("inline request observed as %+v", g)
 	}
 	if g := got[1]; g.code != protocol.SendMessage || g.resp != protocol.Success || !g.oneway {

@@ -132,9 +132,7 @@ func benchStorePut(b *testing.B, syncFlush bool, writers, body int) {
 		}()
 	}
 	wg.Wait()
-	for s.DispatchedOffset() < s.CommitLogMaxOffset() {
-		time.Sleep(50 * time.Microsecond)
-	}
+	waitDispatched(b, s)
 	elapsed := time.Since(start)
 	b.StopTimer()
 	if failed.Load() > 0 {

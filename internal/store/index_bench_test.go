@@ -57,9 +57,7 @@ func BenchmarkPutIndex(b *testing.B) {
 				}()
 			}
 			wg.Wait()
-			for s.DispatchedOffset() < s.CommitLogMaxOffset() {
-				time.Sleep(50 * time.Microsecond)
-			}
+			waitDispatched(b, s)
 			elapsed := time.Since(start)
 			b.StopTimer()
 			if failed.Load() > 0 {
