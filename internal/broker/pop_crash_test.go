@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -14,7 +13,6 @@ import (
 	"github.com/rocketd/rocketd/internal/broker/pop"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
-	"github.com/rocketd/rocketd/internal/testutil/proc"
 	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
@@ -26,21 +24,8 @@ func TestPopSurvivesKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs rocketd")
 	}
-	bin := proc.Build(t, "github.com/rocketd/rocketd/cmd/rocketd")
-	nsPort := proc.FreePort(t)
-	brokerPort := proc.FreeBrokerPort(t, nsPort)
-	nsAddr := "127.0.0.1:" + strconv.Itoa(nsPort)
-	addr := "127.0.0.1:" + strconv.Itoa(brokerPort)
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "broker.conf")
-	text := "brokerIP1=127.0.0.1\nmapedFileSizeCommitLog=16777216\nmappedFileSizeConsumeQueue=60000\n" +
-		"reviveInterval=100\nflushConsumerOffsetInterval=100\n"
-	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	data := filepath.Join(dir, "data")
-	args := []string{"serve", "--data", data, "--namesrv-port", strconv.Itoa(nsPort),
-		"--listen-port", strconv.Itoa(brokerPort), "--grpc-port", strconv.Itoa(proc.FreePort(t)), "-c", conf}
+	sp := newServeProc(t, "reviveInterval=100\nflushConsumerOffsetInterval=100\n")
+	bin, nsAddr, addr, dir, data, args := sp.bin, sp.nsAddr, sp.addr, sp.dir, sp.data, sp.args
 	rc := remoting.NewClient(remoting.ClientConfig{})
 	defer rc.Close()
 	c := &cluster{t: t, dir: dir, nsAddr: nsAddr, rc: rc}

@@ -2,9 +2,6 @@ package broker_test
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -14,7 +11,6 @@ import (
 	"github.com/rocketd/rocketd/internal/broker/meta"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
-	"github.com/rocketd/rocketd/internal/testutil/proc"
 	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
@@ -26,20 +22,8 @@ func TestRocketdKilledWithHalfMessages(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs rocketd")
 	}
-	bin := proc.Build(t, "github.com/rocketd/rocketd/cmd/rocketd")
-	nsPort := proc.FreePort(t)
-	brokerPort := proc.FreeBrokerPort(t, nsPort)
-	nsAddr := "127.0.0.1:" + strconv.Itoa(nsPort)
-	brokerAddr := "127.0.0.1:" + strconv.Itoa(brokerPort)
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "broker.conf")
-	text := "brokerIP1=127.0.0.1\nmapedFileSizeCommitLog=16777216\nmappedFileSizeConsumeQueue=60000\n" +
-		"transactionTimeOut=1000\ntransactionCheckInterval=300\ntransactionCheckMax=50\n"
-	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	args := []string{"serve", "--data", filepath.Join(dir, "data"), "--namesrv-port", strconv.Itoa(nsPort),
-		"--listen-port", strconv.Itoa(brokerPort), "--grpc-port", strconv.Itoa(proc.FreePort(t)), "-c", conf}
+	sp := newServeProc(t, "transactionTimeOut=1000\ntransactionCheckInterval=300\ntransactionCheckMax=50\n")
+	bin, nsAddr, brokerAddr, dir, args := sp.bin, sp.nsAddr, sp.addr, sp.dir, sp.args
 
 	rc := remoting.NewClient(remoting.ClientConfig{})
 	defer rc.Close()
