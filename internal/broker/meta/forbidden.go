@@ -11,11 +11,11 @@ const PermIndexRead = 2
 // ReadForbidden reports whether group may not pull topic (Java's
 // getForbidden(group, topic, INDEX_PERM_READ)).
 func (g *Groups) ReadForbidden(group, topic string) bool {
-	g.mu.RLock()
-	defer g.mu.RUnlock()
-	if len(g.mu.forbidden) == 0 {
+	if !g.anyForbidden.Load() {
 		return false
 	}
+	g.mu.RLock()
+	defer g.mu.RUnlock()
 	return g.mu.forbidden[group][topic]&(1<<PermIndexRead) != 0
 }
 
@@ -51,6 +51,7 @@ func (g *Groups) SetReadForbidden(group, topic string, forbidden bool) error {
 	} else {
 		topics[topic] = next
 	}
+	g.anyForbidden.Store(len(g.mu.forbidden) > 0)
 	nextVersion(&g.mu.version, g.now())
 	g.mu.Unlock()
 	g.log.Info("meta: group forbidden updated", "group", group, "topic", topic, "readForbidden", forbidden)

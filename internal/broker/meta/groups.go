@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rocketd/rocketd/internal/config"
@@ -28,6 +29,10 @@ type Groups struct {
 	log        *slog.Logger
 	now        func() time.Time
 	autoCreate bool
+	// anyForbidden mirrors len(mu.forbidden) > 0 (set under mu), so that
+	// ReadForbidden, asked on every pull, takes no lock while no group is
+	// forbidden (the usual case).
+	anyForbidden atomic.Bool
 
 	mu struct {
 		sync.RWMutex
@@ -80,6 +85,7 @@ func OpenGroups(opts Options, bc *config.BrokerConfig) (*Groups, error) {
 		}
 		g.mu.fileUnknown = w.Unknown
 		g.mu.forbidden = cloneForbidden(w.ForbiddenTable)
+		g.anyForbidden.Store(len(g.mu.forbidden) > 0)
 		return nil
 	})
 	if err != nil {
@@ -179,6 +185,7 @@ func (g *Groups) Delete(group string) (bool, error) {
 	if ok || forbidden {
 		delete(g.mu.table, group)
 		delete(g.mu.forbidden, group) // a group may be forbidden without a config
+		g.anyForbidden.Store(len(g.mu.forbidden) > 0)
 		nextVersion(&g.mu.version, g.now())
 	}
 	g.mu.Unlock()
