@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // compactSeeds are frames whose extFields exercise the odd corners of the
@@ -240,7 +241,13 @@ func TestLazyExtEndToEnd(t *testing.T) {
 					t.Fatalf("response header %+v from %q", rh, resp.ExtFields)
 				}
 			}
-			// A request from the server over the client's connection.
+			// A request from the server over the client's connection: the
+			// previous client's connection may not be gone yet.
+			wait.For(t, 5*time.Second, "only this client's connection", func() bool {
+				s.mu.Lock()
+				defer s.mu.Unlock()
+				return len(s.mu.conns) == 1
+			})
 			s.mu.Lock()
 			var conn *Conn
 			for sc := range s.mu.conns {
