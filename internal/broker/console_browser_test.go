@@ -121,7 +121,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	defer cancelAlloc()
 	bctx, cancelBrowser := chromedp.NewContext(actx)
 	defer cancelBrowser()
-	ctx, cancel := context.WithTimeout(bctx, 90*time.Second)
+	ctx, cancel := context.WithTimeout(bctx, 180*time.Second)
 	defer cancel()
 
 	run := func(what string, actions ...chromedp.Action) {
@@ -144,7 +144,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	// until waits for a JS condition to hold in the page.
 	until := func(cond string) chromedp.Action {
-		return chromedp.Poll(cond, nil, chromedp.WithPollingTimeout(20*time.Second), chromedp.WithPollingInterval(50*time.Millisecond))
+		return chromedp.Poll(cond, nil, chromedp.WithPollingTimeout(60*time.Second), chromedp.WithPollingInterval(50*time.Millisecond))
 	}
 	text := func(sel string) string {
 		return `(document.querySelector(` + strconv.Quote(sel) + `)?.textContent || "")`
