@@ -7,6 +7,16 @@
 //	go run ./bench/compare --targets rocketd-async,nats-default --duration 5s
 //	go run ./bench/compare --profile /tmp/prof --targets rocketd-async
 //
+//	go run ./bench/compare scale           the scale curves (about 30 minutes), results to bench/results/<date>-scale.md
+//	go run ./bench/compare scale --quick   the same at small sizes (a few minutes)
+//
+// The scale curves (scale.go) show how rocketd's cost grows with the work
+// that is not messages per second, each point on a fresh rocketd: throughput
+// and RSS with 1 to 10k queues (one topic, and topics of 8 queues), RSS with
+// 10k idle connections, the read rate of 1 and 10 GiB backlogs, and the time
+// from a restart after kill -9 to the first acknowledged send with 1, 5 and
+// 20 GiB stores, for rocketd and Apache RocketMQ (--java=false skips it).
+//
 // Targets (--targets, comma separated; default all):
 //
 //	rocketd-async   rocketd serve, flushDiskType=ASYNC_FLUSH

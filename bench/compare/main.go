@@ -26,6 +26,8 @@ func main() {
 			err = natsServerMain(os.Args[2:])
 		case "rocketd-pprof":
 			err = rocketdPprofMain(os.Args[2:])
+		case "scale":
+			err = scaleMain(os.Args[2:])
 		default:
 			goto harnessMain
 		}
@@ -169,31 +171,44 @@ type metric struct {
 	FailedBy map[string]int64 // by response code name (rocketctl)
 }
 
-func (h *harness) run(ctx context.Context) error {
-	var err error
+// prepare finds the repository, makes the run's work directory and builds
+// rocketd and rocketctl into it; done removes the directory (unless --keep).
+func (h *harness) prepare(ctx context.Context) (done func(), err error) {
 	if h.root, err = repo.Root(); err != nil {
-		return err
+		return nil, err
 	}
+	if h.work, err = os.MkdirTemp("", "rocketd-compare-"); err != nil {
+		return nil, err
+	}
+	done = func() {
+		if !h.keep {
+			os.RemoveAll(h.work)
+		}
+	}
+	h.logf("building rocketd and rocketctl")
+	h.rocketd, h.rocketctlBin = filepath.Join(h.work, "rocketd"), filepath.Join(h.work, "rocketctl")
+	for _, b := range [][2]string{{h.rocketd, "./cmd/rocketd"}, {h.rocketctlBin, "./cmd/rocketctl"}} {
+		if _, err := run(ctx, "go", "build", "-C", h.root, "-o", b[0], b[1]); err != nil {
+			done()
+			return nil, err
+		}
+	}
+	return done, nil
+}
+
+func (h *harness) run(ctx context.Context) error {
 	if h.profileDir != "" {
 		if err := os.MkdirAll(h.profileDir, 0o755); err != nil {
 			return err
 		}
 	}
-	if h.work, err = os.MkdirTemp("", "rocketd-compare-"); err != nil {
-		return err
-	}
-	if !h.keep {
-		defer os.RemoveAll(h.work)
-	}
 	load0 := loadAvg()
 	start := time.Now()
-	h.logf("building rocketd and rocketctl")
-	h.rocketd, h.rocketctlBin = filepath.Join(h.work, "rocketd"), filepath.Join(h.work, "rocketctl")
-	for _, b := range [][2]string{{h.rocketd, "./cmd/rocketd"}, {h.rocketctlBin, "./cmd/rocketctl"}} {
-		if _, err := run(ctx, "go", "build", "-C", h.root, "-o", b[0], b[1]); err != nil {
-			return err
-		}
+	done, err := h.prepare(ctx)
+	if err != nil {
+		return err
 	}
+	defer done()
 	var results []*targetResult
 	for _, t := range h.targets {
 		if ctx.Err() != nil {

@@ -21,6 +21,7 @@ type server struct {
 	procs   []*exec.Cmd
 	logs    []*os.File
 	addr    string    // NameServer (rocketd, RocketMQ) or NATS client address
+	broker  string    // the broker's remoting address (rocketd, RocketMQ)
 	pprof   string    // rocketd-pprof: the debug HTTP address
 	started time.Time // the first process's start
 	startup time.Duration

@@ -35,7 +35,7 @@ func (h *harness) startRocketd(dir string, flush config.FlushDiskType) (*server,
 		"grpcServerEnable=false\n"), 0o644); err != nil {
 		return nil, err
 	}
-	s := &server{addr: "127.0.0.1:" + strconv.Itoa(nsPort)}
+	s := &server{addr: "127.0.0.1:" + strconv.Itoa(nsPort), broker: "127.0.0.1:" + strconv.Itoa(brokerPort)}
 	var cmd *exec.Cmd
 	if h.profileDir != "" {
 		self, err := os.Executable()

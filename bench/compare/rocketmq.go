@@ -90,7 +90,7 @@ func (h *harness) startRocketMQ(ctx context.Context, dir string, flush config.Fl
 		cmd.Env = append(os.Environ(), "ROCKETMQ_HOME="+home)
 		return cmd
 	}
-	s := &server{addr: "127.0.0.1:" + strconv.Itoa(nsPort)}
+	s := &server{addr: "127.0.0.1:" + strconv.Itoa(nsPort), broker: "127.0.0.1:" + strconv.Itoa(brokerPort)}
 	start := time.Now()
 	if err := s.startProcess(java(namesrvHeap, "org.apache.rocketmq.namesrv.NamesrvStartup", nsConf), filepath.Join(dir, "namesrv.log")); err != nil {
 		return nil, err

@@ -56,9 +56,18 @@ func (h *harness) benchRun(ctx context.Context, ns string, args ...string) (metr
 	if err != nil {
 		return metric{}, err
 	}
+	m, err := parseBenchJSON(out)
+	if err != nil {
+		return metric{}, fmt.Errorf("rocketctl bench %v: %w", args, err)
+	}
+	return m, nil
+}
+
+// parseBenchJSON reads the figures of `rocketctl bench --json`.
+func parseBenchJSON(out []byte) (metric, error) {
 	var rep rocketctlReport
 	if err := json.Unmarshal(out, &rep); err != nil {
-		return metric{}, fmt.Errorf("rocketctl bench %v: %w: %s", args, err, out)
+		return metric{}, fmt.Errorf("%w: %s", err, out)
 	}
 	return metric{TPS: rep.TPS, P99: rep.Latency.P99, Max: rep.Latency.Max, Failures: rep.Failures, Messages: rep.Messages, FailedBy: rep.FailedBy}, nil
 }

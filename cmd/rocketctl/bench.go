@@ -27,6 +27,7 @@ type benchOptions struct {
 	tags     string
 	rate     int // total msgs/s; 0: as fast as possible
 	window   int // async: requests in flight per worker
+	topics   int // produce: spread over topics <topic>0..<topic>N-1 (1: the topic itself)
 
 	// consume
 	pullBatch     int32
@@ -76,6 +77,9 @@ func (o *benchOptions) validateProduce(durationSet bool) error {
 	}
 	if o.window < 1 {
 		return fmt.Errorf("--window %d: want at least 1 request in flight", o.window)
+	}
+	if o.topics < 1 {
+		return fmt.Errorf("--topic-count %d: want at least 1 topic", o.topics)
 	}
 	return nil
 }
@@ -156,6 +160,7 @@ due, so a stalled broker shows in the percentiles (no coordinated omission).`,
 	f.StringVarP(&o.group, "group", "g", "rocketctl_bench_producer", "producer group")
 	f.IntVar(&o.rate, "rate", 0, "total target msgs/s (0: as fast as possible)")
 	f.IntVar(&o.window, "window", 16, "async: sends in flight per worker")
+	f.IntVar(&o.topics, "topic-count", 1, "spread the sends over the topics <topic>0 .. <topic>N-1 (which must exist) instead of -t itself")
 	return cmd
 }
 

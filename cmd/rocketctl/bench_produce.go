@@ -36,7 +36,7 @@ type producerRun struct {
 }
 
 func (c *ctl) benchProduce(ctx context.Context, o benchOptions, progress io.Writer) (*benchReport, error) {
-	qs, err := c.writeQueues(o.topic)
+	qs, err := c.benchQueues(o)
 	if err != nil {
 		return nil, fmt.Errorf("bench produce: %w", err)
 	}
@@ -84,6 +84,32 @@ func (c *ctl) benchProduce(ctx context.Context, o benchOptions, progress io.Writ
 	}
 	rep.finish(elapsed)
 	return rep, nil
+}
+
+// benchQueues returns the queues the workers send to, round-robin: the
+// topic's, or with --topic-count N those of topics <topic>0 .. <topic>N-1
+// (the scale curves' many-topics layout).
+func (c *ctl) benchQueues(o benchOptions) ([]queue, error) {
+	if o.topics <= 1 {
+		return c.writeQueues(o.topic)
+	}
+	var qs []queue
+	for i := range o.topics {
+		t := o.topic + strconv.Itoa(i)
+		r, err := c.route(t)
+		if err != nil {
+			return nil, fmt.Errorf("topic %s: %w", t, err)
+		}
+		n := len(qs)
+		qs = append(qs, queuesOf(r, true, 0)...)
+		if len(qs) == n {
+			return nil, fmt.Errorf("topic %s: no writable queue on a master", t)
+		}
+		for j := n; j < len(qs); j++ {
+			qs[j].topic = t
+		}
+	}
+	return qs, nil
 }
 
 func sumFailures(m map[string]int64) int64 {
@@ -215,7 +241,7 @@ func (r *producerRun) done(start time.Time, n int, resp *remoting.Command, err e
 // request builds one SEND_MESSAGE_V2 (or, for --batch > 1,
 // SEND_BATCH_MESSAGE) of n messages to q, as the Java producer encodes it.
 func (r *producerRun) request(q queue, ids *message.UniqIDGenerator, n int) *remoting.Command {
-	h := protocol.SendMessageRequestHeader{ProducerGroup: r.o.group, Topic: r.o.topic, DefaultTopic: defaultTopic,
+	h := protocol.SendMessageRequestHeader{ProducerGroup: r.o.group, Topic: q.topic, DefaultTopic: defaultTopic,
 		DefaultTopicQueueNums: defaultTopicQueueNums, QueueID: q.id, BornTimestamp: time.Now().UnixMilli(),
 		ReconsumeTimes: protocol.Some[int32](0), UnitMode: protocol.Some(false), BrokerName: q.broker}
 	if r.o.batch == 1 {

@@ -121,3 +121,30 @@ func TestBenchConsumeFewerThanCount(t *testing.T) {
 		t.Errorf("TPS window %.3fs includes the idle wait", rep.Seconds)
 	}
 }
+
+// TestBenchTopicCount: --topic-count N sends round-robin over the queues of
+// topics <topic>0 .. <topic>N-1 (the scale curves' many-topics layout).
+func TestBenchTopicCount(t *testing.T) {
+	ns := startRocketdWith(t, func(bc *config.BrokerConfig) { bc.BrokerFastFailureEnable = false })
+	for _, topic := range []string{"Spread0", "Spread1"} {
+		mustRun(t, "-n", ns, "topic", "create", "-t", topic, "-r", "2", "-w", "2")
+		waitFor(t, 10*time.Second, "the route of "+topic, func() (bool, string) {
+			out, err := rocketctl(t, "-n", ns, "topic", "route", "-t", topic)
+			return err == nil, out
+		})
+	}
+	rep := runBench(t, "-n", ns, "bench", "produce", "-t", "Spread", "--topic-count", "2", "-s", "64", "-w", "1", "--count", "40")
+	if rep.Messages != 40 || rep.Failures != 0 {
+		t.Fatalf("produce over 2 topics: %+v", rep)
+	}
+	for _, topic := range []string{"Spread0", "Spread1"} {
+		got := runBench(t, "-n", ns, "bench", "consume", "-t", topic, "--from-beginning", "--count", "20", "--suspend", "500ms", "--idle", "2s")
+		if got.Messages != 20 {
+			t.Errorf("%s holds %d messages, want 20 (half of the round-robin)", topic, got.Messages)
+		}
+	}
+	// A topic of the range that does not exist is named.
+	if out, err := rocketctl(t, "-n", ns, "bench", "produce", "-t", "Spread", "--topic-count", "3", "--count", "1"); err == nil || !strings.Contains(err.Error()+out, "Spread2") {
+		t.Errorf("--topic-count 3 with Spread2 missing: err %v\n%s", err, out)
+	}
+}

@@ -138,6 +138,7 @@ func TestBenchFlagErrors(t *testing.T) {
 		{[]string{"bench", "produce", "--duration", "0s"}, "--duration"},
 		{[]string{"bench", "produce", "--count", "-1"}, "--count"},
 		{[]string{"bench", "produce", "-t", ""}, "topic is required"},
+		{[]string{"bench", "produce", "--topic-count", "0"}, "--topic-count"},
 		{[]string{"bench", "consume", "--pull-batch", "0"}, "--pull-batch"},
 		{[]string{"bench", "consume", "--count", "5", "--duration", "3s"}, "not both"},
 	} {
@@ -151,7 +152,7 @@ func TestBenchFlagErrors(t *testing.T) {
 }
 
 func TestBenchFlagDefaults(t *testing.T) {
-	o := benchOptions{topic: "T", size: 1024, workers: 1, duration: 10 * time.Second, mode: modeSync, batch: 1, window: 16}
+	o := benchOptions{topic: "T", size: 1024, workers: 1, duration: 10 * time.Second, mode: modeSync, batch: 1, window: 16, topics: 1}
 	if err := o.validateProduce(false); err != nil {
 		t.Errorf("defaults: %v", err)
 	}
@@ -169,7 +170,7 @@ func TestBenchFlagDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatalf("bench produce not registered: %v", err)
 	}
-	for name, want := range map[string]string{"size": "1024", "workers": "1", "mode": "sync", "batch": "1", "duration": "10s", "rate": "0"} {
+	for name, want := range map[string]string{"size": "1024", "workers": "1", "mode": "sync", "batch": "1", "duration": "10s", "rate": "0", "topic-count": "1"} {
 		if f := produce.Flags().Lookup(name); f == nil || f.DefValue != want {
 			t.Errorf("bench produce --%s default = %v, want %s", name, f, want)
 		}

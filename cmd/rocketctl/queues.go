@@ -23,6 +23,7 @@ const defaultTopic = "TBW102"
 
 // queue is one message queue of a topic with the address that serves it.
 type queue struct {
+	topic  string // set by writeQueues
 	broker string // broker name
 	id     int32
 	addr   string // master address (or the lowest broker id when no master is listed)

@@ -169,6 +169,9 @@ func (c *ctl) writeQueues(topic string) ([]queue, error) {
 	if len(qs) == 0 {
 		return nil, fmt.Errorf("topic %s: no writable queue on a master", topic)
 	}
+	for i := range qs {
+		qs[i].topic = topic
+	}
 	return qs, nil
 }
 
