@@ -65,6 +65,9 @@ type harness struct {
 	rocketmqLib string
 	profileDir  string
 	keep        bool
+	// metricsPprof: rocketd serves pprof on its metrics listener (the
+	// scale curves force a GC before reading the RSS).
+	metricsPprof bool
 
 	work         string // temp dir of this run
 	rocketd      string // built binaries

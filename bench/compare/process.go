@@ -6,7 +6,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
@@ -74,6 +76,47 @@ func (s *server) peakRSS() int64 { return s.procStatus("VmHWM:") }
 
 // rss is the sum of the processes' VmRSS (bytes).
 func (s *server) rss() int64 { return s.procStatus("VmRSS:") }
+
+// memUse is a server's memory once settled: its RSS, and (rocketd with a
+// pprof endpoint) the Go heap and stacks in use after a forced collection.
+type memUse struct {
+	rss  int64
+	live int64 // 0: unknown
+}
+
+// settled forces a garbage collection through the server's pprof
+// endpoint, then reads the RSS and, from the same response, the live heap
+// (HeapAlloc) and stacks (StackInuse). The RSS still holds heap pages the
+// runtime keeps for reuse (Go returns idle memory to the OS gradually);
+// live is what the process retains for its data. Without an endpoint only
+// the RSS is read.
+func (s *server) settled(ctx context.Context) memUse {
+	var m memUse
+	if s.pprof != "" {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+s.pprof+"/debug/pprof/heap?gc=1&debug=1", nil)
+		if err == nil {
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				m.live = memStat(body, "HeapAlloc") + memStat(body, "StackInuse")
+			}
+		}
+	}
+	m.rss = s.rss()
+	return m
+}
+
+// memStat reads "# Name = N" from pprof's debug=1 heap output.
+func memStat(body []byte, name string) int64 {
+	prefix := "# " + name + " = "
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, prefix); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
 
 func (s *server) procStatus(field string) int64 {
 	var total int64

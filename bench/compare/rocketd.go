@@ -30,12 +30,17 @@ func (h *harness) startRocketd(dir string, flush config.FlushDiskType) (*server,
 	}
 	nsPort, brokerPort, pprofPort := ports[0], ports[1], ports[2]
 	conf := filepath.Join(dir, "broker.conf")
-	if err := os.WriteFile(conf, []byte("flushDiskType="+string(flush)+"\n"+
-		// The remoting comparison: no gRPC listener (it would take port 8081).
-		"grpcServerEnable=false\n"), 0o644); err != nil {
+	// The remoting comparison: no gRPC listener (it would take port 8081).
+	text := "flushDiskType=" + string(flush) + "\ngrpcServerEnable=false\n"
+	s := &server{addr: "127.0.0.1:" + strconv.Itoa(nsPort), broker: "127.0.0.1:" + strconv.Itoa(brokerPort)}
+	if h.metricsPprof && h.profileDir == "" {
+		// The scale curves read the RSS after a forced GC (settledRSS).
+		text += "metricsExporterType=PROM\nmetricsPromExporterPort=" + strconv.Itoa(pprofPort) + "\nmetricsPprofEnable=true\n"
+		s.pprof = "127.0.0.1:" + strconv.Itoa(pprofPort)
+	}
+	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
 		return nil, err
 	}
-	s := &server{addr: "127.0.0.1:" + strconv.Itoa(nsPort), broker: "127.0.0.1:" + strconv.Itoa(brokerPort)}
 	var cmd *exec.Cmd
 	if h.profileDir != "" {
 		self, err := os.Executable()

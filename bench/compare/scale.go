@@ -70,7 +70,7 @@ func scaleMain(args []string) error {
 }
 
 func parseScaleFlags(args []string) (*harness, scalePlan, error) {
-	h := &harness{log: os.Stderr}
+	h := &harness{log: os.Stderr, metricsPprof: true}
 	fset := flag.NewFlagSet("compare scale", flag.ContinueOnError)
 	quick := fset.Bool("quick", false, "small sizes (a few minutes): queues 1,8,100,1000; 1000 connections; 0.25 GiB backlog; 0.25 and 0.5 GiB stores")
 	queues := fset.String("queues", "1,8,100,10000", "total queue counts")
@@ -186,7 +186,8 @@ func (h *harness) scaleDoc(res *scaleResult, plan scalePlan, load0, load1 string
 		host, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, load0, load1, total.Round(time.Second))
 	fmt.Fprintf(&b, "Command: `go run ./bench/compare scale %s`. Each point runs on a fresh rocketd (`rocketd serve`,\n"+
 		"ASYNC_FLUSH, no gRPC listener) driven by `rocketctl bench` as a separate process; throughput is 16\n"+
-		"synchronous producers of 1 KiB for %s.\n\n", strings.Join(os.Args[2:], " "), h.duration)
+		"synchronous producers of 1 KiB for %s. RSS is read after a forced GC (pprof's heap?gc=1 on the\n"+
+		"metrics listener): what rocketd retains, not the garbage of what it just did.\n\n", strings.Join(os.Args[2:], " "), h.duration)
 	for _, s := range res.sections {
 		b.WriteString(s)
 		b.WriteString("\n")
@@ -277,6 +278,25 @@ func b2i(b bool) int {
 
 func mib(b int64) string { return fmt.Sprintf("%.1f", float64(b)/(1<<20)) }
 
+// String is "RSS / live" in MiB ("-" for an unknown live figure).
+func (m memUse) String() string {
+	live := "-"
+	if m.live > 0 {
+		live = mib(m.live)
+	}
+	return mib(m.rss) + " / " + live
+}
+
+// perK is the growth from a to b per 1,000 of n, in MiB: of the live
+// figure when both have one, else of the RSS.
+func perK(a, b memUse, n int) string {
+	d := b.rss - a.rss
+	if a.live > 0 && b.live > 0 {
+		d = b.live - a.live
+	}
+	return fmt.Sprintf("%.2f", float64(d)/(1<<20)/(float64(n)/1000))
+}
+
 // scaleQueues: throughput and RSS with the queue count, one topic holding
 // them all and (from 16 queues) as many topics of 8 queues.
 func (h *harness) scaleQueues(ctx context.Context, plan scalePlan, res *scaleResult) error {
@@ -308,10 +328,11 @@ func (h *harness) scaleQueues(ctx context.Context, plan scalePlan, res *scaleRes
 		}
 		rows = append(rows, row)
 	}
-	res.add("Queues", "Throughput and RSS against the number of queues. Idle RSS growth is the RSS after creating the\n"+
-		"topics minus the RSS before; per 1,000 queues from 1,000 on (goal: < 1 MiB); loaded RSS is after the throughput run, which\n"+
-		"writes to every queue round-robin. Goal: 10k queues >= 80 % of the 8-queue throughput.",
-		[]string{"layout", "queues", "topics", "RSS before (MiB)", "idle growth (MiB)", "per 1k queues (MiB)", "msgs/s", "vs 8 queues", "RSS after load (MiB)"}, rows)
+	res.add("Queues", "Throughput and memory against the number of queues: RSS / live (Go heap and stacks in use after\n"+
+		"a forced GC) before creating the topics, after creating them (idle), and after the throughput run, which\n"+
+		"writes to every queue round-robin. Growth per 1,000 queues from 1,000 on (goal: < 1 MiB). Goal: 10k queues\n"+
+		">= 80 % of the 8-queue throughput.",
+		[]string{"layout", "queues", "topics", "before: RSS / live (MiB)", "with the queues, idle", "live growth per 1k queues (MiB)", "msgs/s", "vs 8 queues", "after the load"}, rows)
 	return nil
 }
 
@@ -321,7 +342,7 @@ func (h *harness) queuePoint(ctx context.Context, layout string, queues, topics 
 		return nil, 0, err
 	}
 	defer h.stopScale(s, dir)
-	before := s.rss()
+	before := s.settled(ctx)
 	names := []string{scaleTopic}
 	perTopic := queues
 	if topics > 1 {
@@ -334,7 +355,7 @@ func (h *harness) queuePoint(ctx context.Context, layout string, queues, topics 
 	if err := h.createTopics(ctx, s, names, perTopic); err != nil {
 		return nil, 0, err
 	}
-	idle := s.rss()
+	idle := s.settled(ctx)
 	args := []string{"produce", "-t", scaleTopic, "-s", "1024", "-w", "16", "--duration", h.duration.String()}
 	if topics > 1 {
 		args = append(args, "--topic-count", strconv.Itoa(topics))
@@ -343,19 +364,19 @@ func (h *harness) queuePoint(ctx context.Context, layout string, queues, topics 
 	if err != nil {
 		return nil, 0, err
 	}
-	after := s.rss()
-	h.logf("queues: %d in %d topic(s): %.0f msgs/s, RSS %s -> %s -> %s MiB", queues, topics, m.TPS, mib(before), mib(idle), mib(after))
+	after := s.settled(ctx)
+	h.logf("queues: %d in %d topic(s): %.0f msgs/s, RSS / live %s -> %s -> %s MiB", queues, topics, m.TPS, before, idle, after)
 	ratio := "-"
 	if base > 0 {
 		ratio = fmt.Sprintf("%.2f", m.TPS/base)
 	}
-	// Per 1k only where there are thousands: below, RSS noise dominates.
-	perK := "-"
+	// Per 1k only where there are thousands: below, the noise dominates.
+	k := "-"
 	if queues >= 1000 {
-		perK = fmt.Sprintf("%.2f", float64(idle-before)/(1<<20)/(float64(queues)/1000))
+		k = perK(before, idle, queues)
 	}
-	return []string{layout, strconv.Itoa(queues), strconv.Itoa(topics), mib(before), mib(idle - before), perK,
-		fmt.Sprintf("%.0f", m.TPS), ratio, mib(after)}, m.TPS, nil
+	return []string{layout, strconv.Itoa(queues), strconv.Itoa(topics), before.String(), idle.String(), k,
+		fmt.Sprintf("%.0f", m.TPS), ratio, after.String()}, m.TPS, nil
 }
 
 // scaleConns: RSS with idle connections, each having sent one producer
@@ -369,7 +390,7 @@ func (h *harness) scaleConns(ctx context.Context, plan scalePlan, res *scaleResu
 		return err
 	}
 	defer h.stopScale(s, dir)
-	before := s.rss()
+	before := s.settled(ctx)
 	var clients []*remoting.Client
 	defer func() {
 		for _, c := range clients {
@@ -391,14 +412,13 @@ func (h *harness) scaleConns(ctx context.Context, plan scalePlan, res *scaleResu
 			return fmt.Errorf("connections: heartbeat %d: code %d: %s", i, resp.Code, resp.Remark)
 		}
 	}
-	// Let the runtime settle (GC of the set-up garbage) before reading.
-	time.Sleep(2 * time.Second)
-	after := s.rss()
-	perK := float64(after-before) / (1 << 20) / (float64(plan.conns) / 1000)
-	h.logf("connections: RSS %s -> %s MiB with %d", mib(before), mib(after), plan.conns)
-	res.add("Connections", "RSS with idle connections, each of which sent one producer heartbeat (goal: < 8 MiB per 1,000).",
-		[]string{"connections", "RSS before (MiB)", "RSS with them (MiB)", "growth per 1k connections (MiB)"},
-		[][]string{{strconv.Itoa(plan.conns), mib(before), mib(after), fmt.Sprintf("%.2f", perK)}})
+	after := s.settled(ctx)
+	h.logf("connections: RSS / live %s -> %s MiB with %d", before, after, plan.conns)
+	res.add("Connections", "Memory with idle connections, each of which sent one producer heartbeat: RSS / live (Go heap\n"+
+		"and stacks in use after a forced GC), and the growth per 1,000 (goal: < 8 MiB).",
+		[]string{"connections", "before: RSS / live (MiB)", "with them", "RSS growth per 1k (MiB)", "live growth per 1k (MiB)"},
+		[][]string{{strconv.Itoa(plan.conns), before.String(), after.String(), perK(memUse{rss: before.rss}, memUse{rss: after.rss}, plan.conns),
+			perK(before, after, plan.conns)}})
 	return nil
 }
 
@@ -429,7 +449,7 @@ func (h *harness) scaleBacklog(ctx context.Context, plan scalePlan, res *scaleRe
 	}
 	res.add("Backlog", "Reading a backlog of 1 KiB messages from the start (8 queues, one long-polling pull loop per\n"+
 		"queue, 32 messages per pull). Goal: >= 1 M msgs/s.",
-		[]string{"backlog (GiB)", "messages", "fill msgs/s (batches of 32)", "read msgs/s", "RSS after read (MiB)"}, rows)
+		[]string{"backlog (GiB)", "messages", "fill msgs/s (batches of 32)", "read msgs/s", "after the read: RSS / live (MiB)"}, rows)
 	return nil
 }
 
@@ -461,7 +481,7 @@ func (h *harness) backlogPoint(ctx context.Context, gib float64) ([]string, erro
 	}
 	h.logf("backlog: %.2f GiB read at %.0f msgs/s", gib, m.TPS)
 	return []string{fmt.Sprintf("%g", gib), strconv.FormatInt(f.Messages, 10), fmt.Sprintf("%.0f", f.TPS),
-		fmt.Sprintf("%.0f", m.TPS), mib(s.rss())}, nil
+		fmt.Sprintf("%.0f", m.TPS), s.settled(ctx).String()}, nil
 }
 
 // scaleRecovery: the time from restarting after a kill -9 under load to
