@@ -388,6 +388,25 @@ func TestAbnormalRecoveryIsBoundedByCheckpoint(t *testing.T) {
 	if strings.Contains(logs.String(), "from the first segment") {
 		t.Fatal("recovery scanned from the first segment despite the checkpoint")
 	}
+	// Finer than the segment: the scan starts at the checkpoint's resume
+	// record, the last put (all of it was durable when the image was taken).
+	m = regexp.MustCompile(`msg="store: abnormal recovery from the checkpoint's resume record" resumeRecord=(\d+)`).FindStringSubmatch(logs.String())
+	if m == nil {
+		t.Fatalf("no recovery from the resume record in the log:\n%s", logs.String())
+	}
+	if rec, _ := strconv.ParseInt(m[1], 10, 64); rec != acks[len(acks)-1].offset {
+		t.Fatalf("recovery resumed at record %d, want the last put at %d", rec, acks[len(acks)-1].offset)
+	}
+	// Dispatch resumed after it: each queue holds each message once.
+	perQueue := map[int32]int64{}
+	for _, a := range acks {
+		perQueue[a.queueID]++
+	}
+	for q, n := range perQueue {
+		if got := s2.MaxOffset("B", q); got != n {
+			t.Fatalf("queue %d: max offset %d after recovery, want %d", q, got, n)
+		}
+	}
 }
 
 // TestCheckpointAdvancesUnderLoad: while puts never stop (so the CommitLog's
@@ -465,4 +484,52 @@ func TestDispatchRetriesReadFailures(t *testing.T) {
 		t.Fatalf("max %d after resuming, want 11", s.MaxOffset("R", 0))
 	}
 	put(t, s, newRecord("R", 0, []byte("after"), nil))
+}
+
+// TestResumeRecordFallsBack: a checkpoint whose resume record does not
+// name a record of the log (a log changed behind its back) is not
+// trusted: recovery scans from the checkpoint's segment and loses nothing.
+func TestResumeRecordFallsBack(t *testing.T) {
+	mem := vfs.NewMem()
+	cfg := testConfig(mem)
+	s := openStore(t, cfg)
+	var acks []ack
+	for i := 0; i < 40; i++ {
+		res := put(t, s, newRecord("R", int32(i%2), bodyFor(i, 300), nil))
+		acks = append(acks, ack{"R", int32(i % 2), i, 300, res.WroteOffset, res.WroteBytes, res.QueueOffset})
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ckptPath := path.Join(cfg.Dir, checkpoint.FileName)
+	data, err := vfs.ReadFile(mem, ckptPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := checkpoint.Parse(data)
+	if err != nil || !st.HasResume || st.ResumeRecord != acks[len(acks)-1].offset {
+		t.Fatalf("clean close: checkpoint %+v %v, want the resume record at the last put %d", st, err, acks[len(acks)-1].offset)
+	}
+	// A crash image whose resume record points into the middle of a record.
+	s = openStore(t, cfg)
+	image := mem.CrashClone()
+	s.Close()
+	st.ResumeRecord = acks[len(acks)-2].offset + 7
+	if err := vfs.WriteFileAtomic(image, ckptPath, st.AppendTo(nil)); err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	cfg.FS = image
+	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	s2 := openStore(t, cfg)
+	if s2.LastExitOK() {
+		t.Fatal("abort file not seen")
+	}
+	if !strings.Contains(logs.String(), "resume record not found") {
+		t.Fatalf("the bad resume record was not noticed:\n%s", logs.String())
+	}
+	verifyAcked(t, s2, acks)
+	if got := s2.MaxOffset("R", 0) + s2.MaxOffset("R", 1); got != int64(len(acks)) {
+		t.Fatalf("%d units after recovery, want %d", got, len(acks))
+	}
 }

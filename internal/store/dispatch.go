@@ -101,6 +101,12 @@ type dispatcher struct {
 	staged     bool
 	stagedNext int64
 	stagedTs   int64
+	// lastRecord is the offset of the last record dispatched (-1: none
+	// known); stagedLast that of the staged chunk. A checkpoint resume
+	// point must be a record start, which the end offsets are not always
+	// (a BLANK filler ends a segment).
+	lastRecord int64
+	stagedLast int64
 	retry      time.Duration // next retry delay while blocked
 	blockedAt  time.Time     // first failure of the current block
 	loggedAt   time.Time     // last log of the current block
@@ -116,6 +122,7 @@ func (d *dispatcher) kickFn(int64) { d.svc.Kick() }
 
 func (d *dispatcher) start(from int64) {
 	d.next.Store(from)
+	d.lastRecord, d.stagedLast = -1, -1
 	d.svc.Start("store-dispatch", func(ctx context.Context) { d.loop(ctx.Done()) })
 	d.svc.Kick()
 }
@@ -206,7 +213,7 @@ func (d *dispatcher) drain(l interface {
 
 // positionSample is one dispatched position: everything below offset is
 // dispatched, and the record ending there was stored at storeTimestamp.
-type positionSample struct{ offset, storeTimestamp int64 }
+type positionSample struct{ offset, storeTimestamp, lastRecord int64 }
 
 // timestampAt returns the store time of the newest remembered position at
 // or below offset (false if none is remembered).
@@ -222,9 +229,25 @@ func (d *dispatcher) timestampAt(offset int64) (int64, bool) {
 	return 0, false
 }
 
-func (d *dispatcher) advance(to, ts int64) {
+// resumeRecordAt returns the last record start of the newest remembered
+// position at or below offset (false if none is remembered or it has no
+// record): every record up to and including it ends at or below offset.
+func (d *dispatcher) resumeRecordAt(offset int64) (int64, bool) {
 	d.progressMu.Lock()
-	d.samples[d.nSamples%len(d.samples)] = positionSample{to, ts}
+	defer d.progressMu.Unlock()
+	for i := 0; i < min(d.nSamples, len(d.samples)); i++ {
+		smp := d.samples[(d.nSamples-1-i)%len(d.samples)]
+		if smp.offset <= offset {
+			return smp.lastRecord, smp.lastRecord >= 0
+		}
+	}
+	return 0, false
+}
+
+func (d *dispatcher) advance(to, ts, lastRecord int64) {
+	d.lastRecord = lastRecord
+	d.progressMu.Lock()
+	d.samples[d.nSamples%len(d.samples)] = positionSample{to, ts, lastRecord}
 	d.nSamples++
 	d.lastTs.Store(ts)
 	d.next.Store(to)
@@ -341,7 +364,7 @@ func (d *dispatcher) catchUp(quit <-chan struct{}) (retry time.Duration, stop bo
 				// Retention removed what was never dispatched (a slave far
 				// behind): those records are gone; continue at what exists.
 				d.s.cfg.Logger.Warn("store: dispatch skipped deleted commitlog data", "from", from, "to", minOff)
-				d.advance(minOff, d.lastTs.Load())
+				d.advance(minOff, d.lastTs.Load(), -1)
 				continue
 			}
 			progressed, err = d.dispatchChunk(from, end)
@@ -391,7 +414,7 @@ func (d *dispatcher) dispatchChunk(from, end int64) (bool, error) {
 	}
 	defer release()
 
-	pos, next, ts := 0, from, d.lastTs.Load()
+	pos, next, ts, last := 0, from, d.lastTs.Load(), d.lastRecord
 	for pos < len(data) {
 		rec, size, err := message.DecodeRecordNoCopy(data[pos:], false)
 		switch {
@@ -418,11 +441,12 @@ func (d *dispatcher) dispatchChunk(from, end int64) (bool, error) {
 		pos += size
 		next = offset + int64(size)
 		ts = rec.StoreTimestamp
+		last = offset
 	}
 	if next == from {
 		return false, nil
 	}
-	d.staged, d.stagedNext, d.stagedTs = true, next, ts
+	d.staged, d.stagedNext, d.stagedTs, d.stagedLast = true, next, ts, last
 	return true, d.commitStaged()
 }
 
@@ -448,7 +472,7 @@ func (d *dispatcher) commitStaged() error {
 	d.committed = 0
 	clear(d.touchedSet)
 	d.staged = false
-	d.advance(d.stagedNext, d.stagedTs)
+	d.advance(d.stagedNext, d.stagedTs, d.stagedLast)
 	if len(d.arrivals) > 0 {
 		listeners := *d.s.listeners.Load()
 		for _, a := range d.arrivals {

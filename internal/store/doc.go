@@ -16,15 +16,20 @@
 // run did not shut down cleanly. Recover the ConsumeQueues (scan for their
 // valid ends), then the CommitLog: normally from its last three segments;
 // after a crash from the newest segment whose first record is older than the
-// checkpoint's min(physic, logics) - 3 s. Both check magic codes and body
-// CRCs and cut the torn tail. The CommitLog is told whether the last
+// checkpoint's min(physic, logics) - 3 s, or, later in it, from the
+// checkpoint's resume record (rocketd's extension of the file: the last
+// record the flushers saw durable in both structures, used once its header
+// is found naming its own offset), which bounds the time from a crash to
+// accepting sends by the unflushed tail instead of the segment size. Both
+// check magic codes and body CRCs and cut the torn tail. The CommitLog is told whether the last
 // shutdown was clean and the checkpoint's physicMsgTimestamp: an invalid
 // record before data known durable is corruption, and Open fails with a
 // *commitlog.CorruptionError (Config.CommitLogCorruptionAction = truncate
 // cuts it instead, and lowers physicMsgTimestamp to what is left; commitlog
 // doc.go, "Recovery"). ConsumeQueue units pointing past the recovered end
 // are cut. The dispatcher then re-dispatches from the recovery start
-// (abnormal) or from the ConsumeQueues' end (normal) — duplicates are
+// (abnormal; after the resume record when the scan started there) or from
+// the ConsumeQueues' end (normal) — duplicates are
 // ignored by the queues — and Open waits until it has caught up, rebuilds
 // the CommitLog's next-queue-offset table from the queues, starts the
 // background services and creates `abort`. Before that it waits for the

@@ -40,7 +40,9 @@ func (s *Store) flushLoop(quit <-chan struct{}) {
 //     before the flush, once no queue has unsynced units left (every
 //     thorough flush achieves that);
 //   - physicMsgTimestamp: the store time of the newest dispatched position
-//     at or below the CommitLog's flushed end.
+//     at or below the CommitLog's flushed end;
+//   - the resume record (rocketd's extension): the last record below both,
+//     where recovery after a crash may start scanning.
 //
 // Everything stored before min(physic, logics) is then durable in both
 // structures, which is what abnormal recovery relies on.
@@ -48,13 +50,22 @@ func (s *Store) flushLoop(quit <-chan struct{}) {
 // It returns the queue flush error, for the caller to log.
 func (s *Store) flushQueuesAndCheckpoint(leastPages int) error {
 	// Snapshot before flushing: whatever is dispatched now is covered.
-	_, ts := s.disp.position()
+	off, ts := s.disp.position()
 	cqErr := s.cqs.Flush(leastPages)
 	st := s.ckpt.State()
 	changed := false
-	if cqErr == nil && ts != 0 && ts != st.LogicsMsgTimestamp && !s.cqs.Dirty() {
+	cqDurable := cqErr == nil && !s.cqs.Dirty()
+	if cqDurable && ts != 0 && ts != st.LogicsMsgTimestamp {
 		s.ckpt.SetLogicsMsgTimestamp(ts)
 		changed = true
+	}
+	// The resume record: the last record whose units and bytes are both
+	// on disk (below the snapshot and the CommitLog's flushed end).
+	if cqDurable {
+		if rec, ok := s.disp.resumeRecordAt(min(off, s.log.Flushed())); ok && (!st.HasResume || rec > st.ResumeRecord) {
+			s.ckpt.SetResumeRecord(rec)
+			changed = true
+		}
 	}
 	if pts, ok := s.disp.timestampAt(s.log.Flushed()); ok && pts != st.PhysicMsgTimestamp {
 		s.ckpt.SetPhysicMsgTimestamp(pts)

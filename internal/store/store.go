@@ -175,12 +175,23 @@ func (s *Store) recover() error {
 		return fmt.Errorf("store: recover consume queues: %w", err)
 	}
 	from := int64(commitlog.NormalRecovery)
+	// dispatchFloor: dispatch resumes at or below it (after a crash the
+	// queues may lack units after it).
+	dispatchFloor, fromRecord := int64(-1), false
 	if !s.lastExitOK {
 		from = s.abnormalRecoveryStart()
+		dispatchFloor = from
+		// Finer than the segment: the last record known durable in both
+		// structures. A clean shutdown keeps the segment scan, which
+		// verifies the last segments as RocketMQ's normal recovery does.
+		if rec, recEnd, ok := s.resumeRecord(from); ok {
+			from, dispatchFloor, fromRecord = rec, recEnd, true
+		}
 	}
 	durable := s.ckpt.State().PhysicMsgTimestamp
 	res, err := s.log.RecoverWith(commitlog.RecoverOptions{
 		From:             from,
+		FromRecord:       fromRecord,
 		CleanShutdown:    s.lastExitOK,
 		DurableTimestamp: durable,
 		OnCorruption:     s.cfg.CommitLogCorruptionAction,
@@ -190,6 +201,11 @@ func (s *Store) recover() error {
 		return fmt.Errorf("store: recover commitlog: %w", err)
 	}
 	end := res.End
+	if st := s.ckpt.State(); st.HasResume && st.ResumeRecord >= end {
+		// The log ends at or before it (a truncation): forget it until the
+		// flushers name a new one.
+		s.ckpt.ClearResumeRecord()
+	}
 	if res.Corruption != nil && res.LastTimestamp < durable {
 		// The truncation removed records the checkpoint counted as
 		// durable: lower it to what is left, or the next recovery would
@@ -221,8 +237,8 @@ func (s *Store) recover() error {
 	for _, q := range queues {
 		resume = max(resume, q.MaxPhysicOffset())
 	}
-	if from >= 0 {
-		resume = max(min(resume, from), minOff)
+	if dispatchFloor >= 0 {
+		resume = max(min(resume, dispatchFloor), minOff)
 	}
 	resume = min(resume, end)
 	if err := s.cqs.CorrectMinOffsets(minOff); err != nil {
@@ -384,6 +400,9 @@ func (s *Store) close() error {
 	if len(errs) == 0 && caughtUp {
 		s.ckpt.SetPhysicMsgTimestamp(ts)
 		s.ckpt.SetLogicsMsgTimestamp(ts)
+		if rec, ok := s.disp.resumeRecordAt(s.log.Flushed()); ok {
+			s.ckpt.SetResumeRecord(rec)
+		}
 	}
 	if err := s.ckpt.Flush(); err != nil {
 		errs = append(errs, fmt.Errorf("store: %w", err))

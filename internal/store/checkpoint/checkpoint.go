@@ -27,7 +27,20 @@ type State struct {
 	IndexMsgTimestamp   int64
 	MasterFlushedOffset int64
 	ConfirmPhyOffset    int64
+
+	// ResumeRecord (rocketd's extension, valid when HasResume) is the
+	// CommitLog offset of a record such that it and everything before it
+	// are durable in the CommitLog and in the ConsumeQueues: recovery may
+	// scan from there instead of from a segment start.
+	ResumeRecord int64
+	HasResume    bool
 }
+
+// resumeMagic marks rocketd's extension after Java's 40 bytes.
+var resumeMagic = [8]byte{'r', 'o', 'c', 'k', 'e', 't', 'd', 1}
+
+// extEnd is where rocketd's extension ends; the bytes after it are zero.
+const extEnd = 72
 
 // RecoveryTimestamp is the store time below which abnormal recovery may
 // assume everything reached the disk: min(physic, logics) minus 3 s of slack
@@ -47,22 +60,42 @@ func (s State) AppendTo(dst []byte) []byte {
 	dst = binary.BigEndian.AppendUint64(dst, uint64(s.IndexMsgTimestamp))
 	dst = binary.BigEndian.AppendUint64(dst, uint64(s.MasterFlushedOffset))
 	dst = binary.BigEndian.AppendUint64(dst, uint64(s.ConfirmPhyOffset))
-	return append(dst, make([]byte, Size-40)...)
+	if !s.HasResume {
+		return append(dst, make([]byte, Size-40)...)
+	}
+	dst = append(dst, resumeMagic[:]...)
+	dst = binary.BigEndian.AppendUint64(dst, uint64(s.ResumeRecord))
+	// The guard: Java rewrites only the first 40 bytes in place, so a
+	// page it changed keeps a stale extension whose copy of the two
+	// timestamps no longer matches.
+	dst = binary.BigEndian.AppendUint64(dst, uint64(s.PhysicMsgTimestamp))
+	dst = binary.BigEndian.AppendUint64(dst, uint64(s.LogicsMsgTimestamp))
+	return append(dst, make([]byte, Size-extEnd)...)
 }
 
-// Parse decodes a checkpoint page. Only the first 40 bytes matter; a 4.x
-// file has zeros (or garbage-free padding) in the 5.x fields.
+// Parse decodes a checkpoint page. The first 40 bytes are Java's; a 4.x
+// file has zeros (or garbage-free padding) in the 5.x fields. rocketd's
+// extension counts only when its magic is there and its guard matches
+// the timestamps.
 func Parse(b []byte) (State, error) {
 	if len(b) < 40 {
 		return State{}, fmt.Errorf("%w: %d bytes", ErrShort, len(b))
 	}
-	return State{
+	s := State{
 		PhysicMsgTimestamp:  int64(binary.BigEndian.Uint64(b[0:])),
 		LogicsMsgTimestamp:  int64(binary.BigEndian.Uint64(b[8:])),
 		IndexMsgTimestamp:   int64(binary.BigEndian.Uint64(b[16:])),
 		MasterFlushedOffset: int64(binary.BigEndian.Uint64(b[24:])),
 		ConfirmPhyOffset:    int64(binary.BigEndian.Uint64(b[32:])),
-	}, nil
+	}
+	if len(b) >= extEnd && [8]byte(b[40:48]) == resumeMagic &&
+		int64(binary.BigEndian.Uint64(b[56:])) == s.PhysicMsgTimestamp &&
+		int64(binary.BigEndian.Uint64(b[64:])) == s.LogicsMsgTimestamp {
+		if r := int64(binary.BigEndian.Uint64(b[48:])); r >= 0 {
+			s.ResumeRecord, s.HasResume = r, true
+		}
+	}
+	return s, nil
 }
 
 // File is the checkpoint of one store: the in-memory state updated by the
@@ -100,7 +133,7 @@ func load(fsys vfs.FS, path string) (State, error) {
 		return State{}, fmt.Errorf("checkpoint: open %s: %w", path, err)
 	}
 	defer file.Close()
-	buf := make([]byte, 40)
+	buf := make([]byte, extEnd)
 	n, err := file.ReadAt(buf, 0)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return State{}, fmt.Errorf("checkpoint: read %s: %w", path, err)
@@ -148,6 +181,22 @@ func (f *File) SetOffsets(masterFlushed, confirmPhy int64) {
 	f.mu.Lock()
 	f.mu.state.MasterFlushedOffset = masterFlushed
 	f.mu.state.ConfirmPhyOffset = confirmPhy
+	f.mu.Unlock()
+}
+
+// SetResumeRecord records a durable record to resume recovery from (see
+// State.ResumeRecord).
+func (f *File) SetResumeRecord(offset int64) {
+	f.mu.Lock()
+	f.mu.state.ResumeRecord, f.mu.state.HasResume = offset, true
+	f.mu.Unlock()
+}
+
+// ClearResumeRecord forgets the resume record (the CommitLog was cut
+// below it, or may have been).
+func (f *File) ClearResumeRecord() {
+	f.mu.Lock()
+	f.mu.state.ResumeRecord, f.mu.state.HasResume = 0, false
 	f.mu.Unlock()
 }
 

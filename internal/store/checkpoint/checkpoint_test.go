@@ -73,7 +73,7 @@ func TestOpenMissingFlushReopen(t *testing.T) {
 	if err != nil || !existed {
 		t.Fatalf("reopen: %v %v", existed, err)
 	}
-	want := State{100, 90, 80, 70, 60}
+	want := State{100, 90, 80, 70, 60, 0, false}
 	if g.State() != want {
 		t.Fatalf("reopened %+v, want %+v", g.State(), want)
 	}
@@ -86,8 +86,8 @@ func TestOpenMissingFlushReopen(t *testing.T) {
 // TestFlushCrashAtomic crashes at every mutating operation of a Flush and
 // checks the file then holds the old or the new state, never anything else.
 func TestFlushCrashAtomic(t *testing.T) {
-	old := State{1, 2, 3, 4, 5}
-	next := State{10, 20, 30, 40, 50}
+	old := State{1, 2, 3, 4, 5, 0, false}
+	next := State{10, 20, 30, 40, 50, 4096, true}
 	for k := int64(0); ; k++ {
 		mem := vfs.NewMem()
 		if err := vfs.MkdirAllSync(mem, "/s", 0o755); err != nil {
@@ -110,6 +110,7 @@ func TestFlushCrashAtomic(t *testing.T) {
 		f.SetLogicsMsgTimestamp(next.LogicsMsgTimestamp)
 		f.SetIndexMsgTimestamp(next.IndexMsgTimestamp)
 		f.SetOffsets(next.MasterFlushedOffset, next.ConfirmPhyOffset)
+		f.SetResumeRecord(next.ResumeRecord)
 		ferr := f.Flush()
 		g, _, err := Open(mem.CrashClone(), "/s/checkpoint")
 		if err != nil {
@@ -124,5 +125,65 @@ func TestFlushCrashAtomic(t *testing.T) {
 		if !trig.Fired() {
 			break
 		}
+	}
+}
+
+// TestResumeExtension: rocketd's resume record after Java's 40 bytes, and
+// the guard that makes a page Java rewrote in place ignore it.
+func TestResumeExtension(t *testing.T) {
+	st := State{PhysicMsgTimestamp: 1000, LogicsMsgTimestamp: 900, IndexMsgTimestamp: 3, ResumeRecord: 0x0a0b, HasResume: true}
+	page := st.AppendTo(nil)
+	if len(page) != Size {
+		t.Fatalf("page size %d", len(page))
+	}
+	want := append([]byte("rocketd\x01"), 0, 0, 0, 0, 0, 0, 0x0a, 0x0b, 0, 0, 0, 0, 0, 0, 0x03, 0xe8, 0, 0, 0, 0, 0, 0, 0x03, 0x84)
+	if !bytes.Equal(page[40:72], want) {
+		t.Fatalf("extension % x", page[40:72])
+	}
+	if !bytes.Equal(page[72:], make([]byte, Size-72)) {
+		t.Fatal("padding not zero")
+	}
+	if got, err := Parse(page); err != nil || got != st {
+		t.Fatalf("parse: %+v %v", got, err)
+	}
+	// Java advances physicMsgTimestamp in place: the extension is stale.
+	java := bytes.Clone(page)
+	java[7]++
+	if got, _ := Parse(java); got.HasResume {
+		t.Fatalf("stale extension trusted: %+v", got)
+	}
+	java = bytes.Clone(page)
+	java[15]++ // logicsMsgTimestamp
+	if got, _ := Parse(java); got.HasResume {
+		t.Fatalf("stale extension trusted: %+v", got)
+	}
+	// A page Java wrote from scratch (zeros after 40), or a 40-byte file.
+	if got, _ := Parse(State{PhysicMsgTimestamp: 1000, LogicsMsgTimestamp: 900}.AppendTo(nil)); got.HasResume {
+		t.Fatal("resume from a page without the extension")
+	}
+	if got, _ := Parse(page[:40]); got.HasResume {
+		t.Fatal("resume from a 40-byte page")
+	}
+	// Round trip through the file, and clearing.
+	fsys := vfs.NewMem()
+	f, _, err := Open(fsys, "/checkpoint")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.SetPhysicMsgTimestamp(1000)
+	f.SetResumeRecord(4096)
+	if err := f.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	f2, _, err := Open(fsys, "/checkpoint")
+	if err != nil || !f2.State().HasResume || f2.State().ResumeRecord != 4096 {
+		t.Fatalf("reopened: %+v %v", f2.State(), err)
+	}
+	f2.ClearResumeRecord()
+	if err := f2.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if f3, _, _ := Open(fsys, "/checkpoint"); f3.State().HasResume {
+		t.Fatal("cleared resume record came back")
 	}
 }

@@ -13,7 +13,20 @@
 //	    16    8 indexMsgTimestamp    end time (ms) of the last full index file flushed
 //	    24    8 masterFlushedOffset  (5.x) flushed offset of the master, for HA
 //	    32    8 confirmPhyOffset     (5.x) confirmed CommitLog offset, for HA
-//	    40 4056 zero
+//	    40    8 "rocketd\x01"         rocketd's extension (zero when absent, as Java writes it)
+//	    48    8 resumeRecord         a CommitLog record offset: it and all before it are durable
+//	                                 in the CommitLog and the ConsumeQueues
+//	    56    8 guard physic         physicMsgTimestamp when the extension was written
+//	    64    8 guard logics         logicsMsgTimestamp when the extension was written
+//	    72 4024 zero
+//
+// The extension lets recovery scan from the resume record (the last
+// record the flushers saw durable) instead of from a whole segment, which
+// bounds the time from a crash to accepting sends by the unflushed tail,
+// not by the segment size (store/recovery.go checks the record before
+// trusting it). Java ignores bytes after 40 and rewrites only its own
+// fields in place; a page it changed keeps a stale extension whose guard
+// no longer matches the timestamps, so rocketd ignores it.
 //
 // Crash atomicity: RocketMQ updates the file in place through a mapping. We
 // write the whole page to `checkpoint.tmp`, fsync it, rename it over

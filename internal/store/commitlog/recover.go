@@ -63,8 +63,13 @@ func ParseCorruptionAction(s string) (CorruptionAction, error) {
 
 // RecoverOptions says where recovery starts and what is known to be durable.
 type RecoverOptions struct {
-	// From is NormalRecovery or the start of a segment (see Recover).
+	// From is NormalRecovery or the start of a segment (see Recover), or
+	// with FromRecord the start of a record.
 	From int64
+	// FromRecord: From is the start of a record known to be durable with
+	// everything before it (the checkpoint's resume record); the scan
+	// starts there instead of at a segment start.
+	FromRecord bool
 	// CleanShutdown: the previous run closed the log (every record was
 	// synced), so valid records after an invalid one mean corruption.
 	CleanShutdown bool
@@ -144,8 +149,9 @@ func (l *Log) Recover(from int64, fn RecordFunc) (int64, error) {
 //
 // The scan starts at opts.From: NormalRecovery (-1) means the start of the
 // third-to-last segment (RocketMQ's normal recovery); abnormal recovery
-// passes the start of the segment the checkpoint selects (spec §7); any
-// other offset than a segment start is refused (offsets below the first
+// passes the start of the segment the checkpoint selects (spec §7), or with
+// opts.FromRecord the checkpoint's resume record; any other offset than a
+// segment start is refused without FromRecord (offsets below the first
 // segment mean the first segment). From there it walks records checking
 // magic code, length, body CRC and PHYSICALOFFSET, passing each to
 // opts.OnRecord and following BLANK fillers to the next segment, and stops
@@ -178,7 +184,7 @@ func (l *Log) RecoverWith(opts RecoverOptions) (RecoverResult, error) {
 	if from > last.End() {
 		return RecoverResult{}, fmt.Errorf("commitlog: recover from %d: beyond the last segment end %d", from, last.End())
 	}
-	if (from-first.Start())%l.cfg.SegmentSize != 0 {
+	if (from-first.Start())%l.cfg.SegmentSize != 0 && !opts.FromRecord {
 		// A scan from the middle of a record would find garbage and
 		// truncate valid data: only segment starts are record boundaries
 		// known without reading.
