@@ -51,7 +51,11 @@ func (h *harness) startRocketd(dir string, flush config.FlushDiskType) (*server,
 		cmd = exec.Command(self, "rocketd-pprof", "--data", filepath.Join(dir, "data"), "-c", conf,
 			"--namesrv-port", strconv.Itoa(nsPort), "--listen-port", strconv.Itoa(brokerPort), "--pprof", s.pprof)
 	} else {
-		cmd = exec.Command(h.rocketd, "serve", "--log-level", "warn", "--data", filepath.Join(dir, "data"), "-c", conf,
+		level := "warn"
+		if h.metricsPprof {
+			level = "info" // the scale runs: the recovery's steps with their times
+		}
+		cmd = exec.Command(h.rocketd, "serve", "--log-level", level, "--data", filepath.Join(dir, "data"), "-c", conf,
 			"--namesrv-port", strconv.Itoa(nsPort), "--listen-port", strconv.Itoa(brokerPort))
 	}
 	start := time.Now()

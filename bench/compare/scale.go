@@ -579,6 +579,10 @@ func (h *harness) recoveryPoint(ctx context.Context, target string, gib float64)
 	_ = load.Wait()
 	s.stop(30 * time.Second) // the RocketMQ NameServer
 	h.logf("recovery %s: killed; restarting", target)
+	if target == "rocketd" {
+		// The log of the killed run; the restart's goes to rocketd.log.
+		_ = os.Rename(filepath.Join(dir, "rocketd.log"), filepath.Join(dir, "rocketd-killed.log"))
+	}
 	restart := time.Now()
 	s, err = start()
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -370,7 +371,7 @@ func TestAbnormalRecoveryIsBoundedByCheckpoint(t *testing.T) {
 	})
 	s.Close()
 
-	var logs bytes.Buffer
+	var logs lockedBuffer
 	cfg.FS = image
 	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	s2 := openStore(t, cfg)
@@ -518,7 +519,7 @@ func TestResumeRecordFallsBack(t *testing.T) {
 	if err := vfs.WriteFileAtomic(image, ckptPath, st.AppendTo(nil)); err != nil {
 		t.Fatal(err)
 	}
-	var logs bytes.Buffer
+	var logs lockedBuffer
 	cfg.FS = image
 	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	s2 := openStore(t, cfg)
@@ -532,4 +533,79 @@ func TestResumeRecordFallsBack(t *testing.T) {
 	if got := s2.MaxOffset("R", 0) + s2.MaxOffset("R", 1); got != int64(len(acks)) {
 		t.Fatalf("%d units after recovery, want %d", got, len(acks))
 	}
+}
+
+// TestResumeRecordAdvancesUnderLoad: while puts never stop and queue flushes
+// are partial (leastPages), some queue always holds unsynced units, so the
+// logics time waits for the next thorough flush (an hour here); the resume
+// record still moves, bounded by each queue's first unsynced unit, and a
+// crash then recovers from it with every acknowledged put.
+func TestResumeRecordAdvancesUnderLoad(t *testing.T) {
+	mem := vfs.NewMem()
+	cfg := testConfig(mem)
+	cfg.SegmentSize = 1 << 20
+	cfg.FlushSync = true // every acknowledged put is in the CommitLog's image
+	cfg.CQFlushInterval = 5 * time.Millisecond
+	cfg.CQFlushThoroughInterval = time.Hour
+	cfg.CQFlushLeastPages = 1
+	s := openStore(t, cfg)
+	var mu sync.Mutex
+	var acks []ack
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			// Queue 3 gets a put now and then: it stays below a page.
+			q := int32(i % 3)
+			if i%500 == 0 {
+				q = 3
+			}
+			res := s.PutMessage(context.Background(), newRecord("U", q, bodyFor(i, 100), nil), PutOptions{})
+			if res.Status != PutOK {
+				continue
+			}
+			mu.Lock()
+			acks = append(acks, ack{"U", q, i, 100, res.WroteOffset, res.WroteBytes, res.QueueOffset})
+			mu.Unlock()
+		}
+	}()
+	var first int64
+	wait.For(t, 10*time.Second, "a first resume record", func() bool {
+		st := s.Checkpoint()
+		first = st.ResumeRecord
+		return st.HasResume && first > 0
+	})
+	wait.For(t, 10*time.Second, "the resume record to advance", func() bool { return s.Checkpoint().ResumeRecord > first })
+	var image *vfs.MemFS
+	var acked []ack
+	wait.For(t, 10*time.Second, "a durable checkpoint with a resume record past the first", func() bool {
+		// What was acknowledged before the image: it must all be there.
+		mu.Lock()
+		acked = slices.Clone(acks)
+		mu.Unlock()
+		image = mem.CrashClone()
+		data, err := vfs.ReadFile(image, path.Join(cfg.Dir, checkpoint.FileName))
+		if err != nil {
+			return false
+		}
+		st, err := checkpoint.Parse(data)
+		return err == nil && st.HasResume && st.ResumeRecord > first
+	})
+	close(stop)
+	<-done
+	s.Close()
+	var logs lockedBuffer
+	cfg.FS = image
+	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	s2 := openStore(t, cfg)
+	if !strings.Contains(logs.String(), "from the checkpoint's resume record") {
+		t.Fatalf("recovery did not start at the resume record:\n%s", logs.String())
+	}
+	verifyAcked(t, s2, acked)
 }

@@ -54,15 +54,29 @@ func (s *Store) flushQueuesAndCheckpoint(leastPages int) error {
 	cqErr := s.cqs.Flush(leastPages)
 	st := s.ckpt.State()
 	changed := false
-	cqDurable := cqErr == nil && !s.cqs.Dirty()
-	if cqDurable && ts != 0 && ts != st.LogicsMsgTimestamp {
+	if cqErr == nil && ts != 0 && ts != st.LogicsMsgTimestamp && !s.cqs.Dirty() {
 		s.ckpt.SetLogicsMsgTimestamp(ts)
 		changed = true
 	}
-	// The resume record: the last record whose units and bytes are both
-	// on disk (below the snapshot and the CommitLog's flushed end).
-	if cqDurable {
-		if rec, ok := s.disp.resumeRecordAt(min(off, s.log.Flushed())); ok && (!st.HasResume || rec > st.ResumeRecord) {
+	// The resume record: the last record whose bytes and units are all on
+	// disk: below the CommitLog's flushed end, the dispatched snapshot and
+	// every queue's first unsynced unit. Unlike the logics time it moves
+	// under sustained load, when some queue always has unsynced units.
+	if cqErr == nil {
+		// Queues whose unsynced units are older than the previous pass
+		// hold the bound back (a slow queue may stay under leastPages for
+		// the whole thorough interval): sync a few of them each pass.
+		if prev := s.prevFlushSnapshot; prev > 0 {
+			if _, err := s.cqs.FlushLaggards(prev, maxLaggardSyncs); err != nil {
+				cqErr = err
+			}
+		}
+		s.prevFlushSnapshot = off
+	}
+	if cqErr == nil {
+		if bound, err := s.durableBound(off); err != nil {
+			s.cfg.Logger.Debug("store: resume record not advanced", "err", err)
+		} else if rec, ok := s.disp.resumeRecordAt(bound); ok && (!st.HasResume || rec > st.ResumeRecord) {
 			s.ckpt.SetResumeRecord(rec)
 			changed = true
 		}
@@ -78,4 +92,25 @@ func (s *Store) flushQueuesAndCheckpoint(leastPages int) error {
 		s.cfg.Logger.Error("store: write checkpoint", "err", err)
 	}
 	return cqErr
+}
+
+// maxLaggardSyncs bounds the extra queue syncs of one flush pass: the
+// resume record of a broker with thousands of slow queues waits for the
+// thorough flush rather than costing thousands of fsyncs a second.
+const maxLaggardSyncs = 64
+
+// durableBound is a CommitLog offset below which every record and every
+// ConsumeQueue unit of it is durable: the CommitLog's flushed end, the
+// dispatched offset snapshot taken before the queue flush, and the first
+// unsynced unit of any queue, whichever is lowest.
+func (s *Store) durableBound(dispatched int64) (int64, error) {
+	bound := min(dispatched, s.log.Flushed())
+	p, dirty, err := s.cqs.FirstUnsynced()
+	if err != nil {
+		return 0, err
+	}
+	if dirty {
+		bound = min(bound, p)
+	}
+	return bound, nil
 }

@@ -54,10 +54,13 @@ type Store struct {
 	// dispatch (dispatcher.blocked) while it retries.
 	logicsErr atomic.Pointer[error]
 
-	disp      *dispatcher
-	flusher   lifecycle.Loop
-	cleaner   lifecycle.Loop
-	listeners atomic.Pointer[[]ArrivalListener]
+	disp    *dispatcher
+	flusher lifecycle.Loop
+	// prevFlushSnapshot is the dispatched offset the flusher's previous
+	// pass snapshotted (flusher goroutine only).
+	prevFlushSnapshot int64
+	cleaner           lifecycle.Loop
+	listeners         atomic.Pointer[[]ArrivalListener]
 
 	closeOnce sync.Once
 	closeErr  error

@@ -297,9 +297,12 @@ func (q *Queue) createFile(start int64) (*file, error) {
 	if err := q.fs.MkdirAll(q.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("consumequeue: mkdir %s: %w", q.dir, err)
 	}
-	q.dirGen.Add(1)
 	path := filepath.Join(q.dir, fileName(start))
 	h, err := q.files.Create(path)
+	// Counted once the entry exists (even when the create failed half
+	// way): a Flush that read the count before must not mark the entry
+	// durable by syncing the directory before it was there.
+	q.dirGen.Add(1)
 	if err != nil {
 		return nil, fmt.Errorf("consumequeue: create %s: %w", path, err)
 	}
@@ -443,6 +446,47 @@ func (q *Queue) markDirsSynced(gen int64) {
 			return
 		}
 	}
+}
+
+// FirstUnsynced returns the CommitLog offset the first committed unit not
+// yet synced points at (ok false when every committed unit is synced):
+// every unit of the queue pointing below it is durable, since units are in
+// CommitLog order. A unit the queue read as a filler or damaged counts as
+// offset 0 (nothing known durable).
+func (q *Queue) FirstUnsynced() (phys int64, ok bool, err error) {
+	// Files whose directory entries are not synced yet are the newest
+	// unsynced ones: all of their units are at risk.
+	unsyncedNames := q.dirGen.Load() - q.dirSynced.Load()
+	q.mu.RLock()
+	var f *file
+	pos := int64(0)
+	for i, x := range q.mu.files {
+		if int64(len(q.mu.files)-i) <= unsyncedNames && x.wrote.Load() > 0 {
+			f = x
+			break
+		}
+		if x.flushed.Load() < x.wrote.Load() {
+			// flushed only grows, and only past whole synced units: the
+			// unit at it (rounded down) was unsynced at least when read.
+			f, pos = x, x.flushed.Load()/UnitSize*UnitSize
+			break
+		}
+	}
+	q.mu.RUnlock()
+	if f == nil {
+		return 0, false, nil
+	}
+	var b [UnitSize]byte
+	if _, err := f.h.ReadAt(b[:], pos); errors.Is(err, fdcache.ErrForgotten) {
+		return 0, false, nil // deleted meanwhile
+	} else if err != nil {
+		return 0, false, fmt.Errorf("consumequeue: read %s at %d: %w", f.path(), pos, err)
+	}
+	u, err := ParseUnit(b[:])
+	if err != nil || !u.Valid() || u.IsFiller() {
+		return 0, true, nil
+	}
+	return u.Offset, true, nil
 }
 
 // Dirty reports whether committed units, or the entries of new files, are

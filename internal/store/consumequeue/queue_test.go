@@ -412,3 +412,39 @@ func TestCommitAfterRemoveTopicDropsUnits(t *testing.T) {
 		t.Fatal("deleted topic directory resurrected")
 	}
 }
+
+// TestFirstUnsyncedAndLaggards: the first unsynced unit of each queue bounds
+// what is durable; a full flush of the laggards moves the bound.
+func TestFirstUnsyncedAndLaggards(t *testing.T) {
+	s := openTestSet(t, vfs.NewMem())
+	if _, dirty, err := s.FirstUnsynced(); err != nil || dirty {
+		t.Fatalf("empty set: dirty %v %v", dirty, err)
+	}
+	a, b := s.GetOrCreate("A", 0), s.GetOrCreate("B", 0)
+	appendRange(t, a, 0, 3) // a's units point at 1000, 1100, 1200
+	if err := s.Flush(0); err != nil {
+		t.Fatal(err)
+	}
+	appendRange(t, a, 3, 5) // unsynced from 1300
+	appendRange(t, b, 0, 2) // unsynced from 1000
+	if p, dirty, err := a.FirstUnsynced(); err != nil || !dirty || p != 1300 {
+		t.Fatalf("queue A: %d %v %v, want 1300", p, dirty, err)
+	}
+	if p, dirty, err := s.FirstUnsynced(); err != nil || !dirty || p != 1000 {
+		t.Fatalf("set: %d %v %v, want 1000 (queue B)", p, dirty, err)
+	}
+	// Only B's units are older than 1200: syncing the laggards syncs B.
+	if n, err := s.FlushLaggards(1200, 10); err != nil || n != 1 {
+		t.Fatalf("FlushLaggards: %d %v, want 1", n, err)
+	}
+	if _, dirty, _ := b.FirstUnsynced(); dirty {
+		t.Fatal("queue B still unsynced")
+	}
+	if p, dirty, err := s.FirstUnsynced(); err != nil || !dirty || p != 1300 {
+		t.Fatalf("set after the laggard: %d %v %v, want 1300", p, dirty, err)
+	}
+	// The limit holds.
+	if n, err := s.FlushLaggards(1<<40, 0); err != nil || n != 0 {
+		t.Fatalf("limit 0: %d %v", n, err)
+	}
+}

@@ -127,6 +127,50 @@ func (s *Set) snapshot() []*Queue {
 	return out
 }
 
+// FirstUnsynced returns the lowest CommitLog offset a committed but not
+// yet synced unit of any queue points at (ok false when there is none):
+// the units of every record below it are durable.
+func (s *Set) FirstUnsynced() (phys int64, ok bool, err error) {
+	for _, q := range s.snapshot() {
+		p, dirty, err := q.FirstUnsynced()
+		if err != nil {
+			return 0, false, err
+		}
+		if dirty && (!ok || p < phys) {
+			phys, ok = p, true
+		}
+	}
+	return phys, ok, nil
+}
+
+// FlushLaggards fully syncs up to limit queues whose first unsynced unit
+// points below phys (queues a partial flush leaves behind because they
+// grow slowly) and reports how many it synced. It tries them all before
+// reporting the first error.
+func (s *Set) FlushLaggards(phys int64, limit int) (int, error) {
+	n := 0
+	var errs []error
+	for _, q := range s.snapshot() {
+		if n >= limit {
+			break
+		}
+		p, dirty, err := q.FirstUnsynced()
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if !dirty || p >= phys {
+			continue
+		}
+		if err := q.Flush(0); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		n++
+	}
+	return n, errors.Join(errs...)
+}
+
 // Dirty reports whether any queue has committed units not yet flushed.
 func (s *Set) Dirty() bool {
 	for _, q := range s.snapshot() {
