@@ -412,6 +412,12 @@ type BrokerConfig struct {
 	// TimerMaxDelaySec bounds a timer message's delay (259200 = 3 days;
 	// a year or more works).
 	TimerMaxDelaySec int64 `prop:"timerMaxDelaySec"`
+	// RecallMessageEnable serves RECALL_MESSAGE and gRPC RecallMessage
+	// (false, as Java: a recall is then NO_PERMISSION).
+	RecallMessageEnable bool `prop:"recallMessageEnable"`
+	// AllowRecallWhenBrokerNotWriteable lets recalls through while
+	// brokerPermission has no write bit (true).
+	AllowRecallWhenBrokerNotWriteable bool `prop:"allowRecallWhenBrokerNotWriteable"`
 	// TimerPrecisionMs is accepted for compatibility (1000): rocketd's
 	// timer delivers at the requested millisecond, never earlier.
 	TimerPrecisionMs int64 `prop:"timerPrecisionMs" effect:"none"`
@@ -531,26 +537,27 @@ var brokerKeyAliases = map[string]string{
 // EnsureDefaults when done.
 func NewBrokerConfig() BrokerConfig {
 	c := BrokerConfig{
-		TraceOn:                        true,
-		AutoCreateTopicEnable:          true,
-		AutoCreateSubscriptionGroup:    true,
-		ClusterTopicEnable:             true,
-		BrokerTopicEnable:              true,
-		ForceRegister:                  true,
-		LongPollingEnable:              true,
-		LitePullMessageEnable:          true,
-		UseServerSideResetOffset:       true,
-		ServerLoadBalancerEnable:       true,
-		DefaultPopShareQueueNum:        -1,
-		PopFromRetryProbability:        DefaultPopFromRetryProbability,
-		NotifyConsumerIdsChangedEnable: true,
-		TransferMsgByHeap:              true,
-		BrokerFastFailureEnable:        true,
-		CleanFileForciblyEnable:        true,
-		CheckCRCOnRecover:              true,
-		MessageIndexEnable:             true,
-		TimerWheelEnable:               true,
-		StoreReplyMessageEnable:        true,
+		TraceOn:                           true,
+		AutoCreateTopicEnable:             true,
+		AutoCreateSubscriptionGroup:       true,
+		ClusterTopicEnable:                true,
+		BrokerTopicEnable:                 true,
+		ForceRegister:                     true,
+		LongPollingEnable:                 true,
+		LitePullMessageEnable:             true,
+		UseServerSideResetOffset:          true,
+		ServerLoadBalancerEnable:          true,
+		DefaultPopShareQueueNum:           -1,
+		PopFromRetryProbability:           DefaultPopFromRetryProbability,
+		NotifyConsumerIdsChangedEnable:    true,
+		TransferMsgByHeap:                 true,
+		BrokerFastFailureEnable:           true,
+		CleanFileForciblyEnable:           true,
+		CheckCRCOnRecover:                 true,
+		MessageIndexEnable:                true,
+		TimerWheelEnable:                  true,
+		StoreReplyMessageEnable:           true,
+		AllowRecallWhenBrokerNotWriteable: true,
 	}
 	c.ensureBaseDefaults()
 	return c

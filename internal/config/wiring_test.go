@@ -99,6 +99,8 @@ var brokerFieldReaders = map[string]string{
 	"FlushDelayOffsetInterval":          "internal/broker",
 	"TimerWheelEnable":                  "internal/broker/processor",
 	"TimerMaxDelaySec":                  "internal/broker/processor",
+	"RecallMessageEnable":               "internal/broker/processor",
+	"AllowRecallWhenBrokerNotWriteable": "internal/broker/processor",
 	"OSPageCacheBusyTimeout":            "internal/broker",
 	"MaxTransferBytesOnMessageInMemory": "internal/broker",
 	"MaxTransferCountOnMessageInMemory": "internal/broker",

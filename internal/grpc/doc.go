@@ -161,11 +161,42 @@
 //     memory, as QUERY_CONSUMER_OFFSET answers. QueryOffset answers the
 //     queue's min offset (BEGINNING), max offset (END) or the lower
 //     boundary search for timestamp (TIMESTAMP, BAD_REQUEST without one).
-//   - RecallMessage, SyncLiteSubscription: NOT_IMPLEMENTED with the RPC's
-//     name. RecallMessage needs the recall handles and the timer wheel's
-//     deletion of a delayed message (Java's RecallMessageProcessor),
-//     which the broker does not have; SyncLiteSubscription belongs to
-//     the lite topics of newer rocketmq-apis, which neither this store
-//     nor Apache RocketMQ 5.3 has. A NOT_IMPLEMENTED answer lets the SDKs
-//     report the missing feature instead of misbehaving.
+//   - RecallMessage: RecallMessageActivity and ProducerProcessor in Local
+//     mode: the topic name (ILLEGAL_TOPIC), the topic's message type
+//     must be DELAY or MIXED (MESSAGE_PROPERTY_CONFLICT_WITH_TYPE; a topic
+//     this broker does not have is UNSPECIFIED, a conflict too), the
+//     handle must decode (INTERNAL_SERVER_ERROR "recall handle is
+//     invalid"), then the broker's RECALL_MESSAGE (processor.LocalRecall,
+//     see package timer "Recall"); every refusal of the broker is
+//     INTERNAL_SERVER_ERROR with its remark, as LocalMessageService maps
+//     it ("recall failed, operation is forbidden" while
+//     recallMessageEnable=false, Java's default; "recall failed,
+//     timestamp invalid" once the message's time was reached). OK answers
+//     the message id. SendMessage's entry carries the recall_handle the
+//     broker answered for a single timer message (none for a batch).
+//   - SyncLiteSubscription: NOT_IMPLEMENTED with the reason. It belongs
+//     to the lite topics of newer rocketmq-apis, which neither this store
+//     nor Apache RocketMQ 5.3 has; the answer lets the SDKs report the
+//     missing feature instead of misbehaving.
+//
+// # RPC table
+//
+//	RPC                              served                          test (internal/broker unless named)
+//	QueryRoute                       yes                             TestGRPCRawReceiveAck, TestGRPCBadInput
+//	Heartbeat                        yes                             TestGRPCRawReceiveAck
+//	SendMessage                      yes (+ recall_handle)           TestGRPCProducerAndSimpleConsumer, TestGRPCRecallRaw
+//	QueryAssignment                  yes                             TestGRPCSDKConsumers
+//	ReceiveMessage                   yes                             TestGRPCRawReceiveAck, TestGRPCProducerAndSimpleConsumer
+//	AckMessage                       yes                             TestGRPCRawReceiveAck, TestGRPCBadInput
+//	ForwardMessageToDeadLetterQueue  yes                             TestGRPCRawReceiveAck
+//	PullMessage                      yes                             TestGRPCRawPullAndOffsets
+//	UpdateOffset, GetOffset          yes                             TestGRPCRawPullAndOffsets
+//	QueryOffset                      yes                             TestGRPCPullAndOffsetsBadInput
+//	EndTransaction                   yes                             TestGRPCProducerAndSimpleConsumer/transaction
+//	Telemetry                        yes                             TestGRPCRawReceiveAck, TestGRPCTransactionCheck
+//	NotifyClientTermination          yes                             TestGRPCRawReceiveAck
+//	ChangeInvisibleDuration          yes                             TestGRPCProducerAndSimpleConsumer
+//	RecallMessage                    yes (recallMessageEnable=true)  TestGRPCRecallSDK, TestGRPCRecallRaw
+//	SyncLiteSubscription             no: NOT_IMPLEMENTED, no lite    TestGRPCBadInput
+//	                                 topics in rocketd or Java 5.3
 package grpc

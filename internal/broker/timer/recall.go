@@ -99,9 +99,9 @@ func (s *Service) fileRecall(key string, deliverMs int64) {
 	if _, ok := r.pending[k]; !ok && deliverMs <= r.delivering {
 		return // too late: the message has been delivered
 	}
-	if _, ok := r.pending[k]; !ok {
-		k.key = strings.Clone(key) // key points into a read buffer
-	}
+	// key points into a read buffer; a map assignment stores the key it
+	// is given even when an equal one is there.
+	k.key = strings.Clone(key)
 	r.pending[k] = max(deliverMs, s.prog.watermarkMs)
 	r.dirty = true
 }
