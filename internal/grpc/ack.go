@@ -156,25 +156,34 @@ func (s *Server) ForwardMessageToDeadLetterQueue(ctx context.Context, req *v2.Fo
 	if st := checkGroupName(group); st != nil {
 		return &v2.ForwardMessageToDeadLetterQueueResponse{Status: st}, nil
 	}
-	h, ok := parseReceiptHandle(req.GetReceiptHandle())
+	return &v2.ForwardMessageToDeadLetterQueueResponse{
+		Status: s.forwardToDLQ(ctx, topic, group, req.GetReceiptHandle(), req.GetMessageId(), req.GetMaxDeliveryAttempts()),
+	}, nil
+}
+
+// forwardToDLQ is ProducerProcessor.forwardMessageToDeadLetterQueue: a
+// CONSUMER_SEND_MSG_BACK with delay level -1 (straight to the group's
+// DLQ) by the handle's commit-log offset, then the ack of the handle.
+func (s *Server) forwardToDLQ(ctx context.Context, topic, group, handle, msgID string, maxReconsume int32) *v2.Status {
+	h, ok := parseReceiptHandle(handle)
 	if !ok || h.commitLogOffset < 0 {
-		return &v2.ForwardMessageToDeadLetterQueueResponse{Status: invalidHandle}, nil
+		return invalidHandle
 	}
 	real, ok := pop.RealTopic(topic, group, h.mark)
 	if !ok {
-		return &v2.ForwardMessageToDeadLetterQueueResponse{Status: invalidHandle}, nil
+		return invalidHandle
 	}
 	sh := protocol.ConsumerSendMsgBackRequestHeader{
-		Offset: h.commitLogOffset, Group: group, DelayLevel: -1, OriginMsgID: req.GetMessageId(), OriginTopic: real,
-		MaxReconsumeTimes: protocol.Some(req.GetMaxDeliveryAttempts()),
+		Offset: h.commitLogOffset, Group: group, DelayLevel: -1, OriginMsgID: msgID, OriginTopic: real,
+		MaxReconsumeTimes: protocol.Some(maxReconsume),
 	}
 	cmd := remoting.NewRequest(protocol.ConsumerSendMsgBack, protocol.Ext(&sh), nil)
 	cmd.Version = versionV3_4_9
 	resp := s.cfg.Processor.LocalSendBack(cmd)
 	if resp.Code != protocol.Success {
-		return &v2.ForwardMessageToDeadLetterQueueResponse{Status: remotingStatus(resp.Code, resp.Remark)}, nil
+		return remotingStatus(resp.Code, resp.Remark)
 	}
-	return &v2.ForwardMessageToDeadLetterQueueResponse{Status: s.ackOne(ctx, topic, group, req.GetReceiptHandle())}, nil
+	return s.ackOne(ctx, topic, group, handle)
 }
 
 // versionV3_4_9 is the request version from which a send back's

@@ -120,7 +120,12 @@
 //     no renewal yet (a message held longer is delivered again). The stream is a status
 //     (OK, MESSAGE_NOT_FOUND "no new message", TOO_MANY_REQUESTS "polling
 //     full") then one response per message; messages that cannot be
-//     written are made visible again in 1 s. A message's receipt handle is
+//     written are made visible again in 1 s. Before answering, a message
+//     whose reconsume count reached the consumer's max attempts (the
+//     group's retryMaxTimes+1, what the settings' backoff policy says)
+//     is forwarded to the group's DLQ and acked instead of delivered
+//     (PopMessageResultFilterImpl's TO_DLQ): this ends a FIFO message's
+//     redeliveries, which the broker's revive never sees. A message's receipt handle is
 //     its POP_CK as Java's client builds it from the response header
 //     ("<startOffset> <popTime> <invisibleTime> <reviveQid> <mark>
 //     <brokerName> <queueId> <queueOffset>") plus " <commitLogOffset>"
@@ -191,7 +196,7 @@
 //	ForwardMessageToDeadLetterQueue  yes                             TestGRPCRawReceiveAck
 //	PullMessage                      yes                             TestGRPCRawPullAndOffsets
 //	UpdateOffset, GetOffset          yes                             TestGRPCRawPullAndOffsets
-//	QueryOffset                      yes                             TestGRPCPullAndOffsetsBadInput
+//	QueryOffset                      yes                             TestGRPCRawPullAndOffsets
 //	EndTransaction                   yes                             TestGRPCProducerAndSimpleConsumer/transaction
 //	Telemetry                        yes                             TestGRPCRawReceiveAck, TestGRPCTransactionCheck
 //	NotifyClientTermination          yes                             TestGRPCRawReceiveAck

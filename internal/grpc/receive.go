@@ -107,6 +107,7 @@ func (s *Server) ReceiveMessage(req *v2.ReceiveMessageRequest, stream grpc.Serve
 	if err != nil {
 		return reply(status(v2.Code_INTERNAL_SERVER_ERROR, err.Error()))
 	}
+	msgs = s.dropExhausted(ctx, topic, group, msgs)
 	if len(msgs) == 0 {
 		return reply(status(v2.Code_MESSAGE_NOT_FOUND, "no match message"))
 	}
@@ -121,6 +122,36 @@ func (s *Server) ReceiveMessage(req *v2.ReceiveMessageRequest, stream grpc.Serve
 		}
 	}
 	return nil
+}
+
+// dropExhausted is PopMessageResultFilterImpl's TO_DLQ, which Java's
+// proxy applies to every popped message before answering: a message
+// whose reconsume times reached the consumer's max attempts (its
+// settings' backoff policy, which the proxy merges from the group's
+// retryMaxTimes+1 on every read: the group's config here) is forwarded
+// to the group's DLQ and acked instead of delivered. This is what ends a
+// FIFO message's redeliveries, which the broker's revive never sees. A
+// forward that fails leaves the message in the answer, as Java's does.
+func (s *Server) dropExhausted(ctx context.Context, topic, group string, msgs []*v2.Message) []*v2.Message {
+	gc, ok := s.cfg.Groups.Get(group)
+	if !ok {
+		gc = protocol.NewSubscriptionGroupConfig(group)
+	}
+	maxAttempts := gc.RetryMaxTimes + 1
+	kept := msgs[:0]
+	for _, m := range msgs {
+		sp := m.GetSystemProperties()
+		if reconsume := sp.GetDeliveryAttempt() - 1; reconsume < maxAttempts {
+			kept = append(kept, m)
+			continue
+		}
+		if st := s.forwardToDLQ(ctx, topic, group, sp.GetReceiptHandle(), sp.GetMessageId(), 0); st.GetCode() != v2.Code_OK {
+			s.log.Warn("grpc: message past its max attempts not forwarded to the DLQ; delivered", "topic", topic, "group", group,
+				"msgId", sp.GetMessageId(), "attempt", sp.GetDeliveryAttempt(), "code", st.GetCode(), "remark", st.GetMessage())
+			kept = append(kept, m)
+		}
+	}
+	return kept
 }
 
 // nackInvisible is how soon a message the client did not get is visible
