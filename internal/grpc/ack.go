@@ -70,7 +70,7 @@ func (s *Server) AckMessage(ctx context.Context, req *v2.AckMessageRequest) (*v2
 	out := &v2.AckMessageResponse{}
 	codes := map[v2.Code]bool{}
 	for _, e := range req.GetEntries() {
-		st := s.ackOne(ctx, topic, group, e.GetReceiptHandle())
+		st := s.ackOne(ctx, topic, group, s.currentHandle(ctx, group, e.GetMessageId(), e.GetReceiptHandle()))
 		codes[st.Code] = true
 		out.Entries = append(out.Entries, &v2.AckMessageResultEntry{MessageId: e.GetMessageId(), ReceiptHandle: e.GetReceiptHandle(), Status: st})
 	}
@@ -80,6 +80,17 @@ func (s *Server) AckMessage(ctx context.Context, req *v2.AckMessageRequest) (*v2
 		out.Status = out.Entries[0].Status
 	}
 	return out, nil
+}
+
+// currentHandle ends the renewal of a message the client acks, changes
+// or forwards, and returns the handle to use: the message's current one
+// when the server renewed it (as Java's activities take it from
+// removeReceiptHandle), else the client's.
+func (s *Server) currentHandle(ctx context.Context, group, msgID, handle string) string {
+	if h, ok := s.renewals.take(ctx, renewKey{clientID(ctx), group}, msgID, handle); ok {
+		return h
+	}
+	return handle
 }
 
 func (s *Server) ackOne(ctx context.Context, topic, group, handle string) *v2.Status {
@@ -113,7 +124,7 @@ func (s *Server) ChangeInvisibleDuration(ctx context.Context, req *v2.ChangeInvi
 	if st := checkInvisible(d, 0); st != nil {
 		return &v2.ChangeInvisibleDurationResponse{Status: st}, nil
 	}
-	handle, st := s.changeInvisible(ctx, topic, group, req.GetReceiptHandle(), d)
+	handle, st := s.changeInvisible(ctx, topic, group, s.currentHandle(ctx, group, req.GetMessageId(), req.GetReceiptHandle()), d)
 	return &v2.ChangeInvisibleDurationResponse{Status: st, ReceiptHandle: handle}, nil
 }
 
@@ -157,7 +168,8 @@ func (s *Server) ForwardMessageToDeadLetterQueue(ctx context.Context, req *v2.Fo
 		return &v2.ForwardMessageToDeadLetterQueueResponse{Status: st}, nil
 	}
 	return &v2.ForwardMessageToDeadLetterQueueResponse{
-		Status: s.forwardToDLQ(ctx, topic, group, req.GetReceiptHandle(), req.GetMessageId(), req.GetMaxDeliveryAttempts()),
+		Status: s.forwardToDLQ(ctx, topic, group, s.currentHandle(ctx, group, req.GetMessageId(), req.GetReceiptHandle()),
+			req.GetMessageId(), req.GetMaxDeliveryAttempts()),
 	}, nil
 }
 

@@ -116,8 +116,24 @@
 //     long_polling_timeout clamped to 5..20 s and to the deadline (less
 //     100 ms), waiting in the broker's long-polling holder. invisible
 //     duration 10 s..12 h (ILLEGAL_INVISIBLE_TIME); an auto_renew receive
-//     (push consumers) gets 60 s, Java's defaultInvisibleTimeMills, but
-//     no renewal yet (a message held longer is delivered again). The stream is a status
+//     (push consumers) with enableProxyAutoRenew gets
+//     defaultInvisibleTimeMills (60 s) instead, and its messages are
+//     renewed while the client holds them (renew.go, Java's
+//     DefaultReceiptHandleManager): each message written to a client
+//     with a registry channel is kept under (client id, group, message
+//     id, handle); every renewSchedulePeriodMillis (5 s) one goroutine
+//     changes the invisible time of those visible within
+//     renewAheadTimeMillis (10 s) to 1 m, 3 m, 5 m, 10 m, 30 m, then 1 h
+//     (RenewStrategyPolicy). It stops when the client acks, changes the
+//     invisible time of or forwards the message (those RPCs then use the
+//     message's current handle in place of the one the client sent,
+//     waiting for a renewal in flight), when the client is gone
+//     (terminated or its heartbeats stopped: visible again after
+//     invisibleTimeMillisWhenClear, 1 s), after renewMaxTimeMillis (3 h:
+//     visible again after the group's retry delay) or after
+//     maxRenewRetryTimes (3) failed renewals. The renewals are in memory,
+//     as Java's: after a restart an unacked message is visible again when
+//     its last invisible time ends. The stream is a status
 //     (OK, MESSAGE_NOT_FOUND "no new message", TOO_MANY_REQUESTS "polling
 //     full") then one response per message; messages that cannot be
 //     written are made visible again in 1 s. Before answering, a message

@@ -60,11 +60,14 @@ func (s *Server) ReceiveMessage(req *v2.ReceiveMessageRequest, stream grpc.Serve
 		return reply(st)
 	}
 	// An auto-renew receive (push consumers) gets the proxy's default
-	// invisible time, as Java's does with enableProxyAutoRenew; the
-	// renewal itself is not done here: a message held longer than that
-	// is delivered again.
-	invisible := defaultInvisible
-	if !req.GetAutoRenew() {
+	// invisible time, as Java's does with enableProxyAutoRenew, and its
+	// messages are renewed while the client holds them (renew.go).
+	autoRenew := req.GetAutoRenew() && s.cfg.Broker.EnableProxyAutoRenew
+	invisible := s.cfg.Broker.DefaultInvisibleTime
+	if invisible <= 0 {
+		invisible = defaultInvisible
+	}
+	if !autoRenew {
 		invisible = req.GetInvisibleDuration().AsDuration()
 		if st := checkInvisible(invisible, minInvisibleForReceive); st != nil {
 			return reply(st)
@@ -115,13 +118,35 @@ func (s *Server) ReceiveMessage(req *v2.ReceiveMessageRequest, stream grpc.Serve
 		s.nack(topic, group, msgs)
 		return err
 	}
+	// Java registers the messages for renewal only while the client's
+	// channel is there; a client without one gets them unrenewed.
+	renewFor := renewKey{clientID(ctx), group}
+	renew := autoRenew && renewFor.clientID != "" && s.clients.alive(renewFor.clientID)
 	for i, m := range msgs {
 		if err := stream.Send(&v2.ReceiveMessageResponse{Content: &v2.ReceiveMessageResponse_Message{Message: m}}); err != nil {
 			s.nack(topic, group, msgs[i:])
 			return err
 		}
+		if renew {
+			s.renewLater(renewFor, topic, m)
+		}
 	}
 	return nil
+}
+
+// renewLater registers a message written to a push consumer for renewal
+// (DefaultReceiptHandleManager.addReceiptHandle).
+func (s *Server) renewLater(k renewKey, topic string, m *v2.Message) {
+	sp := m.GetSystemProperties()
+	handle := sp.GetReceiptHandle()
+	next, ok := nextVisibleOf(handle)
+	if !ok {
+		return
+	}
+	s.renewals.add(k, &renewEntry{
+		topic: topic, msgID: sp.GetMessageId(), orig: handle, reconsume: sp.GetDeliveryAttempt() - 1, received: time.Now(),
+		handle: handle, nextVisible: next,
+	})
 }
 
 // dropExhausted is PopMessageResultFilterImpl's TO_DLQ, which Java's
