@@ -235,7 +235,7 @@ func requestChecks(dst []check, req *remoting.Command, cluster string) ([]check,
 			return append(dst, groupCheck(group, aSub)), nil
 		}
 		return append(dst, check{ResTopic, topic, aPub}), nil
-	case 370: // RECALL_MESSAGE
+	case protocol.RecallMessage:
 		return append(dst, check{ResTopic, req.ExtField("topic"), aPub}), nil
 	case protocol.EndTransaction:
 		if t := req.ExtField("topic"); strings.TrimSpace(t) != "" {

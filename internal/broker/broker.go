@@ -386,7 +386,7 @@ func Start(cfg Config) (_ *Broker, err error) {
 		Clients: b.clients, Holder: b.holder, StoreHost: storeHost, InMemoryBytes: scfg.InMemoryBytes, SendHooks: cfg.SendHooks, Txn: b.txn,
 		RequestModes: modes, TopicRoute: route, AwaitRegistration: b.reg.awaitRound, Users: users, ACLs: acls,
 		HARuntime: b.repl.haRuntimeInfo, Pop: b.pop, Stats: b.stats, RuntimeExtras: b.delivery.runningStats,
-		TimerCheckpoint: b.delivery.timerCheckpoint, TimerMetrics: b.delivery.timerMetrics, Logger: log,
+		TimerCheckpoint: b.delivery.timerCheckpoint, TimerMetrics: b.delivery.timerMetrics, TimerRecall: b.delivery.timerRecall, Logger: log,
 	})
 	if err != nil {
 		return nil, err

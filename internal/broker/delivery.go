@@ -105,6 +105,15 @@ func (d *delivery) timerCheckpoint() (protocol.TimerCheckpoint, bool) {
 	}, true
 }
 
+// timerRecall recalls a held timer message (RECALL_MESSAGE); false on a
+// slave, which runs no timer.
+func (d *delivery) timerRecall(topic, uniqKey string, deliverMs int64) (timer.RecallStatus, bool) {
+	if d == nil {
+		return 0, false
+	}
+	return d.timer.Recall(topic, uniqKey, deliverMs), true
+}
+
 // timerMetrics is GET_TIMER_METRICS's body: the timer's pending counts
 // per topic, the data version counting the checkpoint saves (the counts
 // are saved with it). False on a slave.

@@ -269,6 +269,56 @@ func TestGRPCSDKConsumers(t *testing.T) {
 		}
 	})
 
+	t.Run("FIFO message past max attempts goes to the DLQ on receive", func(t *testing.T) {
+		// An orderly pop's redeliveries never pass through the broker's
+		// revive: the max attempts are checked where Java's proxy checks
+		// them, on receive (PopMessageResultFilterImpl's TO_DLQ).
+		topic, group := uniq(t, "GrpcFifoDlq"), uniq(t, "GrpcFifoDlqGroup")
+		c.createTypedTopic(topic, 1, protocol.MessageTypeFIFO)
+		gc := protocol.NewSubscriptionGroupConfig(group)
+		gc.ConsumeMessageOrderly = true
+		gc.RetryMaxTimes = 1 // two delivery attempts
+		body, err := protocol.MarshalFastJSON(&gc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := c.invoke(c.b.Addr(), protocol.UpdateAndCreateSubscriptionGroup, nil, body); r.Code != protocol.Success {
+			t.Fatalf("create group: %d %s", r.Code, r.Remark)
+		}
+		p := startSDKProducer(t, c, topic)
+		var ids []string
+		for _, b := range []string{"poison", "next"} {
+			m := &rmq.Message{Topic: topic, Body: []byte(b)}
+			m.SetMessageGroup("g1")
+			rs, err := p.Send(ctx, m)
+			if err != nil {
+				t.Fatalf("send %s: %v", b, err)
+			}
+			ids = append(ids, rs[0].MessageID)
+		}
+		sc := startSDKSimpleConsumer(t, c, group, topic)
+		for attempt := int32(1); attempt <= 2; attempt++ {
+			got := receiveN(t, sc, 1, 20*time.Second, 60*time.Second)
+			if got[0].GetMessageId() != ids[0] || got[0].GetDeliveryAttempt() != attempt {
+				t.Fatalf("delivery %d: %q attempt %d, want poison attempt %d", attempt, got[0].GetBody(), got[0].GetDeliveryAttempt(), attempt)
+			}
+			if err := sc.ChangeInvisibleDuration(got[0], time.Second); err != nil {
+				t.Fatalf("change invisible duration: %v", err)
+			}
+		}
+		// The third receive forwards poison to the DLQ and acks it; the
+		// message group goes on with next.
+		got := receiveN(t, sc, 1, 20*time.Second, 60*time.Second)
+		if got[0].GetMessageId() != ids[1] || got[0].GetDeliveryAttempt() != 1 {
+			t.Fatalf("after poison's attempts received %q attempt %d, want next attempt 1", got[0].GetBody(), got[0].GetDeliveryAttempt())
+		}
+		if err := sc.Ack(ctx, got[0]); err != nil {
+			t.Fatalf("ack next: %v", err)
+		}
+		dlq := "%DLQ%" + group
+		wait.For(t, 10*time.Second, "poison in "+dlq, func() bool { return c.b.Store().MaxOffset(dlq, 0) == 1 })
+	})
+
 	t.Run("push consumer failures end in the DLQ", func(t *testing.T) {
 		topic, group := uniq(t, "GrpcPushDlq"), uniq(t, "GrpcPushDlqGroup")
 		c.createTopic(topic, 1)

@@ -357,8 +357,15 @@ func TestGRPCBadInput(t *testing.T) {
 			}
 			return r.GetStatus().GetCode()
 		}, v2.Code_ILLEGAL_INVISIBLE_TIME},
-		{"recall is not implemented", func() v2.Code {
+		{"recall without a topic", func() v2.Code {
 			r, err := cli.RecallMessage(ctx, &v2.RecallMessageRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r.GetStatus().GetCode()
+		}, v2.Code_ILLEGAL_TOPIC},
+		{"lite subscriptions are not implemented", func() v2.Code {
+			r, err := cli.SyncLiteSubscription(ctx, &v2.SyncLiteSubscriptionRequest{})
 			if err != nil {
 				t.Fatal(err)
 			}

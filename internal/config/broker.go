@@ -77,8 +77,16 @@ const (
 	DefaultRegisterNameServerPeriod    = 30 * time.Second
 	DefaultFlushConsumerOffsetInterval = 5 * time.Second
 	// POP consumption (package broker/pop).
-	DefaultReviveQueueNum              = 8
-	DefaultReviveInterval              = time.Second
+	DefaultReviveQueueNum = 8
+	DefaultReviveInterval = time.Second
+	// Receipt-handle auto-renew of gRPC push consumers (Java's
+	// ProxyConfig defaults).
+	DefaultInvisibleTimeForRenew       = 60 * time.Second
+	DefaultRenewAheadTime              = 10 * time.Second
+	DefaultRenewMaxTime                = 3 * time.Hour
+	DefaultRenewSchedulePeriod         = 5 * time.Second
+	DefaultMaxRenewRetryTimes          = 3
+	DefaultInvisibleTimeWhenClear      = time.Second
 	DefaultPopFromRetryProbability     = 20
 	DefaultFlushDelayOffsetInterval    = 10 * time.Second
 	DefaultTimerMaxDelaySec            = 3 * 24 * 3600
@@ -412,6 +420,12 @@ type BrokerConfig struct {
 	// TimerMaxDelaySec bounds a timer message's delay (259200 = 3 days;
 	// a year or more works).
 	TimerMaxDelaySec int64 `prop:"timerMaxDelaySec"`
+	// RecallMessageEnable serves RECALL_MESSAGE and gRPC RecallMessage
+	// (false, as Java: a recall is then NO_PERMISSION).
+	RecallMessageEnable bool `prop:"recallMessageEnable"`
+	// AllowRecallWhenBrokerNotWriteable lets recalls through while
+	// brokerPermission has no write bit (true).
+	AllowRecallWhenBrokerNotWriteable bool `prop:"allowRecallWhenBrokerNotWriteable"`
 	// TimerPrecisionMs is accepted for compatibility (1000): rocketd's
 	// timer delivers at the requested millisecond, never earlier.
 	TimerPrecisionMs int64 `prop:"timerPrecisionMs" effect:"none"`
@@ -513,6 +527,23 @@ type BrokerConfig struct {
 	// DefaultGrpcServerPort).
 	GrpcServerEnable bool `prop:"grpcServerEnable"`
 	GrpcServerPort   int  `prop:"grpcServerPort"`
+	// Receipt-handle auto-renew of push consumers, with Java's proxy keys
+	// (internal/grpc renew.go). EnableProxyAutoRenew (true): a message
+	// received with auto_renew gets DefaultInvisibleTime (60 s) and,
+	// every RenewSchedulePeriod (5 s), the ones due to become visible
+	// within RenewAheadTime (10 s) are made invisible again (1 m, 3 m,
+	// 5 m, 10 m, 30 m, then 1 h each time) until acked, the client is
+	// gone (then visible after InvisibleTimeWhenClear, 1 s) or
+	// RenewMaxTime (3 h) after the receive (then visible after the
+	// group's retry delay). A renewal that fails is retried
+	// MaxRenewRetryTimes (3) times.
+	EnableProxyAutoRenew   bool          `prop:"enableProxyAutoRenew"`
+	DefaultInvisibleTime   time.Duration `prop:"defaultInvisibleTimeMills" unit:"ms"`
+	RenewAheadTime         time.Duration `prop:"renewAheadTimeMillis" unit:"ms"`
+	RenewMaxTime           time.Duration `prop:"renewMaxTimeMillis" unit:"ms"`
+	RenewSchedulePeriod    time.Duration `prop:"renewSchedulePeriodMillis" unit:"ms"`
+	MaxRenewRetryTimes     int           `prop:"maxRenewRetryTimes"`
+	InvisibleTimeWhenClear time.Duration `prop:"invisibleTimeMillisWhenClear" unit:"ms"`
 }
 
 // brokerKeyAliases maps old property spellings that Java releases accepted to the
@@ -531,26 +562,28 @@ var brokerKeyAliases = map[string]string{
 // EnsureDefaults when done.
 func NewBrokerConfig() BrokerConfig {
 	c := BrokerConfig{
-		TraceOn:                        true,
-		AutoCreateTopicEnable:          true,
-		AutoCreateSubscriptionGroup:    true,
-		ClusterTopicEnable:             true,
-		BrokerTopicEnable:              true,
-		ForceRegister:                  true,
-		LongPollingEnable:              true,
-		LitePullMessageEnable:          true,
-		UseServerSideResetOffset:       true,
-		ServerLoadBalancerEnable:       true,
-		DefaultPopShareQueueNum:        -1,
-		PopFromRetryProbability:        DefaultPopFromRetryProbability,
-		NotifyConsumerIdsChangedEnable: true,
-		TransferMsgByHeap:              true,
-		BrokerFastFailureEnable:        true,
-		CleanFileForciblyEnable:        true,
-		CheckCRCOnRecover:              true,
-		MessageIndexEnable:             true,
-		TimerWheelEnable:               true,
-		StoreReplyMessageEnable:        true,
+		TraceOn:                           true,
+		AutoCreateTopicEnable:             true,
+		AutoCreateSubscriptionGroup:       true,
+		ClusterTopicEnable:                true,
+		BrokerTopicEnable:                 true,
+		ForceRegister:                     true,
+		LongPollingEnable:                 true,
+		LitePullMessageEnable:             true,
+		UseServerSideResetOffset:          true,
+		ServerLoadBalancerEnable:          true,
+		DefaultPopShareQueueNum:           -1,
+		PopFromRetryProbability:           DefaultPopFromRetryProbability,
+		NotifyConsumerIdsChangedEnable:    true,
+		TransferMsgByHeap:                 true,
+		BrokerFastFailureEnable:           true,
+		CleanFileForciblyEnable:           true,
+		CheckCRCOnRecover:                 true,
+		MessageIndexEnable:                true,
+		TimerWheelEnable:                  true,
+		StoreReplyMessageEnable:           true,
+		AllowRecallWhenBrokerNotWriteable: true,
+		EnableProxyAutoRenew:              true,
 	}
 	c.ensureBaseDefaults()
 	return c
@@ -599,6 +632,12 @@ func (c *BrokerConfig) ensureBaseDefaults() {
 	setString(&c.RegionID, DefaultRegionID)
 	setString(&c.ConsoleListenAddr, DefaultConsoleListenAddr)
 	setInt(&c.GrpcServerPort, DefaultGrpcServerPort)
+	setDur(&c.DefaultInvisibleTime, DefaultInvisibleTimeForRenew)
+	setDur(&c.RenewAheadTime, DefaultRenewAheadTime)
+	setDur(&c.RenewMaxTime, DefaultRenewMaxTime)
+	setDur(&c.RenewSchedulePeriod, DefaultRenewSchedulePeriod)
+	setInt(&c.MaxRenewRetryTimes, DefaultMaxRenewRetryTimes)
+	setDur(&c.InvisibleTimeWhenClear, DefaultInvisibleTimeWhenClear)
 	if c.BrokerPermission == 0 {
 		c.BrokerPermission = DefaultBrokerPermission
 	}
@@ -815,6 +854,21 @@ func (c *BrokerConfig) Validate() error {
 	}
 	if c.MaxMessageSize <= 0 {
 		bad("maxMessageSize %d must be positive", c.MaxMessageSize)
+	}
+	for _, d := range []struct {
+		key string
+		v   time.Duration
+	}{
+		{"defaultInvisibleTimeMills", c.DefaultInvisibleTime}, {"renewAheadTimeMillis", c.RenewAheadTime},
+		{"renewMaxTimeMillis", c.RenewMaxTime}, {"renewSchedulePeriodMillis", c.RenewSchedulePeriod},
+		{"invisibleTimeMillisWhenClear", c.InvisibleTimeWhenClear},
+	} {
+		if d.v < time.Millisecond {
+			bad("%s %d must be at least 1 (ms)", d.key, d.v.Milliseconds())
+		}
+	}
+	if c.MaxRenewRetryTimes < 0 {
+		bad("maxRenewRetryTimes %d must not be negative", c.MaxRenewRetryTimes)
 	}
 	if c.MaxOpenConsumeQueueFiles < MinOpenConsumeQueueFiles {
 		bad("maxOpenConsumeQueueFiles %d: want at least %d", c.MaxOpenConsumeQueueFiles, MinOpenConsumeQueueFiles)

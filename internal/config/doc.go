@@ -64,6 +64,7 @@
 //	rejectTransactionMessage          half messages refused
 //	enableMixedMessageType            topic attribute message.type=MIXED
 //	timerWheelEnable, timerMaxDelaySec  timer messages accepted, longest delay
+//	recallMessageEnable, allowRecallWhenBrokerNotWriteable  RECALL_MESSAGE served
 //	litePullMessageEnable             LITE_PULL_MESSAGE served
 //	slaveReadEnable                   far-behind pulls redirected to a slave
 //	enablePropertyFilter              SQL92 subscriptions accepted

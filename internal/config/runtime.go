@@ -265,6 +265,8 @@ var BrokerLiveKeys = []LiveKey{
 	{"enableMixedMessageType", "UPDATE_AND_CREATE_TOPIC's message.type=MIXED"},
 	{"timerWheelEnable", "timer messages are accepted"},
 	{"timerMaxDelaySec", "the longest timer delay accepted"},
+	{"recallMessageEnable", "RECALL_MESSAGE and gRPC RecallMessage are served"},
+	{"allowRecallWhenBrokerNotWriteable", "recalls pass while the broker is not writeable"},
 	{"litePullMessageEnable", "LITE_PULL_MESSAGE is served"},
 	{"slaveReadEnable", "pulls far behind are redirected to a slave"},
 	{"enablePropertyFilter", "SQL92 subscriptions are accepted"},

@@ -70,7 +70,7 @@ func (s *Server) AckMessage(ctx context.Context, req *v2.AckMessageRequest) (*v2
 	out := &v2.AckMessageResponse{}
 	codes := map[v2.Code]bool{}
 	for _, e := range req.GetEntries() {
-		st := s.ackOne(ctx, topic, group, e.GetReceiptHandle())
+		st := s.ackOne(ctx, topic, group, s.currentHandle(ctx, group, e.GetMessageId(), e.GetReceiptHandle()))
 		codes[st.Code] = true
 		out.Entries = append(out.Entries, &v2.AckMessageResultEntry{MessageId: e.GetMessageId(), ReceiptHandle: e.GetReceiptHandle(), Status: st})
 	}
@@ -80,6 +80,17 @@ func (s *Server) AckMessage(ctx context.Context, req *v2.AckMessageRequest) (*v2
 		out.Status = out.Entries[0].Status
 	}
 	return out, nil
+}
+
+// currentHandle ends the renewal of a message the client acks, changes
+// or forwards, and returns the handle to use: the message's current one
+// when the server renewed it (as Java's activities take it from
+// removeReceiptHandle), else the client's.
+func (s *Server) currentHandle(ctx context.Context, group, msgID, handle string) string {
+	if h, ok := s.renewals.take(ctx, renewKey{clientID(ctx), group}, msgID, handle); ok {
+		return h
+	}
+	return handle
 }
 
 func (s *Server) ackOne(ctx context.Context, topic, group, handle string) *v2.Status {
@@ -113,7 +124,7 @@ func (s *Server) ChangeInvisibleDuration(ctx context.Context, req *v2.ChangeInvi
 	if st := checkInvisible(d, 0); st != nil {
 		return &v2.ChangeInvisibleDurationResponse{Status: st}, nil
 	}
-	handle, st := s.changeInvisible(ctx, topic, group, req.GetReceiptHandle(), d)
+	handle, st := s.changeInvisible(ctx, topic, group, s.currentHandle(ctx, group, req.GetMessageId(), req.GetReceiptHandle()), d)
 	return &v2.ChangeInvisibleDurationResponse{Status: st, ReceiptHandle: handle}, nil
 }
 
@@ -156,25 +167,35 @@ func (s *Server) ForwardMessageToDeadLetterQueue(ctx context.Context, req *v2.Fo
 	if st := checkGroupName(group); st != nil {
 		return &v2.ForwardMessageToDeadLetterQueueResponse{Status: st}, nil
 	}
-	h, ok := parseReceiptHandle(req.GetReceiptHandle())
+	return &v2.ForwardMessageToDeadLetterQueueResponse{
+		Status: s.forwardToDLQ(ctx, topic, group, s.currentHandle(ctx, group, req.GetMessageId(), req.GetReceiptHandle()),
+			req.GetMessageId(), req.GetMaxDeliveryAttempts()),
+	}, nil
+}
+
+// forwardToDLQ is ProducerProcessor.forwardMessageToDeadLetterQueue: a
+// CONSUMER_SEND_MSG_BACK with delay level -1 (straight to the group's
+// DLQ) by the handle's commit-log offset, then the ack of the handle.
+func (s *Server) forwardToDLQ(ctx context.Context, topic, group, handle, msgID string, maxReconsume int32) *v2.Status {
+	h, ok := parseReceiptHandle(handle)
 	if !ok || h.commitLogOffset < 0 {
-		return &v2.ForwardMessageToDeadLetterQueueResponse{Status: invalidHandle}, nil
+		return invalidHandle
 	}
 	real, ok := pop.RealTopic(topic, group, h.mark)
 	if !ok {
-		return &v2.ForwardMessageToDeadLetterQueueResponse{Status: invalidHandle}, nil
+		return invalidHandle
 	}
 	sh := protocol.ConsumerSendMsgBackRequestHeader{
-		Offset: h.commitLogOffset, Group: group, DelayLevel: -1, OriginMsgID: req.GetMessageId(), OriginTopic: real,
-		MaxReconsumeTimes: protocol.Some(req.GetMaxDeliveryAttempts()),
+		Offset: h.commitLogOffset, Group: group, DelayLevel: -1, OriginMsgID: msgID, OriginTopic: real,
+		MaxReconsumeTimes: protocol.Some(maxReconsume),
 	}
 	cmd := remoting.NewRequest(protocol.ConsumerSendMsgBack, protocol.Ext(&sh), nil)
 	cmd.Version = versionV3_4_9
 	resp := s.cfg.Processor.LocalSendBack(cmd)
 	if resp.Code != protocol.Success {
-		return &v2.ForwardMessageToDeadLetterQueueResponse{Status: remotingStatus(resp.Code, resp.Remark)}, nil
+		return remotingStatus(resp.Code, resp.Remark)
 	}
-	return &v2.ForwardMessageToDeadLetterQueueResponse{Status: s.ackOne(ctx, topic, group, req.GetReceiptHandle())}, nil
+	return s.ackOne(ctx, topic, group, handle)
 }
 
 // versionV3_4_9 is the request version from which a send back's

@@ -110,6 +110,23 @@ func (t *clientTable) channel(s *Server, id, remote string) (*clientChannel, *v2
 	return c.channel, c.settings
 }
 
+// alive reports a client with an open registry channel (heartbeating,
+// not terminated): Java's consumerManager.findChannel.
+func (t *clientTable) alive(id string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := t.clients[id]
+	if c == nil || c.channel == nil {
+		return false
+	}
+	select {
+	case <-c.channel.closed:
+		return false
+	default:
+		return true
+	}
+}
+
 // dropChannel forgets ch if it is still the client's channel.
 func (t *clientTable) dropChannel(id string, ch *clientChannel) {
 	t.mu.Lock()

@@ -116,11 +116,32 @@
 //     long_polling_timeout clamped to 5..20 s and to the deadline (less
 //     100 ms), waiting in the broker's long-polling holder. invisible
 //     duration 10 s..12 h (ILLEGAL_INVISIBLE_TIME); an auto_renew receive
-//     (push consumers) gets 60 s, Java's defaultInvisibleTimeMills, but
-//     no renewal yet (a message held longer is delivered again). The stream is a status
+//     (push consumers) with enableProxyAutoRenew gets
+//     defaultInvisibleTimeMills (60 s) instead, and its messages are
+//     renewed while the client holds them (renew.go, Java's
+//     DefaultReceiptHandleManager): each message written to a client
+//     with a registry channel is kept under (client id, group, message
+//     id, handle); every renewSchedulePeriodMillis (5 s) one goroutine
+//     changes the invisible time of those visible within
+//     renewAheadTimeMillis (10 s) to 1 m, 3 m, 5 m, 10 m, 30 m, then 1 h
+//     (RenewStrategyPolicy). It stops when the client acks, changes the
+//     invisible time of or forwards the message (those RPCs then use the
+//     message's current handle in place of the one the client sent,
+//     waiting for a renewal in flight), when the client is gone
+//     (terminated or its heartbeats stopped: visible again after
+//     invisibleTimeMillisWhenClear, 1 s), after renewMaxTimeMillis (3 h:
+//     visible again after the group's retry delay) or after
+//     maxRenewRetryTimes (3) failed renewals. The renewals are in memory,
+//     as Java's: after a restart an unacked message is visible again when
+//     its last invisible time ends. The stream is a status
 //     (OK, MESSAGE_NOT_FOUND "no new message", TOO_MANY_REQUESTS "polling
 //     full") then one response per message; messages that cannot be
-//     written are made visible again in 1 s. A message's receipt handle is
+//     written are made visible again in 1 s. Before answering, a message
+//     whose reconsume count reached the consumer's max attempts (the
+//     group's retryMaxTimes+1, what the settings' backoff policy says)
+//     is forwarded to the group's DLQ and acked instead of delivered
+//     (PopMessageResultFilterImpl's TO_DLQ): this ends a FIFO message's
+//     redeliveries, which the broker's revive never sees. A message's receipt handle is
 //     its POP_CK as Java's client builds it from the response header
 //     ("<startOffset> <popTime> <invisibleTime> <reviveQid> <mark>
 //     <brokerName> <queueId> <queueOffset>") plus " <commitLogOffset>"
@@ -161,11 +182,42 @@
 //     memory, as QUERY_CONSUMER_OFFSET answers. QueryOffset answers the
 //     queue's min offset (BEGINNING), max offset (END) or the lower
 //     boundary search for timestamp (TIMESTAMP, BAD_REQUEST without one).
-//   - RecallMessage, SyncLiteSubscription: NOT_IMPLEMENTED with the RPC's
-//     name. RecallMessage needs the recall handles and the timer wheel's
-//     deletion of a delayed message (Java's RecallMessageProcessor),
-//     which the broker does not have; SyncLiteSubscription belongs to
-//     the lite topics of newer rocketmq-apis, which neither this store
-//     nor Apache RocketMQ 5.3 has. A NOT_IMPLEMENTED answer lets the SDKs
-//     report the missing feature instead of misbehaving.
+//   - RecallMessage: RecallMessageActivity and ProducerProcessor in Local
+//     mode: the topic name (ILLEGAL_TOPIC), the topic's message type
+//     must be DELAY or MIXED (MESSAGE_PROPERTY_CONFLICT_WITH_TYPE; a topic
+//     this broker does not have is UNSPECIFIED, a conflict too), the
+//     handle must decode (INTERNAL_SERVER_ERROR "recall handle is
+//     invalid"), then the broker's RECALL_MESSAGE (processor.LocalRecall,
+//     see package timer "Recall"); every refusal of the broker is
+//     INTERNAL_SERVER_ERROR with its remark, as LocalMessageService maps
+//     it ("recall failed, operation is forbidden" while
+//     recallMessageEnable=false, Java's default; "recall failed,
+//     timestamp invalid" once the message's time was reached). OK answers
+//     the message id. SendMessage's entry carries the recall_handle the
+//     broker answered for a single timer message (none for a batch).
+//   - SyncLiteSubscription: NOT_IMPLEMENTED with the reason. It belongs
+//     to the lite topics of newer rocketmq-apis, which neither this store
+//     nor Apache RocketMQ 5.3 has; the answer lets the SDKs report the
+//     missing feature instead of misbehaving.
+//
+// # RPC table
+//
+//	RPC                              served                          test (internal/broker unless named)
+//	QueryRoute                       yes                             TestGRPCRawReceiveAck, TestGRPCBadInput
+//	Heartbeat                        yes                             TestGRPCRawReceiveAck
+//	SendMessage                      yes (+ recall_handle)           TestGRPCProducerAndSimpleConsumer, TestGRPCRecallRaw
+//	QueryAssignment                  yes                             TestGRPCSDKConsumers
+//	ReceiveMessage                   yes                             TestGRPCRawReceiveAck, TestGRPCProducerAndSimpleConsumer
+//	AckMessage                       yes                             TestGRPCRawReceiveAck, TestGRPCBadInput
+//	ForwardMessageToDeadLetterQueue  yes                             TestGRPCRawReceiveAck
+//	PullMessage                      yes                             TestGRPCRawPullAndOffsets
+//	UpdateOffset, GetOffset          yes                             TestGRPCRawPullAndOffsets
+//	QueryOffset                      yes                             TestGRPCRawPullAndOffsets
+//	EndTransaction                   yes                             TestGRPCProducerAndSimpleConsumer/transaction
+//	Telemetry                        yes                             TestGRPCRawReceiveAck, TestGRPCTransactionCheck
+//	NotifyClientTermination          yes                             TestGRPCRawReceiveAck
+//	ChangeInvisibleDuration          yes                             TestGRPCProducerAndSimpleConsumer
+//	RecallMessage                    yes (recallMessageEnable=true)  TestGRPCRecallSDK, TestGRPCRecallRaw
+//	SyncLiteSubscription             no: NOT_IMPLEMENTED, no lite    TestGRPCBadInput
+//	                                 topics in rocketd or Java 5.3
 package grpc

@@ -60,11 +60,14 @@ func (s *Server) ReceiveMessage(req *v2.ReceiveMessageRequest, stream grpc.Serve
 		return reply(st)
 	}
 	// An auto-renew receive (push consumers) gets the proxy's default
-	// invisible time, as Java's does with enableProxyAutoRenew; the
-	// renewal itself is not done here: a message held longer than that
-	// is delivered again.
-	invisible := defaultInvisible
-	if !req.GetAutoRenew() {
+	// invisible time, as Java's does with enableProxyAutoRenew, and its
+	// messages are renewed while the client holds them (renew.go).
+	autoRenew := req.GetAutoRenew() && s.cfg.Broker.EnableProxyAutoRenew
+	invisible := s.cfg.Broker.DefaultInvisibleTime
+	if invisible <= 0 {
+		invisible = defaultInvisible
+	}
+	if !autoRenew {
 		invisible = req.GetInvisibleDuration().AsDuration()
 		if st := checkInvisible(invisible, minInvisibleForReceive); st != nil {
 			return reply(st)
@@ -107,6 +110,7 @@ func (s *Server) ReceiveMessage(req *v2.ReceiveMessageRequest, stream grpc.Serve
 	if err != nil {
 		return reply(status(v2.Code_INTERNAL_SERVER_ERROR, err.Error()))
 	}
+	msgs = s.dropExhausted(ctx, topic, group, msgs)
 	if len(msgs) == 0 {
 		return reply(status(v2.Code_MESSAGE_NOT_FOUND, "no match message"))
 	}
@@ -114,13 +118,65 @@ func (s *Server) ReceiveMessage(req *v2.ReceiveMessageRequest, stream grpc.Serve
 		s.nack(topic, group, msgs)
 		return err
 	}
+	// Java registers the messages for renewal only while the client's
+	// channel is there; a client without one gets them unrenewed.
+	renewFor := renewKey{clientID(ctx), group}
+	renew := autoRenew && renewFor.clientID != "" && s.clients.alive(renewFor.clientID)
 	for i, m := range msgs {
 		if err := stream.Send(&v2.ReceiveMessageResponse{Content: &v2.ReceiveMessageResponse_Message{Message: m}}); err != nil {
 			s.nack(topic, group, msgs[i:])
 			return err
 		}
+		if renew {
+			s.renewLater(renewFor, topic, m)
+		}
 	}
 	return nil
+}
+
+// renewLater registers a message written to a push consumer for renewal
+// (DefaultReceiptHandleManager.addReceiptHandle).
+func (s *Server) renewLater(k renewKey, topic string, m *v2.Message) {
+	sp := m.GetSystemProperties()
+	handle := sp.GetReceiptHandle()
+	next, ok := nextVisibleOf(handle)
+	if !ok {
+		return
+	}
+	s.renewals.add(k, &renewEntry{
+		topic: topic, msgID: sp.GetMessageId(), orig: handle, reconsume: sp.GetDeliveryAttempt() - 1, received: time.Now(),
+		handle: handle, nextVisible: next,
+	})
+}
+
+// dropExhausted is PopMessageResultFilterImpl's TO_DLQ, which Java's
+// proxy applies to every popped message before answering: a message
+// whose reconsume times reached the consumer's max attempts (its
+// settings' backoff policy, which the proxy merges from the group's
+// retryMaxTimes+1 on every read: the group's config here) is forwarded
+// to the group's DLQ and acked instead of delivered. This is what ends a
+// FIFO message's redeliveries, which the broker's revive never sees. A
+// forward that fails leaves the message in the answer, as Java's does.
+func (s *Server) dropExhausted(ctx context.Context, topic, group string, msgs []*v2.Message) []*v2.Message {
+	gc, ok := s.cfg.Groups.Get(group)
+	if !ok {
+		gc = protocol.NewSubscriptionGroupConfig(group)
+	}
+	maxAttempts := gc.RetryMaxTimes + 1
+	kept := msgs[:0]
+	for _, m := range msgs {
+		sp := m.GetSystemProperties()
+		if reconsume := sp.GetDeliveryAttempt() - 1; reconsume < maxAttempts {
+			kept = append(kept, m)
+			continue
+		}
+		if st := s.forwardToDLQ(ctx, topic, group, sp.GetReceiptHandle(), sp.GetMessageId(), 0); st.GetCode() != v2.Code_OK {
+			s.log.Warn("grpc: message past its max attempts not forwarded to the DLQ; delivered", "topic", topic, "group", group,
+				"msgId", sp.GetMessageId(), "attempt", sp.GetDeliveryAttempt(), "code", st.GetCode(), "remark", st.GetMessage())
+			kept = append(kept, m)
+		}
+	}
+	return kept
 }
 
 // nackInvisible is how soon a message the client did not get is visible

@@ -113,6 +113,7 @@ func sendResponse(msgs []*v2.Message, resp *remoting.Command) *v2.SendMessageRes
 		if st.Code == v2.Code_OK {
 			e.MessageId = m.GetSystemProperties().GetMessageId()
 			e.Offset = rh.QueueOffset + int64(i)
+			e.RecallHandle = rh.RecallHandle // a single timer message's only
 			if m.GetSystemProperties().GetMessageType() == v2.MessageType_TRANSACTION && i < len(offsetIDs) {
 				e.TransactionId = transactionID(offsetIDs[i], rh.QueueOffset+int64(i))
 			}

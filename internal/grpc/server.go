@@ -81,6 +81,7 @@ type Server struct {
 	srv      *grpc.Server
 	endpoint *v2.Endpoints // this server, as routes advertise it
 	clients  *clientTable
+	renewals renewals // push consumers' messages (renew.go)
 	done     chan struct{}
 	wg       sync.WaitGroup
 	closeMu  sync.Once
@@ -127,6 +128,10 @@ func Start(cfg Config) (*Server, error) {
 			log.Error("grpc: serve stopped", "addr", ln.Addr(), "err", err)
 		}
 	}()
+	if cfg.Broker.EnableProxyAutoRenew {
+		s.wg.Add(1)
+		go s.runRenewals()
+	}
 	log.Info("grpc: MessagingService listening", "addr", ln.Addr().String(), "endpoint", s.endpointString())
 	return s, nil
 }

@@ -63,7 +63,7 @@ var allowed = map[string][]string{
 	"broker": {"lifecycle", "store", "message", "config", "vfs", "protocol", "remoting", "broker/meta", "broker/filter",
 		"broker/longpoll", "broker/schedule", "broker/timer", "broker/txn", "broker/pop", "broker/processor", "broker/client", "broker/stats", "ha", "namesrv",
 		"auth", "metrics", "console", "admin", "grpc", "testutil/proc", "testutil/certs", "testutil/wait"},
-	"grpc": {"auth", "protocol", "remoting", "message", "config", "broker/meta", "broker/pop", "broker/client", "broker/processor"},
+	"grpc": {"auth", "protocol", "remoting", "message", "config", "lograte", "broker/meta", "broker/pop", "broker/client", "broker/processor", "broker/timer"},
 
 	// testutil/proc runs rocketd as a child process; only _test.go files
 	// import it.

@@ -192,7 +192,7 @@ var RequestCodeMap = []CodeInfo{
 	{354, "CHECK_ROCKSDB_CQ_WRITE_PROGRESS", SideBroker, CodeRefused, "rocketd keeps ConsumeQueues in Java's file format and has no RocksDB ConsumeQueue store"},
 	{355, "EXPORT_ROCKSDB_CONFIG_TO_JSON", SideBroker, CodeRefused, "rocketd has no RocksDB config store; its metadata is Java's JSON files"},
 	{361, "LITE_PULL_MESSAGE", SideBroker, CodeServed, "the 5.x lite pull consumer"},
-	{370, "RECALL_MESSAGE", SideBroker, CodeLater, "Java 5.4's message recall; no issue yet"},
+	{370, "RECALL_MESSAGE", SideBroker, CodeServed, "recall of a timer message before delivery"},
 	{400, "QUERY_ASSIGNMENT", SideBroker, CodeServed, "server-side rebalance"},
 	{401, "SET_MESSAGE_REQUEST_MODE", SideBroker, CodeServed, ""},
 	{402, "GET_ALL_MESSAGE_REQUEST_MODE", SideBroker, CodeServed, ""},

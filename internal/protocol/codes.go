@@ -102,6 +102,7 @@ const (
 	GetTopicConfig                       RequestCode = 351 // B (5.x)
 	UpdateAndGetGroupForbidden           RequestCode = 353 // B (5.x)
 	LitePullMessage                      RequestCode = 361 // B (5.x client)
+	RecallMessage                        RequestCode = 370 // B (5.3.x)
 	QueryAssignment                      RequestCode = 400 // B (5.x)
 	SetMessageRequestMode                RequestCode = 401 // B (5.x)
 	GetAllMessageRequestMode             RequestCode = 402 // B (5.x)
@@ -179,6 +180,7 @@ const (
 	PollingFull                ResponseCode = 209 // 5.x POP
 	PollingTimeout             ResponseCode = 210 // 5.x POP
 	FlowControl                ResponseCode = 215
+	IllegalOperation           ResponseCode = 604 // 5.x (recall)
 )
 
 // MQVersion ordinals that change behaviour (rocketmq-spec.md §1.8).

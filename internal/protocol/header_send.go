@@ -205,6 +205,9 @@ type SendMessageResponseHeader struct {
 	QueueID       int32  // key queueId
 	QueueOffset   int64
 	TransactionID string // key transactionId; optional
+	// RecallHandle (key recallHandle; optional, 5.3.x) is the handle a
+	// single timer message's send answers, for RECALL_MESSAGE.
+	RecallHandle string
 	// MsgRegion (key MSG_REGION) and TraceOn (key TRACE_ON) are not header
 	// fields in Java but the send processor always adds them; the Java
 	// client reads both. Empty MsgRegion / unset TraceOn are not written.
@@ -217,6 +220,7 @@ func (h *SendMessageResponseHeader) AppendExt(m map[string]string) {
 	putInt32(m, "queueId", h.QueueID)
 	putInt64(m, "queueOffset", h.QueueOffset)
 	putOptStr(m, "transactionId", h.TransactionID)
+	putOptStr(m, "recallHandle", h.RecallHandle)
 	putOptStr(m, "MSG_REGION", h.MsgRegion)
 	putOptBool(m, "TRACE_ON", h.TraceOn)
 }
@@ -242,6 +246,7 @@ func (h *SendMessageResponseHeader) writeExt(w *ExtWriter) {
 	w.String("msgId", h.MsgID)
 	w.Int32("queueId", h.QueueID)
 	w.Int64("queueOffset", h.QueueOffset)
+	w.OptString("recallHandle", h.RecallHandle)
 	w.OptString("transactionId", h.TransactionID)
 }
 
@@ -252,6 +257,7 @@ func (h *SendMessageResponseHeader) Decode(ext map[string]string) error {
 	h.QueueID = r.int32("queueId")
 	h.QueueOffset = r.int64("queueOffset")
 	h.TransactionID = r.str("transactionId")
+	h.RecallHandle = r.str("recallHandle")
 	h.MsgRegion = r.str("MSG_REGION")
 	h.TraceOn = r.optBool("TRACE_ON")
 	return r.err

@@ -119,3 +119,44 @@ func (h *CheckTransactionStateRequestHeader) Decode(ext map[string]string) error
 	h.Topic = r.str("topic")
 	return r.err
 }
+
+// RecallMessageRequestHeader is RECALL_MESSAGE (370, 5.3.x): recall a
+// timer message before delivery by the handle its send answered.
+type RecallMessageRequestHeader struct {
+	ProducerGroup string // optional
+	Topic         string
+	RecallHandle  string
+	BrokerName    string // key bname; optional (RpcRequestHeader)
+}
+
+func (h *RecallMessageRequestHeader) AppendExt(m map[string]string) {
+	putOptStr(m, "producerGroup", h.ProducerGroup)
+	putStr(m, "topic", h.Topic)
+	putStr(m, "recallHandle", h.RecallHandle)
+	putOptStr(m, "bname", h.BrokerName)
+}
+
+func (h *RecallMessageRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "RecallMessageRequestHeader", ext: ext}
+	h.ProducerGroup = r.str("producerGroup")
+	h.Topic = r.str("topic")
+	h.RecallHandle = r.str("recallHandle")
+	h.BrokerName = r.str("bname")
+	return r.err
+}
+
+// RecallMessageResponseHeader answers RECALL_MESSAGE: the recalled
+// message's id (UNIQ_KEY).
+type RecallMessageResponseHeader struct {
+	MsgID string // key msgId
+}
+
+func (h *RecallMessageResponseHeader) AppendExt(m map[string]string) {
+	putStr(m, "msgId", h.MsgID)
+}
+
+func (h *RecallMessageResponseHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "RecallMessageResponseHeader", ext: ext}
+	h.MsgID = r.str("msgId")
+	return r.err
+}

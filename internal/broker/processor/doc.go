@@ -32,6 +32,10 @@
 //	           QUERY_TOPIC_CONSUME_BY_WHO, VIEW_MESSAGE_BY_ID
 //	brokerconfig.go GET_BROKER_CONFIG, UPDATE_BROKER_CONFIG (live keys: config.Runtime)
 //	admin_timer.go GET_TIMER_CHECK_POINT, GET_TIMER_METRICS
+//	recall.go  RECALL_MESSAGE (370, 5.3.x): Java's RecallMessageProcessor checks
+//	           (recallMessageEnable, master, handle, topic, broker, timestamp),
+//	           the recall marker put to the timer topic, then timer.Service.Recall;
+//	           a single held timer message's send answers its recallHandle
 //	admin_txn.go RESUME_CHECK_HALF_MESSAGE
 //	admin_forbidden.go UPDATE_AND_GET_GROUP_FORBIDDEN (pull.go refuses a forbidden group)
 //	admin_stats.go GET_BROKER_RUNTIME_INFO (28), VIEW_BROKER_STATS_DATA (315);

@@ -15,6 +15,7 @@ import (
 	"github.com/rocketd/rocketd/internal/broker/meta"
 	"github.com/rocketd/rocketd/internal/broker/pop"
 	"github.com/rocketd/rocketd/internal/broker/stats"
+	"github.com/rocketd/rocketd/internal/broker/timer"
 	"github.com/rocketd/rocketd/internal/broker/txn"
 	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/message"
@@ -83,7 +84,10 @@ type Deps struct {
 	// TimerMetrics reports the timer messages held per topic for
 	// GET_TIMER_METRICS; nil or false: no timer service.
 	TimerMetrics func() (protocol.TimerMetrics, bool)
-	Logger       *slog.Logger // default: discard
+	// TimerRecall recalls a held timer message (timer.Service.Recall) for
+	// RECALL_MESSAGE (recall.go); nil or false: no timer service.
+	TimerRecall func(topic, uniqKey string, deliverMs int64) (timer.RecallStatus, bool)
+	Logger      *slog.Logger // default: discard
 
 	// Stats counts puts and pulls (stats.go) and answers the runtime
 	// statistics. Nil counts nothing: only for benchmarks.
@@ -140,6 +144,7 @@ type Processor struct {
 	extras          func(map[string]string)
 	timerCheckpoint func() (protocol.TimerCheckpoint, bool)
 	timerMetrics    func() (protocol.TimerMetrics, bool)
+	timerRecall     func(topic, uniqKey string, deliverMs int64) (timer.RecallStatus, bool)
 	log             *slog.Logger
 	exprCache       exprCache // SQL92 expressions of pulls and CHECK_CLIENT_CONFIG
 
@@ -168,7 +173,7 @@ func New(d Deps) (*Processor, error) {
 	}
 	return &Processor{
 		cfg: d.Config, rt: rt, store: d.Store, topics: d.Topics, groups: d.Groups, offsets: d.Offsets,
-		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, inMemory: d.InMemoryBytes, sendHooks: d.SendHooks, txn: d.Txn, modes: d.RequestModes, route: d.TopicRoute, awaitReg: d.AwaitRegistration, users: d.Users, acls: d.ACLs, haRuntime: d.HARuntime, pop: d.Pop, stats: d.Stats, extras: d.RuntimeExtras, timerCheckpoint: d.TimerCheckpoint, timerMetrics: d.TimerMetrics, log: log,
+		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, inMemory: d.InMemoryBytes, sendHooks: d.SendHooks, txn: d.Txn, modes: d.RequestModes, route: d.TopicRoute, awaitReg: d.AwaitRegistration, users: d.Users, acls: d.ACLs, haRuntime: d.HARuntime, pop: d.Pop, stats: d.Stats, extras: d.RuntimeExtras, timerCheckpoint: d.TimerCheckpoint, timerMetrics: d.TimerMetrics, timerRecall: d.TimerRecall, log: log,
 		region: d.Config.RegionID, traceOn: strconv.FormatBool(d.Config.TraceOn),
 		storedProps: [3]message.Prop{
 			{Key: message.PropertyCluster, Value: d.Config.BrokerClusterName},
@@ -229,6 +234,7 @@ func (p *Processor) Register(srv *remoting.Server, f Families) {
 	srv.Handle(protocol.UpdateBrokerConfig, f.Admin, p.handleUpdateBrokerConfig)
 	srv.Handle(protocol.GetTimerCheckPoint, f.Admin, p.handleTimerCheckPoint)
 	srv.Handle(protocol.GetTimerMetrics, f.Admin, p.handleTimerMetrics)
+	srv.Handle(protocol.RecallMessage, f.Send, p.handleRecall)
 	srv.Handle(protocol.ResumeCheckHalfMessage, f.Admin, p.masterOnly(p.handleResumeCheckHalf))
 	srv.Handle(protocol.UpdateAndGetGroupForbidden, f.Admin, p.handleGroupForbidden)
 	srv.Handle(protocol.GetProducerConnectionList, f.Admin, p.handleProducerConnections)

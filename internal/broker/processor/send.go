@@ -135,10 +135,11 @@ func (p *Processor) sendOne(resp *remoting.Command, h *protocol.SendMessageReque
 	if code, remark := p.holdTimer(rec); code != protocol.Success {
 		return fail(resp, code, remark)
 	}
+	recall := p.recallHandle(rec)
 	began := time.Now()
 	res := p.store.PutMessage(context.Background(), rec, store.PutOptions{NoWait: wait == "false"})
 	p.countPut(rec.Topic, res, began)
-	return p.putResponse(resp, res, queueID)
+	return attachRecallHandle(p.putResponse(resp, res, queueID), recall)
 }
 
 // sendBatch stores the items of a SEND_BATCH_MESSAGE body (spec §5.5).

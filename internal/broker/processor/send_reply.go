@@ -79,5 +79,6 @@ func (e *sendResponseExt) write(w *protocol.ExtWriter) {
 	w.String("msgId", e.h.MsgID)
 	w.Int32("queueId", e.h.QueueID)
 	w.Int64("queueOffset", e.h.QueueOffset)
+	w.OptString("recallHandle", e.h.RecallHandle)
 	w.OptString("transactionId", e.h.TransactionID)
 }

@@ -93,6 +93,39 @@
 // count is the held messages of that real topic filed and not yet
 // delivered; timeStamp (ms) when it last changed.
 //
+// recalls (replaced atomically via vfs.WriteFileAtomic when the set
+// changed, before the checkpoint; removed when empty; all integers
+// big-endian):
+//
+//	+--------------+------------------------------------------+--------------+
+//	| count uint32 | count x (deliverMs int64, keyLen uint16, | CRC32 uint32 |
+//	|              |          key [keyLen]byte)               | of the rest  |
+//	+--------------+------------------------------------------+--------------+
+//
+// One row per recalled message not yet due: its delivery time
+// (TIMER_OUT_MS) and Java's delete key "<realTopic>+<UNIQ_KEY>".
+//
+// # Recall (RECALL_MESSAGE, gRPC RecallMessage)
+//
+// A send of a single timer message answers Java's recall handle
+// (RecallHandle: Base64 of "v1 topic brokerName TIMER_OUT_MS+1 uniqKey").
+// Recalling it puts a marker to Topic, as Java's RecallMessageProcessor
+// does: body "0", tag _RECALL_TAG_, TIMER_DEL_UNIQKEY = the delete key,
+// TIMER_OUT_MS = the message's delivery time (RecallMarker). The service
+// never delivers a marker: reading one from the queue adds its row to the
+// recalls set, written to the recalls file before the checkpoint passes
+// the marker, so a recall survives kill -9 (from the file, or from the
+// marker re-read from the queue). The recall request also calls Recall,
+// which takes effect at once and, under the lock each delivery takes to
+// record the highest delivery time handed out, answers TooLate when an
+// entry due at or after the message's time was delivered: a recall is
+// either in time (the message is never delivered: dropped when due,
+// counted in Stats.Recalled) or refused, never both. A row leaves the set
+// once the watermark has passed the message's time and the marker was
+// filed (its message, earlier in the queue, was then surely handled).
+// Unlike Java, a marker is not an entry of the wheel: a bucket load
+// reads no record to find markers.
+//
 // After an outage, overdue buckets are loaded one at a time (the next one
 // when the heap has drained to its start): memory stays about one bucket.
 //

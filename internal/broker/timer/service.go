@@ -72,6 +72,7 @@ type Config struct {
 type Stats struct {
 	Enqueued  int64 // entries read from the timer queue since start
 	Delivered int64 // messages re-put to their real topic since start
+	Recalled  int64 // messages recalled (dropped when due) since start
 	InMemory  int64 // entries in the in-memory heap now
 	// EnqueueOffset is the next timer queue offset to read, WatermarkMs
 	// the time up to which every held message was delivered (the
@@ -99,6 +100,8 @@ type Service struct {
 	dirty      bool // entries filed or delivered since the last save
 	enqueued   atomic.Int64
 	delivered  atomic.Int64
+	// recalledCount counts held messages dropped because recalled.
+	recalledCount atomic.Int64
 	// The progress as of the last round, for Stats (prog is the
 	// goroutine's).
 	pubOffset, pubWatermark atomic.Int64
@@ -106,6 +109,7 @@ type Service struct {
 	// published by the goroutine after each save.
 	checkpoint atomic.Pointer[Checkpoint]
 	metrics    metrics // pending messages per real topic
+	recalls    recalls // recalled messages not yet due (recall.go)
 	inMemory   atomic.Int64
 	closeOnce  sync.Once
 	closeErr   error
@@ -169,6 +173,9 @@ func New(cfg Config) (*Service, error) {
 		return nil, err
 	}
 	s.metrics.load(counts)
+	if err := s.loadRecalls(p.watermarkMs); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -200,7 +207,7 @@ func (s *Service) Notify() {
 
 // Stats returns the counters.
 func (s *Service) Stats() Stats {
-	return Stats{Enqueued: s.enqueued.Load(), Delivered: s.delivered.Load(), InMemory: s.inMemory.Load(),
+	return Stats{Enqueued: s.enqueued.Load(), Delivered: s.delivered.Load(), Recalled: s.recalledCount.Load(), InMemory: s.inMemory.Load(),
 		EnqueueOffset: s.pubOffset.Load(), WatermarkMs: s.pubWatermark.Load()}
 }
 
@@ -371,6 +378,12 @@ func (s *Service) add(raw []byte) {
 	if v, ok := message.Property(rec.Properties, message.PropertyTimerOutMS); ok {
 		deliverMs, _ = strconv.ParseInt(v, 10, 64)
 	}
+	if key, ok := message.Property(rec.Properties, message.PropertyTimerDelUniqKey); ok {
+		// A recall marker: filed in the recalls file, never delivered.
+		s.fileRecall(key, deliverMs)
+		s.dirty = true
+		return
+	}
 	// Past due (sent just before now, or read late after a restart):
 	// deliver at the watermark, in a bucket that is not deleted yet.
 	e := entry{deliverMs: max(deliverMs, s.prog.watermarkMs), phyOffset: rec.PhysicalOffset, fileOff: -1, size: int32(len(raw))}
@@ -458,6 +471,11 @@ func (s *Service) deliver(e entry) error {
 		s.log.Error("timer: dropping unusable held record", "phyOffset", e.phyOffset, "err", err)
 		return nil
 	}
+	if s.recalled(&rec, e.deliverMs) {
+		s.metrics.add(rec.Topic, -1, s.cfg.Now().UnixMilli())
+		s.recalledCount.Add(1)
+		return nil
+	}
 	res := s.cfg.Store.PutMessage(context.Background(), &rec, store.PutOptions{NoWait: true, NoDelayRewrite: true})
 	if !res.Status.Stored() {
 		return fmt.Errorf("timer: put to %s/%d: %s", rec.Topic, rec.QueueID, res.Status)
@@ -485,6 +503,9 @@ func (s *Service) save() error {
 		return nil
 	}
 	if err := s.b.sync(); err != nil {
+		return err
+	}
+	if err := s.saveRecalls(s.prog.watermarkMs); err != nil {
 		return err
 	}
 	if err := writeMetrics(s.cfg.FS, s.cfg.Dir, s.metrics.snapshot()); err != nil {
