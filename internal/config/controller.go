@@ -221,3 +221,25 @@ func LoadControllerFile(path string) (c ControllerConfig, unknown, noEffect []st
 	c.EnsureDefaults()
 	return c, unknown, noEffect, nil
 }
+
+// LoadControllerInNamesrv binds the controller keys of a namesrv.conf with
+// enableControllerInNamesrv=true (Java's NamesrvStartup reads both configs
+// from the one file). nsUnknown are the keys the NameServer did not know;
+// unknown are those neither knows.
+func LoadControllerInNamesrv(path string, nsUnknown []string) (c ControllerConfig, unknown, noEffect []string, err error) {
+	props, err := LoadPropertiesFile(path)
+	if err != nil {
+		return c, nil, nil, err
+	}
+	ctlUnknown, noEffect, err := BindController(props, &c)
+	if err != nil {
+		return c, nil, noEffect, fmt.Errorf("%s: %w", path, err)
+	}
+	for _, k := range nsUnknown {
+		if slices.Contains(ctlUnknown, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	c.EnsureDefaults()
+	return c, unknown, noEffect, nil
+}
