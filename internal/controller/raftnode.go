@@ -100,7 +100,7 @@ func openRaft(cc *config.ControllerConfig, ln net.Listener, timeout time.Duratio
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("controller: store: %w", err)
 	}
-	hl := hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Info, Output: &slogWriter{log: log}})
+	hl := hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Info, Output: &slogWriter{log: log}, DisableTime: true})
 	if ln == nil {
 		if ln, err = net.Listen("tcp", self.Addr); err != nil {
 			return nil, fmt.Errorf("controller: raft transport: %w", err)
