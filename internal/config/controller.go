@@ -56,14 +56,18 @@ type ControllerConfig struct {
 	// refuses besides configBlackList, configStorePath and rocketmqHome.
 	ConfigBlackList string `prop:"configBlackList"`
 
+	// NotifyBrokerRoleChanged makes the leader tell the live brokers of a
+	// set about a new master at once (NOTIFY_BROKER_ROLE_CHANGED) instead
+	// of leaving them to find out on their next poll (default true).
+	NotifyBrokerRoleChanged bool `prop:"notifyBrokerRoleChanged"`
+
 	// Java keys accepted from existing files that change nothing here.
-	RocketmqHome          string `prop:"rocketmqHome" effect:"none"`
-	ConfigStorePath       string `prop:"configStorePath" effect:"none"`
-	MappedFileSize        int64  `prop:"mappedFileSize" effect:"none"`
-	ElectMasterMaxRetry   int    `prop:"electMasterMaxRetryCount" effect:"none"`
-	IsProcessReadEvent    bool   `prop:"isProcessReadEvent" effect:"none"`
-	NotifyBrokerRoleChang bool   `prop:"notifyBrokerRoleChanged" effect:"none"`
-	MetricsExporterType   string `prop:"metricsExporterType" effect:"none"`
+	RocketmqHome        string `prop:"rocketmqHome" effect:"none"`
+	ConfigStorePath     string `prop:"configStorePath" effect:"none"`
+	MappedFileSize      int64  `prop:"mappedFileSize" effect:"none"`
+	ElectMasterMaxRetry int    `prop:"electMasterMaxRetryCount" effect:"none"`
+	IsProcessReadEvent  bool   `prop:"isProcessReadEvent" effect:"none"`
+	MetricsExporterType string `prop:"metricsExporterType" effect:"none"`
 }
 
 // Controller defaults (Java's ControllerConfig and ControllerStartup).
@@ -79,7 +83,14 @@ const (
 	controllerPeerSeparator, peerIDSeparate = ";", "-"
 )
 
-// EnsureDefaults fills every zero field with its default.
+// NewControllerConfig returns a ControllerConfig holding the boolean
+// defaults (the starting point to bind a file onto); EnsureDefaults fills
+// the rest.
+func NewControllerConfig() ControllerConfig {
+	return ControllerConfig{NotifyBrokerRoleChanged: true}
+}
+
+// EnsureDefaults fills every zero non-boolean field with its default.
 func (c *ControllerConfig) EnsureDefaults() {
 	if c.ListenPort == 0 {
 		c.ListenPort = DefaultControllerPort
@@ -210,6 +221,7 @@ func BindController(props Properties, c *ControllerConfig) (unknown, noEffect []
 // LoadControllerFile reads a controller.conf properties file (defaults
 // filled in) and returns the keys it did not know and those without effect.
 func LoadControllerFile(path string) (c ControllerConfig, unknown, noEffect []string, err error) {
+	c = NewControllerConfig()
 	props, err := LoadPropertiesFile(path)
 	if err != nil {
 		return c, nil, nil, err
@@ -227,6 +239,7 @@ func LoadControllerFile(path string) (c ControllerConfig, unknown, noEffect []st
 // from the one file). nsUnknown are the keys the NameServer did not know;
 // unknown are those neither knows.
 func LoadControllerInNamesrv(path string, nsUnknown []string) (c ControllerConfig, unknown, noEffect []string, err error) {
+	c = NewControllerConfig()
 	props, err := LoadPropertiesFile(path)
 	if err != nil {
 		return c, nil, nil, err

@@ -63,6 +63,9 @@ type Controller struct {
 	rs    *remoting.Server
 	ownRS bool
 	node  *raftNode
+	// notify sends NOTIFY_BROKER_ROLE_CHANGED (notifyBrokerRoleChanged).
+	notify   *notifier
+	notifyLp lifecycle.Loop
 
 	// leader is set once this node is leader and has applied every entry
 	// of earlier terms (a barrier) and announced its client address.
@@ -95,7 +98,8 @@ func New(cfg Config) (*Controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Controller{cfg: cfg, log: cfg.Logger, now: cfg.Now, fsm: newFSM(cfg.Logger), live: newLiveness(cfg.Now), peers: peers}
+	c := &Controller{cfg: cfg, log: cfg.Logger, now: cfg.Now, fsm: newFSM(cfg.Logger), live: newLiveness(cfg.Now), peers: peers,
+		notify: newNotifier(cfg.Logger)}
 	c.rs = cfg.Remoting
 	if c.rs == nil {
 		addr := cfg.Addr
@@ -130,6 +134,7 @@ func (c *Controller) Start() error {
 	c.node = n
 	c.watch.Start("controller-leader", c.watchLeadership)
 	c.scan.Start("controller-scan", c.scanLoop)
+	c.notifyLp.Start("controller-notify", c.notify.run)
 	c.log.Info("controller: started", "id", c.cfg.Controller.ControllerDLegerSelfID, "addr", c.ClientAddr(),
 		"peers", c.cfg.Controller.ControllerDLegerPeers, "store", c.cfg.Controller.ControllerStorePath)
 	return nil
@@ -142,9 +147,12 @@ func (c *Controller) Close() error {
 	}
 	c.watch.Close()
 	c.scan.Close()
-	var err error
+	c.notifyLp.Close()
+	err := c.notify.rc.Close()
 	if c.node != nil {
-		err = c.node.close()
+		if e := c.node.close(); e != nil {
+			err = e
+		}
 	}
 	if c.ownRS && c.started.Load() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -242,8 +250,14 @@ func (c *Controller) propose(cmd *command, announcing bool) *result {
 	}
 	f := c.node.r.Apply(data, applyTimeout)
 	if err := f.Error(); err != nil {
-		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) || errors.Is(err, raft.ErrLeadershipTransferInProgress) {
+		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipTransferInProgress) {
+			// Never appended: the client may retry with the leader.
 			return c.notLeader()
+		}
+		if errors.Is(err, raft.ErrLeadershipLost) {
+			// Appended but maybe not committed: a blind retry could apply
+			// it twice, so the caller is told it is unknown.
+			return fail(protocol.SystemError, "controller: leadership lost while applying %s; it may or may not have taken effect, read the state before retrying", cmd.Op)
 		}
 		return fail(protocol.SystemError, "controller: raft apply: %v", err)
 	}
@@ -338,5 +352,8 @@ func (c *Controller) reelect() {
 			Alive: alive, Unclean: c.cfg.Controller.EnableElectUncleanMaster}, false)
 		c.log.Warn("controller: master gone, election", "broker", t.name, "oldMaster", t.master,
 			"code", res.Code, "remark", res.Remark, "newMaster", res.Ext["masterBrokerId"])
+		if res.Code == protocol.Success {
+			c.notifyRoleChanged(t.name)
+		}
 	}
 }

@@ -74,6 +74,18 @@
 // master (an election by the controller records that) and the answer's
 // remark says why.
 //
+// After an election with a new master, with notifyBrokerRoleChanged=true
+// (the default), the leader sends NOTIFY_BROKER_ROLE_CHANGED (1008, oneway;
+// header masterAddress, masterBrokerId, masterEpoch, syncStateSetEpoch;
+// body SyncStateSet) to the set's live brokers from a loop of its own, so
+// that they switch roles at once instead of on their next poll.
+//
+// A write whose raft Apply fails with "not leader" was never appended and
+// is answered CONTROLLER_NOT_LEADER (the client retries on the leader); one
+// that loses leadership after it was appended is answered SYSTEM_ERROR
+// saying it may or may not have taken effect, since a blind retry could
+// apply it twice.
+//
 // # Wire (Java's field names)
 //
 // Request headers: CONTROLLER_ALTER_SYNC_STATE_SET brokerName,
@@ -106,5 +118,7 @@
 // Deviations from Java, on purpose: a first election by an id that is not
 // a member is refused (CONTROLLER_ELECT_MASTER_FAILED); nextBrokerId never
 // falls back to an id applied out of order; cleaning the master's id leaves
-// the set without a master. UPDATE_CONTROLLER_CONFIG is not served yet.
+// the set without a master; an expired broker's connection is closed only
+// when no live broker heartbeats over it. UPDATE_CONTROLLER_CONFIG is not
+// served yet.
 package controller

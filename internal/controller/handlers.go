@@ -79,6 +79,9 @@ func (c *Controller) handleElectMaster(conn *remoting.Conn, req *remoting.Comman
 	res := c.propose(cmd, false)
 	c.log.Info("controller: elect master", "broker", h.BrokerName, "brokerId", h.BrokerID, "designate", h.DesignateElect,
 		"code", res.Code, "remark", res.Remark, "caller", conn.RemoteAddr())
+	if res.Code == protocol.Success {
+		c.notifyRoleChanged(h.BrokerName)
+	}
 	return respond(res)
 }
 

@@ -106,20 +106,28 @@ func (l *liveness) alive(k brokerKey) bool {
 }
 
 // expire drops the brokers whose heartbeats timed out and closes their
-// connections (Java closes the channel too); it returns them.
+// connections (Java closes the channel too) unless a live broker still
+// heartbeats over one; it returns them.
 func (l *liveness) expire() []brokerKey {
 	l.mu.Lock()
 	now := l.now()
 	var gone []brokerKey
-	var conns []*remoting.Conn
+	dead := map[*remoting.Conn]bool{}
 	for k, p := range l.tab {
 		if now.Sub(p.last) > p.timeout {
 			gone = append(gone, k)
 			delete(l.tab, k)
 			if p.conn != nil {
-				conns = append(conns, p.conn)
+				dead[p.conn] = true
 			}
 		}
+	}
+	for _, p := range l.tab {
+		delete(dead, p.conn)
+	}
+	conns := make([]*remoting.Conn, 0, len(dead))
+	for c := range dead {
+		conns = append(conns, c)
 	}
 	l.mu.Unlock()
 	for _, c := range conns {

@@ -49,7 +49,7 @@ var allowed = map[string][]string{
 	"admin":   {"protocol", "remoting", "message"},
 	// controller is the fail-over controller (raft); controller/client is
 	// what a broker uses to reach it.
-	"controller":        {"lifecycle", "protocol", "remoting", "config", "controller/client", "testutil/wait", "testutil/proc"},
+	"controller":        {"lifecycle", "lograte", "protocol", "remoting", "config", "controller/client", "testutil/wait", "testutil/proc"},
 	"controller/client": {"protocol", "remoting"},
 	"console":           {"admin", "protocol", "remoting", "lograte"},
 
