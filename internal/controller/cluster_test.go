@@ -91,7 +91,7 @@ func startGroup(t *testing.T, n int, mutate func(*config.ControllerConfig)) *gro
 func (g *group) start(i int, ln net.Listener) {
 	g.t.Helper()
 	c, err := controller.New(controller.Config{Controller: g.cc[i], Addr: "127.0.0.1:0", RaftListener: ln,
-		RaftTimeout: 500 * time.Millisecond, BrokerHeartbeatTimeout: hbTimeout, Now: g.clock.Now})
+		RaftTimeout: time.Second, BrokerHeartbeatTimeout: hbTimeout, Now: g.clock.Now})
 	if err != nil {
 		g.t.Fatal(err)
 	}
