@@ -26,7 +26,7 @@ func electOne(t *testing.T, c *client.Client) *client.MasterInfo {
 	if _, err := c.RegisterBroker(ctx, "c1", "broker-a", 1, "127.0.0.1:10911"); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.SendHeartbeat(ctx, client.Heartbeat{ClusterName: "c1", BrokerName: "broker-a", BrokerAddr: "127.0.0.1:10911",
+	if _, err := c.SendHeartbeat(ctx, client.Heartbeat{ClusterName: "c1", BrokerName: "broker-a", BrokerAddr: "127.0.0.1:10911",
 		BrokerID: 1, Timeout: 10 * time.Second}); err != nil {
 		t.Fatal(err)
 	}

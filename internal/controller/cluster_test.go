@@ -165,10 +165,13 @@ func ctx(t *testing.T) context.Context {
 	return c
 }
 
-// broker is a simulated broker of set "broker-a".
+// broker is a simulated broker of set "broker-a" with a connection of
+// its own for heartbeats, as a broker process has (the controller closes
+// an expired broker's connection).
 type broker struct {
 	id   int64
 	addr string
+	hb   *client.Client
 }
 
 const (
@@ -189,13 +192,33 @@ func join(t *testing.T, c *client.Client, addr string) broker {
 	if _, err := c.RegisterBroker(ctx(t), cluster, bname, id, addr); err != nil {
 		t.Fatal(err)
 	}
-	return broker{id: id, addr: addr}
-}
-
-func beat(t *testing.T, c *client.Client, b broker, epoch int32, offset int64) {
-	t.Helper()
-	if err := c.SendHeartbeat(ctx(t), client.Heartbeat{ClusterName: cluster, BrokerName: bname, BrokerAddr: b.addr,
-		BrokerID: b.id, Epoch: epoch, MaxOffset: offset, Timeout: hbTimeout}); err != nil {
+	hb, err := client.New(c.Addrs(), nil)
+	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { hb.Close() })
+	return broker{id: id, addr: addr, hb: hb}
+}
+
+// beat sends b's heartbeat until every running node took it: a node may
+// just have closed b's connection (its heartbeat expired when the fake
+// clock jumped), and the next send goes over a new one.
+func (g *group) beat(b broker, epoch int32, offset int64) {
+	g.t.Helper()
+	running := 0
+	for _, n := range g.nodes {
+		if n != nil {
+			running++
+		}
+	}
+	var err error
+	for range 5 {
+		var n int
+		n, err = b.hb.SendHeartbeat(ctx(g.t), client.Heartbeat{ClusterName: cluster, BrokerName: bname, BrokerAddr: b.addr,
+			BrokerID: b.id, Epoch: epoch, MaxOffset: offset, Timeout: hbTimeout})
+		if n == running {
+			return
+		}
+	}
+	g.t.Fatalf("heartbeat of broker %d reached fewer than %d nodes: %v", b.id, running, err)
 }

@@ -36,7 +36,7 @@ func TestFailover(t *testing.T) {
 		t.Fatalf("ids %d %d %d, want 1 2 3", b1.id, b2.id, b3.id)
 	}
 	for _, b := range []broker{b1, b2, b3} {
-		beat(t, c, b, 0, 0)
+		g.beat(b, 0, 0)
 	}
 
 	// The first broker to ask becomes master.
@@ -73,8 +73,8 @@ func TestFailover(t *testing.T) {
 	// b1 falls silent: b2 (in sync) becomes master, not b3, though b3
 	// reports the larger offset.
 	g.clock.Add(hbTimeout + time.Second)
-	beat(t, c, b2, 1, 100)
-	beat(t, c, b3, 1, 500)
+	g.beat(b2, 1, 100)
+	g.beat(b3, 1, 500)
 	wait.For(t, 10*time.Second, "b2 elected after b1's heartbeat timeout", func() bool {
 		mi, err := c.GetReplicaInfo(ctx(t), bname)
 		return err == nil && mi.HasMaster && mi.MasterBrokerID == 2 && mi.MasterEpoch == 2
@@ -89,7 +89,7 @@ func TestFailover(t *testing.T) {
 	// b2 falls silent too: only b3, outside the SyncStateSet, is alive.
 	// No unclean election: the set has no master, and the answer says why.
 	g.clock.Add(hbTimeout + time.Second)
-	beat(t, c, b3, 1, 500)
+	g.beat(b3, 1, 500)
 	wait.For(t, 10*time.Second, "no master once b2 is gone", func() bool {
 		mi, err := c.GetReplicaInfo(ctx(t), bname)
 		return err == nil && !mi.HasMaster
@@ -122,7 +122,7 @@ func TestFailover(t *testing.T) {
 	}
 	// b2 returns and heartbeats the new leader: it is in the SyncStateSet,
 	// so its own election request makes it master again.
-	beat(t, c, b2, 2, 100)
+	g.beat(b2, 2, 100)
 	mi, err = c.ElectMaster(ctx(t), cluster, bname, b2.id, false)
 	if err != nil || mi.MasterBrokerID != 2 || mi.MasterEpoch != after.MasterEpoch+1 {
 		t.Fatalf("re-election of b2: %+v, %v", mi, err)
@@ -196,7 +196,7 @@ func TestBadInput(t *testing.T) {
 	}
 	// Clean refuses a set with a master unless asked to clean living
 	// brokers.
-	beat(t, c, b1, 0, 0)
+	g.beat(b1, 0, 0)
 	if _, err := c.ElectMaster(ctx(t), cluster, bname, b1.id, false); err != nil {
 		t.Fatal(err)
 	}

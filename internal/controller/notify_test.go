@@ -58,8 +58,8 @@ func TestNotifyBrokerRoleChanged(t *testing.T) {
 	fb1, fb2 := startFakeBroker(t), startFakeBroker(t)
 	b1 := join(t, c, fb1.rs.Addr().String())
 	b2 := join(t, c, fb2.rs.Addr().String())
-	beat(t, c, b1, 0, 0)
-	beat(t, c, b2, 0, 0)
+	g.beat(b1, 0, 0)
+	g.beat(b2, 0, 0)
 	if _, err := c.ElectMaster(ctx(t), cluster, bname, b1.id, false); err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestNotifyBrokerRoleChanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	g.clock.Add(hbTimeout + time.Second)
-	beat(t, c, b2, 1, 10)
+	g.beat(b2, 1, 10)
 	wait.For(t, 10*time.Second, "b2 elected", func() bool {
 		mi, err := c.GetReplicaInfo(ctx(t), bname)
 		return err == nil && mi.MasterBrokerID == 2

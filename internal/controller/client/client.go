@@ -48,6 +48,9 @@ func New(controllerAddr string, rc *remoting.Client) (*Client, error) {
 	return c, nil
 }
 
+// Addrs returns the controller addresses, ';'-separated.
+func (c *Client) Addrs() string { return strings.Join(c.addrs, ";") }
+
 // Close closes the remoting client when the Client made it.
 func (c *Client) Close() error {
 	if c.owned {
@@ -287,14 +290,14 @@ type Heartbeat struct {
 }
 
 // SendHeartbeat sends hb to every controller, as Java's brokers do (each
-// node keeps its own liveness table); it fails only when none took it.
-func (c *Client) SendHeartbeat(ctx context.Context, hb Heartbeat) error {
+// node keeps its own liveness table). It returns how many took it and the
+// failures joined (nil when every controller took it).
+func (c *Client) SendHeartbeat(ctx context.Context, hb Heartbeat) (delivered int, err error) {
 	h := &protocol.BrokerHeartbeatRequestHeader{ClusterName: hb.ClusterName, BrokerAddr: hb.BrokerAddr, BrokerName: hb.BrokerName,
 		BrokerID: protocol.Some(hb.BrokerID), Epoch: protocol.Some(hb.Epoch), MaxOffset: protocol.Some(hb.MaxOffset),
 		ConfirmOffset: protocol.Some(hb.ConfirmOffset), HeartbeatTimeoutMills: protocol.Some(hb.Timeout.Milliseconds()),
 		ElectionPriority: protocol.Some(hb.ElectionPriority)}
 	var errs []error
-	okN := 0
 	for _, a := range c.addrs {
 		resp, err := c.rc.Invoke(ctx, a, remoting.NewRequest(protocol.BrokerHeartbeat, protocol.Ext(h), nil))
 		switch {
@@ -303,11 +306,8 @@ func (c *Client) SendHeartbeat(ctx context.Context, hb Heartbeat) error {
 		case resp.Code != protocol.Success:
 			errs = append(errs, fmt.Errorf("%s: %w", a, &StatusError{resp.Code, resp.Remark}))
 		default:
-			okN++
+			delivered++
 		}
 	}
-	if okN == 0 {
-		return errors.Join(errs...)
-	}
-	return nil
+	return delivered, errors.Join(errs...)
 }
