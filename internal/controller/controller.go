@@ -145,14 +145,20 @@ func (c *Controller) Close() error {
 	if c.stopped.Swap(true) {
 		return nil
 	}
+	// Cancel the loops first and stop raft, so that a loop waiting on a
+	// barrier or an apply returns at once; then wait for them.
+	c.watch.Cancel()
+	c.scan.Cancel()
+	c.notifyLp.Cancel()
+	var err error
+	if c.node != nil {
+		err = c.node.close()
+	}
 	c.watch.Close()
 	c.scan.Close()
 	c.notifyLp.Close()
-	err := c.notify.rc.Close()
-	if c.node != nil {
-		if e := c.node.close(); e != nil {
-			err = e
-		}
+	if e := c.notify.rc.Close(); e != nil && err == nil {
+		err = e
 	}
 	if c.ownRS && c.started.Load() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -221,19 +227,43 @@ func (c *Controller) watchLeadership(ctx context.Context) {
 				c.log.Info("controller: leadership lost", "id", c.ID())
 				continue
 			}
-			if err := c.node.r.Barrier(applyTimeout).Error(); err != nil {
-				c.log.Warn("controller: barrier after election failed", "err", err)
-				continue
-			}
-			cmd := &command{Op: opLeaderAddr, NodeID: c.ID(), Addr: c.ClientAddr()}
-			if res := c.propose(cmd, true); res.Code != protocol.Success {
-				c.log.Warn("controller: announcing the leader address failed", "remark", res.Remark)
+			if !c.takeOver(ctx) {
 				continue
 			}
 			c.leaderSince.Store(c.now().UnixNano())
 			c.leader.Store(true)
 			c.log.Info("controller: leader", "id", c.ID(), "addr", c.ClientAddr())
 			c.scan.Kick()
+		}
+	}
+}
+
+// takeOverRetry is the pause between a new leader's attempts to get ready.
+const takeOverRetry = 100 * time.Millisecond
+
+// takeOver readies a new leader: a barrier (every entry of earlier terms
+// applied), then its leaderAddr entry. It tries again while this node
+// still leads, and reports whether it got ready.
+func (c *Controller) takeOver(ctx context.Context) bool {
+	for {
+		err := c.node.r.Barrier(applyTimeout).Error()
+		if err == nil {
+			res := c.propose(&command{Op: opLeaderAddr, NodeID: c.ID(), Addr: c.ClientAddr()}, true)
+			if res.Code == protocol.Success {
+				return true
+			}
+			err = errors.New(res.Remark)
+		}
+		if c.node.r.State() != raft.Leader {
+			return false
+		}
+		c.log.Warn("controller: new leader not ready yet, retrying", "err", err)
+		t := time.NewTimer(takeOverRetry)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		case <-t.C:
 		}
 	}
 }

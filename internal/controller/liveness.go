@@ -29,14 +29,15 @@ type liveInfo struct {
 	priority  int32
 }
 
-// liveness is the leader's table of broker heartbeats (Java's
-// DefaultBrokerHeartbeatManager). It is not replicated: a new leader
-// starts it afresh.
+// liveness is a node's table of broker heartbeats (Java's
+// DefaultBrokerHeartbeatManager). It is not replicated: every node keeps
+// its own from the heartbeats it receives (brokers send them to every
+// controller, as Java's do), so a new leader starts from what it heard.
 type liveness struct {
 	now func() time.Time
 	mu  sync.Mutex
 	tab map[brokerKey]*liveInfo
-	// seen holds every broker that heartbeat since the last reset.
+	// seen holds every broker that ever heartbeat to this node.
 	seen map[brokerKey]struct{}
 }
 
@@ -150,14 +151,7 @@ func (l *liveness) dropConn(c *remoting.Conn) []brokerKey {
 	return gone
 }
 
-func (l *liveness) reset() {
-	l.mu.Lock()
-	clear(l.tab)
-	clear(l.seen)
-	l.mu.Unlock()
-}
-
-// known reports whether k heartbeat since the table was last reset (it may
+// known reports whether k ever heartbeat to this node (it may
 // have expired since).
 func (l *liveness) known(k brokerKey) bool {
 	l.mu.Lock()
