@@ -48,6 +48,9 @@ rocketd namesrv instead.`,
 			if len(noEffect) > 0 {
 				log.Warn("rocketd: "+config.NoEffectWarning, "file", confPath, "keys", noEffect)
 			}
+			// UPDATE_CONTROLLER_CONFIG persists to the -c file, as Java's
+			// ControllerStartup does.
+			cfg.ConfigStorePath = confPath
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			return runController(ctx, controller.Config{Controller: cfg, Logger: log}, log)

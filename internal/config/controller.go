@@ -123,6 +123,37 @@ func (c *ControllerConfig) EnsureDefaults() {
 	if c.ConfigBlackList == "" {
 		c.ConfigBlackList = DefaultControllerConfigBlackList
 	}
+	if c.ConfigStorePath == "" {
+		home, err := os.UserHomeDir()
+		if err != nil || home == "" {
+			home = "."
+		}
+		c.ConfigStorePath = filepath.Join(home, "controller", "controller.properties")
+	}
+}
+
+// ControllerLiveKeys are the controller keys UPDATE_CONTROLLER_CONFIG
+// changes while it runs (on the node that gets the request, as in Java).
+var ControllerLiveKeys = []LiveKey{
+	{"enableElectUncleanMaster", "whether the next election may pick a replica outside the SyncStateSet"},
+	{"notifyBrokerRoleChanged", "whether the next election is announced to the brokers"},
+}
+
+// javaControllerBlackList are the keys Java's ControllerRequestProcessor
+// refuses whatever configBlackList says.
+var javaControllerBlackList = []string{"configBlackList", "configStorePath", "rocketmqHome"}
+
+// NewControllerRuntime returns the controller's runtime configuration over
+// c, persisting updates to path.
+func NewControllerRuntime(c *ControllerConfig, path string) *Runtime[ControllerConfig] {
+	return NewRuntime(c, RuntimeOptions[ControllerConfig]{
+		Live:      ControllerLiveKeys,
+		BlackList: append(slices.Clone(javaControllerBlackList), strings.Split(c.ConfigBlackList, ";")...),
+		Known:     propKeys(c),
+		NoEffect:  noEffectKeys(c),
+		Path:      path,
+		Prepare:   func(c *ControllerConfig) error { return c.Validate() },
+	})
 }
 
 // ControllerPeer is one member of the Raft group.

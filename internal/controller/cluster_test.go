@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -70,6 +71,7 @@ func startGroup(t *testing.T, n int, mutate func(*config.ControllerConfig)) *gro
 			ControllerDLegerPeers:  g.peers,
 			ControllerDLegerSelfID: fmt.Sprintf("n%d", i),
 			ControllerStorePath:    g.dir,
+			ConfigStorePath:        filepath.Join(g.dir, fmt.Sprintf("n%d.properties", i)),
 			// The scans run often; what they decide depends on the
 			// fake clock alone.
 			ScanNotActiveBrokerInterval: 20 * time.Millisecond,

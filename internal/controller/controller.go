@@ -55,6 +55,7 @@ const applyTimeout = 5 * time.Second
 // handlers of the controller codes.
 type Controller struct {
 	cfg   Config
+	rt    *config.Runtime[config.ControllerConfig] // the keys UPDATE_CONTROLLER_CONFIG changes
 	log   *slog.Logger
 	now   func() time.Time
 	fsm   *fsm
@@ -100,6 +101,7 @@ func New(cfg Config) (*Controller, error) {
 	}
 	c := &Controller{cfg: cfg, log: cfg.Logger, now: cfg.Now, fsm: newFSM(cfg.Logger), live: newLiveness(cfg.Now), peers: peers,
 		notify: newNotifier(cfg.Logger)}
+	c.rt = config.NewControllerRuntime(&c.cfg.Controller, cfg.Controller.ConfigStorePath)
 	c.rs = cfg.Remoting
 	if c.rs == nil {
 		addr := cfg.Addr
@@ -379,7 +381,7 @@ func (c *Controller) reelect() {
 			continue
 		}
 		res := c.propose(&command{Op: opElectMaster, ClusterName: t.cluster, BrokerName: t.name, BrokerID: -1,
-			Alive: alive, Unclean: c.cfg.Controller.EnableElectUncleanMaster}, false)
+			Alive: alive, Unclean: c.rt.Load().EnableElectUncleanMaster}, false)
 		c.log.Warn("controller: master gone, election", "broker", t.name, "oldMaster", t.master,
 			"code", res.Code, "remark", res.Remark, "newMaster", res.Ext["masterBrokerId"])
 		if res.Code == protocol.Success {

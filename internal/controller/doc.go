@@ -113,12 +113,15 @@
 // brokerName, appliedBrokerId, registerCheckCode ("addr;timestamp").
 // BROKER_HEARTBEAT clusterName, brokerAddr, brokerName, brokerId, epoch,
 // maxOffset, confirmOffset, heartbeatTimeoutMills, electionPriority.
-// GET_CONTROLLER_CONFIG answers the settings as properties text.
+// GET_CONTROLLER_CONFIG answers the settings as properties text;
+// UPDATE_CONTROLLER_CONFIG (body: properties text) changes
+// enableElectUncleanMaster and notifyBrokerRoleChanged on the node it
+// reaches and writes them to configStorePath (the -c file of rocketd
+// controller); other keys are refused with NO_PERMISSION.
 //
 // Deviations from Java, on purpose: a first election by an id that is not
 // a member is refused (CONTROLLER_ELECT_MASTER_FAILED); nextBrokerId never
 // falls back to an id applied out of order; cleaning the master's id leaves
 // the set without a master; an expired broker's connection is closed only
-// when no live broker heartbeats over it. UPDATE_CONTROLLER_CONFIG is not
-// served yet.
+// when no live broker heartbeats over it.
 package controller

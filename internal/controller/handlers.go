@@ -1,6 +1,8 @@
 package controller
 
 import (
+	"bytes"
+	"errors"
 	"strings"
 	"time"
 
@@ -21,6 +23,7 @@ func (c *Controller) register() {
 	c.rs.Handle(protocol.ControllerGetSyncStateData, f, c.handleGetSyncStateData)
 	c.rs.Handle(protocol.BrokerHeartbeat, f, c.handleHeartbeat)
 	c.rs.Handle(protocol.GetControllerConfig, f, c.handleGetConfig)
+	c.rs.Handle(protocol.UpdateControllerConfig, f, c.handleUpdateConfig)
 	c.rs.Handle(protocol.CleanBrokerData, f, c.handleCleanBrokerData)
 	c.rs.Handle(protocol.ControllerGetNextBrokerID, f, c.handleGetNextBrokerID)
 	c.rs.Handle(protocol.ControllerApplyBrokerID, f, c.handleApplyBrokerID)
@@ -51,7 +54,7 @@ func (c *Controller) setFacts(cmd *command) {
 		}
 	})
 	cmd.Alive = c.live.candidates(cmd.ClusterName, cmd.BrokerName, ids)
-	cmd.Unclean = c.cfg.Controller.EnableElectUncleanMaster
+	cmd.Unclean = c.rt.Load().EnableElectUncleanMaster
 }
 
 func (c *Controller) handleAlterSyncStateSet(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
@@ -236,8 +239,37 @@ func (c *Controller) handleGetMetadata(_ *remoting.Conn, _ *remoting.Command) *r
 // handleGetConfig is GET_CONTROLLER_CONFIG: the settings as properties text.
 func (c *Controller) handleGetConfig(_ *remoting.Conn, _ *remoting.Command) *remoting.Command {
 	resp := remoting.NewResponse(protocol.Success, "")
-	resp.Body = []byte(config.PropertiesText(&c.cfg.Controller))
+	resp.Body = []byte(config.PropertiesText(c.rt.Load()))
 	return resp
+}
+
+// handleUpdateConfig is UPDATE_CONTROLLER_CONFIG (mqadmin
+// updateControllerConfig): the body is properties text; the live keys
+// (config.ControllerLiveKeys) change on this node and are written to
+// configStorePath. NO_PERMISSION for a black-listed, start-only or unknown
+// key (Java's remark for the black list), INVALID_PARAMETER for a bad
+// value, SYSTEM_ERROR for a body that is not properties text or a failed
+// write.
+func (c *Controller) handleUpdateConfig(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+	props, err := config.ParseProperties(bytes.NewReader(req.Body))
+	if err != nil {
+		return remoting.NewResponse(protocol.SystemError, "string2Properties error: "+err.Error())
+	}
+	if err := c.rt.Update(props); err != nil {
+		var ref *config.UpdateRefusal
+		switch {
+		case !errors.As(err, &ref):
+			return remoting.NewResponse(protocol.SystemError, "persist config: "+err.Error())
+		case ref.Kind == config.RefusedValue:
+			return remoting.NewResponse(protocol.InvalidParameter, ref.Remark())
+		default:
+			return remoting.NewResponse(protocol.NoPermission, ref.Remark())
+		}
+	}
+	if len(props) > 0 {
+		c.log.Info("controller: config updated", "keys", props, "caller", conn.RemoteAddr())
+	}
+	return remoting.NewResponse(protocol.Success, "")
 }
 
 // connClosed forgets the brokers that heartbeat over conn and, on the

@@ -62,7 +62,7 @@ func (n *notifier) enqueue(job notification) {
 // is now (Java's ControllerManager.notifyBrokerRoleChanged), when
 // notifyBrokerRoleChanged is on.
 func (c *Controller) notifyRoleChanged(brokerName string) {
-	if !c.cfg.Controller.NotifyBrokerRoleChanged {
+	if !c.rt.Load().NotifyBrokerRoleChanged {
 		return
 	}
 	var (

@@ -213,7 +213,7 @@ var RequestCodeMap = []CodeInfo{
 	{1006, "CONTROLLER_GET_SYNC_STATE_DATA", SideController, CodeServed, "internal/controller (rocketd controller, or enableControllerInNamesrv)"},
 	{1007, "GET_BROKER_EPOCH_CACHE", SideBroker, CodeLater, issueFailover},
 	{1008, "NOTIFY_BROKER_ROLE_CHANGED", SideBroker, CodeLater, issueFailover},
-	{1009, "UPDATE_CONTROLLER_CONFIG", SideController, CodeLater, issueFailover + ": the controller reads controller.conf at start only"},
+	{1009, "UPDATE_CONTROLLER_CONFIG", SideController, CodeServed, "internal/controller: enableElectUncleanMaster and notifyBrokerRoleChanged change at run time"},
 	{1010, "GET_CONTROLLER_CONFIG", SideController, CodeServed, "internal/controller (rocketd controller, or enableControllerInNamesrv)"},
 	{1011, "CLEAN_BROKER_DATA", SideController, CodeServed, "internal/controller (rocketd controller, or enableControllerInNamesrv)"},
 	{1012, "CONTROLLER_GET_NEXT_BROKER_ID", SideController, CodeServed, "internal/controller (rocketd controller, or enableControllerInNamesrv)"},
