@@ -72,15 +72,14 @@ type ControllerConfig struct {
 
 // Controller defaults (Java's ControllerConfig and ControllerStartup).
 const (
-	DefaultControllerPort                   = 19876
-	DefaultControllerType                   = "DLedger"
-	DefaultControllerGroup                  = "DefaultControllerGroup"
-	DefaultControllerScanInterval           = 5 * time.Second
-	DefaultControllerThreadPoolNums         = 16
-	DefaultControllerRequestQueueCapacity   = 50000
-	DefaultControllerConfigBlackList        = "configBlackList;configStorePath"
-	controllerTypeJRaft                     = "jRaft"
-	controllerPeerSeparator, peerIDSeparate = ";", "-"
+	DefaultControllerPort                 = 19876
+	DefaultControllerType                 = "DLedger"
+	DefaultControllerGroup                = "DefaultControllerGroup"
+	DefaultControllerScanInterval         = 5 * time.Second
+	DefaultControllerThreadPoolNums       = 16
+	DefaultControllerRequestQueueCapacity = 50000
+	DefaultControllerConfigBlackList      = "configBlackList;configStorePath"
+	controllerTypeJRaft                   = "jRaft"
 )
 
 // NewControllerConfig returns a ControllerConfig holding the boolean
@@ -165,12 +164,12 @@ type ControllerPeer struct {
 // Peers parses controllerDLegerPeers ("n0-host:port;n1-host:port").
 func (c *ControllerConfig) Peers() ([]ControllerPeer, error) {
 	var out []ControllerPeer
-	for _, p := range strings.Split(c.ControllerDLegerPeers, controllerPeerSeparator) {
+	for _, p := range strings.Split(c.ControllerDLegerPeers, ";") {
 		p = strings.TrimSpace(p)
 		if p == "" {
 			continue
 		}
-		id, addr, ok := strings.Cut(p, peerIDSeparate)
+		id, addr, ok := strings.Cut(p, "-")
 		if !ok || id == "" {
 			return nil, fmt.Errorf("config: controllerDLegerPeers: %q is not id-host:port", p)
 		}

@@ -9,7 +9,8 @@
 #     becomes SLAVE and the master adds it to the SyncStateSet
 #     (ALTER_SYNC_STATE_SET);
 #   - mqadmin getControllerMetaData, getSyncStateSet, getBrokerEpoch,
-#     getControllerConfig, electMaster (the slave becomes master);
+#     getControllerConfig, updateControllerConfig, electMaster (the slave
+#     becomes master);
 #   - kill -9 of the master: the controller elects the other broker, which
 #     takes SYNC_MASTER (the time is printed);
 #   - cleanBrokerMetadata of the dead broker's id; refused for a live one;
@@ -169,6 +170,11 @@ out=$(mqadmin getBrokerEpoch -n "127.0.0.1:$ns_port" -b jb)
 expect "mqadmin getBrokerEpoch" "EpochEntry\{epoch=1" "$out"
 out=$(mqadmin getControllerConfig -a "127.0.0.1:${ctl[2]}")
 expect "mqadmin getControllerConfig" "controllerDLegerSelfId +=  n2" "$out"
+
+out=$(mqadmin updateControllerConfig -a "${ctl_addrs}" -k notifyBrokerRoleChanged -v true)
+expect "mqadmin updateControllerConfig (every node)" "update controller config success" "$out"
+out=$(mqadmin getControllerConfig -a "127.0.0.1:${ctl[0]}")
+expect "the update is visible" "notifyBrokerRoleChanged +=  true" "$out"
 
 out=$(mqadmin electMaster -a "127.0.0.1:${ctl[0]}" -b 2 -bn jb -c JC)
 expect "mqadmin electMaster -b 2" "#BrokerMasterAddr	127\.0\.0\.1:$pb" "$out"
