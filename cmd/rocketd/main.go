@@ -41,7 +41,7 @@ func newRootCommand() *cobra.Command {
 	}
 	root.PersistentFlags().StringVar(&opts.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	root.PersistentFlags().StringVar(&opts.logFormat, "log-format", "text", "log format: text or json")
-	root.AddCommand(newNamesrvCommand(opts), newServeCommand(opts), newBrokerCommand(opts), newVersionCommand())
+	root.AddCommand(newNamesrvCommand(opts), newServeCommand(opts), newBrokerCommand(opts), newControllerCommand(opts), newVersionCommand())
 	return root
 }
 

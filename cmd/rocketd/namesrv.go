@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -13,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rocketd/rocketd/internal/config"
+	"github.com/rocketd/rocketd/internal/controller"
 	"github.com/rocketd/rocketd/internal/namesrv"
 )
 
@@ -45,6 +47,7 @@ changes into the -c file, or without -c into configStorePath
 				return err
 			}
 			var cfg config.NamesrvConfig
+			var ctl *config.ControllerConfig // enableControllerInNamesrv
 			confFile := confPath
 			if confFile == "" {
 				// Without -c, UPDATE_NAMESRV_CONFIG persists to
@@ -60,6 +63,16 @@ changes into the -c file, or without -c into configStorePath
 				c, unknown, err := config.LoadNamesrvFile(confFile)
 				if err != nil {
 					return err
+				}
+				if c.EnableControllerInNamesrv {
+					cc, rest, noEffect, err := config.LoadControllerInNamesrv(confFile, unknown)
+					if err != nil {
+						return err
+					}
+					unknown, ctl = rest, &cc
+					if len(noEffect) > 0 {
+						log.Warn("rocketd: "+config.NoEffectWarning, "file", confFile, "keys", noEffect)
+					}
 				}
 				if len(unknown) > 0 {
 					log.Warn("rocketd: unknown keys in config file ignored", "file", confFile, "keys", unknown)
@@ -80,7 +93,7 @@ changes into the -c file, or without -c into configStorePath
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			return runNamesrv(ctx, namesrv.Config{Namesrv: cfg, Addr: addr, Logger: log}, log)
+			return runNamesrv(ctx, namesrv.Config{Namesrv: cfg, Addr: addr, Logger: log}, ctl, log)
 		},
 	}
 	f := cmd.Flags()
@@ -109,19 +122,37 @@ func applyListenAddr(cfg *config.NamesrvConfig, listenAddr string) (string, erro
 	return "", nil
 }
 
-// runNamesrv starts a NameServer and serves until ctx is cancelled, then
-// shuts it down gracefully.
-func runNamesrv(ctx context.Context, cfg namesrv.Config, log *slog.Logger) error {
+// runNamesrv starts a NameServer (with the controller on its port when
+// ctl is set) and serves until ctx is cancelled, then shuts them down
+// gracefully, the controller first.
+func runNamesrv(ctx context.Context, cfg namesrv.Config, ctl *config.ControllerConfig, log *slog.Logger) error {
 	srv, err := namesrv.New(cfg)
 	if err != nil {
 		return err
+	}
+	var c *controller.Controller
+	if ctl != nil {
+		if c, err = controller.New(controller.Config{Controller: *ctl, Remoting: srv.Remoting(), Logger: log}); err != nil {
+			return err
+		}
 	}
 	if err := srv.Start(); err != nil {
 		return err
 	}
 	log.Info("rocketd: NameServer ready", "addr", srv.Addr())
+	if c != nil {
+		if err := c.Start(); err != nil {
+			return errors.Join(err, srv.Close())
+		}
+		log.Info("rocketd: controller ready in the NameServer", "id", c.ID(), "addr", c.ClientAddr())
+	}
 	<-ctx.Done()
 	log.Info("rocketd: shutting down", "grace", shutdownGrace)
+	if c != nil {
+		if err := c.Close(); err != nil {
+			log.Warn("rocketd: controller shutdown", "err", err)
+		}
+	}
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {

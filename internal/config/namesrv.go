@@ -42,6 +42,11 @@ type NamesrvConfig struct {
 	// refuses besides Java's fixed configBlackList, configStorePath,
 	// kvConfigPath and rocketmqHome.
 	ConfigBlackList string `prop:"configBlackList"`
+	// EnableControllerInNamesrv runs the fail-over controller inside the
+	// NameServer, answering the controller codes on its port; the
+	// controller's keys (controller.go) then come from the same file
+	// (default false).
+	EnableControllerInNamesrv bool `prop:"enableControllerInNamesrv"`
 	// Auth holds the authentication keys (auth.go): Java's NameServer has
 	// none, rocketd's takes broker.conf's names. Its users file is
 	// users.json next to kvConfigPath.

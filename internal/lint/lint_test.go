@@ -47,7 +47,11 @@ var allowed = map[string][]string{
 	"ha":      {"lifecycle", "auth", "store", "store/commitlog", "message", "config", "vfs", "protocol", "remoting", "testutil/proc", "testutil/certs", "testutil/wait"},
 	"namesrv": {"lifecycle", "auth", "protocol", "remoting", "config", "vfs", "testutil/wait", "testutil/script"},
 	"admin":   {"protocol", "remoting", "message"},
-	"console": {"admin", "protocol", "remoting", "lograte"},
+	// controller is the fail-over controller (raft); controller/client is
+	// what a broker uses to reach it.
+	"controller":        {"lifecycle", "lograte", "protocol", "remoting", "config", "controller/client", "testutil/wait", "testutil/proc"},
+	"controller/client": {"protocol", "remoting"},
+	"console":           {"admin", "protocol", "remoting", "lograte"},
 
 	"broker/meta":     {"lifecycle", "lograte", "protocol", "config", "vfs", "message", "testutil/wait"},
 	"broker/filter":   {"message"},

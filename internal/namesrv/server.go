@@ -175,6 +175,11 @@ func (s *Server) Addr() string {
 	return a.String()
 }
 
+// Remoting returns the server's remoting server, for a component that
+// answers more codes on the NameServer's port (the embedded controller,
+// enableControllerInNamesrv); add handlers before Start.
+func (s *Server) Remoting() *remoting.Server { return s.rs }
+
 // Table returns the route table (read access for embedding and tests).
 func (s *Server) Table() *Table { return s.table }
 

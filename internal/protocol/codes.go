@@ -111,6 +111,23 @@ const (
 // The 5.x HA admin code (a block of its own, as the auth one below).
 const GetBrokerHAStatus RequestCode = 907 // B (5.x)
 
+// The controller codes of RocketMQ 5.x's controller mode (internal/controller
+// serves them; BROKER_HEARTBEAT is also a NameServer code in Java).
+const (
+	BrokerHeartbeat             RequestCode = 904  // controller
+	ControllerAlterSyncStateSet RequestCode = 1001 // controller
+	ControllerElectMaster       RequestCode = 1002 // controller
+	ControllerRegisterBroker    RequestCode = 1003 // controller
+	ControllerGetReplicaInfo    RequestCode = 1004 // controller
+	ControllerGetMetadataInfo   RequestCode = 1005 // controller
+	ControllerGetSyncStateData  RequestCode = 1006 // controller
+	UpdateControllerConfig      RequestCode = 1009 // controller
+	GetControllerConfig         RequestCode = 1010 // controller
+	CleanBrokerData             RequestCode = 1011 // controller
+	ControllerGetNextBrokerID   RequestCode = 1012 // controller
+	ControllerApplyBrokerID     RequestCode = 1013 // controller
+)
+
 // The POP consumption codes of RocketMQ 5.x (a block of their own: they
 // do not fit the int16 of the ROCKETMQ serialization).
 const (
@@ -181,6 +198,27 @@ const (
 	PollingTimeout             ResponseCode = 210 // 5.x POP
 	FlowControl                ResponseCode = 215
 	IllegalOperation           ResponseCode = 604 // 5.x (recall)
+)
+
+// The controller's response codes (Java's ResponseCode 2000-2016).
+const (
+	ControllerFencedMasterEpoch          ResponseCode = 2000
+	ControllerFencedSyncStateSetEpoch    ResponseCode = 2001
+	ControllerInvalidMaster              ResponseCode = 2002
+	ControllerInvalidReplicas            ResponseCode = 2003
+	ControllerMasterNotAvailable         ResponseCode = 2004
+	ControllerInvalidRequest             ResponseCode = 2005
+	ControllerBrokerNotAlive             ResponseCode = 2006
+	ControllerNotLeader                  ResponseCode = 2007
+	ControllerBrokerMetadataNotExist     ResponseCode = 2008
+	ControllerInvalidCleanBrokerMetadata ResponseCode = 2009
+	ControllerBrokerNeedToBeRegistered   ResponseCode = 2010
+	ControllerMasterStillExist           ResponseCode = 2011
+	ControllerElectMasterFailed          ResponseCode = 2012
+	ControllerAlterSyncStateSetFailed    ResponseCode = 2013
+	ControllerBrokerIDInvalid            ResponseCode = 2014
+	ControllerJRaftInternalError         ResponseCode = 2015
+	ControllerBrokerLiveInfoNotExists    ResponseCode = 2016
 )
 
 // MQVersion ordinals that change behaviour (rocketmq-spec.md §1.8).
