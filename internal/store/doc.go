@@ -95,6 +95,15 @@
 // out is dispatched. CleanUnusedTopics deletes the queues of topics the
 // caller does not keep.
 //
+// Role (role.go): a slave's store (Config.Slave) refuses puts and takes
+// replicated bytes (AppendRaw); a master's takes puts and refuses
+// replicated bytes (ErrNotSlave). BecomeSlave switches at runtime: new
+// puts are refused at once and it returns when the puts already admitted
+// have left the store (written whole and answered). BecomeMaster waits
+// until dispatch has caught up with the CommitLog's end, rebuilds the
+// next-queue-offset table from the ConsumeQueues (as Open does) and then
+// takes puts. Store.roleMu serializes the switches.
+//
 // Lock order: Store.putGate -> commitlog locks; the dispatcher's state is
 // owned by its goroutine; consumequeue and segment locks are leaves.
 package store

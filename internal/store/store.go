@@ -48,6 +48,11 @@ type Store struct {
 	// no accepted put is still inside the CommitLog when it shuts down.
 	putGate sync.RWMutex
 	closed  atomic.Bool
+	// slave refuses puts: the log is written by HA through AppendRaw
+	// (Config.Slave at open; BecomeMaster and BecomeSlave change it).
+	slave atomic.Bool
+	// roleMu serializes role changes and truncation (role.go).
+	roleMu sync.Mutex
 	// logicsErr stops dispatch for good (undecodable CommitLog data): puts
 	// are refused (RocketMQ's WRITE_LOGICS_QUEUE_ERROR running flag) until
 	// the store is reopened. A failing ConsumeQueue write only blocks
@@ -80,6 +85,7 @@ func Open(cfg Config) (*Store, error) {
 	}
 	hours, _ := parseDeleteWhen(cfg.DeleteWhen)
 	s := &Store{cfg: cfg, deleteHours: hours}
+	s.slave.Store(cfg.Slave)
 	s.listeners.Store(&[]ArrivalListener{})
 	if err := s.open(); err != nil {
 		s.abandon()
@@ -267,7 +273,7 @@ func (s *Store) recover() error {
 // disk) does not fail Open: puts are refused with the reason (RollErr)
 // until the allocator's retry succeeds.
 func (s *Store) prepareSegment() {
-	if s.cfg.Slave && len(s.log.Segments()) == 0 {
+	if s.slave.Load() && len(s.log.Segments()) == 0 {
 		return
 	}
 	if _, err := s.log.PrepareSegment(); err != nil {
