@@ -386,7 +386,7 @@ func Start(cfg Config) (_ *Broker, err error) {
 		Config: &b.cfg, Live: config.NewBrokerRuntime(&b.cfg, confFile), Store: b.store, Topics: b.topics, Groups: b.groups, Offsets: b.offsets,
 		Clients: b.clients, Holder: b.holder, StoreHost: storeHost, InMemoryBytes: scfg.InMemoryBytes, SendHooks: cfg.SendHooks, Txn: b.txn,
 		RequestModes: modes, TopicRoute: route, AwaitRegistration: b.role.AwaitRegistration, Users: users, ACLs: acls,
-		HARuntime: b.role.HARuntimeInfo, Pop: b.pop, Stats: b.stats, RuntimeExtras: b.delivery.runningStats,
+		HARuntime: b.role.HARuntimeInfo, Role: b.role.BrokerRole, Pop: b.pop, Stats: b.stats, RuntimeExtras: b.delivery.runningStats,
 		TimerCheckpoint: b.delivery.timerCheckpoint, TimerMetrics: b.delivery.timerMetrics, Logger: log,
 	})
 	if err != nil {
@@ -493,6 +493,10 @@ func (b *Broker) VIPAddr() string { return b.vip.Addr().String() }
 
 // Store exposes the message store (tests, tools in the same process).
 func (b *Broker) Store() *store.Store { return b.store }
+
+// Role is the broker's role in its group: what it is now, and the
+// operations that change it at runtime (BecomeMaster, BecomeSlave).
+func (b *Broker) Role() *role.Role { return b.role }
 
 // HAServer is the master's HA server (nil on a slave).
 func (b *Broker) HAServer() *ha.Server { return b.role.HAServer() }

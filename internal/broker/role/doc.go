@@ -7,6 +7,29 @@
 // (Tables: narrow interfaces over internal/broker/meta and internal/auth),
 // Unregister and Close at shutdown. Role holds no pointer to the Broker.
 //
+// # Role changes at runtime (change.go)
+//
+// Role is the one owner of what the broker is now: a state (role, brokerId,
+// epoch and the services of that role) replaced whole under Role.mu, read
+// without a lock. BecomeMaster(epoch) stops a slave's metadata copy and HA
+// client, lets the store take puts (store.BecomeMaster: dispatch caught up,
+// next queue offsets rebuilt), starts the HA server and registers with
+// brokerId 0; a promoted SLAVE runs as ASYNC_MASTER (a configured master
+// keeps its brokerRole). BecomeSlave(masterAddr, masterHAAddr, brokerId,
+// epoch) makes the store refuse puts and waits for the ones in flight
+// (store.BecomeSlave: each admitted put is written whole and answered, a
+// SYNC_MASTER's after its replica wait on the still running HA server),
+// stops the HA server, starts the HA client and the metadata copy towards
+// the named master (which haMasterAddress and the NameServer's answers no
+// longer override) and registers with brokerId. Both return after a
+// registration round that began after the change, so the NameServers route
+// by the new role when they return. A change to an epoch below the
+// current one is refused (StaleEpochError); concurrent calls are
+// serialized. The processors read the role through Role.BrokerRole
+// (processor.Deps.Role). What still follows broker.conf's role and not the
+// runtime one: the POP service, the delay/timer delivery and the
+// transaction check-back run only on a broker started as master.
+//
 // # NameServer registration
 //
 // One goroutine (registrar) sends REGISTER_BROKER to every address of

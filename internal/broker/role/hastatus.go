@@ -9,8 +9,9 @@ import (
 // connected slave; on a slave its HA client. masterFlushOffset stays 0, as
 // in Java outside controller mode.
 func (r *Role) HARuntimeInfo() protocol.HARuntimeInfo {
-	if r.server == nil {
-		st := r.client.Status()
+	cur := r.cur.Load()
+	if cur.server == nil {
+		st := cur.client.Status()
 		info := protocol.HARuntimeInfo{HAConnectionInfo: []protocol.HAConnectionRuntimeInfo{}}
 		info.HAClientRuntimeInfo = protocol.HAClientRuntimeInfo{
 			MasterAddr:              st.Master,
@@ -26,7 +27,7 @@ func (r *Role) HARuntimeInfo() protocol.HARuntimeInfo {
 		return info
 	}
 	end := r.store.CommitLogMaxOffset()
-	slaves := r.server.Slaves()
+	slaves := cur.server.Slaves()
 	info := protocol.HARuntimeInfo{Master: true, MasterCommitLogMaxOffset: end,
 		HAConnectionInfo: make([]protocol.HAConnectionRuntimeInfo, 0, len(slaves))}
 	for _, s := range slaves {

@@ -157,7 +157,7 @@ func (r *registrar) registerAll(ctx context.Context) {
 		BrokerAddr:   role.cfg.Addr,
 		ClusterName:  role.bc.BrokerClusterName,
 		HAServerAddr: role.haServerAddr(),
-		BrokerID:     role.bc.BrokerID,
+		BrokerID:     role.BrokerID(),
 		BodyCrc32:    protocol.BodyCRC32(body),
 	}
 	r.each(func(ctx context.Context, addr string) {
@@ -179,7 +179,7 @@ func (r *registrar) registerAll(ctx context.Context) {
 func (r *registrar) unregisterAll(parent context.Context) {
 	role := r.r
 	h := protocol.BrokerIdentityHeader{
-		BrokerName: role.bc.BrokerName, BrokerAddr: role.cfg.Addr, ClusterName: role.bc.BrokerClusterName, BrokerID: role.bc.BrokerID,
+		BrokerName: role.bc.BrokerName, BrokerAddr: role.cfg.Addr, ClusterName: role.bc.BrokerClusterName, BrokerID: role.BrokerID(),
 	}
 	r.each(func(ctx context.Context, addr string) {
 		resp, err := role.cfg.NS.Invoke(ctx, addr, remoting.NewRequest(protocol.UnregisterBroker, protocol.Ext(&h), nil))

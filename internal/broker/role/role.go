@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
 	"github.com/rocketd/rocketd/internal/store"
+	"github.com/rocketd/rocketd/internal/store/commitlog"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
 
@@ -57,17 +59,22 @@ type Invoker interface {
 	Invoke(ctx context.Context, addr string, req *remoting.Command) (*remoting.Command, error)
 }
 
-// Store is what replication needs of the message store: the HA server
-// reads it, the HA client appends to it.
+// Store is what the role needs of the message store: the HA server
+// reads it, the HA client appends to it, and a role change switches it
+// between refusing and taking puts (store.Store).
 type Store interface {
 	ha.Source
 	ha.Sink
+	BecomeMaster(ctx context.Context) error
+	BecomeSlave()
 }
 
-// Role is the broker's part in master/slave replication (rocketmq-spec.md
-// §12) and its NameServer registration: on a master the HA server (every
-// master runs it; only a SYNC_MASTER makes puts wait for it), on a slave
-// the HA client and the periodic metadata copy.
+// Role is the one owner of what the broker is now in its broker group
+// (rocketmq-spec.md §12): on a master the HA server (every master runs
+// it; only a SYNC_MASTER makes puts wait for it), on a slave the HA client
+// and the periodic metadata copy, and on both the NameServer registration
+// with the current brokerId. BecomeMaster and BecomeSlave change it at
+// runtime.
 type Role struct {
 	cfg Config
 	bc  *config.BrokerConfig
@@ -75,20 +82,40 @@ type Role struct {
 
 	store  Store
 	tables Tables
-
-	server *ha.Server // masters
-	client *ha.Client // slaves
-	meta   *slaveSync // slaves
 	reg    *registrar
 
+	// mu serializes Start, the role changes and Close; cur is replaced
+	// (never changed in place) under it and read without it.
+	mu      sync.Mutex
+	cur     atomic.Pointer[state]
+	started bool
+	closed  bool
+
 	// masterHA and masterAddr are the master's HA and main addresses as
-	// the NameServer's registration answer last named them.
+	// BecomeSlave assigned them or the NameServer's registration answer
+	// last named them.
 	masterHA   atomic.Pointer[string]
 	masterAddr atomic.Pointer[string]
+	// assigned: BecomeSlave named the master; haMasterAddress and the
+	// registration answers no longer do.
+	assigned atomic.Bool
 }
 
-// New prepares the role before the store opens: a master's store waits on
-// the HA server (its Replica), a slave's store refuses puts.
+// state is one role: a master's (server) or a slave's (client, meta).
+type state struct {
+	role     config.BrokerRole
+	brokerID int64
+	epoch    int32 // the master epoch taken or followed; 0: none (no controller)
+	server   *ha.Server
+	client   *ha.Client
+	meta     *slaveSync
+}
+
+func (st *state) master() bool { return st.role != config.Slave }
+
+// New prepares the role of broker.conf before the store opens: a master's
+// store waits on the current HA server (Replica: whichever server the
+// role runs then), a slave's store refuses puts.
 func New(cfg Config, scfg *store.Config) *Role {
 	bc := cfg.Broker
 	if cfg.Logger == nil {
@@ -96,34 +123,60 @@ func New(cfg Config, scfg *store.Config) *Role {
 	}
 	r := &Role{cfg: cfg, bc: bc, log: cfg.Logger}
 	r.reg = newRegistrar(r, bc.NamesrvAddrs())
-	if bc.IsMaster() {
-		r.server = ha.NewServer(ha.ServerConfig{
-			Addr:                 cfg.HAListenAddr,
-			SegmentSize:          cfg.SegmentSize,
-			Sync:                 bc.BrokerRole == config.SyncMaster,
-			TransferBatchSize:    bc.HATransferBatchSize,
-			HeartbeatInterval:    bc.HASendHeartbeatInterval,
-			HousekeepingInterval: bc.HAHousekeepingInterval,
-			MaxGap:               bc.HASlaveFallbehindMax,
-			WaitTimeout:          bc.SyncFlushTimeout,
-			Authenticator:        cfg.Authenticator,
-			Logger:               cfg.Logger,
-			TLS:                  cfg.TLSListener,
-		})
-		scfg.Replica = r.server
-		return r
+	scfg.Replica = replica{r}
+	st := &state{role: bc.BrokerRole, brokerID: bc.BrokerID}
+	if st.master() {
+		st.server = r.newServer(bc.BrokerRole)
+	} else {
+		scfg.Slave = true
+		st.client = r.newClient()
+		st.meta = newSlaveSync(r, r.masterMainAddr, cfg.SlaveSyncInterval, cfg.SlaveFullSyncInterval)
 	}
-	scfg.Slave = true
-	r.client = ha.NewClient(ha.ClientConfig{
+	r.cur.Store(st)
+	return r
+}
+
+func (r *Role) newServer(role config.BrokerRole) *ha.Server {
+	bc := r.bc
+	return ha.NewServer(ha.ServerConfig{
+		Addr:                 r.cfg.HAListenAddr,
+		SegmentSize:          r.cfg.SegmentSize,
+		Sync:                 role == config.SyncMaster,
+		TransferBatchSize:    bc.HATransferBatchSize,
+		HeartbeatInterval:    bc.HASendHeartbeatInterval,
+		HousekeepingInterval: bc.HAHousekeepingInterval,
+		MaxGap:               bc.HASlaveFallbehindMax,
+		WaitTimeout:          bc.SyncFlushTimeout,
+		Authenticator:        r.cfg.Authenticator,
+		Logger:               r.log,
+		TLS:                  r.cfg.TLSListener,
+	})
+}
+
+func (r *Role) newClient() *ha.Client {
+	bc := r.bc
+	return ha.NewClient(ha.ClientConfig{
 		MasterAddr:           r.masterHAAddr,
 		HeartbeatInterval:    bc.HASendHeartbeatInterval,
 		HousekeepingInterval: bc.HAHousekeepingInterval,
-		Credentials:          cfg.Credentials,
-		Logger:               cfg.Logger,
-		TLS:                  cfg.TLSClient,
+		Credentials:          r.cfg.Credentials,
+		Logger:               r.log,
+		TLS:                  r.cfg.TLSClient,
 	})
-	r.meta = newSlaveSync(r, r.masterMainAddr, cfg.SlaveSyncInterval, cfg.SlaveFullSyncInterval)
-	return r
+}
+
+// replica is the store's Replica: puts of a SYNC_MASTER wait on the HA
+// server the role runs now.
+type replica struct{ r *Role }
+
+// Wait waits on the current HA server. Without one (a slave) no put gets
+// here: BecomeSlave drains the puts before it stops the server; a put
+// that did would be stored but not replicated.
+func (w replica) Wait(ctx context.Context, end int64) commitlog.PutStatus {
+	if s := w.r.cur.Load().server; s != nil {
+		return s.Wait(ctx, end)
+	}
+	return commitlog.FlushSlaveTimeout
 }
 
 // HAListenAddr is override when set, else haListenPort (listenPort+1) on
@@ -152,27 +205,32 @@ func HAListenAddr(override, listen string, bc *config.BrokerConfig) string {
 // are open.
 func (r *Role) StartHA(st Store) error {
 	r.store = st
-	if r.server != nil {
-		if err := r.server.Start(st); err != nil {
+	cur := r.cur.Load()
+	if cur.server != nil {
+		if err := cur.server.Start(st); err != nil {
 			return fmt.Errorf("broker: %w", err)
 		}
 		return nil
 	}
-	if err := r.client.Start(st); err != nil {
+	if err := cur.client.Start(st); err != nil {
 		return fmt.Errorf("broker: %w", err)
 	}
 	return nil
 }
 
 // Start starts a slave's metadata copy and the registration loop on the
-// opened tables; a topic change asks for a registration round.
+// opened tables; a topic change asks for a registration round. The role
+// may change from now on.
 func (r *Role) Start(t Tables) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.tables = t
 	t.Topics.OnChange(r.reg.kick)
-	if r.meta != nil {
-		r.meta.start(r.reg.kick)
+	if m := r.cur.Load().meta; m != nil {
+		m.start(r.reg.kick)
 	}
 	r.reg.start()
+	r.started = true
 }
 
 // AwaitRegistration asks for a registration round and returns once a
@@ -192,28 +250,41 @@ func (r *Role) Unregister(ctx context.Context) {
 // the HA port): the registrar then registers again soon instead of after
 // the 30 s period, since the answer is how a slave finds its master.
 func (r *Role) awaitsMaster() bool {
-	return r.client != nil && r.masterMainAddr() == ""
+	return !r.cur.Load().master() && r.masterMainAddr() == ""
 }
 
 // Close stops the role: the registration loop (if Unregister did not),
 // the metadata copy, then the HA client or server (a SYNC_MASTER's waiting
-// puts end with FLUSH_SLAVE_TIMEOUT). Idempotent.
+// puts end with FLUSH_SLAVE_TIMEOUT). Role changes fail afterwards.
+// Idempotent.
 func (r *Role) Close() error {
 	r.reg.close()
-	if r.meta != nil {
-		r.meta.close()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil
 	}
-	if r.client != nil {
-		return r.client.Close()
+	r.closed = true
+	return r.cur.Load().stop()
+}
+
+// stop stops a state's services: the metadata copy, then the HA client
+// or server.
+func (st *state) stop() error {
+	if st.meta != nil {
+		st.meta.close()
 	}
-	return r.server.Close()
+	if st.client != nil {
+		return st.client.Close()
+	}
+	return st.server.Close()
 }
 
 // haServerAddr is the HA address advertised to the NameServer:
 // brokerIP2 (else brokerIP1) with the HA port actually bound.
 func (r *Role) haServerAddr() string {
-	if r.server != nil {
-		if a := r.server.Addr(); a != nil {
+	if s := r.cur.Load().server; s != nil {
+		if a := s.Addr(); a != nil {
 			host, _, err := net.SplitHostPort(r.bc.HAServerAddr())
 			if err == nil {
 				return net.JoinHostPort(host, strconv.Itoa(a.(*net.TCPAddr).Port))
@@ -223,10 +294,11 @@ func (r *Role) haServerAddr() string {
 	return r.bc.HAServerAddr()
 }
 
-// masterHAAddr is where a slave replicates from: haMasterAddress when
-// configured, else what the NameServer answered.
+// masterHAAddr is where a slave replicates from: what BecomeSlave named,
+// else haMasterAddress when configured, else what the NameServer
+// answered.
 func (r *Role) masterHAAddr() string {
-	if a := r.bc.HAMasterAddress; a != "" {
+	if a := r.bc.HAMasterAddress; a != "" && !r.assigned.Load() {
 		return a
 	}
 	if p := r.masterHA.Load(); p != nil {
@@ -245,7 +317,8 @@ func (r *Role) masterMainAddr() string {
 // learn takes the master's addresses from a REGISTER_BROKER answer (filled
 // for a slave whose master is registered; §3.6).
 func (r *Role) learn(resp *remoting.Command) {
-	if r.client == nil {
+	cur := r.cur.Load()
+	if cur.master() || r.assigned.Load() {
 		return
 	}
 	var h protocol.RegisterBrokerResponseHeader
@@ -255,25 +328,36 @@ func (r *Role) learn(resp *remoting.Command) {
 	if h.MasterAddr != "" && h.MasterAddr != r.masterMainAddr() {
 		r.log.Info("broker: master address learnt", "master", h.MasterAddr)
 		r.masterAddr.Store(&h.MasterAddr)
-		r.meta.kick()
+		cur.meta.kick()
 	}
 	if h.HAServerAddr != "" && h.HAServerAddr != r.masterHAAddr() {
 		r.log.Info("broker: master HA address learnt", "masterHA", h.HAServerAddr)
 		r.masterHA.Store(&h.HAServerAddr)
-		r.client.Kick()
+		cur.client.Kick()
 	}
 }
 
 // HAServer is the master's HA server (nil on a slave).
-func (r *Role) HAServer() *ha.Server { return r.server }
+func (r *Role) HAServer() *ha.Server { return r.cur.Load().server }
 
 // HAStatus is the slave's replication status (zero on a master).
 func (r *Role) HAStatus() ha.Status {
-	if r.client == nil {
-		return ha.Status{}
+	if c := r.cur.Load().client; c != nil {
+		return c.Status()
 	}
-	return r.client.Status()
+	return ha.Status{}
 }
+
+// BrokerRole is the role now: brokerRole of broker.conf until a role
+// change.
+func (r *Role) BrokerRole() config.BrokerRole { return r.cur.Load().role }
+
+// BrokerID is the brokerId registered now (0 on a master).
+func (r *Role) BrokerID() int64 { return r.cur.Load().brokerID }
+
+// Epoch is the master epoch the broker took (master) or follows (slave)
+// by the last role change; 0 before any.
+func (r *Role) Epoch() int32 { return r.cur.Load().epoch }
 
 // defaultSlaveSyncInterval is how often a slave polls a rocketd master's
 // metadata; a master that answers in full (Java) is polled every
