@@ -10,6 +10,7 @@
 //	<Dir>/checkpoint                             4 KiB checkpoint (checkpoint package)
 //	<Dir>/abort                                  empty; exists while the store runs
 //	<Dir>/lock                                   held with an exclusive OS lock while open
+//	<Dir>/epochFileCheckpoint(.bak)              master epochs of the CommitLog (epoch.go)
 //	<Dir>/config/                                broker JSON files (written by broker/meta)
 //
 // Open (spec §7): take the lock; an `abort` file left behind means the last
@@ -103,6 +104,28 @@
 // until dispatch has caught up with the CommitLog's end, rebuilds the
 // next-queue-offset table from the ConsumeQueues (as Open does) and then
 // takes puts. Store.roleMu serializes the switches.
+//
+// Epoch file (epoch.go, Java's EpochFileCache in controller mode):
+// <Dir>/epochFileCheckpoint, Java's CheckpointFile text format, "\n"
+// line ends:
+//
+//	2             number of entries
+//	773307083     CRC-32 (IEEE) of the entry lines, sign bit cleared (UtilAll.crc32); 0: unchecked
+//	7-7000        epoch-startOffset, one line per entry, ascending
+//	8-8000
+//
+// Epoch e's master wrote the CommitLog from its start offset to the next
+// entry's (the last one is open). A master appends an entry when it takes
+// an epoch (a larger epoch, a start not below the last; an epoch that
+// wrote nothing is replaced, where Java would refuse the append);
+// ConsistentPoint (Java's findConsistentPoint) gives the end of the newest
+// epoch two logs hold from the same offset. Every change rewrites the
+// file: the current version is copied to epochFileCheckpoint.bak, then
+// the new one replaces the file atomically (write, fsync, rename, fsync
+// the directory; Java writes in place), so a crash leaves either version.
+// A reader takes the .bak when the file is missing, empty or damaged
+// (Java's read). No entries: both files are removed (Java cannot write
+// an empty list and would read the .bak back).
 //
 // Lock order: Store.putGate -> commitlog locks; the dispatcher's state is
 // owned by its goroutine; consumequeue and segment locks are leaves.
