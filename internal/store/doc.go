@@ -127,6 +127,21 @@
 // (Java's read). No entries: both files are removed (Java cannot write
 // an empty list and would read the .bak back).
 //
+// Truncation (truncate.go, Java's truncateFiles): TruncateTo cuts a
+// running slave's store back to a record boundary before it replicates
+// from a new master (the consistent point of the two epoch files): it
+// holds dispatch between rounds, lowers and writes the checkpoint's
+// physic and logics times to the last kept record's store time, cuts the
+// ConsumeQueues, then the CommitLog (later segments unlinked from the
+// last one down, each directory change synced, the prepared next segment
+// first; the zeroed tail synced), then the epoch file, and resumes
+// dispatch at the cut. A crash at any point recovers to the store before,
+// after, or a prefix in between with consistent queues; Open drops epoch
+// entries that start past the recovered end. The key index is not cut
+// (nor is Java's): its entries past the cut are candidates that the
+// key check of a query drops. Store.roleMu serializes it with the role
+// switches; the flush loop's checkpoint advance takes Store.ckptMu.
+//
 // Lock order: Store.putGate -> commitlog locks; the dispatcher's state is
 // owned by its goroutine; consumequeue and segment locks are leaves.
 package store

@@ -53,6 +53,11 @@ type Store struct {
 	slave atomic.Bool
 	// roleMu serializes role changes and truncation (role.go).
 	roleMu sync.Mutex
+	// ckptMu serializes the checkpoint's advance (flush loop) with
+	// TruncateTo's lowering.
+	ckptMu sync.Mutex
+	// epochs is the epoch file (epoch.go).
+	epochs *Epochs
 	// logicsErr stops dispatch for good (undecodable CommitLog data): puts
 	// are refused (RocketMQ's WRITE_LOGICS_QUEUE_ERROR running flag) until
 	// the store is reopened. A failing ConsumeQueue write only blocks
@@ -130,6 +135,9 @@ func (s *Store) open() error {
 		return fmt.Errorf("store: %w", err)
 	}
 	s.ckpt = ckpt
+	if s.epochs, err = OpenEpochs(fsys, s.path(EpochFile)); err != nil {
+		return err
+	}
 
 	s.idx, err = index.Open(index.Options{
 		FS: fsys, Dir: s.path(index.DirName), HashSlotNum: s.cfg.MaxHashSlotNum, IndexNum: s.cfg.MaxIndexNum,
@@ -211,6 +219,12 @@ func (s *Store) recover() error {
 			return fmt.Errorf("store: %w", err)
 		}
 		cqMax = 0
+	}
+	// A truncation that cut the log but crashed before the epoch file:
+	// no epoch starts beyond the log (an epoch starting at its end is a
+	// master that took it and wrote nothing yet).
+	if err := s.epochs.TruncateSuffixByOffset(end + 1); err != nil {
+		return fmt.Errorf("store: %w", err)
 	}
 	if cqMax > end {
 		s.cfg.Logger.Warn("store: consume queues point past the commitlog end; truncating", "cqMaxPhysic", cqMax, "commitlogEnd", end)
