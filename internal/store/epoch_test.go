@@ -3,6 +3,9 @@ package store
 import (
 	"errors"
 	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -11,9 +14,13 @@ import (
 
 const epochPath = "/s/" + EpochFile
 
-func openEpochs(t *testing.T, fsys vfs.FS) *Epochs {
+func openEpochs(t *testing.T, fsys vfs.FS, path ...string) *Epochs {
 	t.Helper()
-	e, err := OpenEpochs(fsys, epochPath)
+	p := epochPath
+	if len(path) > 0 {
+		p = path[0]
+	}
+	e, err := OpenEpochs(fsys, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,5 +240,77 @@ func TestEpochFileCrashAtEveryWrite(t *testing.T) {
 	}
 	if k < 10 {
 		t.Fatalf("only %d crash points", k)
+	}
+}
+
+// javaLib is where .ci/run keeps the Apache RocketMQ 5.2.0 jars; the test
+// fails under CI=true when they or java are missing.
+func javaLib(t *testing.T) string {
+	t.Helper()
+	if cache, err := os.UserCacheDir(); err == nil {
+		dir := filepath.Join(cache, "rocketd-bench", "rocketmq-5.2.0")
+		if jars, _ := filepath.Glob(filepath.Join(dir, "rocketmq-store-*.jar")); len(jars) > 0 {
+			if _, err := exec.LookPath("java"); err == nil {
+				return dir
+			}
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("java and the RocketMQ 5.2.0 jars (~/.cache/rocketd-bench/rocketmq-5.2.0) are required")
+	}
+	t.Skip("java or the RocketMQ 5.2.0 jars are missing")
+	return ""
+}
+
+// runEpochFileCheck runs testdata/EpochFileCheck.java (Java's
+// EpochFileCache) and returns its output.
+func runEpochFileCheck(t *testing.T, lib string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("java", append([]string{"-cp", filepath.Join(lib, "*"), filepath.Join("testdata", "EpochFileCheck.java")}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("EpochFileCheck %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// TestEpochFileJava: Apache RocketMQ's EpochFileCache and Epochs write
+// the same bytes (file and .bak) for the same entries, and each reads the
+// other's file.
+func TestEpochFileJava(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two JVM runs")
+	}
+	lib := javaLib(t)
+	dir := t.TempDir()
+	jdir, gdir := filepath.Join(dir, "java"), filepath.Join(dir, "go")
+	for _, d := range []string{jdir, gdir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runEpochFileCheck(t, lib, "write", filepath.Join(jdir, EpochFile), "7-7000", "8-8000", "9-9500")
+	e, err := OpenEpochs(vfs.Default, filepath.Join(gdir, EpochFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range [][2]int64{{7, 7000}, {8, 8000}, {9, 9500}} {
+		if err := e.Append(int32(x[0]), x[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{EpochFile, EpochFile + ".bak"} {
+		j, err1 := os.ReadFile(filepath.Join(jdir, name))
+		g, err2 := os.ReadFile(filepath.Join(gdir, name))
+		if err1 != nil || err2 != nil || string(j) != string(g) {
+			t.Fatalf("%s: Java wrote %q (%v), rocketd %q (%v)", name, j, err1, g, err2)
+		}
+	}
+	want := []EpochEntry{{7, 7000, 8000}, {8, 8000, 9500}, {9, 9500, math.MaxInt64}}
+	if got := openEpochs(t, vfs.Default, filepath.Join(jdir, EpochFile)); !slices.Equal(got.Entries(), want) {
+		t.Fatalf("rocketd reads Java's file as %v, want %v", got.Entries(), want)
+	}
+	if got := runEpochFileCheck(t, lib, "read", filepath.Join(gdir, EpochFile)); got != "7-7000-8000\n8-8000-9500\n9-9500-9223372036854775807\n" {
+		t.Fatalf("Java reads rocketd's file as %q", got)
 	}
 }
