@@ -87,8 +87,14 @@ func TestRoleSwitchAtRuntime(t *testing.T) {
 		wait.For(t, 10*time.Second, "the slave to catch up", func() bool {
 			return pair.slave.Store().CommitLogMaxOffset() == pair.master.Store().CommitLogMaxOffset()
 		})
+		end := pair.slave.Store().CommitLogMaxOffset()
 		switchRoles(t, pair.master, pair.slave, epoch)
 		newMaster, newSlave := pair.slave, pair.master
+		// The promoted broker's epoch file: the epoch from the end it
+		// took it at.
+		if last, ok := newMaster.Store().Epochs().Last(); !ok || last.Epoch != epoch || last.StartOffset != end {
+			t.Fatalf("switch %d: last epoch entry %+v, want epoch %d from %d", i, last, epoch, end)
+		}
 		if r := newMaster.Role(); r.BrokerRole() != config.AsyncMaster || r.BrokerID() != 0 || r.Epoch() != epoch {
 			t.Fatalf("switch %d: new master is %s id %d epoch %d", i, r.BrokerRole(), r.BrokerID(), r.Epoch())
 		}

@@ -59,6 +59,9 @@ func (r *Role) becomeMaster(ctx context.Context, epoch int32) error {
 	}
 	if cur.master() {
 		if epoch != cur.epoch {
+			if err := r.takeEpoch(epoch); err != nil {
+				return err
+			}
 			next := *cur
 			next.epoch = epoch
 			r.cur.Store(&next)
@@ -71,6 +74,11 @@ func (r *Role) becomeMaster(ctx context.Context, epoch int32) error {
 	}
 	if err := r.store.BecomeMaster(ctx); err != nil {
 		r.log.Error("broker: promotion failed, staying a slave", "err", err)
+		r.startSlave(cur.brokerID, cur.epoch)
+		return fmt.Errorf("broker: become master: %w", err)
+	}
+	if err := r.takeEpoch(epoch); err != nil {
+		r.store.BecomeSlave()
 		r.startSlave(cur.brokerID, cur.epoch)
 		return fmt.Errorf("broker: become master: %w", err)
 	}
@@ -130,6 +138,23 @@ func (r *Role) becomeSlave(masterAddr, masterHAAddr string, brokerID int64, epoc
 	r.assigned.Store(true)
 	r.startSlave(brokerID, epoch)
 	return nil
+}
+
+// takeEpoch records in the store's epoch file that epoch's master writes
+// from the CommitLog's end on (Java's AutoSwitchHAService.changeToMaster:
+// entries of epoch and later are dropped first). Epoch 0 is no epoch
+// (master/slave mode without a controller): nothing is written.
+func (r *Role) takeEpoch(epoch int32) error {
+	if epoch <= 0 {
+		return nil
+	}
+	epochs := r.store.Epochs()
+	if epochs.LastEpoch() >= epoch {
+		if err := epochs.TruncateSuffixByEpoch(epoch); err != nil {
+			return err
+		}
+	}
+	return epochs.Append(epoch, r.store.CommitLogMaxOffset())
 }
 
 // changeable checks that the role may change to epoch and returns the

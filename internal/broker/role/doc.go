@@ -23,7 +23,11 @@
 // the named master (which haMasterAddress and the NameServer's answers no
 // longer override) and registers with brokerId. Both return after a
 // registration round that began after the change, so the NameServers route
-// by the new role when they return. A change to an epoch below the
+// by the new role when they return. A promotion to epoch e > 0 records e
+// in the store's epoch file from the CommitLog's end (entries of e and
+// later dropped first, as Java's changeToMaster); a master ordered to a
+// newer epoch records it the same way; epoch 0 (no controller) writes
+// nothing. A change to an epoch below the
 // current one is refused (StaleEpochError); concurrent calls are
 // serialized. The processors read the role through Role.BrokerRole
 // (processor.Deps.Role). What still follows broker.conf's role and not the

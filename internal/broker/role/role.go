@@ -67,6 +67,8 @@ type Store interface {
 	ha.Sink
 	BecomeMaster(ctx context.Context) error
 	BecomeSlave()
+	// Epochs is the epoch file a master appends the epoch it takes to.
+	Epochs() *store.Epochs
 }
 
 // Role is the one owner of what the broker is now in its broker group
