@@ -123,6 +123,8 @@
 // file: the current version is copied to epochFileCheckpoint.bak, then
 // the new one replaces the file atomically (write, fsync, rename, fsync
 // the directory; Java writes in place), so a crash leaves either version.
+// Retention drops the entries that end at or before the CommitLog's new
+// first offset - 1 (Java's truncateEpochFilePrefix).
 // A reader takes the .bak when the file is missing, empty or damaged
 // (Java's read). No entries: both files are removed (Java cannot write
 // an empty list and would read the .bak back).
