@@ -13,7 +13,9 @@ import (
 	"github.com/rocketd/rocketd/internal/broker"
 	"github.com/rocketd/rocketd/internal/broker/role"
 	"github.com/rocketd/rocketd/internal/config"
+	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/remoting"
 	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
@@ -174,4 +176,109 @@ func TestRoleChangeConcurrentAndFenced(t *testing.T) {
 	if err := s.Role().BecomeSlave(ctx, c.b.Addr(), c.b.HAServer().Addr().String(), 0, 3); err == nil {
 		t.Fatal("demotion to brokerId 0 accepted")
 	}
+}
+
+// TestDemotionWithSendsInFlight: senders keep a SYNC_MASTER busy while it
+// is demoted. Every answer is SUCCESS (stored and acked by the slave) or a
+// refusal (SERVICE_NOT_AVAILABLE once demoted; FLUSH_SLAVE_TIMEOUT or
+// SLAVE_NOT_AVAILABLE: not acknowledged), never a lost connection; and
+// every acknowledged message is on the slave, whole, when it is promoted.
+func TestDemotionWithSendsInFlight(t *testing.T) {
+	c := startCluster(t, func(bc *config.BrokerConfig) { bc.BrokerRole = config.SyncMaster })
+	topic := uniq(t, "Demote")
+	c.createTopic(topic, 4)
+	a := c.b
+	b := c.startSlave(t)
+	h := protocol.SendMessageRequestHeader{ProducerGroup: "pg", Topic: topic, DefaultTopic: "TBW102",
+		DefaultTopicQueueNums: 4, QueueID: -1, BornTimestamp: time.Now().UnixMilli()}
+	wait.For(t, 10*time.Second, "SEND_OK with the slave", func() bool {
+		return c.invoke(a.Addr(), protocol.SendMessage, &h, []byte("first")).Code == protocol.Success
+	})
+	type acked struct {
+		body   string
+		offset int64
+	}
+	var (
+		mu       sync.Mutex
+		acks     []acked
+		refused  int
+		demoted  = make(chan struct{})
+		wg       sync.WaitGroup
+		failures []string
+	)
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				body := fmt.Sprintf("g%d-%d", g, i)
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				r, err := c.rc.Invoke(ctx, a.Addr(), remoting.NewRequest(protocol.SendMessage, protocol.Ext(&h), []byte(body)))
+				cancel()
+				mu.Lock()
+				switch {
+				case err != nil:
+					failures = append(failures, err.Error())
+				case r.Code == protocol.Success:
+					var sh protocol.SendMessageResponseHeader
+					derr := sh.Decode(r.ExtFields)
+					_, off, perr := message.ParseOffsetMsgID(sh.MsgID)
+					if derr != nil || perr != nil {
+						failures = append(failures, fmt.Sprintf("SUCCESS without a message id: %v %v", derr, perr))
+					}
+					acks = append(acks, acked{body, off})
+				case r.Code == protocol.ServiceNotAvailable, r.Code == protocol.FlushSlaveTimeout, r.Code == protocol.SlaveNotAvailable:
+					refused++
+				default:
+					failures = append(failures, fmt.Sprintf("code %d %s", r.Code, r.Remark))
+				}
+				n := len(acks)
+				mu.Unlock()
+				select {
+				case <-demoted:
+					return
+				default:
+				}
+				if n > 5000 {
+					return
+				}
+			}
+		}()
+	}
+	wait.For(t, 10*time.Second, "100 acknowledged sends", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(acks) >= 100
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	// Demoted first (fenced), towards a master that is not one yet: its
+	// HA address comes with the promotion.
+	if err := a.Role().BecomeSlave(ctx, b.Addr(), "127.0.0.1:1", 1, 1); err != nil {
+		t.Fatalf("demote: %v", err)
+	}
+	close(demoted)
+	wg.Wait()
+	if r := c.invoke(a.Addr(), protocol.SendMessage, &h, []byte("late")); r.Code != protocol.ServiceNotAvailable {
+		t.Fatalf("send after the demotion: %d %s", r.Code, r.Remark)
+	}
+	if err := b.Role().BecomeMaster(ctx, 1); err != nil {
+		t.Fatalf("promote: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(failures) > 0 {
+		t.Fatalf("%d sends failed otherwise than refused, first: %s", len(failures), failures[0])
+	}
+	for _, x := range acks {
+		rec, buf, err := b.Store().LookMessageByOffset(x.offset)
+		if err != nil {
+			t.Fatalf("acknowledged %q at %d not on the promoted slave: %v", x.body, x.offset, err)
+		}
+		if string(rec.Body) != x.body {
+			t.Fatalf("at %d the promoted slave has %q, acknowledged %q", x.offset, rec.Body, x.body)
+		}
+		buf.Release()
+	}
+	t.Logf("%d acknowledged, %d refused", len(acks), refused)
 }
