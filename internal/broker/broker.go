@@ -20,11 +20,13 @@ import (
 	"github.com/rocketd/rocketd/internal/broker/meta"
 	"github.com/rocketd/rocketd/internal/broker/pop"
 	"github.com/rocketd/rocketd/internal/broker/processor"
+	"github.com/rocketd/rocketd/internal/broker/role"
 	"github.com/rocketd/rocketd/internal/broker/stats"
 	"github.com/rocketd/rocketd/internal/broker/txn"
 	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/console"
 	"github.com/rocketd/rocketd/internal/grpc"
+	"github.com/rocketd/rocketd/internal/ha"
 	"github.com/rocketd/rocketd/internal/metrics"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
@@ -106,9 +108,8 @@ type Broker struct {
 	pop      *pop.Service
 	delivery *delivery // delay levels and timer messages
 	txn      *txn.Service
-	stats    *stats.Stats // counts puts and pulls for the runtime statistics
-	reg      *registrar
-	repl     *replication        // HA: server on a master, client on a slave
+	stats    *stats.Stats        // counts puts and pulls for the runtime statistics
+	role     *role.Role          // master or slave: replication, slave metadata copy, registration
 	inner    *auth.Credentials   // innerClientAuthenticationCredentials; nil: unsigned
 	authn    *auth.Authenticator // nil: authentication off
 	console  *console.Server     // nil unless consoleEnable
@@ -251,7 +252,19 @@ func Start(cfg Config) (_ *Broker, err error) {
 	if err != nil {
 		return nil, err
 	}
-	b.repl = newReplication(b, &cfg, &scfg)
+	// The NameServer client: registration, and a slave's metadata copy.
+	nscfg := remoting.ClientConfig{Logger: log, TLS: b.tlsClient}
+	if inner != nil {
+		nscfg.BeforeRequest = inner.Sign
+	}
+	b.nsClient = remoting.NewClient(nscfg)
+	closers = append(closers, b.nsClient.Close)
+	b.role = role.New(role.Config{
+		Broker: &b.cfg, Addr: b.addr, HAListenAddr: role.HAListenAddr(cfg.HAListenAddr, cfg.ListenAddr, &b.cfg),
+		SegmentSize: scfg.SegmentSize, SlaveSyncInterval: cfg.SlaveSyncInterval, SlaveFullSyncInterval: cfg.SlaveFullSyncInterval,
+		NS: b.nsClient, Authenticator: b.authn, Credentials: b.inner, TLSListener: b.tlsListener, TLSClient: b.tlsClient,
+		FS: fs, Logger: log,
+	}, &scfg)
 	if cfg.Tune != nil {
 		cfg.Tune(&scfg)
 	}
@@ -263,10 +276,10 @@ func Start(cfg Config) (_ *Broker, err error) {
 		return nil, fmt.Errorf("broker: open store: %w", err)
 	}
 	closers = append(closers, b.store.Close)
-	if err := b.repl.startHA(); err != nil {
+	if err := b.role.StartHA(b.store); err != nil {
 		return nil, err
 	}
-	closers = append(closers, b.repl.close)
+	closers = append(closers, b.role.Close)
 	log.Info("broker: store open", "dir", scfg.Dir, "cleanLastExit", b.store.LastExitOK())
 
 	// Metadata: topics, groups, offsets.
@@ -361,18 +374,6 @@ func Start(cfg Config) (_ *Broker, err error) {
 	}
 	closers = append(closers, b.txn.Close)
 
-	// NameServer registration: now, every period, and after topic changes
-	// (UPDATE_AND_CREATE_TOPIC waits for that round, so the registrar
-	// exists before the processors serve).
-	nscfg := remoting.ClientConfig{Logger: log, TLS: b.tlsClient}
-	if inner != nil {
-		nscfg.BeforeRequest = inner.Sign
-	}
-	b.nsClient = remoting.NewClient(nscfg)
-	closers = append(closers, b.nsClient.Close)
-	b.reg = newRegistrar(b, bc.NamesrvAddrs())
-	closers = append(closers, func() error { b.reg.close(); return nil })
-
 	var route func(context.Context, string) (protocol.TopicRouteData, bool, error)
 	if len(bc.NamesrvAddrs()) > 0 {
 		route = b.topicRoute
@@ -384,8 +385,8 @@ func Start(cfg Config) (_ *Broker, err error) {
 	proc, err := processor.New(processor.Deps{
 		Config: &b.cfg, Live: config.NewBrokerRuntime(&b.cfg, confFile), Store: b.store, Topics: b.topics, Groups: b.groups, Offsets: b.offsets,
 		Clients: b.clients, Holder: b.holder, StoreHost: storeHost, InMemoryBytes: scfg.InMemoryBytes, SendHooks: cfg.SendHooks, Txn: b.txn,
-		RequestModes: modes, TopicRoute: route, AwaitRegistration: b.reg.awaitRound, Users: users, ACLs: acls,
-		HARuntime: b.repl.haRuntimeInfo, Pop: b.pop, Stats: b.stats, RuntimeExtras: b.delivery.runningStats,
+		RequestModes: modes, TopicRoute: route, AwaitRegistration: b.role.AwaitRegistration, Users: users, ACLs: acls,
+		HARuntime: b.role.HARuntimeInfo, Role: b.role.BrokerRole, Pop: b.pop, Stats: b.stats, RuntimeExtras: b.delivery.runningStats,
 		TimerCheckpoint: b.delivery.timerCheckpoint, TimerMetrics: b.delivery.timerMetrics, TimerRecall: b.delivery.timerRecall, Logger: log,
 	})
 	if err != nil {
@@ -399,9 +400,13 @@ func Start(cfg Config) (_ *Broker, err error) {
 	}
 	closers = append(closers, func() error { return b.closeGRPC(context.Background()) })
 
-	b.topics.OnChange(b.reg.kick)
-	b.repl.startMetaSync(b.reg.kick)
-	b.reg.start()
+	// NameServer registration: now, every period, and after topic changes
+	// (UPDATE_AND_CREATE_TOPIC waits for such a round); a slave's copy of
+	// its master's metadata.
+	b.role.Start(role.Tables{
+		Topics: b.topics, Groups: b.groups, Offsets: b.offsets, Users: users, ACLs: acls,
+		DelayOffsetPath: filepath.Join(mopts.Dir, meta.DelayOffsetFile),
+	})
 
 	// Metrics last: a scrape reads everything started above.
 	if err := b.startMetrics(&cfg, rpc, fs); err != nil {
@@ -489,6 +494,16 @@ func (b *Broker) VIPAddr() string { return b.vip.Addr().String() }
 // Store exposes the message store (tests, tools in the same process).
 func (b *Broker) Store() *store.Store { return b.store }
 
+// Role is the broker's role in its group: what it is now, and the
+// operations that change it at runtime (BecomeMaster, BecomeSlave).
+func (b *Broker) Role() *role.Role { return b.role }
+
+// HAServer is the master's HA server (nil on a slave).
+func (b *Broker) HAServer() *ha.Server { return b.role.HAServer() }
+
+// HAStatus is the slave's replication status (zero on a master).
+func (b *Broker) HAStatus() ha.Status { return b.role.HAStatus() }
+
 // Shutdown stops the broker in the order of architecture.md, each step for
 // a reason:
 //
@@ -528,8 +543,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		if err := b.closeGRPC(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("broker: close gRPC service: %w", err))
 		}
-		b.reg.close()
-		b.reg.unregisterAll(ctx)
+		b.role.Unregister(ctx)
 		if err := b.vip.Shutdown(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("broker: drain VIP-channel requests: %w", err))
 		}
@@ -544,7 +558,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		// Replication stops once no request runs: a SYNC_MASTER's puts
 		// are answered; a slave's last appended bytes get dispatched by
 		// the store's close.
-		errs = append(errs, b.repl.close())
+		errs = append(errs, b.role.Close())
 		errs = append(errs, b.delivery.close()) // its last puts reach the store
 		if b.pop != nil {
 			errs = append(errs, b.pop.Close()) // revive progress before the offsets persist

@@ -18,28 +18,19 @@
 //	                           rmq_sys_REVIVE_LOG_<cluster>, a revive goroutine
 //	                           (every reviveInterval), consumerOrderInfo.json
 //	connection closed      ──> client.Registry.RemoveChannel, Holder.DropConn
-//	meta.Topics.OnChange   ──> registration round (kick)
+//	meta.Topics.OnChange   ──> registration round (role: kick)
 //	meta.Offsets           ──> consumerOffset.json every flushConsumerOffsetInterval (5 s)
 //	txn.Service (txn.go)   ──> half messages and END_TRANSACTION; on a master a
 //	                           check-back goroutine (every transactionCheckInterval)
 //	                           asks client.Registry.PickProducerChannel's connection
 //
-// # NameServer registration
+// # NameServer registration and roles
 //
-// One goroutine (registrar) sends REGISTER_BROKER to every address of
-// namesrvAddr in parallel: at start, every registerNameServerPeriod (30 s,
-// clamped to [10 s, 60 s] as Java does) and after every topic change (a
-// slave's table changes when it copies its master's). UPDATE_AND_CREATE_TOPIC
-// answers only after a round with the new topic ended (registrar.awaitRound),
-// as Java's registers before it answers: an acknowledged topic is routed
-// even if the master dies right after. The body is the
-// fastjson RegisterBrokerBody (topic table + data version) and the header
-// carries its masked CRC32 (bodyCrc32). Shutdown sends UNREGISTER_BROKER.
-// A slave learns its master's addresses from the answers: until it has,
-// it registers again after 1, 2, 4 and then every 5 s (a slave started
-// before its master would otherwise wait for the 30 s period), and while
-// its master does not answer it registers again at 1, 2, 4 ... 30 s, so
-// that a NameServer without the master routes the slave's topics to it.
+// internal/broker/role owns what the broker is now (master or slave): its
+// replication (HA server or client), a slave's copy of its master's
+// metadata and the NameServer registration (role doc.go). The broker hands
+// it the store and the metadata tables (role.Tables); it needs nothing
+// else of the Broker.
 //
 // # Addresses
 //
@@ -64,23 +55,6 @@
 // below 0 becomes 0 (ephemeral: with Config.ListenAddr port 0 in tests the
 // VIP port is ephemeral too and never collides), and a taken port fails
 // the start. It stops with the main server, just before it.
-//
-// # Roles (replication.go, slavesync.go)
-//
-// Every master runs the HA server (internal/ha) on haListenPort
-// (listenPort+1; an ephemeral port when Config.ListenAddr has port 0) and
-// advertises it as haServerAddr; the store waits on it after each put, which
-// on a SYNC_MASTER means until a slave acked the message. A slave
-// (brokerId >= 1) opens its store refusing puts, replicates from
-// haMasterAddress or the haServerAddr the NameServer's registration answer
-// names, serves pulls, and copies the master's topics, subscription groups,
-// consumer and delay offsets (slaveSync, main port of the registration
-// answer's masterAddr). It polls every 500 ms (Config.SlaveSyncInterval)
-// with the version of each table it holds; a rocketd master answers an
-// unchanged table with an empty body and consumer offsets with the entries
-// changed since, so a change reaches the slave within about a second. A
-// master whose answers carry no version (Java) is polled every 10 s, as a
-// Java slave polls (protocol doc.go, "Slave metadata copy").
 //
 // # Authentication
 //

@@ -52,3 +52,20 @@ func newFamilies(srv *remoting.Server, bc *config.BrokerConfig, vip bool) proces
 	}
 	return f
 }
+
+// minSendWorkers is the least number of send workers. Java answers a send
+// from a future completed by the store (or the HA service), releasing its
+// send thread at once; here the worker waits: for the write of the record
+// (every put: an unwritten record may still be taken back, see
+// commitlog's Failures), for the group-commit fdatasync (SYNC_FLUSH) or the
+// slave's ack (SYNC_MASTER). So the pool must cover the sends in flight
+// during one such wait, or throughput collapses to workers/wait
+// (BenchmarkBrokerProduce64: SYNC_MASTER at 23% of ASYNC_MASTER with the
+// default 2 workers on 2 CPUs; a SYNC_FLUSH broker made one fsync per 2
+// messages, ~2k msgs/s at 64 producers).
+const minSendWorkers = 128
+
+// sendWorkers is the send family's worker count.
+func sendWorkers(bc *config.BrokerConfig) int {
+	return max(bc.SendMessageThreadPoolNums, minSendWorkers)
+}

@@ -79,6 +79,12 @@ func (s *Store) cleanOnce(lastMin *int64) {
 		if n > 0 {
 			s.cfg.Logger.Info("store: deleted index files", "count", n, "commitlogMin", minOff)
 		}
+		// Epochs whose data is all gone (Java's truncateEpochFilePrefix
+		// with minPhyOffset - 1).
+		if err := s.epochs.TruncatePrefixByOffset(minOff - 1); err != nil {
+			s.cfg.Logger.Error("store: epoch file", "err", err)
+			return
+		}
 		*lastMin = minOff
 	}
 }

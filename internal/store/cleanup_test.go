@@ -49,6 +49,12 @@ func TestRetentionAtDeleteWhen(t *testing.T) {
 	cfg.DeleteWhen = "0;1;2;3;4;5;6;7;8;9;10;11;12;13;14;15;16;17;18;19;20;21;22;23" // always time to delete
 	s := openStore(t, cfg)
 	fillSegments(t, s, 400) // ~430 KB: 7 segments
+	// Epochs from three masters; those whose data retention removes go.
+	for i, start := range []int64{0, 100_000, s.CommitLogMaxOffset() - 1000} {
+		if err := s.Epochs().Append(int32(i+1), start); err != nil {
+			t.Fatal(err)
+		}
+	}
 	var lastMin int64 = -1
 	s.cleanOnce(&lastMin)
 	if s.CommitLogMinOffset() != 0 {
@@ -65,6 +71,10 @@ func TestRetentionAtDeleteWhen(t *testing.T) {
 	}
 	if s.CommitLogMinOffset() == 0 {
 		t.Fatal("nothing deleted")
+	}
+	// Epoch 1 (ending at 100000) is gone; epoch 2 still has data.
+	if es := s.Epochs().Entries(); len(es) != 2 || es[0].Epoch != 2 || es[0].EndOffset <= s.CommitLogMinOffset() {
+		t.Fatalf("epochs after retention removed up to %d: %v, want epochs 2 and 3", s.CommitLogMinOffset(), es)
 	}
 	minQ := s.MinOffset("T", 0)
 	if minQ == 0 || minQ >= s.MaxOffset("T", 0) {

@@ -84,6 +84,10 @@ type dispatcher struct {
 	// blockedFailures counts the consecutive failed attempts.
 	blockedFailures atomic.Int64
 
+	// runMu is held by the goroutine while it dispatches (catchUp):
+	// Store.TruncateTo takes it to hold dispatch between two rounds.
+	runMu sync.Mutex
+
 	progressMu sync.Mutex
 	progress   chan struct{} // closed and replaced whenever next advances
 	// samples remembers (end offset, store time) of recent advances, so the
@@ -310,7 +314,9 @@ func (d *dispatcher) loop(quit <-chan struct{}) {
 	retry.Stop()
 	defer retry.Stop()
 	for {
+		d.runMu.Lock()
 		delay, stop := d.catchUp(quit)
+		d.runMu.Unlock()
 		switch {
 		case stop:
 			<-quit

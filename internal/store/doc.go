@@ -10,6 +10,7 @@
 //	<Dir>/checkpoint                             4 KiB checkpoint (checkpoint package)
 //	<Dir>/abort                                  empty; exists while the store runs
 //	<Dir>/lock                                   held with an exclusive OS lock while open
+//	<Dir>/epochFileCheckpoint(.bak)              master epochs of the CommitLog (epoch.go)
 //	<Dir>/config/                                broker JSON files (written by broker/meta)
 //
 // Open (spec §7): take the lock; an `abort` file left behind means the last
@@ -99,6 +100,54 @@
 // as in Java); it does so under the put lock only when every offset given
 // out is dispatched. CleanUnusedTopics deletes the queues of topics the
 // caller does not keep.
+//
+// Role (role.go): a slave's store (Config.Slave) refuses puts and takes
+// replicated bytes (AppendRaw); a master's takes puts and refuses
+// replicated bytes (ErrNotSlave). BecomeSlave switches at runtime: new
+// puts are refused at once and it returns when the puts already admitted
+// have left the store (written whole and answered). BecomeMaster waits
+// until dispatch has caught up with the CommitLog's end, rebuilds the
+// next-queue-offset table from the ConsumeQueues (as Open does) and then
+// takes puts. Store.roleMu serializes the switches.
+//
+// Epoch file (epoch.go, Java's EpochFileCache in controller mode):
+// <Dir>/epochFileCheckpoint, Java's CheckpointFile text format, "\n"
+// line ends:
+//
+//	2             number of entries
+//	773307083     CRC-32 (IEEE) of the entry lines, sign bit cleared (UtilAll.crc32); 0: unchecked
+//	7-7000        epoch-startOffset, one line per entry, ascending
+//	8-8000
+//
+// Epoch e's master wrote the CommitLog from its start offset to the next
+// entry's (the last one is open). A master appends an entry when it takes
+// an epoch (a larger epoch, a start not below the last; an epoch that
+// wrote nothing is replaced, where Java would refuse the append);
+// ConsistentPoint (Java's findConsistentPoint) gives the end of the newest
+// epoch two logs hold from the same offset. Every change rewrites the
+// file: the current version is copied to epochFileCheckpoint.bak, then
+// the new one replaces the file atomically (write, fsync, rename, fsync
+// the directory; Java writes in place), so a crash leaves either version.
+// Retention drops the entries that end at or before the CommitLog's new
+// first offset - 1 (Java's truncateEpochFilePrefix).
+// A reader takes the .bak when the file is missing, empty or damaged
+// (Java's read). No entries: both files are removed (Java cannot write
+// an empty list and would read the .bak back).
+//
+// Truncation (truncate.go, Java's truncateFiles): TruncateTo cuts a
+// running slave's store back to a record boundary before it replicates
+// from a new master (the consistent point of the two epoch files): it
+// holds dispatch between rounds, lowers and writes the checkpoint's
+// physic and logics times to the last kept record's store time, cuts the
+// ConsumeQueues, then the CommitLog (later segments unlinked from the
+// last one down, each directory change synced, the prepared next segment
+// first; the zeroed tail synced), then the epoch file, and resumes
+// dispatch at the cut. A crash at any point recovers to the store before,
+// after, or a prefix in between with consistent queues; Open drops epoch
+// entries that start past the recovered end. The key index is not cut
+// (nor is Java's): its entries past the cut are candidates that the
+// key check of a query drops. Store.roleMu serializes it with the role
+// switches; the flush loop's checkpoint advance takes Store.ckptMu.
 //
 // Lock order: Store.putGate -> commitlog locks; the dispatcher's state is
 // owned by its goroutine; consumequeue and segment locks are leaves.

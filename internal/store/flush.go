@@ -49,6 +49,10 @@ func (s *Store) flushLoop(quit <-chan struct{}) {
 //
 // It returns the queue flush error, for the caller to log.
 func (s *Store) flushQueuesAndCheckpoint(leastPages int) error {
+	// TruncateTo lowers the checkpoint: no advance from before the cut
+	// may be written after it.
+	s.ckptMu.Lock()
+	defer s.ckptMu.Unlock()
 	// Snapshot before flushing: whatever is dispatched now is covered.
 	off, ts := s.disp.position()
 	cqErr := s.cqs.Flush(leastPages)

@@ -562,6 +562,9 @@ func (s *Store) AppendRaw(offset int64, data []byte) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
+	if !s.slave.Load() {
+		return ErrNotSlave
+	}
 	return s.log.AppendRaw(offset, data)
 }
 

@@ -37,7 +37,7 @@ func (s *Store) RefusalReason() string {
 	switch {
 	case s.closed.Load():
 		return "store: shut down"
-	case s.cfg.Slave:
+	case s.slave.Load():
 		return "store: this broker is a slave"
 	case s.logicsErr.Load() != nil:
 		return "store: dispatch stopped, puts refused until the store is reopened: " + (*s.logicsErr.Load()).Error()
@@ -67,7 +67,7 @@ func (s *Store) RefusalReason() string {
 func (s *Store) admit(topic string, propsLen int) PutStatus {
 	// A blocked dispatcher would leave what is stored now invisible to
 	// consumers: refuse rather than acknowledge it.
-	if s.closed.Load() || s.cfg.Slave || s.logicsErr.Load() != nil || s.disp.blocked.Load() != nil {
+	if s.closed.Load() || s.slave.Load() || s.logicsErr.Load() != nil || s.disp.blocked.Load() != nil {
 		return ServiceNotAvailable
 	}
 	if len(topic) > message.MaxTopicLenV1 {
@@ -77,7 +77,8 @@ func (s *Store) admit(topic string, propsLen int) PutStatus {
 		return PropertiesSizeExceeded
 	}
 	s.putGate.RLock()
-	if s.closed.Load() {
+	// Close or BecomeSlave may have begun between the check and the lock.
+	if s.closed.Load() || s.slave.Load() {
 		s.putGate.RUnlock()
 		return ServiceNotAvailable
 	}

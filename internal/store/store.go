@@ -48,6 +48,16 @@ type Store struct {
 	// no accepted put is still inside the CommitLog when it shuts down.
 	putGate sync.RWMutex
 	closed  atomic.Bool
+	// slave refuses puts: the log is written by HA through AppendRaw
+	// (Config.Slave at open; BecomeMaster and BecomeSlave change it).
+	slave atomic.Bool
+	// roleMu serializes role changes and truncation (role.go).
+	roleMu sync.Mutex
+	// ckptMu serializes the checkpoint's advance (flush loop) with
+	// TruncateTo's lowering.
+	ckptMu sync.Mutex
+	// epochs is the epoch file (epoch.go).
+	epochs *Epochs
 	// logicsErr stops dispatch for good (undecodable CommitLog data): puts
 	// are refused (RocketMQ's WRITE_LOGICS_QUEUE_ERROR running flag) until
 	// the store is reopened. A failing ConsumeQueue write only blocks
@@ -83,6 +93,7 @@ func Open(cfg Config) (*Store, error) {
 	}
 	hours, _ := parseDeleteWhen(cfg.DeleteWhen)
 	s := &Store{cfg: cfg, deleteHours: hours}
+	s.slave.Store(cfg.Slave)
 	s.listeners.Store(&[]ArrivalListener{})
 	if err := s.open(); err != nil {
 		s.abandon()
@@ -127,6 +138,9 @@ func (s *Store) open() error {
 		return fmt.Errorf("store: %w", err)
 	}
 	s.ckpt = ckpt
+	if s.epochs, err = OpenEpochs(fsys, s.path(EpochFile)); err != nil {
+		return err
+	}
 
 	s.idx, err = index.Open(index.Options{
 		FS: fsys, Dir: s.path(index.DirName), HashSlotNum: s.cfg.MaxHashSlotNum, IndexNum: s.cfg.MaxIndexNum,
@@ -225,6 +239,12 @@ func (s *Store) recover() error {
 		}
 		cqMax = 0
 	}
+	// A truncation that cut the log but crashed before the epoch file:
+	// no epoch starts beyond the log (an epoch starting at its end is a
+	// master that took it and wrote nothing yet).
+	if err := s.epochs.TruncateSuffixByOffset(end + 1); err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
 	if cqMax > end {
 		s.cfg.Logger.Warn("store: consume queues point past the commitlog end; truncating", "cqMaxPhysic", cqMax, "commitlogEnd", end)
 		if err := s.cqs.Truncate(end); err != nil {
@@ -286,7 +306,7 @@ func (s *Store) recover() error {
 // disk) does not fail Open: puts are refused with the reason (RollErr)
 // until the allocator's retry succeeds.
 func (s *Store) prepareSegment() {
-	if s.cfg.Slave && len(s.log.Segments()) == 0 {
+	if s.slave.Load() && len(s.log.Segments()) == 0 {
 		return
 	}
 	if _, err := s.log.PrepareSegment(); err != nil {

@@ -26,7 +26,7 @@ func (p *Processor) handleGroupForbidden(conn *remoting.Conn, req *remoting.Comm
 		return remoting.NewResponse(protocol.SystemError, "group and topic must not be empty")
 	}
 	if h.Readable.Set {
-		if !p.cfg.IsMaster() {
+		if !p.isMaster() {
 			return remoting.NewResponse(protocol.SystemError,
 				"Can't modify topic or subscription group from slave broker, please execute it from master broker.")
 		}

@@ -46,7 +46,7 @@ func (p *Processor) offsetAtTime(topic string, queueID int32, timestamp int64) i
 // resetOffsetOnBroker is Java's resetOffsetInner: one queue (to an offset,
 // or by time) or every readable queue by time.
 func (p *Processor) resetOffsetOnBroker(topic, group string, queueID int32, timestamp int64, offset protocol.Optional[int64]) *remoting.Command {
-	if !p.cfg.IsMaster() {
+	if !p.isMaster() {
 		return remoting.NewResponse(protocol.SystemError, "Can not reset offset in slave broker")
 	}
 	tc, found := p.topics.Get(topic)

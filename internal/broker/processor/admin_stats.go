@@ -67,7 +67,7 @@ func (p *Processor) runtimeInfo() map[string]string {
 		"commitLogMinOffset":                             itoa(p.store.CommitLogMinOffset()),
 		"commitLogMaxOffset":                             itoa(p.store.CommitLogMaxOffset()),
 		// prepareRuntimeInfo
-		"brokerActive":                    strconv.FormatBool(p.cfg.IsMaster()),
+		"brokerActive":                    strconv.FormatBool(p.isMaster()),
 		"brokerVersionDesc":               versionDescs[remoting.DefaultVersion],
 		"brokerVersion":                   strconv.Itoa(int(remoting.DefaultVersion)),
 		"msgPutTotalYesterdayMorning":     utoa(rt.PutTotalYesterdayMorning),
@@ -84,7 +84,7 @@ func (p *Processor) runtimeInfo() map[string]string {
 		// remainHowManyDataToCommit.
 		"remainTransientStoreBufferNumbs": "0",
 		"remainHowManyDataToFlush":        humanBytes(max(log.MaxOffset()-log.Flushed(), 0)),
-		"brokerRole":                      string(p.cfg.BrokerRole),
+		"brokerRole":                      string(p.brokerRole()),
 		// Java's values with timerWheelEnable=false; the broker's
 		// RuntimeExtras sets those of its timer.
 		"timerReadBehind":   "0",

@@ -75,6 +75,9 @@ type Deps struct {
 	// HARuntime reports the replication state GET_BROKER_HA_STATUS
 	// answers (admin_ha.go); nil: that code answers SYSTEM_ERROR.
 	HARuntime func() protocol.HARuntimeInfo
+	// Role is the broker's role now (it changes at runtime: internal/
+	// broker/role); nil: Config.BrokerRole for good.
+	Role func() config.BrokerRole
 	// Pop serves POP consumption (pop.go); nil: its codes are not served.
 	Pop *pop.Service
 	// TimerCheckpoint reports the timer service's saved progress for
@@ -138,6 +141,7 @@ type Processor struct {
 	users           *auth.Users
 	acls            *auth.ACLs
 	haRuntime       func() protocol.HARuntimeInfo
+	role            func() config.BrokerRole
 	pop             *pop.Service
 	stats           *stats.Stats
 	fams            Families // set by Register
@@ -173,7 +177,7 @@ func New(d Deps) (*Processor, error) {
 	}
 	return &Processor{
 		cfg: d.Config, rt: rt, store: d.Store, topics: d.Topics, groups: d.Groups, offsets: d.Offsets,
-		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, inMemory: d.InMemoryBytes, sendHooks: d.SendHooks, txn: d.Txn, modes: d.RequestModes, route: d.TopicRoute, awaitReg: d.AwaitRegistration, users: d.Users, acls: d.ACLs, haRuntime: d.HARuntime, pop: d.Pop, stats: d.Stats, extras: d.RuntimeExtras, timerCheckpoint: d.TimerCheckpoint, timerMetrics: d.TimerMetrics, timerRecall: d.TimerRecall, log: log,
+		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, inMemory: d.InMemoryBytes, sendHooks: d.SendHooks, txn: d.Txn, modes: d.RequestModes, route: d.TopicRoute, awaitReg: d.AwaitRegistration, users: d.Users, acls: d.ACLs, haRuntime: d.HARuntime, role: d.Role, pop: d.Pop, stats: d.Stats, extras: d.RuntimeExtras, timerCheckpoint: d.TimerCheckpoint, timerMetrics: d.TimerMetrics, timerRecall: d.TimerRecall, log: log,
 		region: d.Config.RegionID, traceOn: strconv.FormatBool(d.Config.TraceOn),
 		storedProps: [3]message.Prop{
 			{Key: message.PropertyCluster, Value: d.Config.BrokerClusterName},

@@ -107,7 +107,7 @@ func (p *Processor) pull(conn *remoting.Conn, req *remoting.Command, allowSuspen
 		rh.SuggestWhichBrokerID = gc.BrokerID
 	}
 	code := pullCode(res.Status, h.QueueOffset)
-	if code == protocol.PullOffsetMoved && !p.cfg.IsMaster() {
+	if code == protocol.PullOffsetMoved && !p.isMaster() {
 		// A slave does not correct offsets (offsetCheckInSlave false,
 		// spec §13.1): its queues may lag the master's, so the consumer
 		// retries at the same offset instead of jumping.
@@ -129,13 +129,13 @@ func (p *Processor) pull(conn *remoting.Conn, req *remoting.Command, allowSuspen
 	if parts == nil {
 		res.Release()
 	}
-	if code == protocol.PullOffsetMoved && p.cfg.IsMaster() {
+	if code == protocol.PullOffsetMoved && p.isMaster() {
 		p.offsetMovedEvent(&h, rh.NextBeginOffset)
 	}
 
 	// Java commits after reading: a network request (not a re-run) with
 	// the flag, on a master.
-	if allowSuspend && h.SysFlag&protocol.PullFlagCommitOffset != 0 && p.cfg.IsMaster() {
+	if allowSuspend && h.SysFlag&protocol.PullFlagCommitOffset != 0 && p.isMaster() {
 		p.offsets.Commit(h.ConsumerGroup, h.Topic, h.QueueID, h.CommitOffset)
 	}
 

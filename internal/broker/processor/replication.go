@@ -133,7 +133,7 @@ func versioned(resp *remoting.Command, stamp, count int64, delta bool) *remoting
 // (rocketmq-spec.md §12.1).
 func (p *Processor) masterOnly(h remoting.HandlerFunc) remoting.HandlerFunc {
 	return func(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
-		if !p.cfg.IsMaster() {
+		if !p.isMaster() {
 			return remoting.NewResponse(protocol.SystemError,
 				"Can't modify topic or subscription group from slave broker, please execute it from master broker.")
 		}

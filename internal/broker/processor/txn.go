@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/rocketd/rocketd/internal/broker/txn"
-	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
@@ -64,7 +63,7 @@ func (p *Processor) handleEndTransaction(_ *remoting.Conn, req *remoting.Command
 			return remoting.NewResponse(protocol.SystemError, "the custom field <"+k+"> is null")
 		}
 	}
-	if p.cfg.BrokerRole == config.Slave {
+	if !p.isMaster() {
 		// Java answers without a remark and logs "end transaction is
 		// forbidden" on a slave.
 		return remoting.NewResponse(protocol.SlaveNotAvailable, "")

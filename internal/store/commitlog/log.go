@@ -336,7 +336,8 @@ func (l *Log) DeleteExpired(olderThan time.Time, force bool, max int) (segment.R
 
 // Truncate cuts the log at end (an HA slave realigning with its master, or
 // the store dropping a dirty tail): later data and segments are removed and
-// all positions set to end. No put may run concurrently.
+// all positions set to end, durably (the zeroed tail is synced). No put
+// may run concurrently.
 func (l *Log) Truncate(end int64) error {
 	l.lock()
 	defer l.unlock()
@@ -350,6 +351,15 @@ func (l *Log) Truncate(end int64) error {
 	// As in Recover: cut records must not come back behind a later append.
 	if err := l.zeroStaleTail(end); err != nil {
 		return fmt.Errorf("commitlog: truncate at %d: %w", end, l.fail(err))
+	}
+	// Durable before Truncate returns: what the caller records next (the
+	// store's epoch file) must not describe a log a crash would restore.
+	if f := l.segs.FindHeld(end); f != nil {
+		err := f.Sync()
+		f.Release()
+		if err != nil {
+			return fmt.Errorf("commitlog: truncate at %d: %w", end, l.fail(err))
+		}
 	}
 	return nil
 }

@@ -46,6 +46,8 @@ type allocator struct {
 	failed   error // the latest attempt's error; nil once one succeeds
 	failures int   // consecutive failed attempts
 	retryAt  time.Time
+	// discarding counts stale files finish is deleting.
+	discarding int
 
 	svc lifecycle.Loop // the allocating goroutine; Kick makes it look again
 }
@@ -168,11 +170,18 @@ func (a *allocator) finish(start int64, f *File, err error) {
 		backoff = min(minRetryBackoff<<min(a.failures-1, 16), maxRetryBackoff)
 		a.retryAt = a.q.cfg.Now().Add(backoff)
 	}
-	a.cond.Broadcast()
+	if stale != nil {
+		a.discarding++
+	}
 	a.mu.Unlock()
+	// Waiters wake once a stale file is deleted (dropPrepared relies on it).
+	defer a.cond.Broadcast()
 	switch {
 	case stale != nil:
 		a.q.discard(stale)
+		a.mu.Lock()
+		a.discarding--
+		a.mu.Unlock()
 	case recovered > 0:
 		a.q.cfg.Logger.Info("segment: next file prepared after failed attempts", "path", f.path, "failedAttempts", recovered)
 	case failures > 0:
@@ -185,6 +194,32 @@ func (a *allocator) finish(start int64, f *File, err error) {
 // backoffErrLocked describes the current back-off. REQUIRES: a.mu held.
 func (a *allocator) backoffErrLocked(start int64, now time.Time) error {
 	return &BackoffError{Start: start, Attempts: a.failures, RetryIn: max(a.retryAt.Sub(now), 0), Err: a.failed}
+}
+
+// dropPrepared forgets the file asked for, waits for a preparation in
+// progress and deletes the prepared file, durably (a truncated queue must
+// not leave a file beyond its new end that a crash would turn into a gap).
+func (a *allocator) dropPrepared() error {
+	a.mu.Lock()
+	a.want = -1
+	for a.working || a.discarding > 0 {
+		a.cond.Wait()
+	}
+	stale := a.ready
+	a.ready = nil
+	a.mu.Unlock()
+	if stale == nil {
+		return nil
+	}
+	if err := stale.unlinkNow(); err != nil {
+		a.q.discard(stale)
+		return err
+	}
+	a.q.discard(stale)
+	if err := a.q.cfg.FS.SyncDir(a.q.cfg.Dir); err != nil {
+		return fmt.Errorf("segment: sync dir %s: %w", a.q.cfg.Dir, err)
+	}
+	return nil
 }
 
 // wake makes the goroutine look at its state again.

@@ -67,5 +67,9 @@
 //     DeleteBelow (retention; DeleteExpired with force also removes head
 //     files not yet expired, logged and counted as such). Readers that called Hold keep the file open:
 //     the file is closed, and deleted from disk when it was removed, when the
-//     last reference is released.
+//     last reference is released. Truncate deletes at once instead (readers
+//     keep the unlinked file): first the prepared next file, then the cut
+//     files from the last one down, syncing the directory after each, so a
+//     crash leaves a contiguous prefix and a later file of the same name is
+//     never deleted by a late release.
 package segment

@@ -28,7 +28,9 @@ type File struct {
 
 	refs    atomic.Int64
 	removed atomic.Bool
-	err     atomic.Pointer[error]
+	// gone: unlinkNow removed the file from disk already.
+	gone atomic.Bool
+	err  atomic.Pointer[error]
 
 	onLastRelease func(f *File, err error) // logs close/remove failures; may be nil
 }
@@ -177,7 +179,7 @@ func (f *File) Release() {
 	if err != nil {
 		err = fmt.Errorf("segment: close %s: %w", f.path, err)
 	}
-	if f.removed.Load() {
+	if f.removed.Load() && !f.gone.Load() {
 		if rerr := f.fs.Remove(f.path); rerr != nil && err == nil {
 			err = fmt.Errorf("segment: remove %s: %w", f.path, rerr)
 		}
@@ -185,6 +187,20 @@ func (f *File) Release() {
 	if f.onLastRelease != nil {
 		f.onLastRelease(f, err)
 	}
+}
+
+// unlinkNow marks the file removed and deletes it from disk at once
+// instead of at its last Release: a truncated queue may create a file of
+// the same name before a reader releases this one, and the deferred
+// removal would then delete the new file. Readers keep reading the
+// unlinked file.
+func (f *File) unlinkNow() error {
+	f.removed.Store(true)
+	if err := f.fs.Remove(f.path); err != nil {
+		return fmt.Errorf("segment: remove %s: %w", f.path, err)
+	}
+	f.gone.Store(true)
+	return nil
 }
 
 // Removed reports whether the file was dropped from its Queue.

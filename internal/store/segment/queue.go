@@ -314,7 +314,15 @@ func (q *Queue) Roll(start int64) (*File, error) {
 // starting exactly at end is kept, empty); earlier files are set full.
 // Bytes after end inside the kept file are left as they are: the owner
 // overwrites them, and readers never read past the positions.
+//
+// The removal is durable and crash-ordered: the allocator's prepared file
+// (beyond the new end) goes first, then the files from the last one down,
+// each unlinked at once and its directory synced, so a crash leaves the
+// files a contiguous prefix of the queue, never a gap that Open refuses.
 func (q *Queue) Truncate(end int64) error {
+	if err := q.alloc.dropPrepared(); err != nil {
+		return err
+	}
 	q.mu.Lock()
 	var keep, drop []*File
 	for _, f := range q.mu.files {
@@ -331,7 +339,23 @@ func (q *Queue) Truncate(end int64) error {
 	}
 	q.mu.files = keep
 	q.mu.Unlock()
-	return q.removeFiles(drop, "truncate")
+	var err error
+	for i := len(drop) - 1; i >= 0; i-- {
+		f := drop[i]
+		if err == nil {
+			if err = f.unlinkNow(); err == nil {
+				err = q.cfg.FS.SyncDir(q.cfg.Dir)
+			}
+		}
+		q.removeFile(f, "truncate") // a file whose unlink failed goes at its last Release
+	}
+	if err != nil {
+		return fmt.Errorf("segment: truncate at %d: %w", end, err)
+	}
+	if len(drop) > 0 {
+		q.alloc.retrySoon()
+	}
+	return nil
 }
 
 // removeFiles marks files removed, makes their directory entry removal

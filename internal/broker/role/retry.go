@@ -1,4 +1,4 @@
-package broker
+package role
 
 import "time"
 

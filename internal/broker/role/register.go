@@ -1,4 +1,4 @@
-package broker
+package role
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 // master, and a slave started before its master would otherwise copy
 // nothing for 30 s. One goroutine owns the loop; close stops it.
 type registrar struct {
-	b       *Broker
+	r       *Role
 	addrs   []string
 	period  time.Duration
 	timeout time.Duration
@@ -39,12 +39,13 @@ type registrar struct {
 	}
 }
 
-func newRegistrar(b *Broker, addrs []string) *registrar {
+func newRegistrar(role *Role, addrs []string) *registrar {
+	bc := role.bc
 	r := &registrar{
-		b: b, addrs: addrs,
-		period:   b.cfg.RegisterPeriod(),
-		timeout:  b.cfg.RegisterBrokerTimeout,
-		awaiting: backoff{min: awaitMasterRetry, max: min(awaitMasterRetryMax, b.cfg.RegisterPeriod())},
+		r: role, addrs: addrs,
+		period:   bc.RegisterPeriod(),
+		timeout:  bc.RegisterBrokerTimeout,
+		awaiting: backoff{min: awaitMasterRetry, max: min(awaitMasterRetryMax, bc.RegisterPeriod())},
 	}
 	r.rounds.done = make(chan struct{})
 	return r
@@ -119,7 +120,7 @@ func (r *registrar) loop(ctx context.Context) {
 		}
 		r.round(ctx)
 		next := r.period
-		if r.b.repl.awaitsMaster() {
+		if r.r.awaitsMaster() {
 			next = r.awaiting.wait()
 		} else {
 			r.awaiting.reset()
@@ -145,46 +146,47 @@ func (r *registrar) registerAll(ctx context.Context) {
 	if len(r.addrs) == 0 {
 		return
 	}
-	b := r.b
+	role := r.r
+	topics := role.tables.Topics
 	body := (&protocol.RegisterBrokerBody{
-		TopicConfigSerializeWrapper: b.topics.RegisterSnapshot(b.cfg.BrokerPermission),
+		TopicConfigSerializeWrapper: topics.RegisterSnapshot(role.bc.BrokerPermission),
 		FilterServerList:            []string{},
 	}).MarshalFastJSON()
 	h := protocol.RegisterBrokerRequestHeader{
-		BrokerName:   b.cfg.BrokerName,
-		BrokerAddr:   b.addr,
-		ClusterName:  b.cfg.BrokerClusterName,
-		HAServerAddr: b.repl.haServerAddr(),
-		BrokerID:     b.cfg.BrokerID,
+		BrokerName:   role.bc.BrokerName,
+		BrokerAddr:   role.cfg.Addr,
+		ClusterName:  role.bc.BrokerClusterName,
+		HAServerAddr: role.haServerAddr(),
+		BrokerID:     role.BrokerID(),
 		BodyCrc32:    protocol.BodyCRC32(body),
 	}
 	r.each(func(ctx context.Context, addr string) {
 		req := remoting.NewRequest(protocol.RegisterBroker, protocol.Ext(&h), body)
-		resp, err := b.nsClient.Invoke(ctx, addr, req)
+		resp, err := role.cfg.NS.Invoke(ctx, addr, req)
 		switch {
 		case err != nil:
-			b.log.Warn("broker: register with NameServer failed", "namesrv", addr, "err", err)
+			role.log.Warn("broker: register with NameServer failed", "namesrv", addr, "err", err)
 		case resp.Code != protocol.Success:
-			b.log.Warn("broker: NameServer refused registration", "namesrv", addr, "code", resp.Code, "remark", resp.Remark)
+			role.log.Warn("broker: NameServer refused registration", "namesrv", addr, "code", resp.Code, "remark", resp.Remark)
 		default:
-			b.log.Debug("broker: registered", "namesrv", addr, "topics", b.topics.Len())
-			b.repl.learn(resp)
+			role.log.Debug("broker: registered", "namesrv", addr, "topics", topics.Len())
+			role.learn(resp)
 		}
 	}, ctx)
 }
 
 // unregisterAll sends UNREGISTER_BROKER to every NameServer (shutdown).
 func (r *registrar) unregisterAll(parent context.Context) {
-	b := r.b
+	role := r.r
 	h := protocol.BrokerIdentityHeader{
-		BrokerName: b.cfg.BrokerName, BrokerAddr: b.addr, ClusterName: b.cfg.BrokerClusterName, BrokerID: b.cfg.BrokerID,
+		BrokerName: role.bc.BrokerName, BrokerAddr: role.cfg.Addr, ClusterName: role.bc.BrokerClusterName, BrokerID: role.BrokerID(),
 	}
 	r.each(func(ctx context.Context, addr string) {
-		resp, err := b.nsClient.Invoke(ctx, addr, remoting.NewRequest(protocol.UnregisterBroker, protocol.Ext(&h), nil))
+		resp, err := role.cfg.NS.Invoke(ctx, addr, remoting.NewRequest(protocol.UnregisterBroker, protocol.Ext(&h), nil))
 		if err != nil {
-			b.log.Warn("broker: unregister from NameServer failed", "namesrv", addr, "err", err)
+			role.log.Warn("broker: unregister from NameServer failed", "namesrv", addr, "err", err)
 		} else if resp.Code != protocol.Success {
-			b.log.Warn("broker: NameServer refused unregistration", "namesrv", addr, "code", resp.Code, "remark", resp.Remark)
+			role.log.Warn("broker: NameServer refused unregistration", "namesrv", addr, "code", resp.Code, "remark", resp.Remark)
 		}
 	}, parent)
 }

@@ -1,21 +1,22 @@
-package broker
+package role
 
 import (
 	"github.com/rocketd/rocketd/internal/protocol"
 )
 
-// haRuntimeInfo is GET_BROKER_HA_STATUS's body (Java's
+// HARuntimeInfo is GET_BROKER_HA_STATUS's body (Java's
 // DefaultHAService.getRuntimeInfo): on a master its CommitLog end and each
 // connected slave; on a slave its HA client. masterFlushOffset stays 0, as
 // in Java outside controller mode.
-func (r *replication) haRuntimeInfo() protocol.HARuntimeInfo {
-	if r.server == nil {
-		st := r.client.Status()
+func (r *Role) HARuntimeInfo() protocol.HARuntimeInfo {
+	cur := r.cur.Load()
+	if cur.server == nil {
+		st := cur.client.Status()
 		info := protocol.HARuntimeInfo{HAConnectionInfo: []protocol.HAConnectionRuntimeInfo{}}
 		info.HAClientRuntimeInfo = protocol.HAClientRuntimeInfo{
 			MasterAddr:              st.Master,
 			TransferredByteInSecond: st.BytesPerSecond,
-			MaxOffset:               r.b.store.CommitLogMaxOffset(),
+			MaxOffset:               r.store.CommitLogMaxOffset(),
 		}
 		if !st.LastRead.IsZero() {
 			info.HAClientRuntimeInfo.LastReadTimestamp = st.LastRead.UnixMilli()
@@ -25,8 +26,8 @@ func (r *replication) haRuntimeInfo() protocol.HARuntimeInfo {
 		}
 		return info
 	}
-	end := r.b.store.CommitLogMaxOffset()
-	slaves := r.server.Slaves()
+	end := r.store.CommitLogMaxOffset()
+	slaves := cur.server.Slaves()
 	info := protocol.HARuntimeInfo{Master: true, MasterCommitLogMaxOffset: end,
 		HAConnectionInfo: make([]protocol.HAConnectionRuntimeInfo, 0, len(slaves))}
 	for _, s := range slaves {

@@ -1,16 +1,14 @@
-package broker
+package role
 
 import (
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"time"
 
-	"github.com/rocketd/rocketd/internal/broker/meta"
 	"github.com/rocketd/rocketd/internal/lifecycle"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
@@ -28,8 +26,7 @@ import (
 // master whose answers carry no version (Java) answers in full every time:
 // it is polled every fullInterval (Java's 10 s) instead.
 type slaveSync struct {
-	b            *Broker
-	fs           vfs.FS
+	r            *Role
 	master       func() string
 	register     func() // asks for a NameServer registration round soon
 	interval     time.Duration
@@ -59,14 +56,14 @@ const slaveSyncFullInterval = 10 * time.Second
 // slaveSyncRequestTimeout bounds one copy request.
 const slaveSyncRequestTimeout = 3 * time.Second
 
-func newSlaveSync(b *Broker, fs vfs.FS, master func() string, interval, fullInterval time.Duration) *slaveSync {
+func newSlaveSync(r *Role, master func() string, interval, fullInterval time.Duration) *slaveSync {
 	if interval <= 0 {
 		interval = defaultSlaveSyncInterval
 	}
 	if fullInterval <= 0 {
 		fullInterval = slaveSyncFullInterval
 	}
-	s := &slaveSync{b: b, fs: fs, master: master, register: func() {}, interval: interval,
+	s := &slaveSync{r: r, master: master, register: func() {}, interval: interval,
 		fullInterval: max(interval, fullInterval),
 		known:        map[protocol.RequestCode]tableVersion{},
 		lost:         backoff{min: time.Second, max: 30 * time.Second},
@@ -172,7 +169,7 @@ func (s *slaveSync) fetch(addr string, code protocol.RequestCode) (versioned boo
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, slaveSyncRequestTimeout)
 	defer cancel()
-	resp, err := s.b.nsClient.Invoke(ctx, addr, remoting.NewRequest(code, protocol.Ext(&h), nil))
+	resp, err := s.r.cfg.NS.Invoke(ctx, addr, remoting.NewRequest(code, protocol.Ext(&h), nil))
 	if err != nil {
 		// The master may be restarting: copy everything once it answers
 		// (a table loaded from its file keeps its version, yet the
@@ -209,13 +206,13 @@ func (s *slaveSync) fetch(addr string, code protocol.RequestCode) (versioned boo
 func (s *slaveSync) report(addr string, err error) {
 	if err == nil {
 		if s.fails.recovered() {
-			s.b.log.Info("broker: copy of the master's metadata works again", "master", addr)
+			s.r.log.Info("broker: copy of the master's metadata works again", "master", addr)
 		}
 		s.lost.reset()
 		return
 	}
 	if n, ok := s.fails.failed(err, time.Now()); ok {
-		s.b.log.Warn("broker: copy of the master's metadata failed", "master", addr, "err", err, "failures", n)
+		s.r.log.Warn("broker: copy of the master's metadata failed", "master", addr, "err", err, "failures", n)
 	}
 	var unreachable *unreachableError
 	if errors.As(err, &unreachable) && s.lost.due(time.Now()) {
@@ -231,7 +228,7 @@ func (s *slaveSync) applyTopics(body []byte) error {
 	if err := protocol.UnmarshalFastJSON(body, &w); err != nil {
 		return err
 	}
-	topics := s.b.topics
+	topics := s.r.tables.Topics
 	for name, tc := range w.TopicConfigTable {
 		if cur, ok := topics.Get(name); ok && reflect.DeepEqual(cur, tc) {
 			continue
@@ -263,10 +260,10 @@ func (s *slaveSync) applyOffsets(body []byte) error {
 			continue
 		}
 		for q, off := range queues {
-			if cur, ok := s.b.offsets.Query(group, topic, q); ok && cur == off {
+			if cur, ok := s.r.tables.Offsets.Query(group, topic, q); ok && cur == off {
 				continue
 			}
-			s.b.offsets.Commit(group, topic, q, off)
+			s.r.tables.Offsets.Commit(group, topic, q, off)
 		}
 	}
 	return nil
@@ -280,11 +277,11 @@ func (s *slaveSync) applyDelayOffsets(body []byte) error {
 	if err := protocol.UnmarshalFastJSON(body, &t); err != nil {
 		return err
 	}
-	name := filepath.Join(meta.ConfigDir(s.b.cfg.StorePathRootDir), meta.DelayOffsetFile)
-	if cur, err := vfs.ReadFile(s.fs, name); err == nil && bytes.Equal(cur, body) {
+	name := s.r.tables.DelayOffsetPath
+	if cur, err := vfs.ReadFile(s.r.cfg.FS, name); err == nil && bytes.Equal(cur, body) {
 		return nil
 	}
-	return vfs.WriteFileAtomic(s.fs, name, body)
+	return vfs.WriteFileAtomic(s.r.cfg.FS, name, body)
 }
 
 // applyGroups makes the slave's subscription groups the master's: changed
@@ -299,16 +296,16 @@ func (s *slaveSync) applyGroups(body []byte) error {
 		if gc.GroupName == "" {
 			gc.GroupName = name
 		}
-		if cur, ok := s.b.groups.Get(name); ok && reflect.DeepEqual(cur, gc) {
+		if cur, ok := s.r.tables.Groups.Get(name); ok && reflect.DeepEqual(cur, gc) {
 			continue
 		}
-		if err := s.b.groups.Put(gc); err != nil {
+		if err := s.r.tables.Groups.Put(gc); err != nil {
 			return err
 		}
 	}
-	for _, name := range s.b.groups.Names() {
+	for _, name := range s.r.tables.Groups.Names() {
 		if _, ok := t.SubscriptionGroupTable[name]; !ok {
-			if _, err := s.b.groups.Delete(name); err != nil {
+			if _, err := s.r.tables.Groups.Delete(name); err != nil {
 				return err
 			}
 		}

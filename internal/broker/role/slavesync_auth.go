@@ -1,4 +1,4 @@
-package broker
+package role
 
 import (
 	"context"
@@ -34,7 +34,7 @@ type userInfoWire struct {
 // syncAuthDue copies the master's users and ACLs when the last copy is
 // fullInterval old.
 func (s *slaveSync) syncAuthDue(addr string, now time.Time) error {
-	if s.b.users == nil || s.b.acls == nil || now.Sub(s.lastAuth) < s.fullInterval {
+	if s.r.tables.Users == nil || s.r.tables.ACLs == nil || now.Sub(s.lastAuth) < s.fullInterval {
 		return nil
 	}
 	s.lastAuth = now
@@ -58,10 +58,10 @@ func (s *slaveSync) syncAuthDue(addr string, now time.Time) error {
 		u.UserStatus, _ = auth.ParseUserStatus(ui.UserStatus)
 		users = append(users, u)
 	}
-	if changed, err := s.b.users.Replace(users); err != nil {
+	if changed, err := s.r.tables.Users.Replace(users); err != nil {
 		return fmt.Errorf("copy users: %w", err)
 	} else if changed {
-		s.b.log.Info("broker: users copied from the master", "master", addr, "users", len(users))
+		s.r.log.Info("broker: users copied from the master", "master", addr, "users", len(users))
 	}
 	resp, err = s.invokeAuth(addr, protocol.AuthListACL, map[string]string{"subjectFilter": "", "resourceFilter": ""})
 	if err != nil || resp == nil {
@@ -81,10 +81,10 @@ func (s *slaveSync) syncAuthDue(addr string, now time.Time) error {
 		}
 		acls = append(acls, acl)
 	}
-	if changed, err := s.b.acls.Replace(acls); err != nil {
+	if changed, err := s.r.tables.ACLs.Replace(acls); err != nil {
 		return fmt.Errorf("copy acls: %w", err)
 	} else if changed {
-		s.b.log.Info("broker: ACLs copied from the master", "master", addr, "acls", len(acls))
+		s.r.log.Info("broker: ACLs copied from the master", "master", addr, "acls", len(acls))
 	}
 	return nil
 }
@@ -94,7 +94,7 @@ func (s *slaveSync) syncAuthDue(addr string, now time.Time) error {
 func (s *slaveSync) invokeAuth(addr string, code protocol.RequestCode, ext map[string]string) (*remoting.Command, error) {
 	ctx, cancel := context.WithTimeout(s.ctx, slaveSyncRequestTimeout)
 	defer cancel()
-	resp, err := s.b.nsClient.Invoke(ctx, addr, remoting.NewRequest(code, ext, nil))
+	resp, err := s.r.cfg.NS.Invoke(ctx, addr, remoting.NewRequest(code, ext, nil))
 	switch {
 	case err != nil:
 		return nil, &unreachableError{fmt.Errorf("request %d: %w", code, err)}

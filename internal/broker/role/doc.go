@@ -1,0 +1,70 @@
+// Package role is the broker's role in its broker group and what comes
+// with it: on a master the HA server, on a slave the HA client and the
+// copy of the master's metadata (slaveSync), and on both the registration
+// with the NameServers (registrar). The broker wires it: New before the
+// store opens (a master's store waits on the HA server, a slave's refuses
+// puts), StartHA on the opened store, Start on the opened metadata tables
+// (Tables: narrow interfaces over internal/broker/meta and internal/auth),
+// Unregister and Close at shutdown. Role holds no pointer to the Broker.
+//
+// # Role changes at runtime (change.go)
+//
+// Role is the one owner of what the broker is now: a state (role, brokerId,
+// epoch and the services of that role) replaced whole under Role.mu, read
+// without a lock. BecomeMaster(epoch) stops a slave's metadata copy and HA
+// client, lets the store take puts (store.BecomeMaster: dispatch caught up,
+// next queue offsets rebuilt), starts the HA server and registers with
+// brokerId 0; a promoted SLAVE runs as ASYNC_MASTER (a configured master
+// keeps its brokerRole). BecomeSlave(masterAddr, masterHAAddr, brokerId,
+// epoch) makes the store refuse puts and waits for the ones in flight
+// (store.BecomeSlave: each admitted put is written whole and answered, a
+// SYNC_MASTER's after its replica wait on the still running HA server),
+// stops the HA server, starts the HA client and the metadata copy towards
+// the named master (which haMasterAddress and the NameServer's answers no
+// longer override) and registers with brokerId. Both return after a
+// registration round that began after the change, so the NameServers route
+// by the new role when they return. A promotion to epoch e > 0 records e
+// in the store's epoch file from the CommitLog's end (entries of e and
+// later dropped first, as Java's changeToMaster); a master ordered to a
+// newer epoch records it the same way; epoch 0 (no controller) writes
+// nothing. A change to an epoch below the
+// current one is refused (StaleEpochError); concurrent calls are
+// serialized. The processors read the role through Role.BrokerRole
+// (processor.Deps.Role). What still follows broker.conf's role and not the
+// runtime one: the POP service, the delay/timer delivery and the
+// transaction check-back run only on a broker started as master.
+//
+// # NameServer registration
+//
+// One goroutine (registrar) sends REGISTER_BROKER to every address of
+// namesrvAddr in parallel: at start, every registerNameServerPeriod (30 s,
+// clamped to [10 s, 60 s] as Java does) and after every topic change (a
+// slave's table changes when it copies its master's). UPDATE_AND_CREATE_TOPIC
+// answers only after a round with the new topic ended (Role.AwaitRegistration),
+// as Java's registers before it answers: an acknowledged topic is routed
+// even if the master dies right after. The body is the
+// fastjson RegisterBrokerBody (topic table + data version) and the header
+// carries its masked CRC32 (bodyCrc32). Shutdown sends UNREGISTER_BROKER.
+// A slave learns its master's addresses from the answers: until it has,
+// it registers again after 1, 2, 4 and then every 5 s (a slave started
+// before its master would otherwise wait for the 30 s period), and while
+// its master does not answer it registers again at 1, 2, 4 ... 30 s, so
+// that a NameServer without the master routes the slave's topics to it.
+//
+// # Roles (role.go, slavesync.go)
+//
+// Every master runs the HA server (internal/ha) on haListenPort
+// (listenPort+1; an ephemeral port when Config.ListenAddr has port 0) and
+// advertises it as haServerAddr; the store waits on it after each put, which
+// on a SYNC_MASTER means until a slave acked the message. A slave
+// (brokerId >= 1) opens its store refusing puts, replicates from
+// haMasterAddress or the haServerAddr the NameServer's registration answer
+// names, serves pulls, and copies the master's topics, subscription groups,
+// consumer and delay offsets (slaveSync, main port of the registration
+// answer's masterAddr). It polls every 500 ms (Config.SlaveSyncInterval)
+// with the version of each table it holds; a rocketd master answers an
+// unchanged table with an empty body and consumer offsets with the entries
+// changed since, so a change reaches the slave within about a second. A
+// master whose answers carry no version (Java) is polled every 10 s, as a
+// Java slave polls (protocol doc.go, "Slave metadata copy").
+package role
