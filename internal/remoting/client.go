@@ -151,7 +151,14 @@ func (c *Client) connClosed(conn *Conn) {
 // dispatch serves a server-initiated request in its own goroutine: the
 // handler may block (it may even call back to the server) without stalling
 // the connection's reader.
-func (c *Client) dispatch(conn *Conn, req *Command) {
+func (c *Client) dispatch(conn *Conn, reqs []*Command) {
+	for _, req := range reqs {
+		c.dispatchOne(conn, req)
+	}
+}
+
+// dispatchOne runs one request from a server in a goroutine of its own.
+func (c *Client) dispatchOne(conn *Conn, req *Command) {
 	h, ok := (*c.handlers.Load())[req.Code]
 	if !ok {
 		if !req.IsOneway() {

@@ -48,7 +48,10 @@ const (
 // it: request dispatch, the opaque counter for requests it sends, and its
 // close notification.
 type connOwner interface {
-	dispatch(c *Conn, req *Command)
+	// dispatch routes the requests the reader decoded from what one
+	// socket read delivered, in arrival order; reqs is reused once it
+	// returns.
+	dispatch(c *Conn, reqs []*Command)
 	nextOpaque() int32
 	connClosed(c *Conn)
 	badFrameLimiter() *warnLimiter
@@ -159,6 +162,11 @@ func (c *Conn) start(wg *sync.WaitGroup) {
 		c.readLoop()
 	})
 }
+
+// Handling returns how many of this connection's requests are queued for
+// or running in a handler (server side), the caller's own included: above
+// 1 the peer pipelines, and more requests follow the one being handled.
+func (c *Conn) Handling() int { return int(c.handling.Load()) }
 
 // RemoteAddr returns the peer's address, "ip:port".
 func (c *Conn) RemoteAddr() string { return c.nc.RemoteAddr().String() }
@@ -474,7 +482,22 @@ func (c *Conn) readFrames() error {
 		c.in.last = time.Now().UnixNano()
 		_ = c.nc.SetReadDeadline(time.Unix(0, c.in.last).Add(c.idle))
 	}
+	// The requests decoded from the read buffer and not yet dispatched:
+	// every whole frame a read delivered goes to the owner in one call
+	// (one queue lock and one round of worker wake-ups per family for a
+	// pipelining peer's burst), and before the reader waits for more.
+	var batch []*Command
+	defer func() {
+		if len(batch) > 0 {
+			c.owner.dispatch(c, batch)
+		}
+	}()
 	for {
+		if len(batch) > 0 && (len(batch) == maxDispatchBatch || !frameBuffered(br)) {
+			c.owner.dispatch(c, batch)
+			clear(batch)
+			batch = batch[:0]
+		}
 		lenBytes, err := br.Peek(4)
 		if err != nil {
 			if err = c.readFailed(err, false); err != nil {
@@ -509,8 +532,24 @@ func (c *Conn) readFrames() error {
 			c.complete(cmd)
 			continue
 		}
-		c.owner.dispatch(c, cmd)
+		batch = append(batch, cmd)
 	}
+}
+
+// maxDispatchBatch bounds the requests the reader hands over at once, so
+// that the first of a long burst is not held while the rest are decoded.
+const maxDispatchBatch = 64
+
+// frameBuffered reports whether the read buffer holds a whole frame, so
+// that decoding it needs no read.
+func frameBuffered(br *bufio.Reader) bool {
+	n := br.Buffered()
+	if n < 4 {
+		return false
+	}
+	lenBytes, _ := br.Peek(4)
+	length := int64(int32(binary.BigEndian.Uint32(lenBytes)))
+	return length >= 4 && length+4 <= int64(n)
 }
 
 // readFailed decides what a failed read of the reader goroutine means. The
