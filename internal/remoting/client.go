@@ -202,6 +202,32 @@ func (c *Client) call(conn *Conn, req *Command, h HandlerFunc) (resp *Command) {
 	return h(conn, req)
 }
 
+// establishedConn returns the open connection to addr, or nil when there
+// is none yet (or it is being dialled, failed or closed): then conn dials.
+func (c *Client) establishedConn(addr string) *Conn {
+	c.mu.Lock()
+	d := c.mu.conns[addr]
+	closed := c.mu.closed
+	c.mu.Unlock()
+	if d == nil || closed {
+		return nil
+	}
+	select {
+	case <-d.ready:
+	default:
+		return nil
+	}
+	if d.err != nil {
+		return nil
+	}
+	select {
+	case <-d.conn.closed:
+		return nil
+	default:
+		return d.conn
+	}
+}
+
 // conn returns the pooled connection to addr, dialling when there is none
 // or it broke. Concurrent callers share one dial.
 func (c *Client) conn(ctx context.Context, addr string) (*Conn, error) {
@@ -305,11 +331,18 @@ func (c *Client) Invoke(ctx context.Context, addr string, req *Command) (*Comman
 // (ErrTimeout after timeout, ErrConnClosed). When InvokeAsync returns an
 // error cb is not called.
 func (c *Client) InvokeAsync(addr string, req *Command, timeout time.Duration, cb func(*Command, error)) error {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	conn, err := c.conn(ctx, addr)
-	if err != nil {
-		return err
+	conn := c.establishedConn(addr)
+	if conn == nil {
+		// Dial (or wait for a dial under way) for at most timeout. Only
+		// then: a context with a deadline costs a timer, per request for a
+		// producer that pipelines.
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		var err error
+		conn, err = c.conn(ctx, addr)
+		cancel()
+		if err != nil {
+			return err
+		}
 	}
 	c.mu.Lock()
 	if c.mu.closed {

@@ -214,3 +214,40 @@ func (b *busyCounter) count() int {
 	defer b.mu.Unlock()
 	return b.n
 }
+
+// TestPendingBufferGrowsByDoubling: a burst of frames grows the pending
+// buffer by doubling (not append's quarter steps for large slices), and
+// the writer keeps a large buffer only while writes use a quarter of it.
+func TestPendingBufferGrowsByDoubling(t *testing.T) {
+	c := &Conn{}
+	frame := make([]byte, 1000)
+	grows := 0
+	for range 4000 {
+		before := cap(c.wmu.buf)
+		c.growPendingLocked(len(frame))
+		c.wmu.buf = append(c.wmu.buf, frame...)
+		if cap(c.wmu.buf) != before {
+			grows++
+			if before > 0 && cap(c.wmu.buf) < 2*before {
+				t.Fatalf("grew from %d to %d: less than double", before, cap(c.wmu.buf))
+			}
+		}
+	}
+	if grows > 13 { // 1000 B doubled up to 4 MB
+		t.Errorf("%d growths for 4,000 frames of 1,000 B", grows)
+	}
+	for _, tc := range []struct {
+		n, capacity int
+		keep        bool
+	}{
+		{100, maxKeptWriteBuffer, true},
+		{4 << 20, 8 << 20, true},
+		{2 << 20, 8 << 20, true},
+		{2<<20 - 1, 8 << 20, false},
+		{500, 4 << 20, false},
+	} {
+		if got := keepWriteBuffer(tc.n, tc.capacity); got != tc.keep {
+			t.Errorf("keepWriteBuffer(%d, %d) = %v, want %v", tc.n, tc.capacity, got, tc.keep)
+		}
+	}
+}
