@@ -40,8 +40,8 @@ const (
 	// handlers) instead of growing the buffer without limit.
 	maxPendingWrite = 4 << 20
 	// maxKeptWriteBuffer: a write buffer that grew past this is dropped
-	// after a write that used less than a quarter of it, rather than kept
-	// for the connection's lifetime (see keepWriteBuffer).
+	// after a write of less than a quarter of this, rather than kept for
+	// the connection's lifetime (see keepWriteBuffer).
 	maxKeptWriteBuffer = 1 << 20
 )
 
@@ -446,14 +446,14 @@ func (c *Conn) writeLoop() {
 }
 
 // keepWriteBuffer reports whether the writer keeps a buffer of capacity
-// capacity after writing n bytes from it. A large one is kept while it is
-// well used: a pipelining producer's requests (4,000 of 1 KiB in flight)
-// fill several MiB between writes, and regrowing that by doubling for
-// every write cost a sixth of the client's CPU in copies and fresh pages
-// (BenchmarkInvokeAsyncPipelined). Once the burst is over a write uses
-// little of it and it goes.
+// capacity after writing n bytes from it. A large one is kept while the
+// writes stay large: a pipelining producer's requests (4,000 of 1 KiB in
+// flight) fill several MiB between writes, and regrowing that for every
+// write cost a sixth of the client's CPU in copies and fresh pages
+// (BenchmarkInvokeAsyncPipelined). Once the burst is over a write is small
+// and it goes. The senders' wait at maxPendingWrite bounds its size.
 func keepWriteBuffer(n, capacity int) bool {
-	return capacity <= maxKeptWriteBuffer || 4*n >= capacity
+	return capacity <= maxKeptWriteBuffer || n >= maxKeptWriteBuffer/4
 }
 
 // gatherFrames yields to let the goroutines about to send add their frames

@@ -217,7 +217,7 @@ func (b *busyCounter) count() int {
 
 // TestPendingBufferGrowsByDoubling: a burst of frames grows the pending
 // buffer by doubling (not append's quarter steps for large slices), and
-// the writer keeps a large buffer only while writes use a quarter of it.
+// the writer keeps a large buffer only while its writes stay large.
 func TestPendingBufferGrowsByDoubling(t *testing.T) {
 	c := &Conn{}
 	frame := make([]byte, 1000)
@@ -242,8 +242,8 @@ func TestPendingBufferGrowsByDoubling(t *testing.T) {
 	}{
 		{100, maxKeptWriteBuffer, true},
 		{4 << 20, 8 << 20, true},
-		{2 << 20, 8 << 20, true},
-		{2<<20 - 1, 8 << 20, false},
+		{maxKeptWriteBuffer / 4, 8 << 20, true},
+		{maxKeptWriteBuffer/4 - 1, 8 << 20, false},
 		{500, 4 << 20, false},
 	} {
 		if got := keepWriteBuffer(tc.n, tc.capacity); got != tc.keep {
