@@ -331,18 +331,9 @@ func (c *Client) Invoke(ctx context.Context, addr string, req *Command) (*Comman
 // (ErrTimeout after timeout, ErrConnClosed). When InvokeAsync returns an
 // error cb is not called.
 func (c *Client) InvokeAsync(addr string, req *Command, timeout time.Duration, cb func(*Command, error)) error {
-	conn := c.establishedConn(addr)
-	if conn == nil {
-		// Dial (or wait for a dial under way) for at most timeout. Only
-		// then: a context with a deadline costs a timer, per request for a
-		// producer that pipelines.
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
-		var err error
-		conn, err = c.conn(ctx, addr)
-		cancel()
-		if err != nil {
-			return err
-		}
+	conn, err := c.asyncConn(addr, timeout)
+	if err != nil {
+		return err
 	}
 	c.mu.Lock()
 	if c.mu.closed {
@@ -366,6 +357,42 @@ func (c *Client) InvokeAsync(addr string, req *Command, timeout time.Duration, c
 		return err
 	}
 	return nil
+}
+
+// InvokeAsyncInline is InvokeAsync with cb called on the goroutine that
+// settles the call rather than on one of its own: the connection's reader
+// for a response, the expiry timer's for ErrTimeout, the reader's or the
+// caller's for ErrConnClosed. cb must be short and never block (the
+// connection's other responses wait for it) and must not call back into
+// this connection synchronously. For a producer keeping thousands of sends
+// in flight the goroutine per callback is a tenth of its CPU (rocketctl
+// bench produce --mode async).
+func (c *Client) InvokeAsyncInline(addr string, req *Command, timeout time.Duration, cb func(*Command, error)) error {
+	conn, err := c.asyncConn(addr, timeout)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	closed := c.mu.closed
+	c.mu.Unlock()
+	if closed {
+		return ErrClientClosed
+	}
+	c.beforeRequest(req)
+	return conn.invokeAsync(req, timeout, cb)
+}
+
+// asyncConn is the connection an async invoke uses: the open one to addr,
+// or one dialled within timeout.
+func (c *Client) asyncConn(addr string, timeout time.Duration) (*Conn, error) {
+	if conn := c.establishedConn(addr); conn != nil {
+		return conn, nil
+	}
+	// Only now a context with a deadline: it costs a timer, per request
+	// for a producer that pipelines.
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return c.conn(ctx, addr)
 }
 
 // InvokeOneway sends req to addr with the oneway bit set and does not wait.

@@ -123,7 +123,9 @@
 // Handlers run on their Family's fixed workers (started by Start, stopped
 // by Shutdown) or, for Handle with a nil family, inline on the reader.
 // Client-side handlers and async callbacks each get a goroutine counted in
-// the Client's WaitGroup, so Client.Close waits for them.
+// the Client's WaitGroup, so Client.Close waits for them; InvokeAsyncInline
+// runs its callback on the goroutine that settles the call instead (the
+// reader, the expiry timer), for callers whose callbacks never block.
 //
 // Read batching. The reader decodes every whole frame its buffer holds
 // before it hands the requests over, up to 64 at a time: a pipelining
