@@ -63,3 +63,27 @@ func TestTableRatios(t *testing.T) {
 		}
 	}
 }
+
+func TestWorkloadsFlag(t *testing.T) {
+	h, err := parseFlags([]string{"--quick", "--workloads", "pipe1, batch32"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !h.want("pipe1") || !h.want("batch32") || h.want("p1k64") || h.want("backlog") {
+		t.Errorf("--workloads pipe1,batch32: selected %v", h.only)
+	}
+	if h, _ = parseFlags(nil); !h.want("backlog") || !h.want("pipe16") {
+		t.Errorf("default: not every workload selected: %v", h.only)
+	}
+	if _, err := parseFlags([]string{"--workloads", "pipe2"}); err == nil {
+		t.Error("--workloads pipe2: no error")
+	}
+}
+
+func TestPipelinedArgs(t *testing.T) {
+	got := strings.Join(pipelinedShapes[2].rocketctlArgs("T", 5*time.Second), " ")
+	want := "produce -t T -s 1024 -w 1 --mode async --window 125 --batch 32 --duration 5s"
+	if got != want {
+		t.Errorf("batch32 args = %q, want %q", got, want)
+	}
+}

@@ -6,6 +6,7 @@
 //	go run ./bench/compare --quick         a fast check (about 3 minutes), nothing written unless --out
 //	go run ./bench/compare --targets rocketd-async,nats-default --duration 5s
 //	go run ./bench/compare --profile /tmp/prof --targets rocketd-async
+//	go run ./bench/compare --targets rocketd-async,nats-default --workloads pipe1,pipe16,batch32 --duration 5s
 //
 //	go run ./bench/compare scale           the scale curves (about 30 minutes), results to bench/results/<date>-scale.md
 //	go run ./bench/compare scale --quick   the same at small sizes (a few minutes)
@@ -46,6 +47,10 @@
 //	produce 128 B x64   64 producers, synchronous sends
 //	consume backlog     a 1 M-message backlog of 1 KiB (filled unmeasured, in batches), read from the start
 //	fixed 20k/s p99     16 paced producers at 20 000 msgs/s in total; p99 latency from the due time
+//	pipelined shapes    1 connection with 4,000 sends of 1 KiB in flight; 16 connections x 256 in flight;
+//	                    batches of 32 x 1 KiB on 1 connection, 4,000 messages in flight (rocketctl bench
+//	                    produce --mode async --window N [--batch 32]; NATS: PublishAsync with that many
+//	                    pending, in groups of 32 for the batch shape: NATS has no batch publish)
 //	first sends         rocketd, RocketMQ: 16 producers of 1 KiB right after the topics exist on the fresh
 //	                    store, before the warm-up; the max send latency shows a first CommitLog segment
 //	                    prepared only when the first send needs it (a 1 GiB zero-fill under SYNC_FLUSH)

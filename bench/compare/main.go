@@ -65,6 +65,7 @@ type harness struct {
 	rocketmqLib string
 	profileDir  string
 	keep        bool
+	only        map[string]bool // --workloads; nil: all
 	// metricsPprof: rocketd serves pprof on its metrics listener (the
 	// scale curves force a GC before reading the RSS).
 	metricsPprof bool
@@ -111,7 +112,12 @@ func parseFlags(args []string) (*harness, error) {
 	fs.StringVar(&h.rocketmqLib, "rocketmq-lib", filepath.Join(cache, "rocketd-bench", "rocketmq-"+rocketmqVersion), "directory of the RocketMQ jars (fetched by Maven when empty)")
 	fs.StringVar(&h.profileDir, "profile", "", "run rocketd in-process with pprof and save CPU and allocation profiles here")
 	fs.BoolVar(&h.keep, "keep", false, "keep the data directories and logs")
+	only := fs.String("workloads", "", "comma-separated workload ids to run (default all): "+workloadIDs())
 	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	var err error
+	if h.only, err = parseWorkloads(*only); err != nil {
 		return nil, err
 	}
 	set := map[string]bool{}

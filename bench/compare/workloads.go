@@ -21,6 +21,9 @@ var workloads = []struct{ id, title string }{
 	{"backlog", "consume backlog (msgs/s)"},
 	{"rate", "p99 at fixed rate (ms)"},
 	{"first", "max send latency after a fresh start (ms)"},
+	{"pipe1", pipelinedShapes[0].title},
+	{"pipe16", pipelinedShapes[1].title},
+	{"batch32", pipelinedShapes[2].title},
 }
 
 const (
@@ -99,13 +102,15 @@ func (h *harness) rocketWorkloads(ctx context.Context, name string, s *server, r
 	// SYNC_FLUSH) only now, or whose next segment's preparation disturbs
 	// the flushes, shows it in the max latency (and in failures when a
 	// send times out).
-	first, err := h.benchRun(ctx, s.addr, "produce", "-t", benchTopic, "-s", "1024", "-w", "16", "--duration", dur)
-	if err != nil {
-		return fmt.Errorf("first sends: %w", err)
+	if h.want("first") {
+		first, err := h.benchRun(ctx, s.addr, "produce", "-t", benchTopic, "-s", "1024", "-w", "16", "--duration", dur)
+		if err != nil {
+			return fmt.Errorf("first sends: %w", err)
+		}
+		h.logf("%s first: route after %s, %.0f msgs/s, p99 %.3f ms, max %.3f ms, failures %d",
+			name, r.routed.Round(time.Millisecond), first.TPS, first.P99, first.Max, first.Failures)
+		r.metrics["first"] = first
 	}
-	h.logf("%s first: route after %s, %.0f msgs/s, p99 %.3f ms, max %.3f ms, failures %d",
-		name, r.routed.Round(time.Millisecond), first.TPS, first.P99, first.Max, first.Failures)
-	r.metrics["first"] = first
 	if _, err := h.benchRun(ctx, s.addr, "produce", "-t", benchTopic, "-w", "16", "--duration", h.warmup.String()); err != nil {
 		return fmt.Errorf("warm-up: %w", err)
 	}
@@ -120,12 +125,21 @@ func (h *harness) rocketWorkloads(ctx context.Context, name string, s *server, r
 		{"rate", "", []string{"produce", "-t", benchTopic, "-s", "1024", "-w", size(rateWorkers), "--rate", size(h.rate), "--duration", dur}},
 	}
 	for _, st := range steps {
+		if !h.want(st.id) {
+			continue
+		}
 		m, err := h.profiled(ctx, name, st.profile, s, func() (metric, error) { return h.benchRun(ctx, s.addr, st.args...) })
 		if err != nil {
 			return fmt.Errorf("%s: %w", st.id, err)
 		}
 		h.logf("%s %s: %.0f msgs/s, p99 %.3f ms, failures %d", name, st.id, m.TPS, m.P99, m.Failures)
 		r.metrics[st.id] = m
+	}
+	if err := h.rocketPipelined(ctx, name, s, r); err != nil {
+		return err
+	}
+	if !h.want("backlog") {
+		return nil
 	}
 	// The backlog: filled in batches (not measured), then read from the
 	// start.
@@ -232,12 +246,21 @@ func (h *harness) natsWorkloads(ctx context.Context, s *server, r *targetResult)
 		{"p1k1", 1024, 1, 0}, {"p1k64", 1024, 64, 0}, {"p128x64", 128, 64, 0}, {"rate", 1024, rateWorkers, h.rate},
 	}
 	for _, st := range steps {
+		if !h.want(st.id) {
+			continue
+		}
 		m, err := d.produce("bench", st.size, st.workers, h.duration, st.rate)
 		if err != nil {
 			return fmt.Errorf("%s: %w", st.id, err)
 		}
 		h.logf("%s %s: %.0f msgs/s, p99 %.3f ms, failures %d", r.name, st.id, m.TPS, m.P99, m.Failures)
 		r.metrics[st.id] = m
+	}
+	if err := h.natsPipelined(d, r); err != nil {
+		return err
+	}
+	if !h.want("backlog") {
+		return nil
 	}
 	h.logf("%s: filling a backlog of up to %d messages (at most %s)", r.name, h.backlog, h.fillLimit)
 	n, err := d.fill("BACKLOG", "backlog", 1024, h.backlog, h.fillLimit)

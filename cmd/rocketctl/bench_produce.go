@@ -185,7 +185,9 @@ func (r *producerRun) work(ctx context.Context, idx int) error {
 			case <-ctx.Done():
 				continue // the loop ends; no token was taken
 			}
-			sendErr := client.InvokeAsync(q.addr, req, r.c.timeout, func(resp *remoting.Command, callErr error) {
+			// The callback only records and frees a token: it runs on the
+			// connection's reader, without a goroutine per send.
+			sendErr := client.InvokeAsyncInline(q.addr, req, r.c.timeout, func(resp *remoting.Command, callErr error) {
 				r.done(start, n, resp, callErr)
 				<-inflight
 			})

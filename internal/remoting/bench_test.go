@@ -448,7 +448,7 @@ func (r *repeatConn) SetReadDeadline(time.Time) error { return nil }
 // dropOwner drops the requests a reader dispatches.
 type dropOwner struct{ warn warnLimiter }
 
-func (*dropOwner) dispatch(*Conn, *Command)        {}
+func (*dropOwner) dispatch(*Conn, []*Command)      {}
 func (*dropOwner) nextOpaque() int32               { return 1 }
 func (*dropOwner) connClosed(*Conn)                {}
 func (o *dropOwner) badFrameLimiter() *warnLimiter { return &o.warn }

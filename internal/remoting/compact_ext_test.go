@@ -334,7 +334,7 @@ func TestLazyExtRoutes(t *testing.T) {
 	}
 	got := make(chan map[string]string, 1)
 	s.Handle(310, nil, func(_ *Conn, req *Command) *Command { got <- req.ExtFields; return nil })
-	s.dispatch(&Conn{}, req) // the handler answers nothing: no wire needed
+	s.dispatch(&Conn{}, []*Command{req}) // the handler answers nothing: no wire needed
 	if m := <-got; m["a"] != "pg" {
 		t.Fatalf("handler got %v", m)
 	}

@@ -67,11 +67,11 @@ type collectOwner struct {
 	warn warnLimiter
 }
 
-func (o *collectOwner) dispatch(_ *Conn, req *Command) { o.reqs = append(o.reqs, req) }
-func (o *collectOwner) nextOpaque() int32              { return 1 }
-func (o *collectOwner) connClosed(*Conn)               {}
-func (o *collectOwner) badFrameLimiter() *warnLimiter  { return &o.warn }
-func (o *collectOwner) extPolicy() *extPolicy          { return nil }
+func (o *collectOwner) dispatch(_ *Conn, reqs []*Command) { o.reqs = append(o.reqs, reqs...) }
+func (o *collectOwner) nextOpaque() int32                 { return 1 }
+func (o *collectOwner) connClosed(*Conn)                  {}
+func (o *collectOwner) badFrameLimiter() *warnLimiter     { return &o.warn }
+func (o *collectOwner) extPolicy() *extPolicy             { return nil }
 
 // fuzzMaxFrame bounds the frames FuzzReadFrames accepts, so that frames
 // past the small read buffer it also uses are common.

@@ -123,7 +123,19 @@
 // Handlers run on their Family's fixed workers (started by Start, stopped
 // by Shutdown) or, for Handle with a nil family, inline on the reader.
 // Client-side handlers and async callbacks each get a goroutine counted in
-// the Client's WaitGroup, so Client.Close waits for them.
+// the Client's WaitGroup, so Client.Close waits for them; InvokeAsyncInline
+// runs its callback on the goroutine that settles the call instead (the
+// reader, the expiry timer), for callers whose callbacks never block.
+//
+// Read batching. The reader decodes every whole frame its buffer holds
+// before it hands the requests over, up to 64 at a time: a pipelining
+// peer's burst, delivered by one socket read, is queued to its family
+// under one lock with one round of worker wake-ups, in arrival order (an
+// inline handler runs once the requests before it are queued). A request
+// whose successor has not fully arrived is handed over before the reader
+// waits for more, so a lone request is never held back.
+// Conn.Handling tells a handler how many of its connection's requests are
+// queued or running (the send path lets the store gather their writes).
 //
 // Write coalescing. Senders (handlers, callers) encode their frame into a
 // pooled scratch buffer without any lock, then copy it into the
@@ -147,7 +159,8 @@
 // so the worker never blocks on a slow peer.
 //
 // Back-pressure. A family's queue is bounded: when full, the reader answers
-// SYSTEM_BUSY ("[OVERLOAD]...") immediately rather than block the connection
+// SYSTEM_BUSY ("[OVERLOAD]...") immediately, for each request of a batch
+// that found no room, rather than block the connection
 // (oneway requests are dropped). A connection's pending write buffer is
 // bounded too (4 MiB): a sender finding it full waits until the writer
 // drains it, so a peer that does not read stalls its own handlers only.

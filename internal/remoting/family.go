@@ -157,28 +157,41 @@ func (f *Family) writeNowOK(alone bool) bool {
 	return f.queued.Load() == 0 && (alone || f.busy.Load() == 1)
 }
 
-// offer queues t without blocking; false means the queue is full.
-func (f *Family) offer(t task) bool {
+// offerAll queues as many of ts as the queue has room for, in order,
+// without blocking, under one lock, and wakes a worker per task queued (as
+// many as are asleep). It returns how many it queued: the rest found the
+// queue full.
+func (f *Family) offerAll(ts []task) int {
 	if f.maxQueueWait.Load() > 0 {
-		t.enqueued = time.Now().UnixNano()
+		now := time.Now().UnixNano()
+		for i := range ts {
+			ts[i].enqueued = now
+		}
 	}
 	f.mu.Lock()
-	if len(f.mu.q)-f.mu.head >= f.limit {
+	n := min(len(ts), max(f.limit-(len(f.mu.q)-f.mu.head), 0))
+	if n == 0 {
 		f.mu.Unlock()
-		return false
+		return 0
 	}
-	if f.mu.head > 0 && len(f.mu.q) == cap(f.mu.q) {
+	if f.mu.head > 0 && len(f.mu.q)+n > cap(f.mu.q) {
 		// Slide the waiting part to the front before append grows it.
-		n := copy(f.mu.q, f.mu.q[f.mu.head:])
-		clear(f.mu.q[n:])
-		f.mu.q, f.mu.head = f.mu.q[:n], 0
+		k := copy(f.mu.q, f.mu.q[f.mu.head:])
+		clear(f.mu.q[k:])
+		f.mu.q, f.mu.head = f.mu.q[:k], 0
 	}
-	f.mu.q = append(f.mu.q, t)
-	f.queued.Add(1)
+	f.mu.q = append(f.mu.q, ts[:n]...)
+	f.queued.Add(int32(n))
 	f.mu.Unlock()
-	select {
-	case f.wake <- struct{}{}:
-	default: // every worker already has a wake-up pending
+	for range min(n, f.workers) {
+		select {
+		case f.wake <- struct{}{}:
+		default: // every worker already has a wake-up pending
+			return n
+		}
 	}
-	return true
+	return n
 }
+
+// offer queues t without blocking; false means the queue is full.
+func (f *Family) offer(t task) bool { return f.offerAll([]task{t}) == 1 }

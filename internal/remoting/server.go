@@ -362,18 +362,52 @@ func (s *Server) reply(c *Conn, req *Command, code int32, remark string) {
 	}
 }
 
-// dispatch routes one request read by c's reader goroutine.
-func (s *Server) dispatch(c *Conn, req *Command) {
+// dispatch routes the requests c's reader goroutine decoded from one
+// read. Consecutive requests for one family are queued together (see
+// Family.offerAll); an inline handler runs after the requests before it
+// are queued, so each family sees the connection's requests in order.
+func (s *Server) dispatch(c *Conn, reqs []*Command) {
+	var (
+		buf     [maxDispatchBatch]task // reqs is at most this long
+		pending = buf[:0]              // for fam, not yet queued
+		fam     *Family
+	)
+	for _, req := range reqs {
+		r, ok := s.route(c, req)
+		if !ok {
+			continue
+		}
+		s.inflight.Add(1)
+		c.handling.Add(1)
+		received := s.received()
+		if r.f == nil {
+			s.queue(fam, pending)
+			pending, fam = pending[:0], nil
+			s.run(c, req, r.h, nil, received)
+			continue
+		}
+		if r.f != fam {
+			s.queue(fam, pending)
+			pending, fam = pending[:0], r.f
+		}
+		pending = append(pending, task{conn: c, req: req, h: r.h, received: received})
+	}
+	s.queue(fam, pending)
+}
+
+// route finds where req goes; false when it was answered already (server
+// stopping, unknown code without a default handler).
+func (s *Server) route(c *Conn, req *Command) (route, bool) {
 	if s.stopping.Load() {
 		s.reply(c, req, protocol.SystemBusy, remarkShutdown)
-		return
+		return route{}, false
 	}
 	r, ok := (*s.routes.Load())[req.Code]
 	if !ok {
 		fb := s.fallback.Load()
 		if fb == nil {
 			s.reply(c, req, protocol.RequestCodeNotSupported, " request type "+strconv.Itoa(int(req.Code))+" not supported")
-			return
+			return route{}, false
 		}
 		r = *fb
 	}
@@ -382,20 +416,24 @@ func (s *Server) dispatch(c *Conn, req *Command) {
 		// give the handler the map it expects.
 		req.Ext()
 	}
-	s.inflight.Add(1)
-	c.handling.Add(1)
-	received := s.received()
-	if r.f == nil {
-		s.run(c, req, r.h, nil, received)
+	return r, true
+}
+
+// queue hands ts to f's workers; those its full queue refuses are
+// answered SYSTEM_BUSY at once.
+func (s *Server) queue(f *Family, ts []task) {
+	if len(ts) == 0 {
 		return
 	}
-	if !r.f.offer(task{conn: c, req: req, h: r.h, received: received}) {
+	accepted := f.offerAll(ts)
+	for _, t := range ts[accepted:] {
 		s.inflight.Add(-1)
-		c.handling.Add(-1)
-		s.log.Debug("remoting: family queue full", "family", r.f.name, "code", req.Code)
-		s.observe(req, protocol.SystemBusy, received)
-		s.reply(c, req, protocol.SystemBusy, remarkOverload)
+		t.conn.handling.Add(-1)
+		s.log.Debug("remoting: family queue full", "family", f.name, "code", t.req.Code)
+		s.observe(t.req, protocol.SystemBusy, t.received)
+		s.reply(t.conn, t.req, protocol.SystemBusy, remarkOverload)
 	}
+	clear(ts)
 }
 
 // run calls h and sends what it returns. A panicking handler is answered

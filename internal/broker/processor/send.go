@@ -74,10 +74,13 @@ func (p *Processor) send(conn *remoting.Conn, born netip.AddrPort, req *remoting
 		ReconsumeTimes: h.ReconsumeTimes.Or(0),
 		Body:           req.Body,
 	}
+	// A producer that pipelines has more requests queued behind this
+	// one: the store gathers their records into one write.
+	opts := store.PutOptions{Gather: conn != nil && conn.Handling() > 1}
 	if req.Code == protocol.SendBatchMessage {
-		return p.sendBatch(resp, h, req, &rec)
+		return p.sendBatch(resp, h, req, &rec, opts)
 	}
-	return p.sendOne(resp, h, req, &rec)
+	return p.sendOne(resp, h, req, &rec, opts)
 }
 
 // msgCheck runs Java's AbstractSendMessageProcessor.msgCheck: broker
@@ -115,7 +118,7 @@ func (p *Processor) msgCheck(h *protocol.SendMessageRequestHeader, conn *remotin
 }
 
 // sendOne stores a single message.
-func (p *Processor) sendOne(resp *remoting.Command, h *protocol.SendMessageRequestHeader, req *remoting.Command, rec *message.Record) *remoting.Command {
+func (p *Processor) sendOne(resp *remoting.Command, h *protocol.SendMessageRequestHeader, req *remoting.Command, rec *message.Record, opts store.PutOptions) *remoting.Command {
 	if code, remark := p.retryOrDLQ(h, req, rec); code != protocol.Success {
 		return fail(resp, code, remark)
 	}
@@ -137,13 +140,14 @@ func (p *Processor) sendOne(resp *remoting.Command, h *protocol.SendMessageReque
 	}
 	recall := p.recallHandle(rec)
 	began := time.Now()
-	res := p.store.PutMessage(context.Background(), rec, store.PutOptions{NoWait: wait == "false"})
+	opts.NoWait = wait == "false"
+	res := p.store.PutMessage(context.Background(), rec, opts)
 	p.countPut(rec.Topic, res, began)
 	return attachRecallHandle(p.putResponse(resp, res, queueID), recall)
 }
 
 // sendBatch stores the items of a SEND_BATCH_MESSAGE body (spec §5.5).
-func (p *Processor) sendBatch(resp *remoting.Command, h *protocol.SendMessageRequestHeader, req *remoting.Command, proto *message.Record) *remoting.Command {
+func (p *Processor) sendBatch(resp *remoting.Command, h *protocol.SendMessageRequestHeader, req *remoting.Command, proto *message.Record, opts store.PutOptions) *remoting.Command {
 	if len(h.Topic) > meta.MaxTopicLength {
 		return fail(resp, protocol.MessageIllegal, fmt.Sprintf("message topic length too long %d", len(h.Topic)))
 	}
@@ -169,7 +173,8 @@ func (p *Processor) sendBatch(resp *remoting.Command, h *protocol.SendMessageReq
 		recs[i] = r
 	}
 	began := time.Now()
-	res := p.store.PutMessages(context.Background(), recs, store.PutOptions{NoWait: wait == "false"})
+	opts.NoWait = wait == "false"
+	res := p.store.PutMessages(context.Background(), recs, opts)
 	p.countPut(recs[0].Topic, res, began)
 	return p.putResponse(resp, res, proto.QueueID)
 }

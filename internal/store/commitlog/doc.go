@@ -93,8 +93,11 @@
 // FLUSH_DISK_TIMEOUT (the record is stored). A put with NoWait (WAIT=false)
 // writes the ring itself, wakes the flusher and does not wait for the sync.
 // ASYNC_FLUSH: a committer goroutine writes the ring whenever data is pending
-// (a put wakes it when it is idle) and answers the puts it wrote; the
-// flusher syncs every FlushInterval when FlushLeastPages pages are dirty,
+// and answers the puts it wrote; a put that finds it idle writes the ring
+// itself (no goroutine switch under light traffic), after one yield when
+// the put says more follow (PutOptions.Gather: a pipelining producer), so
+// that the puts already runnable append first and one write takes them
+// all; the flusher syncs every FlushInterval when FlushLeastPages pages are dirty,
 // and any amount every FlushThoroughInterval. Segments are preallocated in
 // the background: zero-filled and synced for SYNC_FLUSH, sized with
 // ftruncate for ASYNC_FLUSH.

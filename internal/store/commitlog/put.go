@@ -2,6 +2,7 @@ package commitlog
 
 import (
 	"context"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +19,12 @@ type PutOptions struct {
 	// carries a DELAY property: the schedule service re-delivering a delayed
 	// message keeps DELAY in the stored properties (spec §9.2).
 	NoDelayRewrite bool
+	// Gather says more puts are about to follow this one (the sender has
+	// requests queued behind it: a pipelining producer). Under
+	// ASYNC_FLUSH the put then yields once before writing the ring
+	// itself, so that the puts already runnable append their records
+	// first and one write takes them all, instead of a write each.
+	Gather bool
 }
 
 // encodePool holds encode buffers: a record is encoded outside the put lock
@@ -286,6 +293,9 @@ func (l *Log) afterAppend(ctx context.Context, end, epoch int64, opts PutOptions
 		// rather than pay two goroutine switches for a one-record run.
 		// A busy one gathers the records that arrive meanwhile into its
 		// next run.
+		if opts.Gather && l.committerIdle.Load() {
+			runtime.Gosched()
+		}
 		if !l.committerIdle.Load() || !l.commitIfIdle() {
 			l.kickCommitter()
 		}
