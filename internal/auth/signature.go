@@ -5,6 +5,7 @@ import (
 	"crypto/sha1"
 	"crypto/subtle"
 	"encoding/base64"
+	"encoding/binary"
 	"hash"
 	"slices"
 	"strings"
@@ -49,15 +50,15 @@ const stackFields = 32
 // Write for a usual header instead of one per field.
 func writeContent(h hash.Hash, acc []byte, req *remoting.Command) {
 	var buf [stackFields]remoting.ExtEntry
+	var ordBuf [stackFields]uint64
 	fields := req.AppendExt(buf[:0])
-	slices.SortStableFunc(fields, func(a, b remoting.ExtEntry) int { return javaCompare(a.Key, b.Key) })
-	skipUnique := req.Version <= versionV4_9_3
+	ord, index := contentOrder(ordBuf[:0], fields, req.Version <= versionV4_9_3)
 	n := 0
-	for i, f := range fields {
-		if i+1 < len(fields) && fields[i+1].Key == f.Key {
-			continue // a later entry of the same key wins
-		}
-		if f.Key == FieldSignature || skipUnique && f.Key == uniqueKeyQuery {
+	for i, o := range ord {
+		f := &fields[o&index]
+		// A later entry of the same key wins. Equal keys have equal
+		// prefixes (all equal, zero, in the general order).
+		if i+1 < len(ord) && ord[i+1]&^index == o&^index && fields[ord[i+1]&index].Key == f.Key {
 			continue
 		}
 		if n+len(f.Value) > len(acc) {
@@ -78,6 +79,95 @@ func writeContent(h hash.Hash, acc []byte, req *remoting.Command) {
 			h.Write(p)
 		}
 	}
+}
+
+// orderIndex masks the index of a field in an element of contentOrder's
+// packed order.
+const orderIndex = 0xff
+
+// asciiBits are the high bits of 8 bytes: a prefix without them is ASCII.
+const asciiBits = 0x8080808080808080
+
+// contentOrder appends to dst the order of fields' entries in the signed
+// content, leaving out Signature (and _UNIQUE_KEY_QUERY when skipUnique):
+// sorted by key as javaCompare orders them, entries of the same key in
+// their received order. index masks an entry's index in an element; the
+// other bits are equal for entries of the same key.
+//
+// Keys are nearly always ASCII, and they nearly always differ in their
+// first 8 bytes. When every key begins with 8 ASCII bytes (or is shorter
+// and ASCII), an element is those bytes packed 7 bits each, then the
+// index: sorting the integers sorts the keys by their prefix (a shorter
+// key padded with zeros sorts first, as in Java), the received order
+// kept between equal prefixes, and only runs of keys sharing a prefix go
+// to javaCompare. Otherwise every pair goes to javaCompare.
+func contentOrder(dst []uint64, fields []remoting.ExtEntry, skipUnique bool) (ord []uint64, index uint64) {
+	ascii := len(fields) <= orderIndex+1
+	for i := range fields {
+		k := fields[i].Key
+		if k == FieldSignature || skipUnique && k == uniqueKeyQuery {
+			continue
+		}
+		p := keyPrefix(k)
+		if p&asciiBits != 0 {
+			ascii = false
+		}
+		dst = append(dst, pack7(p)<<8|uint64(i))
+	}
+	if !ascii {
+		dst = dst[:0]
+		for i := range fields {
+			if k := fields[i].Key; k != FieldSignature && !(skipUnique && k == uniqueKeyQuery) {
+				dst = append(dst, uint64(i))
+			}
+		}
+		slices.SortStableFunc(dst, func(a, b uint64) int { return javaCompare(fields[a].Key, fields[b].Key) })
+		return dst, ^uint64(0)
+	}
+	// Insertion sort: headers are short (2..20 fields), and the integers
+	// are unique, so the order is the received one between equal prefixes.
+	for i := 1; i < len(dst); i++ {
+		v := dst[i]
+		j := i
+		for ; j > 0 && dst[j-1] > v; j-- {
+			dst[j] = dst[j-1]
+		}
+		dst[j] = v
+	}
+	for i := 0; i+1 < len(dst); {
+		j := i + 1
+		for j < len(dst) && dst[j]>>8 == dst[i]>>8 {
+			j++
+		}
+		if j-i > 1 {
+			slices.SortStableFunc(dst[i:j], func(a, b uint64) int {
+				return javaCompare(fields[a&orderIndex].Key, fields[b&orderIndex].Key)
+			})
+		}
+		i = j
+	}
+	return dst, orderIndex
+}
+
+// keyPrefix is the first 8 bytes of k as a big-endian integer, zeros
+// after a shorter key: integer order is byte order of the prefixes.
+func keyPrefix(k string) uint64 {
+	if len(k) >= 8 {
+		return binary.BigEndian.Uint64(stringBytes(k))
+	}
+	var p uint64
+	for i := 0; i < len(k); i++ {
+		p |= uint64(k[i]) << (56 - 8*i)
+	}
+	return p
+}
+
+// pack7 packs 8 ASCII bytes (big-endian) into the low 56 bits, 7 bits
+// each, keeping their order.
+func pack7(p uint64) uint64 {
+	p = p&0x007f007f007f007f | p&0x7f007f007f007f00>>1
+	p = p&0x00003fff00003fff | p&0x3fff00003fff0000>>2
+	return p&0x000000000fffffff | p&0x0fffffff00000000>>4
 }
 
 // stringBytes views s as bytes for a hash that only reads them: no copy
