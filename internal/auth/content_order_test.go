@@ -39,8 +39,8 @@ func checkContentOrder(t *testing.T, fields []remoting.ExtEntry, skipUnique bool
 	}
 }
 
-// orderKeys are keys whose order is easy to get wrong: sharing 8-byte
-// prefixes, shorter than 8 bytes with a zero byte after them, non-ASCII
+// orderKeys are keys whose order is easy to get wrong: sharing 7- and
+// 8-byte prefixes, shorter than 7 bytes with a zero byte after them, non-ASCII
 // inside and after the prefix (UTF-16 order differs from UTF-8 between
 // supplementary characters and U+E000..), invalid UTF-8, and the keys the
 // content leaves out.
@@ -49,7 +49,8 @@ var orderKeys = []string{
 	"topic", "queueId", "queueOffset", "defaultTopic", "defaultTopicQueueNums", "defaultT", "defaultT\x00",
 	"consumerGroup", "consumerGroupX", "consumer", "consumerA", "consumer\u00e9", "consumer\ue000",
 	"consumer\U0001F600", "\u00e9", "\ue000", "\U0001F600", "a\ue000", "a\U0001F600", "abcdefg\ue000",
-	"abcdefg\U0001F600", "\xff", "\xef\xbf\xbd", "\x7f", "\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f", "abcdefgh", "abcdefg",
+	"abcdefg\U0001F600", "abcdef\u00e9", "abcdefg\xff", "\xff", "\xef\xbf\xbd", "\x7f", "\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f",
+	"abcdefgh", "abcdefg", "abcdefgi", "abcdef", "abcdef\x00",
 }
 
 // TestContentOrderMatchesJavaCompare checks the packed-prefix sort against

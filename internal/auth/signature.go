@@ -85,8 +85,9 @@ func writeContent(h hash.Hash, acc []byte, req *remoting.Command) {
 // packed order.
 const orderIndex = 0xff
 
-// asciiBits are the high bits of 8 bytes: a prefix without them is ASCII.
-const asciiBits = 0x8080808080808080
+// asciiBits are the high bits of the first 7 bytes of a prefix: a prefix
+// without them begins with 7 ASCII bytes.
+const asciiBits = 0x8080808080808000
 
 // contentOrder appends to dst the order of fields' entries in the signed
 // content, leaving out Signature (and _UNIQUE_KEY_QUERY when skipUnique):
@@ -95,12 +96,12 @@ const asciiBits = 0x8080808080808080
 // other bits are equal for entries of the same key.
 //
 // Keys are nearly always ASCII, and they nearly always differ in their
-// first 8 bytes. When every key begins with 8 ASCII bytes (or is shorter
-// and ASCII), an element is those bytes packed 7 bits each, then the
-// index: sorting the integers sorts the keys by their prefix (a shorter
-// key padded with zeros sorts first, as in Java), the received order
-// kept between equal prefixes, and only runs of keys sharing a prefix go
-// to javaCompare. Otherwise every pair goes to javaCompare.
+// first 7 bytes. When every key begins with 7 ASCII bytes (or is shorter
+// and ASCII), an element is those bytes, big-endian, then the index:
+// sorting the integers sorts the keys by their prefix (a shorter key
+// padded with zeros sorts first, as in Java), the received order kept
+// between equal prefixes, and only runs of keys sharing a prefix go to
+// javaCompare. Otherwise every pair goes to javaCompare.
 func contentOrder(dst []uint64, fields []remoting.ExtEntry, skipUnique bool) (ord []uint64, index uint64) {
 	ascii := len(fields) <= orderIndex+1
 	for i := range fields {
@@ -112,7 +113,7 @@ func contentOrder(dst []uint64, fields []remoting.ExtEntry, skipUnique bool) (or
 		if p&asciiBits != 0 {
 			ascii = false
 		}
-		dst = append(dst, pack7(p)<<8|uint64(i))
+		dst = append(dst, p&^orderIndex|uint64(i))
 	}
 	if !ascii {
 		dst = dst[:0]
@@ -160,14 +161,6 @@ func keyPrefix(k string) uint64 {
 		p |= uint64(k[i]) << (56 - 8*i)
 	}
 	return p
-}
-
-// pack7 packs 8 ASCII bytes (big-endian) into the low 56 bits, 7 bits
-// each, keeping their order.
-func pack7(p uint64) uint64 {
-	p = p&0x007f007f007f007f | p&0x7f007f007f007f00>>1
-	p = p&0x00003fff00003fff | p&0x3fff00003fff0000>>2
-	return p&0x000000000fffffff | p&0x0fffffff00000000>>4
 }
 
 // stringBytes views s as bytes for a hash that only reads them: no copy
