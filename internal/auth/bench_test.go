@@ -58,6 +58,7 @@ func BenchmarkGuardAuthorize(b *testing.B) {
 		"consumerGroup": "cg", "topic": "TopicTest", "queueId": "1", "queueOffset": "100", "maxMsgNums": "32",
 		"sysFlag": "2", "commitOffset": "100", "suspendTimeoutMillis": "20000", "subscription": "*", "subVersion": "1",
 	}, nil)
+	from := parsedSource("127.0.0.1:53000")
 	for name, req := range map[string]*remoting.Command{"send": send, "pull": pull} {
 		Credentials{AccessKey: "app", SecretKey: "app-secret"}.Sign(req)
 		req = fromWire(b, req)
@@ -68,7 +69,7 @@ func BenchmarkGuardAuthorize(b *testing.B) {
 				if !ok {
 					b.Fatal("not authenticated")
 				}
-				src := source{host: "127.0.0.1"}
+				src := from // connSource's copy of the connection's source
 				if remark, ok := a.authz.authorize(req, e, &src); !ok {
 					b.Fatal(remark)
 				}
@@ -78,7 +79,7 @@ func BenchmarkGuardAuthorize(b *testing.B) {
 			e := users.lookup("app")
 			b.ReportAllocs()
 			for b.Loop() {
-				src := source{host: "127.0.0.1"}
+				src := from // connSource's copy of the connection's source
 				if remark, ok := a.authz.authorize(req, e, &src); !ok {
 					b.Fatal(remark)
 				}
