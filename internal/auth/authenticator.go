@@ -82,8 +82,10 @@ func (a *Authenticator) authenticate(req *remoting.Command) (*userEntry, string,
 	if slices.Contains(a.whitelist, req.Code) {
 		return nil, "", true
 	}
-	v := req.LookupExt(signedKeys[:])
-	ak, sig := v.Vals[0], v.Vals[1]
+	// One walk over the header serves the credentials and the content.
+	var buf [stackFields]remoting.ExtEntry
+	fields := req.AppendExt(buf[:0])
+	ak, sig := credentialFields(fields)
 	if ak == "" {
 		return nil, remarkNoUser, false
 	}
@@ -94,11 +96,22 @@ func (a *Authenticator) authenticate(req *remoting.Command) (*userEntry, string,
 	if e.user.UserStatus == Disabled {
 		return nil, "User:" + ak + " is disabled.", false
 	}
-	if !e.mac.verify(req, sig) {
+	if !e.mac.verify(req, fields, sig) {
 		return nil, remarkBadSignature, false
 	}
 	return e, "", true
 }
 
-// signedKeys are the fields Authenticate reads, in one pass.
-var signedKeys = [...]string{FieldAccessKey, FieldSignature}
+// credentialFields returns the AccessKey and Signature of a header's
+// fields, the last entry of each as a lookup would.
+func credentialFields(fields []remoting.ExtEntry) (accessKey, sig string) {
+	for i := range fields {
+		switch fields[i].Key {
+		case FieldAccessKey:
+			accessKey = fields[i].Value
+		case FieldSignature:
+			sig = fields[i].Value
+		}
+	}
+	return accessKey, sig
+}

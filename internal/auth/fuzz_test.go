@@ -31,6 +31,13 @@ func FuzzAuthenticateFrame(f *testing.F) {
 			return
 		}
 		_, ok := a.Authenticate(req)
+		// The compact form a lazy handler's request keeps (its own walk
+		// over the fields) gets the same verdict.
+		if lazy, err := remoting.DecodeFrameLazy(frame); err != nil {
+			t.Fatalf("decodes as a map but not lazily: %v", err)
+		} else if _, lazyOK := a.Authenticate(lazy); lazyOK != ok {
+			t.Fatalf("accepted=%v as a map, %v in the compact form", ok, lazyOK)
+		}
 		if req.ExtField(FieldAccessKey) != "u" {
 			if ok {
 				t.Fatalf("accepted without user u: %v", req.ExtFields)

@@ -46,12 +46,11 @@ const stackFields = 32
 // that repeats in a received header counts once, with its last value, as
 // in Java's map.
 //
-// The values go to the hash through acc, a buffer the caller keeps: one
-// Write for a usual header instead of one per field.
-func writeContent(h hash.Hash, acc []byte, req *remoting.Command) {
-	var buf [stackFields]remoting.ExtEntry
+// fields are req's ext fields (Command.AppendExt), read once by the
+// caller. The values go to the hash through acc, a buffer the caller
+// keeps: one Write for a usual header instead of one per field.
+func writeContent(h hash.Hash, acc []byte, req *remoting.Command, fields []remoting.ExtEntry) {
 	var ordBuf [stackFields]uint64
-	fields := req.AppendExt(buf[:0])
 	ord, index := contentOrder(ordBuf[:0], fields, req.Version <= versionV4_9_3)
 	n := 0
 	for i, o := range ord {
@@ -256,20 +255,20 @@ func newMacPool(secret string) *macPool {
 }
 
 // sign computes req's signature into st.b64 (AclSigner.calSignature:
-// HmacSHA1, base64).
-func (p *macPool) sign(st *macState, req *remoting.Command) []byte {
+// HmacSHA1, base64); fields are req's ext fields.
+func (p *macPool) sign(st *macState, req *remoting.Command, fields []remoting.ExtEntry) []byte {
 	st.h.Reset()
-	writeContent(st.h, st.acc[:], req)
+	writeContent(st.h, st.acc[:], req, fields)
 	st.h.Sum(st.sum[:0])
 	base64.StdEncoding.Encode(st.b64[:], st.sum[:])
 	return st.b64[:]
 }
 
 // verify reports whether sig is req's signature with p's secret, in time
-// independent of where they differ.
-func (p *macPool) verify(req *remoting.Command, sig string) bool {
+// independent of where they differ; fields are req's ext fields.
+func (p *macPool) verify(req *remoting.Command, fields []remoting.ExtEntry, sig string) bool {
 	st := p.pool.Get().(*macState)
-	want := p.sign(st, req)
+	want := p.sign(st, req, fields)
 	ok := len(sig) == sigLen && subtle.ConstantTimeCompare(want, stringBytes(sig)) == 1
 	p.pool.Put(st)
 	return ok
@@ -293,6 +292,6 @@ func (c Credentials) Sign(req *remoting.Command) {
 	}
 	delete(req.ExtFields, FieldSignature)
 	h := hmac.New(sha1.New, []byte(c.SecretKey))
-	writeContent(h, make([]byte, contentChunk), req)
+	writeContent(h, make([]byte, contentChunk), req, req.AppendExt(nil))
 	req.SetExtField(FieldSignature, base64.StdEncoding.EncodeToString(h.Sum(nil)))
 }
