@@ -90,16 +90,17 @@ func connSource(conn *remoting.Conn) source {
 // reason of a refusal.
 func (z *Authorizer) Authorize(req *remoting.Command, remoteAddr string) (remark string, ok bool) {
 	src := sourceOf(remoteAddr)
-	return z.authorize(req, nil, &src)
+	return z.authorize(extView{req: req}, nil, &src)
 }
 
-// authorize checks req for the user e (nil: the one its AccessKey names).
-func (z *Authorizer) authorize(req *remoting.Command, e *userEntry, src *source) (string, bool) {
-	if slices.Contains(z.whitelist, req.Code) {
+// authorize checks the request v reads for the user e (nil: the one its
+// AccessKey names).
+func (z *Authorizer) authorize(v extView, e *userEntry, src *source) (string, bool) {
+	if slices.Contains(z.whitelist, v.req.Code) {
 		return "", true
 	}
 	var buf [4]check
-	checks, err := requestChecks(buf[:0], req, z.cluster)
+	checks, err := requestChecks(buf[:0], v, z.cluster)
 	if err != nil {
 		return remarkBadContext, false
 	}
@@ -107,7 +108,7 @@ func (z *Authorizer) authorize(req *remoting.Command, e *userEntry, src *source)
 		return "", true
 	}
 	if e == nil {
-		ak := req.ExtField(FieldAccessKey)
+		ak := v.field(FieldAccessKey)
 		if ak == "" {
 			return remarkAuthzFailed, false
 		}

@@ -84,12 +84,8 @@ func BenchmarkGuardAuthorize(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				e, _, ok := a.authenticate(req)
-				if !ok {
-					b.Fatal("not authenticated")
-				}
 				src := from // connSource's copy of the connection's source
-				if remark, ok := a.authz.authorize(req, e, &src); !ok {
+				if remark, ok := a.check(req, &src); !ok {
 					b.Fatal(remark)
 				}
 			}
@@ -99,7 +95,7 @@ func BenchmarkGuardAuthorize(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				src := from // connSource's copy of the connection's source
-				if remark, ok := a.authz.authorize(req, e, &src); !ok {
+				if remark, ok := a.authz.authorize(extView{req: req}, e, &src); !ok {
 					b.Fatal(remark)
 				}
 			}
