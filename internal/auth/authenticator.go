@@ -56,16 +56,36 @@ func (a *Authenticator) Authorizer() *Authorizer { return a.authz }
 // the reason as remark, as Java's AuthenticationPipeline and
 // AuthorizationPipeline do (AbortProcessException).
 func (a *Authenticator) Guard(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
-	e, remark, ok := a.authenticate(req)
-	if ok && a.authz != nil {
-		src := connSource(conn)
-		remark, ok = a.authz.authorize(req, e, &src)
+	var src source
+	if a.authz != nil {
+		src = connSource(conn)
 	}
+	remark, ok := a.check(req, &src)
 	if ok {
 		return nil
 	}
 	a.refused.Log(a.log, slog.LevelInfo, "auth: request refused", "remote", conn.RemoteAddr(), "code", req.Code, "reason", remark)
 	return remoting.NewResponse(protocol.NoPermission, remark)
+}
+
+// check is Guard's decision for a request from src: authentication, then
+// authorization when it is on. One walk over the header's fields serves
+// the credentials, the signed content and (unless the header is a map)
+// the authorized resources.
+func (a *Authenticator) check(req *remoting.Command, src *source) (remark string, ok bool) {
+	var buf [stackFields]remoting.ExtEntry
+	fields := req.AppendExt(buf[:0])
+	e, remark, ok := a.authenticateFields(req, fields)
+	if ok && a.authz != nil {
+		v := extView{req: req}
+		if req.ExtFields == nil {
+			// A compact header would be walked again for each lookup; a
+			// map answers them faster than a scan of the fields.
+			v.fields = fields
+		}
+		remark, ok = a.authz.authorize(v, e, src)
+	}
+	return remark, ok
 }
 
 // Authenticate checks req: it names an enabled user (AccessKey) and
@@ -79,11 +99,17 @@ func (a *Authenticator) Authenticate(req *remoting.Command) (remark string, ok b
 // authenticate is Authenticate returning the user (nil when the code is
 // whitelisted).
 func (a *Authenticator) authenticate(req *remoting.Command) (*userEntry, string, bool) {
+	var buf [stackFields]remoting.ExtEntry
+	return a.authenticateFields(req, req.AppendExt(buf[:0]))
+}
+
+// authenticateFields is authenticate with req's ext fields collected
+// (Command.AppendExt): they serve the credentials and the content.
+func (a *Authenticator) authenticateFields(req *remoting.Command, fields []remoting.ExtEntry) (*userEntry, string, bool) {
 	if slices.Contains(a.whitelist, req.Code) {
 		return nil, "", true
 	}
-	v := req.LookupExt(signedKeys[:])
-	ak, sig := v.Vals[0], v.Vals[1]
+	ak, sig := credentialFields(fields)
 	if ak == "" {
 		return nil, remarkNoUser, false
 	}
@@ -94,11 +120,22 @@ func (a *Authenticator) authenticate(req *remoting.Command) (*userEntry, string,
 	if e.user.UserStatus == Disabled {
 		return nil, "User:" + ak + " is disabled.", false
 	}
-	if !e.mac.verify(req, sig) {
+	if !e.mac.verify(req, fields, sig) {
 		return nil, remarkBadSignature, false
 	}
 	return e, "", true
 }
 
-// signedKeys are the fields Authenticate reads, in one pass.
-var signedKeys = [...]string{FieldAccessKey, FieldSignature}
+// credentialFields returns the AccessKey and Signature of a header's
+// fields, the last entry of each as a lookup would.
+func credentialFields(fields []remoting.ExtEntry) (accessKey, sig string) {
+	for i := range fields {
+		switch fields[i].Key {
+		case FieldAccessKey:
+			accessKey = fields[i].Value
+		case FieldSignature:
+			sig = fields[i].Value
+		}
+	}
+	return accessKey, sig
+}

@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"github.com/rocketd/rocketd/internal/protocol"
-	"github.com/rocketd/rocketd/internal/remoting"
 )
 
 // What each request code needs, as RocketMQ 5.3's
@@ -213,10 +212,11 @@ var (
 // DefaultAuthorizationContextBuilder.build for remoting); cluster names
 // the Cluster resource of cluster-wide codes. A body that does not parse
 // is an error (Java: "parse authorization context error.").
-func requestChecks(dst []check, req *remoting.Command, cluster string) ([]check, error) {
+func requestChecks(dst []check, v extView, cluster string) ([]check, error) {
+	req := v.req
 	switch req.Code {
 	case protocol.GetRouteinfoByTopic:
-		t := req.ExtField("topic")
+		t := v.field("topic")
 		if isRetryTopic(t) {
 			return append(dst, groupCheck(t, aSub|aGet)), nil
 		}
@@ -226,8 +226,8 @@ func requestChecks(dst []check, req *remoting.Command, cluster string) ([]check,
 		if req.Code != protocol.SendMessage {
 			keys = keysSendV2
 		}
-		v := req.LookupExt(keys)
-		topic, group := v.Vals[0], v.Vals[1]
+		vals := v.lookup(keys)
+		topic, group := vals.Vals[0], vals.Vals[1]
 		if isRetryTopic(topic) {
 			if strings.TrimSpace(group) == "" {
 				group = topic
@@ -236,14 +236,14 @@ func requestChecks(dst []check, req *remoting.Command, cluster string) ([]check,
 		}
 		return append(dst, check{ResTopic, topic, aPub}), nil
 	case protocol.RecallMessage:
-		return append(dst, check{ResTopic, req.ExtField("topic"), aPub}), nil
+		return append(dst, check{ResTopic, v.field("topic"), aPub}), nil
 	case protocol.EndTransaction:
-		if t := req.ExtField("topic"); strings.TrimSpace(t) != "" {
+		if t := v.field("topic"); strings.TrimSpace(t) != "" {
 			dst = append(dst, check{ResTopic, t, aPub})
 		}
 		return dst, nil
 	case protocol.ConsumerSendMsgBack:
-		return append(dst, groupCheck(req.LookupExt(keysGroup).Vals[0], aSub)), nil
+		return append(dst, groupCheck(v.lookup(keysGroup).Vals[0], aSub)), nil
 	// LITE_PULL_MESSAGE shares PULL_MESSAGE's header, whose annotation
 	// names only PULL_MESSAGE: Java checks lite pulls not at all; rocketd
 	// checks them as pulls.
@@ -255,13 +255,13 @@ func requestChecks(dst []check, req *remoting.Command, cluster string) ([]check,
 		case protocol.UpdateConsumerOffset:
 			actions = aSub | aUpdate
 		}
-		v := req.LookupExt(keysPull)
-		if !isRetryTopic(v.Vals[0]) {
-			dst = append(dst, check{ResTopic, v.Vals[0], actions})
+		vals := v.lookup(keysPull)
+		if !isRetryTopic(vals.Vals[0]) {
+			dst = append(dst, check{ResTopic, vals.Vals[0], actions})
 		}
-		return append(dst, groupCheck(v.Vals[1], actions)), nil
+		return append(dst, groupCheck(vals.Vals[1], actions)), nil
 	case protocol.QueryMessage:
-		return append(dst, check{ResTopic, req.ExtField("topic"), aSub | aGet}), nil
+		return append(dst, check{ResTopic, v.field("topic"), aSub | aGet}), nil
 	case protocol.HeartBeat:
 		var hb protocol.HeartbeatData
 		if err := protocol.UnmarshalFastJSON(req.Body, &hb); err != nil {
@@ -277,12 +277,12 @@ func requestChecks(dst []check, req *remoting.Command, cluster string) ([]check,
 		}
 		return dst, nil
 	case protocol.UnregisterClient:
-		if g := req.LookupExt(keysConsumerGr).Vals[0]; strings.TrimSpace(g) != "" {
+		if g := v.lookup(keysConsumerGr).Vals[0]; strings.TrimSpace(g) != "" {
 			dst = append(dst, groupCheck(g, aSub))
 		}
 		return dst, nil
 	case protocol.GetConsumerListByGroup:
-		return append(dst, groupCheck(req.LookupExt(keysConsumerGr).Vals[0], aSub|aGet)), nil
+		return append(dst, groupCheck(v.lookup(keysConsumerGr).Vals[0], aSub|aGet)), nil
 	case protocol.LockBatchMQ, protocol.UnlockBatchMQ:
 		var body protocol.LockBatchRequestBody
 		if err := protocol.UnmarshalFastJSON(req.Body, &body); err != nil {
@@ -300,14 +300,14 @@ func requestChecks(dst []check, req *remoting.Command, cluster string) ([]check,
 	if r == nil {
 		return dst, nil
 	}
-	return r.appendChecks(dst, req, cluster), nil
+	return r.appendChecks(dst, v, cluster), nil
 }
 
 // appendChecks is Java's buildContextByAnnotation.
-func (r *codeRule) appendChecks(dst []check, req *remoting.Command, cluster string) []check {
+func (r *codeRule) appendChecks(dst []check, ev extView, cluster string) []check {
 	n := len(dst)
 	if len(r.keys) > 0 {
-		v := req.LookupExt(r.keys)
+		v := ev.lookup(r.keys)
 		for i, f := range r.fields {
 			if !v.Has(i) {
 				continue

@@ -97,12 +97,16 @@ func TestRequestChecks(t *testing.T) {
 		{"all group configs", req(201, nil, ""), "Cluster:C Get"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := requestChecks(nil, tc.req, "C")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if s := fmtChecks(got); s != tc.want {
-				t.Fatalf("checks = %q, want %q", s, tc.want)
+			// Read from the request, and from the fields the Guard
+			// collects for authentication: the same checks.
+			for _, v := range []extView{{req: tc.req}, {req: tc.req, fields: tc.req.AppendExt([]remoting.ExtEntry{})}} {
+				got, err := requestChecks(nil, v, "C")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if s := fmtChecks(got); s != tc.want {
+					t.Fatalf("checks (fields collected: %v) = %q, want %q", v.fields != nil, s, tc.want)
+				}
 			}
 		})
 	}

@@ -31,6 +31,13 @@ func FuzzAuthenticateFrame(f *testing.F) {
 			return
 		}
 		_, ok := a.Authenticate(req)
+		// The compact form a lazy handler's request keeps (its own walk
+		// over the fields) gets the same verdict.
+		if lazy, err := remoting.DecodeFrameLazy(frame); err != nil {
+			t.Fatalf("decodes as a map but not lazily: %v", err)
+		} else if _, lazyOK := a.Authenticate(lazy); lazyOK != ok {
+			t.Fatalf("accepted=%v as a map, %v in the compact form", ok, lazyOK)
+		}
 		if req.ExtField(FieldAccessKey) != "u" {
 			if ok {
 				t.Fatalf("accepted without user u: %v", req.ExtFields)
@@ -147,6 +154,19 @@ func FuzzAuthorizeFrame(f *testing.F) {
 			return
 		}
 		remark, ok := z.Authorize(req, from)
+		// The Guard's path reads the fields it collected for
+		// authentication, from the compact form for lazy handlers: the
+		// same verdict and remark.
+		lazy, err := remoting.DecodeFrameLazy(frame)
+		if err != nil {
+			t.Fatalf("decodes as a map but not lazily: %v", err)
+		}
+		for _, r := range []*remoting.Command{req, lazy} {
+			src := sourceOf(from)
+			if r2, ok2 := z.authorize(extView{r, r.AppendExt(nil)}, nil, &src); r2 != remark || ok2 != ok {
+				t.Fatalf("from the collected fields: %q %v, from the request: %q %v", r2, ok2, remark, ok)
+			}
+		}
 		if ok || remark == remarkAuthzFailed || remark == remarkBadContext || strings.HasSuffix(remark, " not found.") {
 			return
 		}

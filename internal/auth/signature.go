@@ -5,6 +5,7 @@ import (
 	"crypto/sha1"
 	"crypto/subtle"
 	"encoding/base64"
+	"encoding/binary"
 	"hash"
 	"slices"
 	"strings"
@@ -45,19 +46,18 @@ const stackFields = 32
 // that repeats in a received header counts once, with its last value, as
 // in Java's map.
 //
-// The values go to the hash through acc, a buffer the caller keeps: one
-// Write for a usual header instead of one per field.
-func writeContent(h hash.Hash, acc []byte, req *remoting.Command) {
-	var buf [stackFields]remoting.ExtEntry
-	fields := req.AppendExt(buf[:0])
-	slices.SortStableFunc(fields, func(a, b remoting.ExtEntry) int { return javaCompare(a.Key, b.Key) })
-	skipUnique := req.Version <= versionV4_9_3
+// fields are req's ext fields (Command.AppendExt), read once by the
+// caller. The values go to the hash through acc, a buffer the caller
+// keeps: one Write for a usual header instead of one per field.
+func writeContent(h hash.Hash, acc []byte, req *remoting.Command, fields []remoting.ExtEntry) {
+	var ordBuf [stackFields]uint64
+	ord, index := contentOrder(ordBuf[:0], fields, req.Version <= versionV4_9_3)
 	n := 0
-	for i, f := range fields {
-		if i+1 < len(fields) && fields[i+1].Key == f.Key {
-			continue // a later entry of the same key wins
-		}
-		if f.Key == FieldSignature || skipUnique && f.Key == uniqueKeyQuery {
+	for i, o := range ord {
+		f := &fields[o&index]
+		// A later entry of the same key wins. Equal keys have equal
+		// prefixes (all equal, zero, in the general order).
+		if i+1 < len(ord) && ord[i+1]&^index == o&^index && fields[ord[i+1]&index].Key == f.Key {
 			continue
 		}
 		if n+len(f.Value) > len(acc) {
@@ -78,6 +78,88 @@ func writeContent(h hash.Hash, acc []byte, req *remoting.Command) {
 			h.Write(p)
 		}
 	}
+}
+
+// orderIndex masks the index of a field in an element of contentOrder's
+// packed order.
+const orderIndex = 0xff
+
+// asciiBits are the high bits of the first 7 bytes of a prefix: a prefix
+// without them begins with 7 ASCII bytes.
+const asciiBits = 0x8080808080808000
+
+// contentOrder appends to dst the order of fields' entries in the signed
+// content, leaving out Signature (and _UNIQUE_KEY_QUERY when skipUnique):
+// sorted by key as javaCompare orders them, entries of the same key in
+// their received order. index masks an entry's index in an element; the
+// other bits are equal for entries of the same key.
+//
+// Keys are nearly always ASCII, and they nearly always differ in their
+// first 7 bytes. When every key begins with 7 ASCII bytes (or is shorter
+// and ASCII), an element is those bytes, big-endian, then the index:
+// sorting the integers sorts the keys by their prefix (a shorter key
+// padded with zeros sorts first, as in Java), the received order kept
+// between equal prefixes, and only runs of keys sharing a prefix go to
+// javaCompare. Otherwise every pair goes to javaCompare.
+func contentOrder(dst []uint64, fields []remoting.ExtEntry, skipUnique bool) (ord []uint64, index uint64) {
+	ascii := len(fields) <= orderIndex+1
+	for i := range fields {
+		k := fields[i].Key
+		if k == FieldSignature || skipUnique && k == uniqueKeyQuery {
+			continue
+		}
+		p := keyPrefix(k)
+		if p&asciiBits != 0 {
+			ascii = false
+		}
+		dst = append(dst, p&^orderIndex|uint64(i))
+	}
+	if !ascii {
+		dst = dst[:0]
+		for i := range fields {
+			if k := fields[i].Key; k != FieldSignature && !(skipUnique && k == uniqueKeyQuery) {
+				dst = append(dst, uint64(i))
+			}
+		}
+		slices.SortStableFunc(dst, func(a, b uint64) int { return javaCompare(fields[a].Key, fields[b].Key) })
+		return dst, ^uint64(0)
+	}
+	// Insertion sort: headers are short (2..20 fields), and the integers
+	// are unique, so the order is the received one between equal prefixes.
+	for i := 1; i < len(dst); i++ {
+		v := dst[i]
+		j := i
+		for ; j > 0 && dst[j-1] > v; j-- {
+			dst[j] = dst[j-1]
+		}
+		dst[j] = v
+	}
+	for i := 0; i+1 < len(dst); {
+		j := i + 1
+		for j < len(dst) && dst[j]>>8 == dst[i]>>8 {
+			j++
+		}
+		if j-i > 1 {
+			slices.SortStableFunc(dst[i:j], func(a, b uint64) int {
+				return javaCompare(fields[a&orderIndex].Key, fields[b&orderIndex].Key)
+			})
+		}
+		i = j
+	}
+	return dst, orderIndex
+}
+
+// keyPrefix is the first 8 bytes of k as a big-endian integer, zeros
+// after a shorter key: integer order is byte order of the prefixes.
+func keyPrefix(k string) uint64 {
+	if len(k) >= 8 {
+		return binary.BigEndian.Uint64(stringBytes(k))
+	}
+	var p uint64
+	for i := 0; i < len(k); i++ {
+		p |= uint64(k[i]) << (56 - 8*i)
+	}
+	return p
 }
 
 // stringBytes views s as bytes for a hash that only reads them: no copy
@@ -173,20 +255,20 @@ func newMacPool(secret string) *macPool {
 }
 
 // sign computes req's signature into st.b64 (AclSigner.calSignature:
-// HmacSHA1, base64).
-func (p *macPool) sign(st *macState, req *remoting.Command) []byte {
+// HmacSHA1, base64); fields are req's ext fields.
+func (p *macPool) sign(st *macState, req *remoting.Command, fields []remoting.ExtEntry) []byte {
 	st.h.Reset()
-	writeContent(st.h, st.acc[:], req)
+	writeContent(st.h, st.acc[:], req, fields)
 	st.h.Sum(st.sum[:0])
 	base64.StdEncoding.Encode(st.b64[:], st.sum[:])
 	return st.b64[:]
 }
 
 // verify reports whether sig is req's signature with p's secret, in time
-// independent of where they differ.
-func (p *macPool) verify(req *remoting.Command, sig string) bool {
+// independent of where they differ; fields are req's ext fields.
+func (p *macPool) verify(req *remoting.Command, fields []remoting.ExtEntry, sig string) bool {
 	st := p.pool.Get().(*macState)
-	want := p.sign(st, req)
+	want := p.sign(st, req, fields)
 	ok := len(sig) == sigLen && subtle.ConstantTimeCompare(want, stringBytes(sig)) == 1
 	p.pool.Put(st)
 	return ok
@@ -210,6 +292,6 @@ func (c Credentials) Sign(req *remoting.Command) {
 	}
 	delete(req.ExtFields, FieldSignature)
 	h := hmac.New(sha1.New, []byte(c.SecretKey))
-	writeContent(h, make([]byte, contentChunk), req)
+	writeContent(h, make([]byte, contentChunk), req, req.AppendExt(nil))
 	req.SetExtField(FieldSignature, base64.StdEncoding.EncodeToString(h.Sum(nil)))
 }

@@ -32,23 +32,24 @@ const compactKeyMax = 1<<15 - 1
 // the end. The layout is ours, but a bad one ends the walk rather than
 // panicking.
 func (e compactExt) next(p int) (key, val string, after int, ok bool) {
-	s := e.s
-	if p+2 > len(s) {
+	// Checked once against the rest r, so the reads below need no
+	// bounds checks of their own: the walk runs for every field of
+	// every lazy request.
+	if p < 0 || p > len(e.s)-6 {
 		return "", "", p, false
 	}
-	kl := int(s[p])<<8 | int(s[p+1])
-	p += 2
-	if kl > len(s)-p-4 {
-		return "", "", p, false
+	r := e.s[p:]
+	kl := int(r[0])<<8 | int(r[1])
+	if kl > len(r)-6 {
+		return "", "", p + 2, false
 	}
-	key = s[p : p+kl]
-	p += kl
-	vl := int(uint32(s[p])<<24 | uint32(s[p+1])<<16 | uint32(s[p+2])<<8 | uint32(s[p+3]))
-	p += 4
-	if vl < 0 || vl > len(s)-p {
-		return "", "", p, false
+	key = r[2 : 2+kl]
+	v := r[2+kl:]
+	vl := int(uint32(v[0])<<24 | uint32(v[1])<<16 | uint32(v[2])<<8 | uint32(v[3]))
+	if vl < 0 || vl > len(v)-4 {
+		return "", "", p + 6 + kl, false
 	}
-	return key, s[p : p+vl], p + vl, true
+	return key, v[4 : 4+vl], p + 6 + kl + vl, true
 }
 
 // lookup is Command.LookupExt on the compact form: one walk over the
@@ -66,8 +67,8 @@ func (e compactExt) lookup(keys []string) protocol.ExtValues {
 		}
 		p = after
 		i := hint
-		if i >= len(keys) || keys[i] != k {
-			if i = slices.Index(keys, k); i < 0 {
+		if i >= len(keys) || !sameKey(keys[i], k) {
+			if i = indexKey(keys, k); i < 0 {
 				continue
 			}
 		}
@@ -75,6 +76,23 @@ func (e compactExt) lookup(keys []string) protocol.ExtValues {
 		out.Set |= 1 << i
 		hint = i + 1
 	}
+}
+
+// sameKey is a == b, checking the length and the first byte before
+// calling memequal: header keys are short and most compared pairs differ
+// there (single-letter SEND_MESSAGE_V2 keys all have the same length).
+func sameKey(a, b string) bool {
+	return len(a) == len(b) && (len(a) == 0 || a[0] == b[0]) && a == b
+}
+
+// indexKey is slices.Index with sameKey.
+func indexKey(keys []string, k string) int {
+	for i := range keys {
+		if sameKey(keys[i], k) {
+			return i
+		}
+	}
+	return -1
 }
 
 // get returns the value of one key (the last entry for it).

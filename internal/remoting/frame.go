@@ -67,6 +67,14 @@ func (c *Command) AppendFrame(dst []byte) ([]byte, error) {
 // ErrMalformed, never a panic.
 func DecodeFrame(frame []byte) (*Command, error) { return decodeFrame(frame, nil) }
 
+// DecodeFrameLazy is DecodeFrame keeping the custom header in the compact
+// form, as a Server does for requests to handlers registered with
+// HandleLazyExt: for benchmarks and fuzzers of packages that read headers
+// (authentication) and must see that form too.
+func DecodeFrameLazy(frame []byte) (*Command, error) {
+	return decodeFrame(frame, &extPolicy{all: true})
+}
+
 // decodeFrame is DecodeFrame leaving the custom header of the commands pol
 // names in the compact form (see compactExt).
 func decodeFrame(frame []byte, pol *extPolicy) (*Command, error) {
