@@ -54,8 +54,9 @@
 // answers Java 5.x's keys with these differences: getTransferedTps (the
 // 4.x spelling, read by mqadmin 4.9.8 clusterList) is sent besides
 // getTransferredTps; the put latency figures time the store call of the
-// sends (not of internal puts); dispatchMaxBuffer and
-// getMessageEntireTimeMax are not sent; the *HeadWaitTimeMills
+// sends (not of internal puts), getMessageEntireTimeMax the pulls from
+// their arrival (Java: the store call), dispatchMaxBuffer is 0 as in Java
+// (nothing raises it); the *HeadWaitTimeMills
 // are 0 (queued requests carry no time unless brokerFastFailureEnable);
 // lite pulls wait in the pull queue and END_TRANSACTION in the send queue,
 // whose lengths their keys repeat. The broker adds (Deps.RuntimeExtras)
