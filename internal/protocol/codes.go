@@ -105,6 +105,7 @@ const (
 	QueryAssignment                      RequestCode = 400 // B (5.x)
 	SetMessageRequestMode                RequestCode = 401 // B (5.x)
 	GetAllMessageRequestMode             RequestCode = 402 // B (5.x)
+	UpdateAndCreateStaticTopic           RequestCode = 513 // B (5.x)
 )
 
 // The 5.x HA admin code (a block of its own, as the auth one below).

@@ -92,7 +92,14 @@
 // store has neither); a request that changes nothing is answered without
 // a new DataVersion or registration. GET_TOPIC_CONFIG (351, topicconfig.go)
 // answers one topic's config, attributes included, as Java's
-// TopicConfigAndQueueMapping (no static topics: no mappingDetail).
+// TopicConfigAndQueueMapping, with this broker's mapping detail of a
+// static topic when asked (lo=true). UPDATE_AND_CREATE_STATIC_TOPIC (513,
+// statictopic.go) updates a static topic's config and mapping
+// (meta.Mappings) together or, refused, neither; DELETE_TOPIC_IN_BROKER
+// drops the mapping too. Requests carrying logic queue ids are served as
+// physical ones (no rewrite yet: in a cluster of one broker group
+// updateStaticTopic maps logic queue i to physical queue i, gen 0), and
+// registrations do not carry the mapping to the NameServers yet.
 // UPDATE_AND_CREATE_TOPIC_LIST (18, topiclist.go) does the same for each
 // config of its body (the attributes map is the modification), checking
 // them all before applying any; unlike Java it does not stop at a config
