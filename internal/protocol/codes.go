@@ -180,6 +180,7 @@ const (
 	PollingFull                ResponseCode = 209 // 5.x POP
 	PollingTimeout             ResponseCode = 210 // 5.x POP
 	FlowControl                ResponseCode = 215
+	NotLeaderForQueue          ResponseCode = 501 // 5.x static topics
 )
 
 // MQVersion ordinals that change behaviour (rocketmq-spec.md §1.8).

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rocketd/rocketd/internal/protocol"
@@ -35,6 +36,10 @@ type Mappings struct {
 		table   map[string]*protocol.TopicQueueMappingDetail
 		version protocol.DataVersion
 	}
+	// view is a read-only copy of mu.table, replaced on every change:
+	// Lookup on the send and pull paths takes no lock and allocates
+	// nothing (nil while no topic is static).
+	view atomic.Pointer[map[string]*protocol.TopicQueueMappingDetail]
 }
 
 // OpenMappings loads config/topicQueueMapping.json (or its .bak) for the
@@ -65,7 +70,36 @@ func OpenMappings(opts Options, brokerName string) (*Mappings, error) {
 	if err != nil {
 		return nil, fmt.Errorf("meta: topic queue mappings: %w", err)
 	}
+	m.publishLocked()
 	return m, nil
+}
+
+// publishLocked replaces the lock-free view by a copy of the table.
+// Caller holds mu (or owns m alone).
+func (m *Mappings) publishLocked() {
+	if len(m.mu.table) == 0 {
+		m.view.Store(nil)
+		return
+	}
+	v := make(map[string]*protocol.TopicQueueMappingDetail, len(m.mu.table))
+	for topic, d := range m.mu.table {
+		v[topic] = d.Clone()
+	}
+	m.view.Store(&v)
+}
+
+// Lookup returns topic's mapping detail for reading only (shared: the
+// caller must not change it); nil when the topic is not static here.
+// Lock-free and allocation-free.
+func (m *Mappings) Lookup(topic string) *protocol.TopicQueueMappingDetail {
+	if m == nil {
+		return nil
+	}
+	v := m.view.Load()
+	if v == nil {
+		return nil
+	}
+	return (*v)[topic]
 }
 
 // Get returns a copy of topic's mapping detail; nil when the topic is not
@@ -134,6 +168,7 @@ func (m *Mappings) Update(d *protocol.TopicQueueMappingDetail, force bool) error
 	}
 	m.mu.table[nd.Topic] = nd
 	nextVersion(&m.mu.version, m.now())
+	m.publishLocked()
 	m.mu.Unlock()
 	m.log.Info("meta: static topic mapping updated", "topic", nd.Topic, "epoch", nd.Epoch, "totalQueues", nd.TotalQueues,
 		"hosted", len(nd.HostedQueues), "force", force)
@@ -189,6 +224,7 @@ func (m *Mappings) Delete(topic string) (bool, error) {
 	if ok {
 		delete(m.mu.table, topic)
 		nextVersion(&m.mu.version, m.now())
+		m.publishLocked()
 	}
 	m.mu.Unlock()
 	if !ok {

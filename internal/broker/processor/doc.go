@@ -96,10 +96,15 @@
 // static topic when asked (lo=true). UPDATE_AND_CREATE_STATIC_TOPIC (513,
 // statictopic.go) updates a static topic's config and mapping
 // (meta.Mappings) together or, refused, neither; DELETE_TOPIC_IN_BROKER
-// drops the mapping too. Requests carrying logic queue ids are served as
-// physical ones (no rewrite yet: in a cluster of one broker group
-// updateStaticTopic maps logic queue i to physical queue i, gen 0), and
-// registrations do not carry the mapping to the NameServers yet.
+// drops the mapping too. A send to a static topic names a logic queue
+// (logicqueue.go): it goes to the physical queue of the chain's leader
+// and is answered with the logic queue and logic offset; a logic queue led
+// by another broker gets NOT_LEADER_FOR_QUEUE, as in Java. Pulls and
+// offset requests still take the queue id as a physical one (in a cluster
+// of one broker group updateStaticTopic maps logic queue i to physical
+// queue i, gen 0, so both agree), the lo header (false: a broker's
+// forwarded request) is not read, and registrations do not carry the
+// mapping to the NameServers yet.
 // UPDATE_AND_CREATE_TOPIC_LIST (18, topiclist.go) does the same for each
 // config of its body (the attributes map is the modification), checking
 // them all before applying any; unlike Java it does not stop at a config

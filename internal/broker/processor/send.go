@@ -52,6 +52,13 @@ func (p *Processor) send(conn *remoting.Conn, born netip.AddrPort, req *remoting
 	if remark, refused := p.sendsNotYetAccepted(); refused {
 		return fail(resp, protocol.SystemError, remark)
 	}
+	lq, code, remark := p.sendLogicQueue(h.Topic, h.QueueID)
+	if code != protocol.Success {
+		return fail(resp, code, remark)
+	}
+	if lq.detail != nil { // a static topic: the id was a logic queue's
+		h.QueueID = lq.leader.QueueID
+	}
 	tc, code, remark := p.msgCheck(h, conn)
 	if code != protocol.Success {
 		return fail(resp, code, remark)
@@ -75,9 +82,12 @@ func (p *Processor) send(conn *remoting.Conn, born netip.AddrPort, req *remoting
 		Body:           req.Body,
 	}
 	if req.Code == protocol.SendBatchMessage {
-		return p.sendBatch(resp, h, req, &rec)
+		resp = p.sendBatch(resp, h, req, &rec)
+	} else {
+		resp = p.sendOne(resp, h, req, &rec)
 	}
-	return p.sendOne(resp, h, req, &rec)
+	lq.rewriteSendResponse(resp)
+	return resp
 }
 
 // msgCheck runs Java's AbstractSendMessageProcessor.msgCheck: broker

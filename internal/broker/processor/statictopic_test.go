@@ -154,3 +154,60 @@ func TestCreateStaticTopicBadInput(t *testing.T) {
 		t.Fatalf("forced update not taken: %+v", got.MappingDetail)
 	}
 }
+
+// TestStaticTopicSend: a send to a static topic names a logic queue
+// (SendMessageProcessor with TopicQueueMappingManager): it is stored in
+// the leader's physical queue and answered with the logic queue and the
+// logic offset; a logic queue led by another broker is refused with
+// NOT_LEADER_FOR_QUEUE and Java's remark.
+func TestStaticTopicSend(t *testing.T) {
+	e := newEnv(t, nil)
+	d := staticDetail("ST", 3, 1000)
+	// Logic queue 0 was here (physical 1) and moved to broker-b; logic
+	// queue 1 moved here (physical 0) from broker-b, logic offsets from
+	// 10000 on; logic queue 2 is here from the start (physical 2).
+	d.HostedQueues[0] = []protocol.LogicQueueMappingItem{
+		{Gen: 0, QueueID: 1, Bname: "broker-a", LogicOffset: 0, EndOffset: 5, TimeOfStart: -1, TimeOfEnd: -1},
+		{Gen: 1, QueueID: 0, Bname: "broker-b", LogicOffset: 10000, EndOffset: -1, TimeOfStart: -1, TimeOfEnd: -1},
+	}
+	d.HostedQueues[1] = []protocol.LogicQueueMappingItem{
+		{Gen: 0, QueueID: 3, Bname: "broker-b", LogicOffset: 0, EndOffset: 10, TimeOfStart: -1, TimeOfEnd: -1},
+		{Gen: 1, QueueID: 0, Bname: "broker-a", LogicOffset: 10000, EndOffset: -1, TimeOfStart: -1, TimeOfEnd: -1},
+	}
+	if r := e.createStatic(d, 3, false); r.Code != protocol.Success {
+		t.Fatalf("create: %d %s", r.Code, r.Remark)
+	}
+	for i := range 2 {
+		r := e.send(sendHeader("ST", 1, ""), "to logic queue 1")
+		var h protocol.SendMessageResponseHeader
+		must(t, h.Decode(r.ExtFields))
+		if r.Code != protocol.Success || h.QueueID != 1 || h.QueueOffset != 10000+int64(i) {
+			t.Fatalf("send %d to logic queue 1: %d %s queue %d offset %d, want queue 1 offset %d", i, r.Code, r.Remark, h.QueueID, h.QueueOffset, 10000+i)
+		}
+	}
+	// Stored in physical queue 0.
+	e.waitMaxOffset("ST", 0, 2)
+	if got := e.store.MaxOffset("ST", 1); got != 0 {
+		t.Fatalf("physical queue 1 holds %d messages", got)
+	}
+	r := e.send(sendHeader("ST", 2, ""), "to logic queue 2")
+	var h protocol.SendMessageResponseHeader
+	must(t, h.Decode(r.ExtFields))
+	if r.Code != protocol.Success || h.QueueID != 2 || h.QueueOffset != 0 {
+		t.Fatalf("send to logic queue 2: %d %s %+v", r.Code, r.Remark, h)
+	}
+	r = e.send(sendHeader("ST", 0, ""), "to logic queue 0")
+	if r.Code != protocol.NotLeaderForQueue || r.Remark != "ST-0 does not exit in request process of current broker broker-a" {
+		t.Fatalf("send to a logic queue led by broker-b: %d %q", r.Code, r.Remark)
+	}
+	r = e.send(sendHeader("ST", 7, ""), "to no logic queue")
+	if r.Code != protocol.NotLeaderForQueue {
+		t.Fatalf("send to an unknown logic queue: %d %q", r.Code, r.Remark)
+	}
+	// No queue chosen: Java takes the first hosted logic queue (0, led
+	// elsewhere here).
+	r = e.send(sendHeader("ST", -1, ""), "anywhere")
+	if r.Code != protocol.NotLeaderForQueue || !strings.HasPrefix(r.Remark, "ST-0 ") {
+		t.Fatalf("send without a queue: %d %q", r.Code, r.Remark)
+	}
+}
