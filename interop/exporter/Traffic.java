@@ -40,13 +40,15 @@ public class Traffic {
 
         DefaultMQProducer producer = new DefaultMQProducer(producerGroup);
         producer.setNamesrvAddr(ns);
-        // The first sends to a broker that just started, on a busy machine, can take seconds.
+        // A server that just started, on a busy machine, can take seconds
+        // to answer (the default budgets are 3 s).
         producer.setSendMsgTimeout(30000);
+        producer.setMqClientApiTimeout(30000);
         producer.start();
         int sent = 0;
         for (int i = 0; i < count; i++) {
             Message msg = new Message(topic, "TagA", "key-" + i, ("exporter traffic " + i).getBytes(StandardCharsets.UTF_8));
-            SendResult r = producer.send(msg);
+            SendResult r = sendWithRetry(producer, msg, i);
             if (r.getSendStatus() != SendStatus.SEND_OK) {
                 throw new IllegalStateException("send " + i + ": " + r);
             }
@@ -56,6 +58,7 @@ public class Traffic {
         AtomicInteger consumed = new AtomicInteger();
         DefaultMQPushConsumer consumer = new DefaultMQPushConsumer(consumerGroup);
         consumer.setNamesrvAddr(ns);
+        consumer.setMqClientApiTimeout(30000);
         consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
         consumer.subscribe(topic, "*");
         consumer.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
@@ -75,5 +78,20 @@ public class Traffic {
         System.out.flush();
         // Stay online (the exporter reads the live clients) until killed.
         new java.util.concurrent.CountDownLatch(1).await();
+    }
+
+    // sendWithRetry sends msg, retrying twice after a client exception
+    // (a timeout on a loaded machine).
+    private static SendResult sendWithRetry(DefaultMQProducer producer, Message msg, int i) throws Exception {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return producer.send(msg);
+            } catch (Exception e) {
+                if (attempt == 3) {
+                    throw e;
+                }
+                System.err.println("send " + i + " attempt " + attempt + ": " + e);
+            }
+        }
     }
 }
