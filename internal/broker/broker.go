@@ -297,6 +297,10 @@ func Start(cfg Config) (_ *Broker, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
+	mappings, err := meta.OpenMappings(mopts, bc.BrokerName)
+	if err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
+	}
 	if err := b.offsets.StartAutoPersist(bc.FlushConsumerOffsetInterval); err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
@@ -385,7 +389,7 @@ func Start(cfg Config) (_ *Broker, err error) {
 	proc, err := processor.New(processor.Deps{
 		Config: &b.cfg, Live: config.NewBrokerRuntime(&b.cfg, confFile), Store: b.store, Topics: b.topics, Groups: b.groups, Offsets: b.offsets,
 		Clients: b.clients, Holder: b.holder, StoreHost: storeHost, InMemoryBytes: scfg.InMemoryBytes, SendHooks: cfg.SendHooks, Txn: b.txn,
-		RequestModes: modes, TopicRoute: route, AwaitRegistration: b.role.AwaitRegistration, Users: users, ACLs: acls,
+		RequestModes: modes, Mappings: mappings, TopicRoute: route, AwaitRegistration: b.role.AwaitRegistration, Users: users, ACLs: acls,
 		HARuntime: b.role.HARuntimeInfo, Role: b.role.BrokerRole, Pop: b.pop, Stats: b.stats, RuntimeExtras: b.delivery.runningStats,
 		TimerCheckpoint: b.delivery.timerCheckpoint, TimerMetrics: b.delivery.timerMetrics, TimerRecall: b.delivery.timerRecall, Logger: log,
 	})

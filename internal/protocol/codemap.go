@@ -196,7 +196,7 @@ var RequestCodeMap = []CodeInfo{
 	{400, "QUERY_ASSIGNMENT", SideBroker, CodeServed, "server-side rebalance"},
 	{401, "SET_MESSAGE_REQUEST_MODE", SideBroker, CodeServed, ""},
 	{402, "GET_ALL_MESSAGE_REQUEST_MODE", SideBroker, CodeServed, ""},
-	{513, "UPDATE_AND_CREATE_STATIC_TOPIC", SideBroker, CodeLater, issueAdmin + ": static topics (logic queues)"},
+	{513, "UPDATE_AND_CREATE_STATIC_TOPIC", SideBroker, CodeServed, "mqadmin updateStaticTopic/remappingStaticTopic: topic config + mapping (config/topicQueueMapping.json, Java's update rules), read back by GET_TOPIC_CONFIG lo=true; sends name logic queues (NOT_LEADER_FOR_QUEUE when led elsewhere); pulls and offset requests do not rewrite logic ids yet (equal to the physical ones in a cluster of one broker group) and routes do not carry the mapping (" + issueAdmin + ")"},
 	{901, "GET_BROKER_MEMBER_GROUP", SideNameServer, CodeLater, issueFailover},
 	{902, "ADD_BROKER", SideContainer, CodeRefused, "rocketd runs one broker per process; Java's BrokerContainer is not offered"},
 	{903, "REMOVE_BROKER", SideContainer, CodeRefused, "rocketd runs one broker per process; Java's BrokerContainer is not offered"},

@@ -106,6 +106,7 @@ const (
 	QueryAssignment                      RequestCode = 400 // B (5.x)
 	SetMessageRequestMode                RequestCode = 401 // B (5.x)
 	GetAllMessageRequestMode             RequestCode = 402 // B (5.x)
+	UpdateAndCreateStaticTopic           RequestCode = 513 // B (5.x)
 )
 
 // The 5.x HA admin code (a block of its own, as the auth one below).
@@ -197,6 +198,7 @@ const (
 	PollingFull                ResponseCode = 209 // 5.x POP
 	PollingTimeout             ResponseCode = 210 // 5.x POP
 	FlowControl                ResponseCode = 215
+	NotLeaderForQueue          ResponseCode = 501 // 5.x static topics
 	IllegalOperation           ResponseCode = 604 // 5.x (recall)
 )
 

@@ -90,6 +90,32 @@
 //		}
 //	}
 //
+//	topicQueueMapping.json         Mappings.Update/Delete (5.x static topics; every change)
+//	{
+//		"dataVersion":{...},
+//		"topicQueueMappingInfoMap":{
+//			"TopicS":{                 this broker's TopicQueueMappingDetail
+//				"bname":"broker-a",    the broker it is for (checked)
+//				"currIdMap":{},
+//				"dirty":false,
+//				"epoch":1700000000000, a newer epoch replaces, an older is refused
+//				"hostedQueues":{0:[    logic queue id -> chain, leader last
+//						{"bname":"broker-a","endOffset":-1,"gen":0,"logicOffset":0,
+//						 "queueId":0,"startOffset":0,"timeOfEnd":-1,"timeOfStart":-1}
+//					]
+//				},
+//				"scope":"__global__",
+//				"topic":"TopicS",
+//				"totalQueues":1
+//			}
+//		}
+//	}
+//
+// Mappings.Update applies TopicQueueMappingManager.updateTopicQueueMapping's
+// rules (protocol.CheckItemOffsets and CheckItemsImmutable; force keeps
+// the old chains the new detail lacks) and refuses what Java would throw
+// on or only assert, with ErrMapping.
+//
 // Java 5.x additions: a topic's "attributes" ({"message.type":"FIFO",
 // ...}, written when not empty) and a group's consumeMessageOrderly,
 // groupRetryPolicy ({"type":"CUSTOMIZED"} or EXPONENTIAL with

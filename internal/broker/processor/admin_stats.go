@@ -53,11 +53,15 @@ func (p *Processor) runtimeInfo() map[string]string {
 		"putMessageDistributeTime": rt.PutMessageDistributeTime,
 		"putLatency99":             rt.PutLatency99,
 		"putLatency999":            rt.PutLatency999,
-		"putTps":                   rt.PutTps,
-		"getFoundTps":              rt.GetFoundTps,
-		"getMissTps":               rt.GetMissTps,
-		"getTotalTps":              rt.GetTotalTps,
-		"getTransferredTps":        rt.GetTransferredTps,
+		"getMessageEntireTimeMax":  itoa(rt.GetMessageEntireTimeMax),
+		// Java 5.x never raises it from 0 (setDispatchMaxBuffer has no
+		// caller); rocketd-exporter fails the whole family set without it.
+		"dispatchMaxBuffer": "0",
+		"putTps":            rt.PutTps,
+		"getFoundTps":       rt.GetFoundTps,
+		"getMissTps":        rt.GetMissTps,
+		"getTotalTps":       rt.GetTotalTps,
+		"getTransferredTps": rt.GetTransferredTps,
 		// 4.x tools (mqadmin clusterList 4.9.8) read the old spelling.
 		"getTransferedTps": rt.GetTransferredTps,
 		// DefaultMessageStore

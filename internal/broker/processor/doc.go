@@ -58,8 +58,9 @@
 // answers Java 5.x's keys with these differences: getTransferedTps (the
 // 4.x spelling, read by mqadmin 4.9.8 clusterList) is sent besides
 // getTransferredTps; the put latency figures time the store call of the
-// sends (not of internal puts); dispatchMaxBuffer and
-// getMessageEntireTimeMax are not sent; the *HeadWaitTimeMills
+// sends (not of internal puts), getMessageEntireTimeMax the pulls from
+// their arrival (Java: the store call), dispatchMaxBuffer is 0 as in Java
+// (nothing raises it); the *HeadWaitTimeMills
 // are 0 (queued requests carry no time unless brokerFastFailureEnable);
 // lite pulls wait in the pull queue and END_TRANSACTION in the send queue,
 // whose lengths their keys repeat. The broker adds (Deps.RuntimeExtras)
@@ -95,7 +96,19 @@
 // store has neither); a request that changes nothing is answered without
 // a new DataVersion or registration. GET_TOPIC_CONFIG (351, topicconfig.go)
 // answers one topic's config, attributes included, as Java's
-// TopicConfigAndQueueMapping (no static topics: no mappingDetail).
+// TopicConfigAndQueueMapping, with this broker's mapping detail of a
+// static topic when asked (lo=true). UPDATE_AND_CREATE_STATIC_TOPIC (513,
+// statictopic.go) updates a static topic's config and mapping
+// (meta.Mappings) together or, refused, neither; DELETE_TOPIC_IN_BROKER
+// drops the mapping too. A send to a static topic names a logic queue
+// (logicqueue.go): it goes to the physical queue of the chain's leader
+// and is answered with the logic queue and logic offset; a logic queue led
+// by another broker gets NOT_LEADER_FOR_QUEUE, as in Java. Pulls and
+// offset requests still take the queue id as a physical one (in a cluster
+// of one broker group updateStaticTopic maps logic queue i to physical
+// queue i, gen 0, so both agree), the lo header (false: a broker's
+// forwarded request) is not read, and registrations do not carry the
+// mapping to the NameServers yet.
 // UPDATE_AND_CREATE_TOPIC_LIST (18, topiclist.go) does the same for each
 // config of its body (the attributes map is the modification), checking
 // them all before applying any; unlike Java it does not stop at a config

@@ -72,6 +72,10 @@ func newEnv(t testing.TB, tune func(*config.BrokerConfig, *processor.Deps)) *env
 		deps.RequestModes, err = meta.OpenRequestModes(mopts)
 		must(t, err)
 	}
+	if deps.Mappings == nil {
+		deps.Mappings, err = meta.OpenMappings(mopts, e.cfg.BrokerName)
+		must(t, err)
+	}
 	p, err := processor.New(deps)
 	must(t, err)
 	e.srv = remoting.NewServer(remoting.ServerConfig{Addr: "127.0.0.1:0"})

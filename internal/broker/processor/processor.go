@@ -56,6 +56,9 @@ type Deps struct {
 	// is refused with SYSTEM_ERROR and QUERY_ASSIGNMENT uses the default
 	// mode.
 	RequestModes *meta.RequestModes
+	// Mappings keeps the static topics' queue mappings. Nil:
+	// UPDATE_AND_CREATE_STATIC_TOPIC is refused with SYSTEM_ERROR.
+	Mappings *meta.Mappings
 	// TopicRoute, when set, looks a topic's route up on the NameServer:
 	// QUERY_ASSIGNMENT splits the queues of every broker of the topic.
 	// found is false for a topic the NameServer does not know. Nil: the
@@ -136,6 +139,7 @@ type Processor struct {
 	sendHooks       []SendHook
 	txn             *txn.Service
 	modes           *meta.RequestModes
+	mappings        *meta.Mappings
 	route           func(ctx context.Context, topic string) (protocol.TopicRouteData, bool, error)
 	awaitReg        func(ctx context.Context) error
 	users           *auth.Users
@@ -177,7 +181,7 @@ func New(d Deps) (*Processor, error) {
 	}
 	return &Processor{
 		cfg: d.Config, rt: rt, store: d.Store, topics: d.Topics, groups: d.Groups, offsets: d.Offsets,
-		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, inMemory: d.InMemoryBytes, sendHooks: d.SendHooks, txn: d.Txn, modes: d.RequestModes, route: d.TopicRoute, awaitReg: d.AwaitRegistration, users: d.Users, acls: d.ACLs, haRuntime: d.HARuntime, role: d.Role, pop: d.Pop, stats: d.Stats, extras: d.RuntimeExtras, timerCheckpoint: d.TimerCheckpoint, timerMetrics: d.TimerMetrics, timerRecall: d.TimerRecall, log: log,
+		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, inMemory: d.InMemoryBytes, sendHooks: d.SendHooks, txn: d.Txn, modes: d.RequestModes, mappings: d.Mappings, route: d.TopicRoute, awaitReg: d.AwaitRegistration, users: d.Users, acls: d.ACLs, haRuntime: d.HARuntime, role: d.Role, pop: d.Pop, stats: d.Stats, extras: d.RuntimeExtras, timerCheckpoint: d.TimerCheckpoint, timerMetrics: d.TimerMetrics, timerRecall: d.TimerRecall, log: log,
 		region: d.Config.RegionID, traceOn: strconv.FormatBool(d.Config.TraceOn),
 		storedProps: [3]message.Prop{
 			{Key: message.PropertyCluster, Value: d.Config.BrokerClusterName},
@@ -223,6 +227,7 @@ func (p *Processor) Register(srv *remoting.Server, f Families) {
 	srv.Handle(protocol.DeleteTopicInBroker, f.Admin, p.masterOnly(p.handleDeleteTopic))
 	srv.Handle(protocol.GetAllTopicConfig, f.Admin, p.handleAllTopicConfig)
 	srv.Handle(protocol.GetTopicConfig, f.Admin, p.handleGetTopicConfig)
+	srv.Handle(protocol.UpdateAndCreateStaticTopic, f.Admin, p.masterOnly(p.handleCreateStaticTopic))
 	srv.Handle(protocol.GetTopicStatsInfo, f.Admin, p.handleTopicStats)
 	srv.Handle(protocol.GetConsumeStats, f.Admin, p.handleConsumeStats)
 	srv.Handle(protocol.GetBrokerRuntimeInfo, f.Admin, p.handleRuntimeInfo)

@@ -52,6 +52,13 @@ func (p *Processor) send(conn *remoting.Conn, born netip.AddrPort, req *remoting
 	if remark, refused := p.sendsNotYetAccepted(); refused {
 		return fail(resp, protocol.SystemError, remark)
 	}
+	lq, code, remark := p.sendLogicQueue(h.Topic, h.QueueID)
+	if code != protocol.Success {
+		return fail(resp, code, remark)
+	}
+	if lq.detail != nil { // a static topic: the id was a logic queue's
+		h.QueueID = lq.leader.QueueID
+	}
 	tc, code, remark := p.msgCheck(h, conn)
 	if code != protocol.Success {
 		return fail(resp, code, remark)
@@ -78,9 +85,12 @@ func (p *Processor) send(conn *remoting.Conn, born netip.AddrPort, req *remoting
 	// one: the store gathers their records into one write.
 	opts := store.PutOptions{Gather: conn != nil && conn.Handling() > 1}
 	if req.Code == protocol.SendBatchMessage {
-		return p.sendBatch(resp, h, req, &rec, opts)
+		resp = p.sendBatch(resp, h, req, &rec, opts)
+	} else {
+		resp = p.sendOne(resp, h, req, &rec, opts)
 	}
-	return p.sendOne(resp, h, req, &rec, opts)
+	lq.rewriteSendResponse(resp)
+	return resp
 }
 
 // msgCheck runs Java's AbstractSendMessageProcessor.msgCheck: broker

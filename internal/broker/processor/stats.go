@@ -23,10 +23,13 @@ func (p *Processor) countPut(topic string, res store.PutResult, began time.Time)
 
 // countPull counts a pull's result: one that is answered with messages
 // counts them for the group (GROUP_GET_NUMS/SIZE/LATENCY, BROKER_GET_NUMS),
-// any other the store's miss (getMissTps).
+// any other the store's miss (getMissTps); either one's time since began
+// (the request's arrival) in getMessageEntireTimeMax.
 func (p *Processor) countPull(group, topic string, found bool, msgs, bytes int, began time.Time) {
+	took := time.Since(began)
+	p.stats.GetLatency(took)
 	if found {
-		p.stats.GroupGet(group, topic, msgs, bytes, time.Since(began))
+		p.stats.GroupGet(group, topic, msgs, bytes, took)
 	} else {
 		p.stats.GetMiss()
 	}

@@ -132,7 +132,9 @@ func TestStatsSendPull(t *testing.T) {
 		"queryThreadPoolQueueCapacity", "ackThreadPoolQueueSize", "ackThreadPoolQueueCapacity",
 		"sendThreadPoolQueueHeadWaitTimeMills", "pullThreadPoolQueueHeadWaitTimeMills",
 		"queryThreadPoolQueueHeadWaitTimeMills", "litePullThreadPoolQueueHeadWaitTimeMills",
-		"ackThreadPoolQueueHeadWaitTimeMills", "EndTransactionQueueSize", "EndTransactionThreadPoolQueueCapacity"} {
+		"ackThreadPoolQueueHeadWaitTimeMills", "EndTransactionQueueSize", "EndTransactionThreadPoolQueueCapacity",
+		// rocketmq-exporter parses these two and drops every brokeruntime family without them.
+		"getMessageEntireTimeMax", "dispatchMaxBuffer"} {
 		if _, ok := kv[k]; !ok {
 			t.Errorf("runtime info lacks %s", k)
 		}

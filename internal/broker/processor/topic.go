@@ -84,6 +84,9 @@ func (p *Processor) handleDeleteTopic(_ *remoting.Conn, req *remoting.Command) *
 		return remoting.ErrorResponse(err)
 	}
 	p.offsets.DeleteTopic(h.Topic)
+	if _, err := p.mappings.Delete(h.Topic); err != nil {
+		return remoting.ErrorResponse(err)
+	}
 	if err := p.store.DeleteTopic(h.Topic); err != nil {
 		return remoting.ErrorResponse(err)
 	}

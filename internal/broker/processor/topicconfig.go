@@ -6,11 +6,11 @@ import (
 )
 
 // handleGetTopicConfig serves GET_TOPIC_CONFIG (351, 5.x): one topic's
-// config with its attributes, the body Java writes from
-// TopicConfigAndQueueMapping. rocketd has no static topics, so the
-// mappingDetail the request may ask for (lo=true) is always null and
-// omitted, as Java omits it for a topic without a mapping. 5.x clients,
-// tools and the proxy read a topic's message.type with it.
+// config with its attributes and, when the request asks for it (lo=true)
+// and the topic is static, this broker's mapping detail (Java's
+// TopicConfigAndQueueMapping; mappingDetail is omitted otherwise, as Java
+// omits a null). 5.x clients, tools and the proxy read a topic's
+// message.type with it; mqadmin's static topic commands the mapping.
 func (p *Processor) handleGetTopicConfig(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	var h protocol.GetTopicConfigRequestHeader
 	if err := h.Decode(req.ExtFields); err != nil {
@@ -23,5 +23,10 @@ func (p *Processor) handleGetTopicConfig(_ *remoting.Conn, req *remoting.Command
 	if !found {
 		return remoting.NewResponse(protocol.TopicNotExist, "No topic in this broker. topic: "+h.Topic)
 	}
-	return bodyResponse(&tc)
+	var detail *protocol.TopicQueueMappingDetail
+	if h.Lo.Set && h.Lo.Value {
+		detail = p.mappings.Get(h.Topic)
+	}
+	body := protocol.NewTopicConfigAndQueueMapping(tc, detail)
+	return bodyResponse(&body)
 }

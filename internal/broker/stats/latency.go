@@ -43,6 +43,7 @@ const nPx = 76
 // shared atomics, as Java's LongAdders in one TreeMap).
 type latency struct {
 	max  atomic.Int64
+	get  atomic.Int64 // getMessageEntireTimeMax
 	dist [13]atomic.Uint64
 	px   [nPx]atomic.Uint64
 
@@ -74,10 +75,24 @@ func (s *Stats) PutLatency(d time.Duration) {
 		j++
 	}
 	l.px[j].Add(1)
+	raise(&l.max, ms)
+}
+
+// GetLatency records how long one pull took to be answered from the store
+// (DefaultMessageStore's elapsed time of getMessage: Java keeps only the
+// longest since boot, getMessageEntireTimeMax, in ms).
+func (s *Stats) GetLatency(d time.Duration) {
+	if s != nil {
+		raise(&s.lat.get, d.Milliseconds())
+	}
+}
+
+// raise sets m to v when v is larger.
+func raise(m *atomic.Int64, v int64) {
 	for {
-		cur := l.max.Load()
-		if ms <= cur || l.max.CompareAndSwap(cur, ms) {
-			break
+		cur := m.Load()
+		if v <= cur || m.CompareAndSwap(cur, v) {
+			return
 		}
 	}
 }

@@ -31,6 +31,9 @@ type Runtime struct {
 	PutMessageDistributeTime    string
 	PutLatency99, PutLatency999 string
 
+	// GetMessageEntireTimeMax is the longest pull since boot (ms).
+	GetMessageEntireTimeMax int64
+
 	BootMillis int64  // bootTimestamp
 	Uptime     string // runtime: "[ d days, h hours, m minutes, s seconds ]"
 }
@@ -59,6 +62,7 @@ func (s *Stats) Runtime() Runtime {
 		PutMessageDistributeTime: s.lat.distString(),
 		PutLatency99:             fmt.Sprintf("%.2f", s.lat.percentile(0.99)),
 		PutLatency999:            fmt.Sprintf("%.2f", s.lat.percentile(0.999)),
+		GetMessageEntireTimeMax:  s.lat.get.Load(),
 		BootMillis:               s.bootMillis,
 		Uptime:                   uptime(s.cfg.Now().UnixMilli() - s.bootMillis),
 	}

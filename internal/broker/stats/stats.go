@@ -373,6 +373,14 @@ func (s *Stats) Item(statsName, statsKey string) (Windows, bool) {
 		case SndbckPutNums:
 			vf, tf = fSendBack, fSendBack
 		}
+		// Java keeps gets and send-backs in separate item sets: a
+		// group@topic that only pulled has no SNDBCK_PUT_NUMS item (the
+		// answer is "not exist", and rocketmq-exporter yields no
+		// rocketmq_send_back_nums series), one that only sent back no
+		// GROUP_GET_* item.
+		if e != nil && e.c.sum(tf) == 0 {
+			e = nil
+		}
 	case BrokerPutNums, BrokerGetNums, BrokerPutNumsWithoutSystemTopic, BrokerGetNumsWithoutSystemTopic:
 		if statsKey != s.cfg.Cluster {
 			return Windows{}, false

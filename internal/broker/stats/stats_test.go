@@ -155,6 +155,7 @@ func TestItemKeys(t *testing.T) {
 	s, clk := newFake(t)
 	s.TopicPut("T", 1, 1)
 	s.SendBack("G", "T")
+	s.GroupGet("H", "T", 1, 10, time.Millisecond)
 	s.tick(clk.Now())
 	for _, c := range []struct {
 		name, key string
@@ -163,6 +164,8 @@ func TestItemKeys(t *testing.T) {
 		{TopicPutNums, "T", true}, {TopicPutNums, "U", false}, {SndbckPutNums, "T@G", true},
 		{GroupGetNums, "TG", false}, {BrokerPutNums, "C", true}, {BrokerPutNums, "other", false},
 		{BrokerPutNumsWithoutSystemTopic, "C", true}, {"NO_SUCH_STATS", "T", false},
+		// Separate item sets as in Java: G only sent back, H only pulled.
+		{GroupGetNums, "T@G", false}, {GroupGetNums, "T@H", true}, {SndbckPutNums, "T@H", false},
 	} {
 		if _, ok := s.Item(c.name, c.key); ok != c.ok {
 			t.Errorf("Item(%s, %s) found %v, want %v", c.name, c.key, ok, c.ok)
@@ -184,7 +187,7 @@ func TestItemKeys(t *testing.T) {
 		}
 	})
 	s.EachGroupGet(func(group, topic string, msgs, bytes uint64) { groups++ })
-	if topics != 1 || groups != 1 {
+	if topics != 1 || groups != 2 { // G@T (send-backs) and H@T
 		t.Fatalf("EachTopicPut saw %d, EachGroupGet %d", topics, groups)
 	}
 }
@@ -296,4 +299,21 @@ func TestPutLatency(t *testing.T) {
 	if r = s.Runtime(); r.PutLatency99 != "0.00" || r.PutMessageEntireTimeMax != 1500 {
 		t.Fatalf("quiet minute: %+v", r)
 	}
+}
+
+// TestGetLatencyMax checks getMessageEntireTimeMax: the longest pull since
+// boot, apart from the put latency.
+func TestGetLatencyMax(t *testing.T) {
+	s, _ := newFake(t)
+	if r := s.Runtime(); r.GetMessageEntireTimeMax != 0 {
+		t.Fatalf("no pull yet: %d", r.GetMessageEntireTimeMax)
+	}
+	for _, ms := range []int64{4, 250, 12} {
+		s.GetLatency(time.Duration(ms) * time.Millisecond)
+	}
+	if r := s.Runtime(); r.GetMessageEntireTimeMax != 250 || r.PutMessageEntireTimeMax != 0 {
+		t.Fatalf("get max %d put max %d, want 250 0", r.GetMessageEntireTimeMax, r.PutMessageEntireTimeMax)
+	}
+	var nilStats *Stats
+	nilStats.GetLatency(time.Second) // a broker without statistics
 }
