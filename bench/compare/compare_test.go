@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -150,5 +151,17 @@ func TestExitedZombie(t *testing.T) {
 			t.Fatal("an ended, unreaped child is not seen as exited")
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestSchedstat: this process's threads have run, and a busy loop adds to
+// it.
+func TestSchedstat(t *testing.T) {
+	run0, _ := schedstat(os.Getpid())
+	for end := time.Now().Add(20 * time.Millisecond); time.Now().Before(end); {
+	}
+	run1, _ := schedstat(os.Getpid())
+	if run0 <= 0 || run1 <= run0 {
+		t.Errorf("run time %s then %s", run0, run1)
 	}
 }

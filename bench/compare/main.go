@@ -173,6 +173,7 @@ type targetResult struct {
 	fillFailures map[string]int64
 	err          error
 	duration     time.Duration
+	notes        []string // for the results file's notes
 }
 
 // metric is one workload's figure.
@@ -219,6 +220,11 @@ func (h *harness) run(ctx context.Context) error {
 			}
 			h.logf("== %s (round %d of %d)", targetTitle[t], round+1, h.rounds)
 			r := h.runTarget(ctx, t)
+			for i := range r.notes {
+				if h.rounds > 1 {
+					r.notes[i] = fmt.Sprintf("round %d: %s", round+1, r.notes[i])
+				}
+			}
 			if r.err != nil {
 				h.logf("%s failed: %v", t, r.err)
 			}

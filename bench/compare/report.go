@@ -170,6 +170,9 @@ func (h *harness) resultsDoc(results []*targetResult, table, load0, load1 string
 		if r.err != nil {
 			notes = append(notes, fmt.Sprintf("- %s failed: %v", targetTitle[r.name], r.err))
 		}
+		for _, n := range r.notes {
+			notes = append(notes, "- "+targetTitle[r.name]+", "+n)
+		}
 		if r.backlog > 0 && r.backlog < h.backlog && !isGRPCTarget(r.name) {
 			why := fmt.Sprintf("it reached --fill-limit %s", h.fillLimit)
 			if len(r.fillFailures) > 0 {

@@ -33,6 +33,7 @@ func mergeRounds(rounds [][]*targetResult) []*targetResult {
 		var errs []error
 		for _, r := range all {
 			errs = append(errs, r.err)
+			m.notes = append(m.notes, r.notes...)
 			m.duration += r.duration
 			m.backlog = min(m.backlog, r.backlog)
 			for code, n := range r.fillFailures {

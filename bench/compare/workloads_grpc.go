@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -78,6 +80,11 @@ func (d *sdkDriver) config(group string) *rmq.Config {
 		Credentials: &credentials.SessionCredentials{}}
 }
 
+// startRetry is how long a client's start is retried: a server that
+// accepts connections may still answer its first QueryRoute after the
+// SDK's 3 s timeout (a cold JVM on a loaded machine).
+const startRetry = 60 * time.Second
+
 // producers starts n SDK producers of topic (each its own client and
 // connection), stopped by the returned function.
 func (d *sdkDriver) producers(topic string, n int) ([]rmq.Producer, func(), error) {
@@ -87,16 +94,22 @@ func (d *sdkDriver) producers(topic string, n int) ([]rmq.Producer, func(), erro
 			_ = p.GracefulStop()
 		}
 	}
+	deadline := time.Now().Add(startRetry)
 	for range n {
-		p, err := rmq.NewProducer(d.config(""), rmq.WithTopics(topic))
-		if err == nil {
-			err = p.Start()
+		for {
+			p, err := rmq.NewProducer(d.config(""), rmq.WithTopics(topic))
+			if err == nil {
+				if err = p.Start(); err == nil {
+					ps = append(ps, p)
+					break
+				}
+			}
+			if time.Now().After(deadline) {
+				stop()
+				return nil, nil, fmt.Errorf("sdk producer: %w", err)
+			}
+			time.Sleep(500 * time.Millisecond)
 		}
-		if err != nil {
-			stop()
-			return nil, nil, fmt.Errorf("sdk producer: %w", err)
-		}
-		ps = append(ps, p)
 	}
 	return ps, stop, nil
 }
@@ -193,17 +206,23 @@ func (d *sdkDriver) simpleConsumers(topic, group string) ([]rmq.SimpleConsumer, 
 			_ = sc.GracefulStop()
 		}
 	}
+	deadline := time.Now().Add(startRetry)
 	for range grpcConsumers {
-		sc, err := rmq.NewSimpleConsumer(d.config(group), rmq.WithSimpleAwaitDuration(grpcAwait),
-			rmq.WithSimpleSubscriptionExpressions(map[string]*rmq.FilterExpression{topic: rmq.SUB_ALL}))
-		if err == nil {
-			err = sc.Start()
+		for {
+			sc, err := rmq.NewSimpleConsumer(d.config(group), rmq.WithSimpleAwaitDuration(grpcAwait),
+				rmq.WithSimpleSubscriptionExpressions(map[string]*rmq.FilterExpression{topic: rmq.SUB_ALL}))
+			if err == nil {
+				if err = sc.Start(); err == nil {
+					scs = append(scs, sc)
+					break
+				}
+			}
+			if time.Now().After(deadline) {
+				stop()
+				return nil, nil, fmt.Errorf("sdk simple consumer: %w", err)
+			}
+			time.Sleep(500 * time.Millisecond)
 		}
-		if err != nil {
-			stop()
-			return nil, nil, fmt.Errorf("sdk simple consumer: %w", err)
-		}
-		scs = append(scs, sc)
 	}
 	return scs, stop, nil
 }
@@ -309,9 +328,14 @@ func (h *harness) grpcWorkloadsRun(ctx context.Context, name string, s *server, 
 		if err != nil {
 			return fmt.Errorf("%s: %w", st.id, err)
 		}
+		cpu := startCPUShare(s)
 		m, err := h.profiled(ctx, name, st.profile, s, func() (metric, error) {
-			return d.send(ps, benchTopic, h.duration, 0)
+			return h.clientProfiled(name, st.profile, func() (metric, error) { return d.send(ps, benchTopic, h.duration, 0) })
 		})
+		if err == nil {
+			r.notes = append(r.notes, cpu.note(st.id, m.Messages))
+			h.logf("%s %s: %s", name, st.id, cpu.note(st.id, m.Messages))
+		}
 		stop()
 		if err != nil {
 			return fmt.Errorf("%s: %w", st.id, err)
@@ -340,9 +364,14 @@ func (h *harness) grpcWorkloadsRun(ctx context.Context, name string, s *server, 
 		return fmt.Errorf("backlog consume: %w", err)
 	}
 	defer stop()
+	cpu := startCPUShare(s)
 	m, err := h.profiled(ctx, name, "grpc-consume", s, func() (metric, error) {
-		return d.consume(scs, fill.Messages, 5*time.Minute)
+		return h.clientProfiled(name, "grpc-consume", func() (metric, error) { return d.consume(scs, fill.Messages, 5*time.Minute) })
 	})
+	if err == nil {
+		r.notes = append(r.notes, cpu.note("gconsume", m.Messages))
+		h.logf("%s gconsume: %s", name, cpu.note("gconsume", m.Messages))
+	}
 	if err != nil {
 		return fmt.Errorf("backlog consume: %w", err)
 	}
@@ -370,4 +399,86 @@ func (h *harness) grpcWorkloadsDoc() string {
 	b.WriteString("  message; the rate is acked messages per second until the whole backlog is acked. Before it, another\n")
 	fmt.Fprintf(&b, "  group reads what the produce workloads stored for %s (the consume path's warm-up).\n", h.warmup)
 	return b.String()
+}
+
+// clientProfiled runs f; with --profile it saves a CPU profile of this
+// process, the SDK clients, over f's run (DIR/<target>-<what>-client-cpu.pprof):
+// on a shared machine the client's share of the CPU bounds what a server
+// can show.
+func (h *harness) clientProfiled(target, what string, f func() (metric, error)) (metric, error) {
+	if what == "" || h.profileDir == "" {
+		return f()
+	}
+	path := filepath.Join(h.profileDir, target+"-"+what+"-client-cpu.pprof")
+	out, err := os.Create(path)
+	if err != nil {
+		return metric{}, err
+	}
+	defer out.Close()
+	if err := pprof.StartCPUProfile(out); err != nil {
+		return metric{}, fmt.Errorf("client profile: %w", err)
+	}
+	m, err := f()
+	pprof.StopCPUProfile()
+	return m, err
+}
+
+// cpuShare measures, over a workload, the CPU time the server's and this
+// (the client's) processes ran and waited for a CPU (the sums of their
+// threads' /proc/PID/task/TID/schedstat): on a shared, oversubscribed
+// machine a process gets a share of the cores that the other processes'
+// runnable threads decide, and the wait shows how far that bounded it.
+type cpuShare struct {
+	server, client [2]time.Duration // run, wait
+	start          time.Time
+	s              *server
+}
+
+func startCPUShare(s *server) *cpuShare {
+	c := &cpuShare{s: s, start: time.Now()}
+	c.server, c.client = c.read()
+	return c
+}
+
+func (c *cpuShare) read() (server, client [2]time.Duration) {
+	for _, p := range c.s.procs {
+		r, w := schedstat(p.Process.Pid)
+		server[0], server[1] = server[0]+r, server[1]+w
+	}
+	client[0], client[1] = schedstat(os.Getpid())
+	return server, client
+}
+
+// note renders what ran and waited since the start, per message.
+func (c *cpuShare) note(id string, messages int64) string {
+	server, client := c.read()
+	wall := time.Since(c.start)
+	per := func(d time.Duration) string {
+		if messages == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.0f µs", float64(d.Microseconds())/float64(messages))
+	}
+	return fmt.Sprintf("%s over %s: server ran %s (%s a message) and waited %s for a CPU; the SDK client ran %s (%s a message) and waited %s",
+		id, wall.Round(100*time.Millisecond), (server[0] - c.server[0]).Round(time.Millisecond), per(server[0]-c.server[0]),
+		(server[1] - c.server[1]).Round(time.Millisecond), (client[0] - c.client[0]).Round(time.Millisecond),
+		per(client[0]-c.client[0]), (client[1] - c.client[1]).Round(time.Millisecond))
+}
+
+// schedstat sums the run and run-queue wait times of pid's threads; zero
+// when unknown. (Threads that ended in between are lost: both servers keep
+// theirs, and so does the Go runtime.)
+func schedstat(pid int) (run, wait time.Duration) {
+	dirs, _ := filepath.Glob("/proc/" + strconv.Itoa(pid) + "/task/*/schedstat")
+	for _, f := range dirs {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		var r, w int64
+		if _, err := fmt.Sscan(string(b), &r, &w); err == nil {
+			run, wait = run+time.Duration(r), wait+time.Duration(w)
+		}
+	}
+	return run, wait
 }
