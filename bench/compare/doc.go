@@ -60,6 +60,13 @@
 //	SimpleConsumer           a --grpc-backlog (200 000) backlog of 1 KiB, filled unmeasured; 16 SimpleConsumers
 //	                         of a new group Receive 32 at a time and Ack each message, until all are acked
 //
+// For each, the results' notes give the CPU time the server's and the
+// client's threads ran and waited for a CPU (/proc/PID/task/*/schedstat),
+// per message: on a shared machine the share of the cores a process gets
+// bounds its throughput, and the CPU per message is the figure that does
+// not depend on it. With --profile the harness also saves a CPU profile of
+// itself (the SDK clients) next to rocketd's.
+//
 // Per target it also records the time from process start to the broker's
 // port accepting connections, to the topics' creation through the
 // NameServer (rocketd, RocketMQ: the broker has registered), RSS once idle after start, and the peak RSS
