@@ -1,6 +1,10 @@
 package main
 
 import (
+	"errors"
+	"os"
+	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -8,7 +12,11 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	// The RocketMQ 5 SDK (the gRPC workloads) imports opencensus, whose
+	// package init starts a worker that lives for the process.
+	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("go.opencensus.io/stats/view.(*worker).start"))
+}
 
 func TestParseFlags(t *testing.T) {
 	h, err := parseFlags([]string{"--quick", "--targets", "rocketd-async, nats-always"})
@@ -85,5 +93,99 @@ func TestPipelinedArgs(t *testing.T) {
 	want := "produce -t T -s 1024 -w 1 --mode async --window 125 --batch 32 --duration 5s"
 	if got != want {
 		t.Errorf("batch32 args = %q, want %q", got, want)
+	}
+}
+
+func TestParseFlagsGRPC(t *testing.T) {
+	h, err := parseFlags([]string{"--quick", "--targets", "rocketd-grpc,rocketmq-proxy", "--rounds", "2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.grpcBacklog != 30_000 || h.grpcProducers != 32 || h.rounds != 2 || strings.Join(h.targets, ",") != "rocketd-grpc,rocketmq-proxy" {
+		t.Errorf("--quick gRPC: backlog %d producers %d rounds %d targets %v", h.grpcBacklog, h.grpcProducers, h.rounds, h.targets)
+	}
+	h, err = parseFlags(nil)
+	if err != nil || h.grpcBacklog != 200_000 || h.rounds != 1 || slices.Contains(h.targets, "rocketd-grpc") {
+		t.Errorf("defaults: %v %+v", err, h)
+	}
+	for _, bad := range [][]string{{"--rounds", "0"}, {"--grpc-producers", "0"}, {"--grpc-backlog", "0"}} {
+		if _, err := parseFlags(bad); err == nil {
+			t.Errorf("%v: no error", bad)
+		}
+	}
+}
+
+// TestTableGRPC checks the gRPC rows: the proxy's ratio to rocketd gRPC,
+// and no remoting rows when only gRPC targets ran.
+func TestTableGRPC(t *testing.T) {
+	h := &harness{grpcProducers: 32, grpcBacklog: 200_000}
+	table := h.table([]*targetResult{
+		{name: "rocketd-grpc", metrics: map[string]metric{"g1k1": {TPS: 3000}, "g1kN": {TPS: 9000, P99: 10}, "g1kNp99": {TPS: 9000, P99: 10}, "gconsume": {TPS: 4000}}},
+		{name: "rocketmq-proxy", metrics: map[string]metric{"g1k1": {TPS: 1000}, "g1kN": {TPS: 3000, P99: 40}, "g1kNp99": {TPS: 3000, P99: 40}, "gconsume": {TPS: 2000}}},
+	})
+	for _, want := range []string{
+		"| gRPC produce 1 KiB, 1 producer (msgs/s) | 3000 | 1000 (×3.00) |",
+		"| gRPC produce 1 KiB, 32 producers (msgs/s) | 9000 | 3000 (×3.00) |",
+		"| gRPC send p99, 32 producers (ms) | 10.00 | 40.00 (×4.00) |",
+		"| gRPC SimpleConsumer receive + ack, 200 k backlog (msgs/s) | 4000 | 2000 (×2.00) |",
+	} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table lacks %q:\n%s", want, table)
+		}
+	}
+	if strings.Contains(table, "produce 128 B") {
+		t.Errorf("remoting rows in a gRPC-only table:\n%s", table)
+	}
+}
+
+// TestMergeRounds checks the median over rounds and that failures and
+// errors of every round are kept.
+func TestMergeRounds(t *testing.T) {
+	round := func(tps, p99 float64, fails int64, err error) []*targetResult {
+		return []*targetResult{{name: "rocketd-grpc", startup: time.Duration(tps) * time.Millisecond, err: err,
+			metrics: map[string]metric{"g1kN": {TPS: tps, P99: p99, Failures: fails}}}}
+	}
+	boom := errors.New("boom")
+	got := mergeRounds([][]*targetResult{round(100, 9, 1, nil), round(300, 1, 0, boom), round(200, 5, 2, nil)})
+	if len(got) != 1 {
+		t.Fatalf("%d results", len(got))
+	}
+	m := got[0].metrics["g1kN"]
+	if m.TPS != 200 || m.P99 != 5 || m.Failures != 3 || got[0].startup != 200*time.Millisecond || !errors.Is(got[0].err, boom) {
+		t.Errorf("three rounds: %+v startup %s err %v", m, got[0].startup, got[0].err)
+	}
+	got = mergeRounds([][]*targetResult{round(100, 4, 0, nil), round(300, 8, 0, nil)})
+	if m := got[0].metrics["g1kN"]; m.TPS != 200 || m.P99 != 6 || got[0].err != nil {
+		t.Errorf("two rounds: %+v err %v", m, got[0].err)
+	}
+}
+
+// TestExitedZombie: a child that has ended but is not reaped yet (a
+// zombie, which signal 0 still reaches) counts as exited, so waitTCP stops
+// waiting for a server that died at start.
+func TestExitedZombie(t *testing.T) {
+	cmd := exec.Command("true")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	deadline := time.Now().Add(10 * time.Second)
+	for !exited(cmd) {
+		if time.Now().After(deadline) {
+			t.Fatal("an ended, unreaped child is not seen as exited")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestSchedstat: this process's threads have run, and a busy loop adds to
+// it.
+func TestSchedstat(t *testing.T) {
+	run0, _ := schedstat(os.Getpid())
+	for end := time.Now().Add(20 * time.Millisecond); time.Now().Before(end); {
+	}
+	run1, _ := schedstat(os.Getpid())
+	if run0 <= 0 || run1 <= run0 {
+		t.Errorf("run time %s then %s", run0, run1)
 	}
 }

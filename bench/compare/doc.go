@@ -6,6 +6,7 @@
 //	go run ./bench/compare --quick         a fast check (about 3 minutes), nothing written unless --out
 //	go run ./bench/compare --targets rocketd-async,nats-default --duration 5s
 //	go run ./bench/compare --profile /tmp/prof --targets rocketd-async
+//	go run ./bench/compare --targets rocketd-grpc,rocketmq-proxy --rounds 2 --duration 10s --grpc-backlog 30000
 //	go run ./bench/compare --targets rocketd-async,nats-default --workloads pipe1,pipe16,batch32 --duration 5s
 //
 //	go run ./bench/compare scale           the scale curves (about 30 minutes), results to bench/results/<date>-scale.md
@@ -26,6 +27,15 @@
 //	rocketmq-sync   Apache RocketMQ 5.x NameServer + broker, SYNC_FLUSH
 //	nats-default    NATS JetStream, file storage, default durability (fsync every 2 min)
 //	nats-always     NATS JetStream, file storage, sync_interval: always
+//
+// and, only when named (they have workloads of their own, see below):
+//
+//	rocketd-grpc    rocketd serve --grpc-port, ASYNC_FLUSH: the gRPC MessagingService
+//	rocketmq-proxy  Apache RocketMQ 5.x NameServer + proxy in Local mode (ProxyStartup -pm local:
+//	                the broker runs inside the proxy's JVM), ASYNC_FLUSH, gRPC on a free port
+//
+// --rounds N runs the target list N times, the targets alternating, and the
+// table shows each figure's median (and each round's table below it).
 //
 // rocketd and RocketMQ are driven by the same client, `rocketctl bench`, run
 // as a separate process (so the ratio between them is the brokers'). NATS is
@@ -54,6 +64,23 @@
 //	first sends         rocketd, RocketMQ: 16 producers of 1 KiB right after the topics exist on the fresh
 //	                    store, before the warm-up; the max send latency shows a first CommitLog segment
 //	                    prepared only when the first send needs it (a 1 GiB zero-fill under SYNC_FLUSH)
+//
+// The gRPC workloads (workloads_grpc.go; results in
+// bench/results/2026-12-02-grpc.md) drive rocketd-grpc and rocketmq-proxy
+// with the official Go SDK, rocketmq-clients/golang v5.1.4, in this process
+// (plaintext), topics of 8 queues:
+//
+//	gRPC produce 1 KiB x1    one SDK producer, synchronous sends
+//	gRPC produce 1 KiB xN    --grpc-producers (32) SDK producers, synchronous sends; and their send p99
+//	SimpleConsumer           a --grpc-backlog (200 000) backlog of 1 KiB, filled unmeasured; 16 SimpleConsumers
+//	                         of a new group Receive 32 at a time and Ack each message, until all are acked
+//
+// For each, the results' notes give the CPU time the server's and the
+// client's threads ran and waited for a CPU (/proc/PID/task/*/schedstat),
+// per message: on a shared machine the share of the cores a process gets
+// bounds its throughput, and the CPU per message is the figure that does
+// not depend on it. With --profile the harness also saves a CPU profile of
+// itself (the SDK clients) next to rocketd's.
 //
 // Per target it also records the time from process start to the broker's
 // port accepting connections, to the topics' creation through the

@@ -69,6 +69,10 @@ type harness struct {
 	// metricsPprof: rocketd serves pprof on its metrics listener (the
 	// scale curves force a GC before reading the RSS).
 	metricsPprof bool
+	// gRPC targets (workloads_grpc.go)
+	grpcProducers int
+	grpcBacklog   int
+	rounds        int // the target list runs this many times, targets alternating
 
 	work         string // temp dir of this run
 	rocketd      string // built binaries
@@ -80,12 +84,16 @@ type harness struct {
 // of the same durability (ratioBase).
 var allTargets = []string{"rocketd-async", "rocketd-sync", "rocketmq-async", "rocketmq-sync", "nats-default", "nats-always"}
 
+// grpcTargets are not in the default run: --targets rocketd-grpc,rocketmq-proxy.
+var grpcTargets = []string{"rocketd-grpc", "rocketmq-proxy"}
+
 var ratioBase = map[string]string{
 	"rocketd-sync":   "rocketd-async",
 	"rocketmq-async": "rocketd-async",
 	"rocketmq-sync":  "rocketd-sync",
 	"nats-default":   "rocketd-async",
 	"nats-always":    "rocketd-sync",
+	"rocketmq-proxy": "rocketd-grpc",
 }
 
 var targetTitle = map[string]string{
@@ -95,12 +103,14 @@ var targetTitle = map[string]string{
 	"rocketmq-sync":  "RocketMQ " + rocketmqVersion + " SYNC_FLUSH",
 	"nats-default":   "NATS JetStream default sync",
 	"nats-always":    "NATS JetStream sync always",
+	"rocketd-grpc":   "rocketd gRPC ASYNC_FLUSH",
+	"rocketmq-proxy": "RocketMQ " + rocketmqVersion + " proxy Local mode ASYNC_FLUSH",
 }
 
 func parseFlags(args []string) (*harness, error) {
 	h := &harness{log: os.Stderr}
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
-	targets := fs.String("targets", strings.Join(allTargets, ","), "comma-separated targets: "+strings.Join(allTargets, ", "))
+	targets := fs.String("targets", strings.Join(allTargets, ","), "comma-separated targets: "+strings.Join(append(allTargets, grpcTargets...), ", "))
 	fs.DurationVar(&h.duration, "duration", 15*time.Second, "length of each measured workload")
 	fs.DurationVar(&h.warmup, "warmup", 5*time.Second, "unmeasured produce before the workloads of each target")
 	fs.IntVar(&h.backlog, "backlog", 1_000_000, "messages in the consume backlog")
@@ -113,6 +123,9 @@ func parseFlags(args []string) (*harness, error) {
 	fs.StringVar(&h.profileDir, "profile", "", "run rocketd in-process with pprof and save CPU and allocation profiles here")
 	fs.BoolVar(&h.keep, "keep", false, "keep the data directories and logs")
 	only := fs.String("workloads", "", "comma-separated workload ids to run (default all): "+workloadIDs())
+	fs.IntVar(&h.grpcProducers, "grpc-producers", 32, "gRPC targets: SDK producers of the multi-producer workload and the backlog fill")
+	fs.IntVar(&h.grpcBacklog, "grpc-backlog", 200_000, "gRPC targets: messages in the SimpleConsumer backlog")
+	fs.IntVar(&h.rounds, "rounds", 1, "run the targets this many times, alternating; the table shows each figure's median")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -135,6 +148,9 @@ func parseFlags(args []string) (*harness, error) {
 		if !set["fill-limit"] {
 			h.fillLimit = 20 * time.Second
 		}
+		if !set["grpc-backlog"] {
+			h.grpcBacklog = 30_000
+		}
 	} else if h.out == "" {
 		h.out = filepath.Join("bench", "results", time.Now().UTC().Format("2006-01-02")+".md")
 	}
@@ -145,8 +161,8 @@ func parseFlags(args []string) (*harness, error) {
 		}
 		h.targets = append(h.targets, t)
 	}
-	if h.duration < time.Second || h.backlog < 1 || h.rate < 16 {
-		return nil, errors.New("--duration must be at least 1s, --backlog at least 1, --rate at least 16")
+	if h.duration < time.Second || h.backlog < 1 || h.rate < 16 || h.grpcProducers < 1 || h.grpcBacklog < 1 || h.rounds < 1 {
+		return nil, errors.New("--duration must be at least 1s, --backlog, --grpc-producers, --grpc-backlog and --rounds at least 1, --rate at least 16")
 	}
 	return h, nil
 }
@@ -168,6 +184,7 @@ type targetResult struct {
 	fillFailures map[string]int64
 	err          error
 	duration     time.Duration
+	notes        []string // for the results file's notes
 }
 
 // metric is one workload's figure.
@@ -218,20 +235,35 @@ func (h *harness) run(ctx context.Context) error {
 		return err
 	}
 	defer done()
-	var results []*targetResult
-	for _, t := range h.targets {
-		if ctx.Err() != nil {
-			return ctx.Err()
+	var rounds [][]*targetResult
+	for round := range h.rounds {
+		var results []*targetResult
+		for _, t := range h.targets {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			h.logf("== %s (round %d of %d)", targetTitle[t], round+1, h.rounds)
+			r := h.runTarget(ctx, t)
+			for i := range r.notes {
+				if h.rounds > 1 {
+					r.notes[i] = fmt.Sprintf("round %d: %s", round+1, r.notes[i])
+				}
+			}
+			if r.err != nil {
+				h.logf("%s failed: %v", t, r.err)
+			}
+			results = append(results, r)
 		}
-		h.logf("== %s", targetTitle[t])
-		r := h.runTarget(ctx, t)
-		if r.err != nil {
-			h.logf("%s failed: %v", t, r.err)
-		}
-		results = append(results, r)
+		rounds = append(rounds, results)
 	}
+	results := mergeRounds(rounds)
 	total := time.Since(start)
 	table := h.table(results)
+	if len(rounds) > 1 {
+		for i, round := range rounds {
+			table += fmt.Sprintf("\nRound %d:\n\n", i+1) + h.table(round)
+		}
+	}
 	fmt.Println(table)
 	if h.out == "" {
 		return nil
@@ -261,9 +293,13 @@ func (h *harness) runTarget(ctx context.Context, name string) *targetResult {
 	var err error
 	switch name {
 	case "rocketd-async":
-		s, err = h.startRocketd(dir, config.AsyncFlush)
+		s, err = h.startRocketd(dir, config.AsyncFlush, false)
 	case "rocketd-sync":
-		s, err = h.startRocketd(dir, config.SyncFlush)
+		s, err = h.startRocketd(dir, config.SyncFlush, false)
+	case "rocketd-grpc":
+		s, err = h.startRocketd(dir, config.AsyncFlush, true)
+	case "rocketmq-proxy":
+		s, err = h.startRocketMQProxy(ctx, dir)
 	case "rocketmq-async":
 		s, err = h.startRocketMQ(ctx, dir, config.AsyncFlush)
 	case "rocketmq-sync":
@@ -288,6 +324,8 @@ func (h *harness) runTarget(ctx context.Context, name string) *targetResult {
 	h.logf("%s accepts connections after %s", name, s.startup.Round(time.Millisecond))
 	if strings.HasPrefix(name, "nats") {
 		r.err = h.natsWorkloads(ctx, s, r)
+	} else if isGRPCTarget(name) {
+		r.err = h.grpcWorkloadsRun(ctx, name, s, r)
 	} else {
 		r.err = h.rocketWorkloads(ctx, name, s, r)
 	}

@@ -25,6 +25,7 @@ type server struct {
 	addr    string    // NameServer (rocketd, RocketMQ) or NATS client address
 	broker  string    // the broker's remoting address (rocketd, RocketMQ)
 	pprof   string    // rocketd-pprof: the debug HTTP address
+	grpc    string    // gRPC targets: the MessagingService's host:port
 	started time.Time // the first process's start
 	startup time.Duration
 	idleRSS int64 // bytes, summed over procs
@@ -165,9 +166,21 @@ func (s *server) waitTCP(addr string, timeout time.Duration) error {
 	}
 }
 
-// exited reports whether the process has ended (without reaping it).
+// exited reports whether the process has ended (without reaping it: an
+// ended child stays a zombie, which signal 0 still reaches, until Wait).
 func exited(p *exec.Cmd) bool {
-	return p.Process.Signal(syscall.Signal(0)) != nil
+	if p.Process.Signal(syscall.Signal(0)) != nil {
+		return true
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(p.Process.Pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	// pid (comm) state ...: comm may hold spaces and parentheses.
+	if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) {
+		return b[i+2] == 'Z'
+	}
+	return false
 }
 
 // freePorts returns n distinct loopback ports nobody listens on, each with

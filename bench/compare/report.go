@@ -12,6 +12,14 @@ import (
 	"time"
 )
 
+// row is one line of the table: a figure per target.
+type row struct {
+	title        string
+	value        func(*targetResult) (float64, bool)
+	format       string
+	higherBetter bool
+}
+
 // table renders the results as one Markdown table: a column per target, a
 // row per workload plus start-up and memory. A peer's cell carries its
 // ratio to the rocketd target of the same durability, oriented so that a
@@ -32,14 +40,15 @@ func (h *harness) table(results []*targetResult) string {
 		b.WriteString("---:|")
 	}
 	b.WriteString("\n")
-	type row struct {
-		title        string
-		value        func(*targetResult) (float64, bool)
-		format       string
-		higherBetter bool
-	}
 	var rows []row
+	remoting, grpc := false, false
+	for _, r := range results {
+		remoting, grpc = remoting || !isGRPCTarget(r.name), grpc || isGRPCTarget(r.name)
+	}
 	for _, w := range workloads {
+		if !remoting {
+			break
+		}
 		id := w.id
 		title := w.title
 		if id == "rate" {
@@ -68,6 +77,9 @@ func (h *harness) table(results []*targetResult) string {
 			}
 		}
 		rows = append(rows, r)
+	}
+	if grpc {
+		rows = append(rows, h.grpcRows()...)
 	}
 	rows = append(rows,
 		row{title: "start to accepting connections (ms)", format: "%.0f", value: func(t *targetResult) (float64, bool) {
@@ -138,34 +150,30 @@ func (h *harness) resultsDoc(results []*targetResult, table, load0, load1 string
 	b.WriteString("## Results\n\n")
 	b.WriteString("Each peer's cell shows, in parentheses, its ratio to the rocketd target of the same durability\n")
 	b.WriteString("(RocketMQ ASYNC and NATS default to rocketd ASYNC_FLUSH; RocketMQ SYNC and NATS sync-always to\n")
-	b.WriteString("rocketd SYNC_FLUSH; rocketd SYNC_FLUSH to rocketd ASYNC_FLUSH), oriented so that **above 1 means rocketd\n")
+	b.WriteString("rocketd SYNC_FLUSH; rocketd SYNC_FLUSH to rocketd ASYNC_FLUSH; RocketMQ's proxy to rocketd gRPC), oriented so that **above 1 means rocketd\n")
 	b.WriteString("is better** (throughput: rocketd ÷ peer; latency, start-up and memory: peer ÷ rocketd).\n\n")
 	b.WriteString(table)
 	b.WriteString("\n## Workloads\n\n")
 	fmt.Fprintf(&b, "- Each measured workload runs %s, after a %s unmeasured warm-up per target (16 producers).\n", h.duration, h.warmup)
-	b.WriteString("- rocketd and RocketMQ: `rocketctl bench` (same client binary, a separate process), topic with 8 queues;\n")
-	b.WriteString("  producers send synchronously (SEND_MESSAGE_V2, wait for the answer), one connection each.\n")
-	b.WriteString("- NATS: nats.go JetStream, one connection per producer, `js.Publish` waiting for the stream's ack;\n")
-	b.WriteString("  one file-storage stream; the backlog is read by a pull consumer (AckNone, batches of 1000).\n")
-	fmt.Fprintf(&b, "- Fixed rate: %d paced producers at %d msgs/s in total, 1 KiB; the p99 is measured from each send's\n", rateWorkers, h.rate)
-	b.WriteString("  due time (no coordinated omission).\n")
-	b.WriteString("- Backlog: 1 KiB messages, filled unmeasured (rocketctl: 8 producers, batches of 32; NATS: async publish),\n")
-	b.WriteString("  then read from the start (rocketctl: one long-polling pull loop per queue, 32 messages per pull).\n")
-	fmt.Fprintf(&b, "- RocketMQ %s from Maven Central, broker heap %s, NameServer heap %s.\n",
-		rocketmqVersion, strings.Join(brokerHeap, " "), strings.Join(namesrvHeap, " "))
-	fmt.Fprintf(&b, "- First sends: right after the topics are created on the fresh store, before the warm-up, 16 producers\n")
-	fmt.Fprintf(&b, "  send 1 KiB for %s; the row is their max send latency (a first CommitLog segment prepared only then,\n", h.duration)
-	b.WriteString("  or the next one's preparation disturbing the flushes, shows there; timeouts count as failed sends).\n")
-	b.WriteString("- Start-up: process start to the broker's (NATS: the server's) port accepting TCP connections;\n")
-	b.WriteString("  topic route: process start to the topics created through the NameServer (the broker registered).\n")
-	b.WriteString("  RSS: VmRSS after start and topic creation, and VmHWM at the end, summed over the target's processes\n")
-	b.WriteString("  (RocketMQ: NameServer + broker JVMs; rocketd serve runs both in one process).\n")
+	remoting, grpc := false, false
+	for _, r := range results {
+		remoting, grpc = remoting || !isGRPCTarget(r.name), grpc || isGRPCTarget(r.name)
+	}
+	if grpc {
+		b.WriteString(h.grpcWorkloadsDoc())
+	}
+	if remoting {
+		h.remotingWorkloadsDoc(&b)
+	}
 	var notes []string
 	for _, r := range results {
 		if r.err != nil {
 			notes = append(notes, fmt.Sprintf("- %s failed: %v", targetTitle[r.name], r.err))
 		}
-		if r.backlog > 0 && r.backlog < h.backlog {
+		for _, n := range r.notes {
+			notes = append(notes, "- "+targetTitle[r.name]+", "+n)
+		}
+		if r.backlog > 0 && r.backlog < h.backlog && !isGRPCTarget(r.name) {
 			why := fmt.Sprintf("it reached --fill-limit %s", h.fillLimit)
 			if len(r.fillFailures) > 0 {
 				why = "sends failed: " + codeCounts(r.fillFailures)
@@ -173,7 +181,7 @@ func (h *harness) resultsDoc(results []*targetResult, table, load0, load1 string
 			notes = append(notes, fmt.Sprintf("- %s: the backlog holds %d messages (%s); the consume rate is over those.",
 				targetTitle[r.name], r.backlog, why))
 		}
-		for _, w := range workloads {
+		for _, w := range append(workloads, grpcWorkloads...) {
 			if m := r.metrics[w.id]; m.Failures > 0 {
 				note := fmt.Sprintf("- %s, %s: %d failed sends", targetTitle[r.name], w.title, m.Failures)
 				if len(m.FailedBy) > 0 {
@@ -187,6 +195,27 @@ func (h *harness) resultsDoc(results []*targetResult, table, load0, load1 string
 		b.WriteString("\n## Notes\n\n" + strings.Join(notes, "\n") + "\n")
 	}
 	return b.String()
+}
+
+// remotingWorkloadsDoc describes the remoting and NATS workloads.
+func (h *harness) remotingWorkloadsDoc(b *strings.Builder) {
+	b.WriteString("- rocketd and RocketMQ: `rocketctl bench` (same client binary, a separate process), topic with 8 queues;\n")
+	b.WriteString("  producers send synchronously (SEND_MESSAGE_V2, wait for the answer), one connection each.\n")
+	b.WriteString("- NATS: nats.go JetStream, one connection per producer, `js.Publish` waiting for the stream's ack;\n")
+	b.WriteString("  one file-storage stream; the backlog is read by a pull consumer (AckNone, batches of 1000).\n")
+	fmt.Fprintf(b, "- Fixed rate: %d paced producers at %d msgs/s in total, 1 KiB; the p99 is measured from each send's\n", rateWorkers, h.rate)
+	b.WriteString("  due time (no coordinated omission).\n")
+	b.WriteString("- Backlog: 1 KiB messages, filled unmeasured (rocketctl: 8 producers, batches of 32; NATS: async publish),\n")
+	b.WriteString("  then read from the start (rocketctl: one long-polling pull loop per queue, 32 messages per pull).\n")
+	fmt.Fprintf(b, "- RocketMQ %s from Maven Central, broker heap %s, NameServer heap %s.\n",
+		rocketmqVersion, strings.Join(brokerHeap, " "), strings.Join(namesrvHeap, " "))
+	fmt.Fprintf(b, "- First sends: right after the topics are created on the fresh store, before the warm-up, 16 producers\n")
+	fmt.Fprintf(b, "  send 1 KiB for %s; the row is their max send latency (a first CommitLog segment prepared only then,\n", h.duration)
+	b.WriteString("  or the next one's preparation disturbing the flushes, shows there; timeouts count as failed sends).\n")
+	b.WriteString("- Start-up: process start to the broker's (NATS: the server's) port accepting TCP connections;\n")
+	b.WriteString("  topic route: process start to the topics created through the NameServer (the broker registered).\n")
+	b.WriteString("  RSS: VmRSS after start and topic creation, and VmHWM at the end, summed over the target's processes\n")
+	b.WriteString("  (RocketMQ: NameServer + broker JVMs; rocketd serve runs both in one process).\n")
 }
 
 func cpuModel() string {
@@ -247,4 +276,31 @@ func codeCounts(m map[string]int64) string {
 		parts[i] = fmt.Sprintf("%s %d", k, m[k])
 	}
 	return strings.Join(parts, ", ")
+}
+
+// grpcRows are the gRPC targets' rows (workloads_grpc.go).
+func (h *harness) grpcRows() []row {
+	var rows []row
+	for _, w := range grpcWorkloads {
+		id := w.id
+		r := row{title: w.title, format: "%.0f", higherBetter: true, value: func(t *targetResult) (float64, bool) {
+			m, ok := t.metrics[id]
+			return m.TPS, ok
+		}}
+		switch id {
+		case "g1kN":
+			r.title = fmt.Sprintf(w.title, h.grpcProducers)
+		case "g1kNp99":
+			r.title = fmt.Sprintf(w.title, h.grpcProducers)
+			r.format, r.higherBetter = "%.2f", false
+			r.value = func(t *targetResult) (float64, bool) {
+				m, ok := t.metrics[id]
+				return m.P99, ok
+			}
+		case "gconsume":
+			r.title = fmt.Sprintf(w.title, countName(h.grpcBacklog))
+		}
+		rows = append(rows, r)
+	}
+	return rows
 }

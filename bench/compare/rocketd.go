@@ -22,24 +22,31 @@ import (
 )
 
 // startRocketd starts `rocketd serve` (or, profiling, this binary's
-// rocketd-pprof child) with a fresh data dir under dir.
-func (h *harness) startRocketd(dir string, flush config.FlushDiskType) (*server, error) {
-	ports, err := freePorts(3)
+// rocketd-pprof child) with a fresh data dir under dir; with grpc its gRPC
+// MessagingService on a free port (--grpc-port), else none.
+func (h *harness) startRocketd(dir string, flush config.FlushDiskType, grpc bool) (*server, error) {
+	ports, err := freePorts(4)
 	if err != nil {
 		return nil, err
 	}
-	nsPort, brokerPort, pprofPort := ports[0], ports[1], ports[2]
+	nsPort, brokerPort, pprofPort, grpcPort := ports[0], ports[1], ports[2], ports[3]
 	conf := filepath.Join(dir, "broker.conf")
-	// The remoting comparison: no gRPC listener (it would take port 8081).
-	text := "flushDiskType=" + string(flush) + "\ngrpcServerEnable=false\n"
+	// No gRPC listener unless asked (it would take port 8081).
+	text := "flushDiskType=" + string(flush) + "\ngrpcServerEnable=" + strconv.FormatBool(grpc) + "\n"
 	s := &server{addr: "127.0.0.1:" + strconv.Itoa(nsPort), broker: "127.0.0.1:" + strconv.Itoa(brokerPort)}
 	if h.metricsPprof && h.profileDir == "" {
-		// The scale curves read the RSS after a forced GC (settledRSS).
+		// The scale curves read the RSS after a forced GC (settled).
 		text += "metricsExporterType=PROM\nmetricsPromExporterPort=" + strconv.Itoa(pprofPort) + "\nmetricsPprofEnable=true\n"
 		s.pprof = "127.0.0.1:" + strconv.Itoa(pprofPort)
 	}
 	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
 		return nil, err
+	}
+	args := []string{"--data", filepath.Join(dir, "data"), "-c", conf,
+		"--namesrv-port", strconv.Itoa(nsPort), "--listen-port", strconv.Itoa(brokerPort)}
+	if grpc {
+		s.grpc = "127.0.0.1:" + strconv.Itoa(grpcPort)
+		args = append(args, "--grpc-port", strconv.Itoa(grpcPort))
 	}
 	var cmd *exec.Cmd
 	if h.profileDir != "" {
@@ -48,21 +55,23 @@ func (h *harness) startRocketd(dir string, flush config.FlushDiskType) (*server,
 			return nil, err
 		}
 		s.pprof = "127.0.0.1:" + strconv.Itoa(pprofPort)
-		cmd = exec.Command(self, "rocketd-pprof", "--data", filepath.Join(dir, "data"), "-c", conf,
-			"--namesrv-port", strconv.Itoa(nsPort), "--listen-port", strconv.Itoa(brokerPort), "--pprof", s.pprof)
+		cmd = exec.Command(self, append([]string{"rocketd-pprof", "--pprof", s.pprof}, args...)...)
 	} else {
 		level := "warn"
 		if h.metricsPprof {
 			level = "info" // the scale runs: the recovery's steps with their times
 		}
-		cmd = exec.Command(h.rocketd, "serve", "--log-level", level, "--data", filepath.Join(dir, "data"), "-c", conf,
-			"--namesrv-port", strconv.Itoa(nsPort), "--listen-port", strconv.Itoa(brokerPort))
+		cmd = exec.Command(h.rocketd, append([]string{"serve", "--log-level", level}, args...)...)
 	}
 	start := time.Now()
 	if err := s.startProcess(cmd, filepath.Join(dir, "rocketd.log")); err != nil {
 		return nil, err
 	}
-	if err := s.waitTCP("127.0.0.1:"+strconv.Itoa(brokerPort), 60*time.Second); err != nil {
+	ready := "127.0.0.1:" + strconv.Itoa(brokerPort)
+	if grpc {
+		ready = s.grpc
+	}
+	if err := s.waitTCP(ready, 60*time.Second); err != nil {
 		s.stop(10 * time.Second)
 		return nil, fmt.Errorf("rocketd: %w (log: %s)", err, filepath.Join(dir, "rocketd.log"))
 	}
@@ -74,7 +83,7 @@ func (h *harness) startRocketd(dir string, flush config.FlushDiskType) (*server,
 // `rocketd serve` runs, in this process, with net/http/pprof on --pprof.
 func rocketdPprofMain(args []string) error {
 	var dataDir, conf, pprofAddr string
-	var nsPort, brokerPort int
+	var nsPort, brokerPort, grpcPort int
 	for i := 0; i+1 < len(args); i += 2 {
 		switch args[i] {
 		case "--data":
@@ -87,6 +96,8 @@ func rocketdPprofMain(args []string) error {
 			nsPort, _ = strconv.Atoi(args[i+1])
 		case "--listen-port":
 			brokerPort, _ = strconv.Atoi(args[i+1])
+		case "--grpc-port":
+			grpcPort, _ = strconv.Atoi(args[i+1])
 		default:
 			return fmt.Errorf("rocketd-pprof: unknown flag %s", args[i])
 		}
@@ -99,6 +110,9 @@ func rocketdPprofMain(args []string) error {
 	props["listenPort"] = strconv.Itoa(brokerPort)
 	props["namesrvAddr"] = "127.0.0.1:" + strconv.Itoa(nsPort)
 	props["brokerIP1"] = "127.0.0.1"
+	if grpcPort > 0 {
+		props["grpcServerPort"] = strconv.Itoa(grpcPort)
+	}
 	bc, _, err := config.BrokerConfigFromProperties(props)
 	if err != nil {
 		return err

@@ -34,10 +34,13 @@ var (
 )
 
 // ensureRocketMQ returns the directory holding the RocketMQ jars, fetching
-// them through Maven on first use.
+// them through Maven on first use (and again when a cache filled before
+// rocketmq/pom.xml listed the proxy lacks it).
 func (h *harness) ensureRocketMQ(ctx context.Context) (string, error) {
 	dir := h.rocketmqLib
-	if matches, _ := filepath.Glob(filepath.Join(dir, "rocketmq-broker-*.jar")); len(matches) > 0 {
+	broker, _ := filepath.Glob(filepath.Join(dir, "rocketmq-broker-*.jar"))
+	proxy, _ := filepath.Glob(filepath.Join(dir, "rocketmq-proxy-*.jar"))
+	if len(broker) > 0 && len(proxy) > 0 {
 		return dir, nil
 	}
 	pom := filepath.Join(h.root, "bench", "compare", "rocketmq", "pom.xml")
@@ -72,24 +75,10 @@ func (h *harness) startRocketMQ(ctx context.Context, dir string, flush config.Fl
 		return nil, err
 	}
 	brokerConf := filepath.Join(dir, "broker.conf")
-	conf := strings.Join([]string{
-		"brokerClusterName=DefaultCluster", "brokerName=broker-a", "brokerId=0",
-		"listenPort=" + strconv.Itoa(brokerPort),
-		"namesrvAddr=127.0.0.1:" + strconv.Itoa(nsPort),
-		"brokerIP1=127.0.0.1",
-		"storePathRootDir=" + store, "storePathCommitLog=" + filepath.Join(store, "commitlog"),
-		"flushDiskType=" + string(flush),
-		"autoCreateTopicEnable=true",
-	}, "\n") + "\n"
-	if err := os.WriteFile(brokerConf, []byte(conf), 0o644); err != nil {
+	if err := os.WriteFile(brokerConf, []byte(rocketmqBrokerConf(nsPort, brokerPort, store, flush)), 0o644); err != nil {
 		return nil, err
 	}
-	java := func(heap []string, class, conf string) *exec.Cmd {
-		args := append(append(append([]string{}, heap...), jvmOpens...), "-Duser.home="+home, "-cp", filepath.Join(lib, "*"), class, "-c", conf)
-		cmd := exec.Command("java", args...)
-		cmd.Env = append(os.Environ(), "ROCKETMQ_HOME="+home)
-		return cmd
-	}
+	java := func(heap []string, class, conf string) *exec.Cmd { return javaCmd(lib, home, heap, class, "-c", conf) }
 	s := &server{addr: "127.0.0.1:" + strconv.Itoa(nsPort), broker: "127.0.0.1:" + strconv.Itoa(brokerPort)}
 	start := time.Now()
 	if err := s.startProcess(java(namesrvHeap, "org.apache.rocketmq.namesrv.NamesrvStartup", nsConf), filepath.Join(dir, "namesrv.log")); err != nil {
@@ -105,4 +94,27 @@ func (h *harness) startRocketMQ(ctx context.Context, dir string, flush config.Fl
 	}
 	s.startup = time.Since(start)
 	return s, nil
+}
+
+// rocketmqBrokerConf is the broker.conf of a RocketMQ broker on brokerPort
+// with its store under store.
+func rocketmqBrokerConf(nsPort, brokerPort int, store string, flush config.FlushDiskType) string {
+	return strings.Join([]string{
+		"brokerClusterName=DefaultCluster", "brokerName=broker-a", "brokerId=0",
+		"listenPort=" + strconv.Itoa(brokerPort),
+		"namesrvAddr=127.0.0.1:" + strconv.Itoa(nsPort),
+		"brokerIP1=127.0.0.1",
+		"storePathRootDir=" + store, "storePathCommitLog=" + filepath.Join(store, "commitlog"),
+		"flushDiskType=" + string(flush),
+		"autoCreateTopicEnable=true",
+	}, "\n") + "\n"
+}
+
+// javaCmd runs class of the RocketMQ jars in lib with heap, ROCKETMQ_HOME
+// and user.home at home (where RocketMQ writes its logs).
+func javaCmd(lib, home string, heap []string, class string, args ...string) *exec.Cmd {
+	jargs := append(append(append([]string{}, heap...), jvmOpens...), "-Duser.home="+home, "-cp", filepath.Join(lib, "*"), class)
+	cmd := exec.Command("java", append(jargs, args...)...)
+	cmd.Env = append(os.Environ(), "ROCKETMQ_HOME="+home)
+	return cmd
 }

@@ -209,7 +209,7 @@ func (h *harness) startScaleRocketd(name string) (*server, string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, "", err
 	}
-	s, err := h.startRocketd(dir, config.AsyncFlush)
+	s, err := h.startRocketd(dir, config.AsyncFlush, false)
 	if err != nil {
 		return nil, "", err
 	}
@@ -238,10 +238,10 @@ func (h *harness) stopScale(s *server, dir string) {
 	}
 }
 
-// createTopics creates topics of queues queues each on the broker with
+// createTopicsOnBroker creates topics of queues queues each on the broker with
 // UPDATE_AND_CREATE_TOPIC, as `rocketctl topic create -b` does, without a
 // process per topic, then waits until the NameServer routes the last one.
-func (h *harness) createTopics(ctx context.Context, s *server, names []string, queues int) error {
+func (h *harness) createTopicsOnBroker(ctx context.Context, s *server, names []string, queues int) error {
 	client := remoting.NewClient(remoting.ClientConfig{})
 	defer client.Close()
 	for _, t := range names {
@@ -352,7 +352,7 @@ func (h *harness) queuePoint(ctx context.Context, layout string, queues, topics 
 		}
 	}
 	h.logf("queues: %d in %d topic(s): creating", queues, topics)
-	if err := h.createTopics(ctx, s, names, perTopic); err != nil {
+	if err := h.createTopicsOnBroker(ctx, s, names, perTopic); err != nil {
 		return nil, 0, err
 	}
 	idle := s.settled(ctx)
@@ -459,7 +459,7 @@ func (h *harness) backlogPoint(ctx context.Context, gib float64) ([]string, erro
 		return nil, err
 	}
 	defer h.stopScale(s, dir)
-	if err := h.createTopics(ctx, s, []string{scaleTopic}, 8); err != nil {
+	if err := h.createTopicsOnBroker(ctx, s, []string{scaleTopic}, 8); err != nil {
 		return nil, err
 	}
 	n := gibMessages(gib)
@@ -542,7 +542,7 @@ func (h *harness) recoveryPoint(ctx context.Context, target string, gib float64)
 	}()
 	start := func() (*server, error) {
 		if target == "rocketd" {
-			return h.startRocketd(dir, config.AsyncFlush)
+			return h.startRocketd(dir, config.AsyncFlush, false)
 		}
 		return h.startRocketMQ(ctx, dir, config.AsyncFlush)
 	}
@@ -553,7 +553,7 @@ func (h *harness) recoveryPoint(ctx context.Context, target string, gib float64)
 	if err != nil {
 		return 0, 0, err
 	}
-	if err := h.createTopics(ctx, s, []string{scaleTopic}, 8); err != nil {
+	if err := h.createTopicsOnBroker(ctx, s, []string{scaleTopic}, 8); err != nil {
 		s.stop(30 * time.Second)
 		return 0, 0, err
 	}

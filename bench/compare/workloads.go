@@ -78,20 +78,8 @@ func parseBenchJSON(out []byte) (metric, error) {
 // rocketWorkloads runs the workloads with rocketctl bench against rocketd or
 // RocketMQ.
 func (h *harness) rocketWorkloads(ctx context.Context, name string, s *server, r *targetResult) error {
-	// The broker accepts connections before it has registered: create the
-	// topics (8 queues, as the Java benchmark's default topic) once it has.
-	for _, topic := range []string{benchTopic, backlogTopic} {
-		var err error
-		deadline := time.Now().Add(60 * time.Second)
-		for time.Now().Before(deadline) {
-			if _, err = h.ctl(ctx, s.addr, "topic", "create", "-t", topic, "-c", "DefaultCluster", "-r", "8", "-w", "8"); err == nil {
-				break
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
-		if err != nil {
-			return fmt.Errorf("create %s: %w", topic, err)
-		}
+	if err := h.createTopics(ctx, s); err != nil {
+		return err
 	}
 	r.routed = time.Since(s.started)
 	r.idleRSS = s.rss()
@@ -163,6 +151,27 @@ func (h *harness) rocketWorkloads(ctx context.Context, name string, s *server, r
 	}
 	h.logf("%s backlog: %.0f msgs/s", name, m.TPS)
 	r.metrics["backlog"] = m
+	return nil
+}
+
+// createTopics creates the benchmark's topics (8 queues, as the Java
+// benchmark's default topic) through the NameServer, retrying while the
+// broker, which accepts connections before it has registered, is not yet
+// known there.
+func (h *harness) createTopics(ctx context.Context, s *server) error {
+	for _, topic := range []string{benchTopic, backlogTopic} {
+		var err error
+		deadline := time.Now().Add(60 * time.Second)
+		for time.Now().Before(deadline) {
+			if _, err = h.ctl(ctx, s.addr, "topic", "create", "-t", topic, "-c", "DefaultCluster", "-r", "8", "-w", "8"); err == nil {
+				break
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		if err != nil {
+			return fmt.Errorf("create %s: %w", topic, err)
+		}
+	}
 	return nil
 }
 
