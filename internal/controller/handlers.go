@@ -1,12 +1,11 @@
 package controller
 
 import (
-	"bytes"
-	"errors"
 	"strings"
 	"time"
 
 	"github.com/rocketd/rocketd/internal/config"
+	"github.com/rocketd/rocketd/internal/configcmd"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
 )
@@ -251,25 +250,9 @@ func (c *Controller) handleGetConfig(_ *remoting.Conn, _ *remoting.Command) *rem
 // value, SYSTEM_ERROR for a body that is not properties text or a failed
 // write.
 func (c *Controller) handleUpdateConfig(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
-	props, err := config.ParseProperties(bytes.NewReader(req.Body))
-	if err != nil {
-		return remoting.NewResponse(protocol.SystemError, "string2Properties error: "+err.Error())
-	}
-	if err := c.rt.Update(props); err != nil {
-		var ref *config.UpdateRefusal
-		switch {
-		case !errors.As(err, &ref):
-			return remoting.NewResponse(protocol.SystemError, "persist config: "+err.Error())
-		case ref.Kind == config.RefusedValue:
-			return remoting.NewResponse(protocol.InvalidParameter, ref.Remark())
-		default:
-			return remoting.NewResponse(protocol.NoPermission, ref.Remark())
-		}
-	}
-	if len(props) > 0 {
+	return configcmd.Update(c.rt, req.Body, func(props config.Properties) {
 		c.log.Info("controller: config updated", "keys", props, "caller", conn.RemoteAddr())
-	}
-	return remoting.NewResponse(protocol.Success, "")
+	})
 }
 
 // connClosed forgets the brokers that heartbeat over conn and, on the

@@ -33,6 +33,8 @@ var allowed = map[string][]string{
 	"protocol":  {"message"},
 	"remoting":  {"protocol", "testutil/certs", "testutil/wait"},
 	"auth":      {"protocol", "remoting", "vfs", "lograte", "config"},
+	// configcmd answers UPDATE_*_CONFIG for broker, NameServer and controller.
+	"configcmd": {"config", "protocol", "remoting"},
 	"metrics":   {"protocol"},
 
 	"store/segment":      {"vfs", "lifecycle", "testutil/wait"},
@@ -45,11 +47,11 @@ var allowed = map[string][]string{
 		"store/index", "store/fdcache", "vfs", "message", "config", "lograte", "lifecycle", "testutil/wait"},
 
 	"ha":      {"lifecycle", "auth", "store", "store/commitlog", "message", "config", "vfs", "protocol", "remoting", "testutil/proc", "testutil/certs", "testutil/wait"},
-	"namesrv": {"lifecycle", "auth", "protocol", "remoting", "config", "vfs", "testutil/wait", "testutil/script"},
+	"namesrv": {"lifecycle", "auth", "protocol", "remoting", "config", "configcmd", "vfs", "testutil/wait", "testutil/script"},
 	"admin":   {"protocol", "remoting", "message"},
 	// controller is the fail-over controller (raft); controller/client is
 	// what a broker uses to reach it.
-	"controller":        {"lifecycle", "lograte", "protocol", "remoting", "config", "controller/client", "testutil/wait", "testutil/proc"},
+	"controller":        {"lifecycle", "lograte", "protocol", "remoting", "config", "configcmd", "controller/client", "testutil/wait", "testutil/proc"},
 	"controller/client": {"protocol", "remoting"},
 	"console":           {"admin", "protocol", "remoting", "lograte"},
 
@@ -63,7 +65,7 @@ var allowed = map[string][]string{
 	"broker/pop":      {"store", "message", "config", "vfs", "broker/meta", "protocol", "testutil/wait"},
 	"broker/stats":    {},
 	"broker/role":     {"lifecycle", "auth", "config", "vfs", "protocol", "remoting", "store", "store/commitlog", "ha", "testutil/wait"},
-	"broker/processor": {"auth", "store", "message", "config", "vfs", "protocol", "remoting", "broker/meta", "broker/filter",
+	"broker/processor": {"auth", "store", "message", "config", "configcmd", "vfs", "protocol", "remoting", "broker/meta", "broker/filter",
 		"broker/longpoll", "broker/schedule", "broker/timer", "broker/txn", "broker/pop", "broker/client", "broker/stats", "ha", "testutil/wait"},
 	"broker": {"lifecycle", "store", "message", "config", "vfs", "protocol", "remoting", "broker/meta", "broker/filter",
 		"broker/longpoll", "broker/schedule", "broker/timer", "broker/txn", "broker/pop", "broker/processor", "broker/client", "broker/stats", "broker/role", "ha", "namesrv",

@@ -1,13 +1,12 @@
 package processor
 
 import (
-	"bytes"
-	"errors"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/rocketd/rocketd/internal/config"
+	"github.com/rocketd/rocketd/internal/configcmd"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
 )
@@ -37,37 +36,7 @@ func brokerConfigText(bc *config.BrokerConfig) string {
 // updateBrokerConfig): the body is properties text; see config.Runtime for
 // which keys change.
 func (p *Processor) handleUpdateBrokerConfig(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
-	return updateConfig(p.rt, req.Body, func(props config.Properties) {
+	return configcmd.Update(p.rt, req.Body, func(props config.Properties) {
 		p.log.Info("processor: broker config updated", "keys", props, "caller", conn.RemoteAddr())
 	})
-}
-
-// updateConfig applies an UPDATE_*_CONFIG body to rt and answers as Java:
-// SUCCESS (also for an empty body), NO_PERMISSION for a black-listed key
-// ("Can not update config in black list."), and rocketd's refusals, which
-// Java does not make (it ignores unknown keys and cannot change
-// start-only ones): NO_PERMISSION for a start-only or unknown key,
-// INVALID_PARAMETER for a value that does not parse or cannot work; each
-// remark names the key. A body that is not properties text is
-// SYSTEM_ERROR ("string2Properties error"), a failed write of the config
-// file SYSTEM_ERROR too.
-func updateConfig[T any](rt *config.Runtime[T], body []byte, logged func(config.Properties)) *remoting.Command {
-	props, err := config.ParseProperties(bytes.NewReader(body))
-	if err != nil {
-		return remoting.NewResponse(protocol.SystemError, "string2Properties error: "+err.Error())
-	}
-	if err := rt.Update(props); err != nil {
-		var ref *config.UpdateRefusal
-		if !errors.As(err, &ref) {
-			return remoting.NewResponse(protocol.SystemError, "persist config: "+err.Error())
-		}
-		if ref.Kind == config.RefusedValue {
-			return remoting.NewResponse(protocol.InvalidParameter, ref.Remark())
-		}
-		return remoting.NewResponse(protocol.NoPermission, ref.Remark())
-	}
-	if len(props) > 0 {
-		logged(props)
-	}
-	return remoting.NewResponse(protocol.Success, "")
 }
