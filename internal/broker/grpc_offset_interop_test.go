@@ -104,7 +104,10 @@ func TestGRPCRawPullAndOffsets(t *testing.T) {
 		t.Fatal("held pull not answered after a send")
 	}
 
-	// From offset 1: the two last messages, next offset 3.
+	// From offset 1: the two last messages, next offset 3. A send is
+	// answered once stored; its unit reaches the queue right after
+	// (dispatch), as in Java: wait for it rather than race it.
+	wait.For(t, 10*time.Second, "the three units in the queue", func() bool { return c.b.Store().MaxOffset(topic, 0) == 3 })
 	st, msgs, next = rawPull(t, ctx, cli, &v2.PullMessageRequest{Group: grp, MessageQueue: queueOf(topic, 0), Offset: 1, BatchSize: 8})
 	if st.GetCode() != v2.Code_OK || len(msgs) != 2 || next != 3 {
 		t.Fatalf("pull from 1: %v, %d messages, next %d", st, len(msgs), next)
