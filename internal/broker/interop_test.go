@@ -16,6 +16,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/rlog"
 	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/remoting"
 	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
@@ -123,8 +124,33 @@ func (c *cluster) startPushConsumer(group, topic, expr string,
 		once.Do(func() { err = shutdownSettled(pc, started) })
 		return err
 	}
-	c.t.Cleanup(func() { _ = stop() })
+	c.t.Cleanup(func() {
+		c.quietGroup(group)
+		_ = stop()
+	})
 	return shutdowner(stop)
+}
+
+// quietGroup turns NOTIFY_CONSUMER_IDS_CHANGED off for group before the
+// tests' cleanup shuts its consumers down. rocketmq-client-go races with
+// itself (-race reports it) when Shutdown overlaps a rebalance, and a
+// consumer leaving makes the broker notify the ones that stay, which then
+// rebalance while their own cleanup shuts them down. A broker already
+// stopped has nobody to notify: errors are ignored.
+func (c *cluster) quietGroup(group string) {
+	if c.b == nil {
+		return
+	}
+	gc := protocol.NewSubscriptionGroupConfig(group)
+	gc.NotifyConsumerIdsChangedEnable = false
+	body, err := protocol.MarshalFastJSON(&gc)
+	if err != nil {
+		c.t.Error(err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, _ = c.rc.Invoke(ctx, c.b.Addr(), remoting.NewRequest(protocol.UpdateAndCreateSubscriptionGroup, nil, body))
 }
 
 // consumerSettle is the least time a push consumer runs before the tests
