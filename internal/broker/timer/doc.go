@@ -155,8 +155,8 @@
 // and had not delivered is delivered here once. What the old master
 // delivered after the copy (it is refreshed every slave sync round; the
 // old master saves every CheckpointInterval) may come twice. A crash
-// before this service's first save starts it again from its own
-// checkpoint, without the takeover: messages re-read then and already
-// due are delivered again. Held records the CommitLog no longer has
+// while the queue below E is read again loses the takeover (the next
+// start has only its own checkpoint, or none): messages re-read then and
+// already due are delivered again. Held records the CommitLog no longer has
 // (fileReservedTime) are not re-read.
 package timer
