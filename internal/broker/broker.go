@@ -22,6 +22,7 @@ import (
 	"github.com/rocketd/rocketd/internal/broker/processor"
 	"github.com/rocketd/rocketd/internal/broker/role"
 	"github.com/rocketd/rocketd/internal/broker/stats"
+	"github.com/rocketd/rocketd/internal/broker/timer"
 	"github.com/rocketd/rocketd/internal/broker/txn"
 	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/console"
@@ -106,16 +107,19 @@ type Broker struct {
 	clients  *client.Registry
 	holder   *longpoll.Holder
 	pop      *pop.Service
-	delivery *delivery // delay levels and timer messages
-	txn      *txn.Service
-	stats    *stats.Stats        // counts puts and pulls for the runtime statistics
-	role     *role.Role          // master or slave: replication, slave metadata copy, registration
-	inner    *auth.Credentials   // innerClientAuthenticationCredentials; nil: unsigned
-	authn    *auth.Authenticator // nil: authentication off
-	console  *console.Server     // nil unless consoleEnable
-	users    *auth.Users         // the user table (a slave copies its master's)
-	acls     *auth.ACLs          // the ACL table (a slave copies its master's)
-	grpc     *grpc.Server        // nil unless grpcServerEnable
+	// delivery is the delay-level and timer delivery: set while the
+	// broker is a master (roleservices.go).
+	delivery   atomic.Pointer[delivery]
+	timerRates *timerRates
+	txn        *txn.Service
+	stats      *stats.Stats        // counts puts and pulls for the runtime statistics
+	role       *role.Role          // master or slave: replication, slave metadata copy, registration
+	inner      *auth.Credentials   // innerClientAuthenticationCredentials; nil: unsigned
+	authn      *auth.Authenticator // nil: authentication off
+	console    *console.Server     // nil unless consoleEnable
+	users      *auth.Users         // the user table (a slave copies its master's)
+	acls       *auth.ACLs          // the ACL table (a slave copies its master's)
+	grpc       *grpc.Server        // nil unless grpcServerEnable
 	// grpcLive is grpc for the transaction check-back's goroutine, which
 	// starts before it.
 	grpcLive atomic.Pointer[grpc.Server]
@@ -264,6 +268,8 @@ func Start(cfg Config) (_ *Broker, err error) {
 		SegmentSize: scfg.SegmentSize, SlaveSyncInterval: cfg.SlaveSyncInterval, SlaveFullSyncInterval: cfg.SlaveFullSyncInterval,
 		NS: b.nsClient, Authenticator: b.authn, Credentials: b.inner, TLSListener: b.tlsListener, TLSClient: b.tlsClient,
 		FS: fs, Logger: log,
+		// Role changes begin after role.Start, when everything is set.
+		Services: masterServices{b: b, mopts: meta.Options{Dir: meta.ConfigDir(scfg.Dir), FS: fs, Logger: log}, fs: fs},
 	}, &scfg)
 	if cfg.Tune != nil {
 		cfg.Tune(&scfg)
@@ -307,10 +313,24 @@ func Start(cfg Config) (_ *Broker, err error) {
 	closers = append(closers, b.offsets.Close)
 	b.stats = stats.New(stats.Config{Cluster: bc.BrokerClusterName, IsSystemTopic: b.topics.IsSystemTopic})
 	closers = append(closers, b.stats.Close)
-	if b.delivery, err = b.startDelivery(mopts, fs); err != nil {
-		return nil, err
+	b.timerRates = newTimerRates(b.stats, b.delivery.Load)
+	b.store.AddArrivalListener(func(topic string, _ int32, _, _, _ int64) {
+		if topic != timer.Topic {
+			return
+		}
+		if d := b.delivery.Load(); d != nil {
+			d.timer.Notify()
+		}
+	})
+	// Masters only; a role change starts or stops it (roleservices.go).
+	if b.cfg.IsMaster() && b.cfg.BrokerRole != config.Slave {
+		d, err := b.startDelivery(mopts, fs, nil)
+		if err != nil {
+			return nil, err
+		}
+		b.delivery.Store(d)
 	}
-	closers = append(closers, b.delivery.close)
+	closers = append(closers, b.closeDelivery)
 
 	// Clients and long polling.
 	b.clients, err = client.New(client.Config{
@@ -390,8 +410,15 @@ func Start(cfg Config) (_ *Broker, err error) {
 		Config: &b.cfg, Live: config.NewBrokerRuntime(&b.cfg, confFile), Store: b.store, Topics: b.topics, Groups: b.groups, Offsets: b.offsets,
 		Clients: b.clients, Holder: b.holder, StoreHost: storeHost, InMemoryBytes: scfg.InMemoryBytes, SendHooks: cfg.SendHooks, Txn: b.txn,
 		RequestModes: modes, Mappings: mappings, TopicRoute: route, AwaitRegistration: b.role.AwaitRegistration, Users: users, ACLs: acls,
-		HARuntime: b.role.HARuntimeInfo, Role: b.role.BrokerRole, Pop: b.pop, Stats: b.stats, RuntimeExtras: b.delivery.runningStats,
-		TimerCheckpoint: b.delivery.timerCheckpoint, TimerMetrics: b.delivery.timerMetrics, TimerRecall: b.delivery.timerRecall, Logger: log,
+		HARuntime: b.role.HARuntimeInfo, Role: b.role.BrokerRole, Pop: b.pop, Stats: b.stats,
+		// The delivery in service now (none on a slave).
+		RuntimeExtras:   func(kv map[string]string) { b.delivery.Load().runningStats(kv) },
+		TimerCheckpoint: func() (protocol.TimerCheckpoint, bool) { return b.delivery.Load().timerCheckpoint() },
+		TimerMetrics:    func() (protocol.TimerMetrics, bool) { return b.delivery.Load().timerMetrics() },
+		TimerRecall: func(topic, uniqKey string, deliverMs int64) (timer.RecallStatus, bool) {
+			return b.delivery.Load().timerRecall(topic, uniqKey, deliverMs)
+		},
+		Logger: log,
 	})
 	if err != nil {
 		return nil, err
@@ -409,7 +436,8 @@ func Start(cfg Config) (_ *Broker, err error) {
 	// its master's metadata.
 	b.role.Start(role.Tables{
 		Topics: b.topics, Groups: b.groups, Offsets: b.offsets, Users: users, ACLs: acls,
-		DelayOffsetPath: filepath.Join(mopts.Dir, meta.DelayOffsetFile),
+		DelayOffsetPath:     filepath.Join(mopts.Dir, meta.DelayOffsetFile),
+		TimerCheckpointPath: filepath.Join(mopts.Dir, MasterTimerCheckpointFile),
 	})
 
 	// Metrics last: a scrape reads everything started above.
@@ -563,7 +591,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		// are answered; a slave's last appended bytes get dispatched by
 		// the store's close.
 		errs = append(errs, b.role.Close())
-		errs = append(errs, b.delivery.close()) // its last puts reach the store
+		errs = append(errs, b.closeDelivery()) // its last puts reach the store
 		if b.pop != nil {
 			errs = append(errs, b.pop.Close()) // revive progress before the offsets persist
 		}

@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/rocketd/rocketd/internal/broker/meta"
 	"github.com/rocketd/rocketd/internal/broker/schedule"
 	"github.com/rocketd/rocketd/internal/broker/stats"
 	"github.com/rocketd/rocketd/internal/broker/timer"
-	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/store"
@@ -28,22 +28,59 @@ const TimerDirName = "timerbuckets"
 // delivery runs the services that put parked messages back: delay levels
 // (SCHEDULE_TOPIC_XXXX) and timer messages (rmq_sys_wheel_timer). Masters
 // only: a slave holds copies of the parked messages and receives
-// delayOffset.json from its master; it delivers nothing.
+// delayOffset.json and the timer checkpoint from its master; it delivers
+// nothing. A role change starts a new one or closes the running one
+// (roleservices.go).
 type delivery struct {
 	schedule *schedule.Service
 	timer    *timer.Service
 	offsets  *meta.DelayOffsets // the schedule's progress per level
 	store    *store.Store
-	// The timer's enqueued and delivered messages per second.
-	timerIn, timerOut *stats.Rate
+	rates    *timerRates
+}
+
+// timerRates are the timer's enqueued and delivered messages per second
+// over the broker's life: a role change replaces the timer, whose
+// counters start again at 0, so the counts of the closed ones are kept.
+type timerRates struct {
+	in, out *stats.Rate
+	// mu orders a read after a closed timer's counts moved to done.
+	mu              sync.Mutex
+	cur             func() *delivery
+	doneIn, doneOut uint64
+}
+
+func newTimerRates(s *stats.Stats, cur func() *delivery) *timerRates {
+	r := &timerRates{cur: cur}
+	r.in = s.NewRate(func() uint64 { return r.read(func(ts timer.Stats) int64 { return ts.Enqueued }, &r.doneIn) })
+	r.out = s.NewRate(func() uint64 { return r.read(func(ts timer.Stats) int64 { return ts.Delivered }, &r.doneOut) })
+	return r
+}
+
+func (r *timerRates) read(field func(timer.Stats) int64, done *uint64) uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := *done
+	if d := r.cur(); d != nil {
+		n += uint64(field(d.timer.Stats()))
+	}
+	return n
+}
+
+// retire adds a closed timer's final counts; detach then drops it from
+// the broker, both under mu so that no read counts it twice or not at all.
+func (r *timerRates) retire(ts timer.Stats, detach func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.doneIn += uint64(ts.Enqueued)
+	r.doneOut += uint64(ts.Delivered)
+	detach()
 }
 
 // startDelivery opens delayOffset.json and the timer directory and starts
-// both services; nil on a slave.
-func (b *Broker) startDelivery(mopts meta.Options, fs vfs.FS) (*delivery, error) {
-	if !b.cfg.IsMaster() || b.cfg.BrokerRole == config.Slave {
-		return nil, nil
-	}
+// both services. takeover (a promoted slave) gives the timer the old
+// master's progress (see Broker.timerTakeover); nil: its own.
+func (b *Broker) startDelivery(mopts meta.Options, fs vfs.FS, takeover *timer.Checkpoint) (*delivery, error) {
 	levels, err := b.cfg.DelayLevels()
 	if err != nil {
 		return nil, fmt.Errorf("broker: messageDelayLevel: %w", err)
@@ -52,7 +89,7 @@ func (b *Broker) startDelivery(mopts meta.Options, fs vfs.FS) (*delivery, error)
 	if err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
-	d := &delivery{offsets: offsets, store: b.store}
+	d := &delivery{offsets: offsets, store: b.store, rates: b.timerRates}
 	counted := countedStore{Store: b.store, stats: b.stats}
 	d.schedule, err = schedule.New(schedule.Config{
 		Store: counted, Offsets: offsets, Levels: levels,
@@ -62,30 +99,25 @@ func (b *Broker) startDelivery(mopts meta.Options, fs vfs.FS) (*delivery, error)
 		return nil, fmt.Errorf("broker: %w", err)
 	}
 	d.timer, err = timer.New(timer.Config{
-		Store: counted, Dir: filepath.Join(b.store.Dir(), TimerDirName), FS: fs, Logger: b.log,
+		Store: counted, Dir: b.timerDir(), FS: fs, Logger: b.log, Takeover: takeover,
 		// Far messages are copied well before CommitLog retention could
 		// delete them.
 		CopyAfter: max(time.Minute, min(timer.DefaultCopyAfter, b.cfg.FileReservedDuration()/4)),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("broker: %w", err)
+		return nil, errors.Join(fmt.Errorf("broker: %w", err), offsets.Close())
 	}
-	tm := d.timer
-	d.timerIn = b.stats.NewRate(func() uint64 { return uint64(tm.Stats().Enqueued) })
-	d.timerOut = b.stats.NewRate(func() uint64 { return uint64(tm.Stats().Delivered) })
-	b.store.AddArrivalListener(func(topic string, _ int32, _, _, _ int64) {
-		if topic == timer.Topic {
-			tm.Notify()
-		}
-	})
 	if err := d.schedule.Start(); err != nil {
-		return nil, fmt.Errorf("broker: %w", err)
+		return nil, errors.Join(fmt.Errorf("broker: %w", err), d.timer.Close(), offsets.Close())
 	}
 	if err := d.timer.Start(); err != nil {
 		return nil, errors.Join(fmt.Errorf("broker: %w", err), d.schedule.Close())
 	}
 	return d, nil
 }
+
+// timerDir is the timer's directory.
+func (b *Broker) timerDir() string { return filepath.Join(b.store.Dir(), TimerDirName) }
 
 // timerCheckpoint maps the timer's saved progress onto Java's
 // TimerCheckpoint (GET_TIMER_CHECK_POINT): lastReadTimeMs is the
@@ -154,8 +186,8 @@ func (d *delivery) runningStats(kv map[string]string) {
 	ts := d.timer.Stats()
 	kv["timerOffsetBehind"] = strconv.FormatInt(max(d.store.MaxOffset(timer.Topic, 0)-ts.EnqueueOffset, 0), 10)
 	kv["timerReadBehind"] = strconv.FormatInt(max(time.Now().UnixMilli()-ts.WatermarkMs, 0)/1000, 10)
-	kv["timerEnqueueTps"] = stats.JavaFloat(float32(d.timerIn.PerSecond()))
-	kv["timerDequeueTps"] = stats.JavaFloat(float32(d.timerOut.PerSecond()))
+	kv["timerEnqueueTps"] = stats.JavaFloat(float32(d.rates.in.PerSecond()))
+	kv["timerDequeueTps"] = stats.JavaFloat(float32(d.rates.out.PerSecond()))
 	for level, off := range d.offsets.Snapshot().OffsetTable {
 		kv[fmt.Sprintf("scheduleMessageOffset_%d", level)] = fmt.Sprintf("%d,%d", off, d.store.MaxOffset(message.ScheduleTopic, level-1))
 	}

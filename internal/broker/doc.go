@@ -30,7 +30,17 @@
 // replication (HA server or client), a slave's copy of its master's
 // metadata and the NameServer registration (role doc.go). The broker hands
 // it the store and the metadata tables (role.Tables); it needs nothing
-// else of the Broker.
+// else of the Broker. The services a master runs beside replication
+// follow a runtime role change through role.MasterServices
+// (roleservices.go): a promotion starts the delay-level and timer
+// delivery and the transaction check-back, once the store takes puts; a
+// demotion stops them, and they save their progress, before it refuses
+// puts. The timer of a promoted slave goes on from its old master's
+// checkpoint, which the slave copies (GET_TIMER_CHECK_POINT) into
+// <storePathRootDir>/config/masterTimerCheckpoint (Java's 56-byte
+// TimerCheckpoint, protocol.TimerCheckpoint); its own timerbuckets
+// directory, of an earlier term as master if any, is dropped. The POP
+// service still runs only on a broker started as master.
 //
 // # Addresses
 //

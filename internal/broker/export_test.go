@@ -8,3 +8,10 @@ func TxnCheckRounds(b *Broker) int64 { return b.txn.Rounds() }
 // the external tests, which wait for a request to be held before they
 // send what wakes it.
 func HeldRequests(b *Broker) int { return b.holder.Len() }
+
+// MasterServicesRunning reports whether b runs the delay and timer
+// delivery and the transaction check-back (a master's services, which
+// follow a runtime role change).
+func MasterServicesRunning(b *Broker) (delivery, txnCheck bool) {
+	return b.delivery.Load() != nil, b.txn.Running()
+}

@@ -193,8 +193,8 @@ func (s *metricsSource) Store() metrics.StoreStats {
 	if d, err := s.fs.DiskUsage(filepath.Join(s.b.cfg.StorePathRootDir, "consumequeue")); err == nil {
 		out.ConsumeQueueDiskRatio = d.UsedPercent() / 100
 	}
-	if s.b.cfg.TimerWheelEnable && s.b.delivery != nil && s.b.delivery.timer != nil {
-		ts := s.b.delivery.timer.Stats()
+	if d := s.b.delivery.Load(); s.b.cfg.TimerWheelEnable && d != nil {
+		ts := d.timer.Stats()
 		out.TimerEnabled, out.TimerEnqueued, out.TimerDelivered = true, ts.Enqueued, ts.Delivered
 	}
 	return out

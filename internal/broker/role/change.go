@@ -89,6 +89,21 @@ func (r *Role) becomeMaster(ctx context.Context, epoch int32) error {
 		r.startSlave(cur.brokerID, cur.epoch)
 		return fmt.Errorf("broker: become master: %w", err)
 	}
+	if svc := r.cfg.Services; svc != nil {
+		if err := svc.StartMaster(); err != nil {
+			// Whatever started stops again: a master without its
+			// delivery would hold parked messages for ever.
+			if serr := svc.StopMaster(); serr != nil {
+				r.log.Warn("broker: stop master services", "err", serr)
+			}
+			r.store.BecomeSlave()
+			if serr := server.Close(); serr != nil {
+				r.log.Warn("broker: stop HA server", "err", serr)
+			}
+			r.startSlave(cur.brokerID, cur.epoch)
+			return fmt.Errorf("broker: become master: start services: %w", err)
+		}
+	}
 	r.cur.Store(&state{role: role, brokerID: masterID, epoch: epoch, server: server})
 	r.log.Info("broker: master", "epoch", epoch, "role", role, "ha", server.Addr())
 	return nil
@@ -127,7 +142,14 @@ func (r *Role) becomeSlave(masterAddr, masterHAAddr string, brokerID int64, epoc
 	r.log.Info("broker: becoming slave", "master", masterAddr, "masterHA", masterHAAddr, "brokerId", brokerID,
 		"epoch", epoch, "from", cur.role)
 	if cur.master() {
-		// Puts first: the ones in flight still wait on the running server.
+		// The master's own writers first, while the store still takes
+		// their last puts and progress; then the clients' puts: the ones
+		// in flight still wait on the running server.
+		if svc := r.cfg.Services; svc != nil {
+			if err := svc.StopMaster(); err != nil {
+				r.log.Warn("broker: stop master services", "err", err)
+			}
+		}
 		r.store.BecomeSlave()
 	}
 	if err := cur.stop(); err != nil {

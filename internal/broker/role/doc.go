@@ -30,9 +30,14 @@
 // nothing. A change to an epoch below the
 // current one is refused (StaleEpochError); concurrent calls are
 // serialized. The processors read the role through Role.BrokerRole
-// (processor.Deps.Role). What still follows broker.conf's role and not the
-// runtime one: the POP service, the delay/timer delivery and the
-// transaction check-back run only on a broker started as master.
+// (processor.Deps.Role). The services a master runs beside replication
+// (Config.Services, MasterServices: the delay/timer delivery and the
+// transaction check-back) follow the runtime role: BecomeMaster starts
+// them once the store takes puts (if they fail to start, the promotion
+// is undone as when the store cannot take puts), BecomeSlave stops them
+// before the store refuses puts. What still follows broker.conf's role
+// and not the runtime one: the POP service runs only on a broker started
+// as master.
 //
 // # NameServer registration
 //
@@ -61,7 +66,11 @@
 // haMasterAddress or the haServerAddr the NameServer's registration answer
 // names, serves pulls, and copies the master's topics, subscription groups,
 // consumer and delay offsets (slaveSync, main port of the registration
-// answer's masterAddr). It polls every 500 ms (Config.SlaveSyncInterval)
+// answer's masterAddr), and the master's timer checkpoint
+// (GET_TIMER_CHECK_POINT, Java's 56-byte body kept as is in
+// Tables.TimerCheckpointPath; a master without a timer answers
+// SYSTEM_ERROR and nothing is copied), from which a promoted slave's
+// timer goes on. It polls every 500 ms (Config.SlaveSyncInterval)
 // with the version of each table it holds; a rocketd master answers an
 // unchanged table with an empty body and consumer offsets with the entries
 // changed since, so a change reaches the slave within about a second. A

@@ -52,6 +52,22 @@ type Config struct {
 	FS vfs.FS
 	// Logger receives the role's logs.
 	Logger *slog.Logger
+	// Services, when set, are the services a master runs beside
+	// replication (POP revive, delay and timer delivery, transaction
+	// check-back): a role change starts or stops them (change.go).
+	Services MasterServices
+}
+
+// MasterServices are the broker's services that write to the store on
+// their own and so run on a master only. The broker's wiring implements
+// it; Role calls it under its lock, never concurrently.
+type MasterServices interface {
+	// StartMaster starts them on a promoted broker, once its store takes
+	// puts, from the progress the slave copied from its old master.
+	StartMaster() error
+	// StopMaster stops them on a demoted broker, before its store
+	// refuses puts, and persists their progress.
+	StopMaster() error
 }
 
 // Invoker sends one request and waits for its answer (*remoting.Client).

@@ -109,6 +109,11 @@ func (s *slaveSync) loop(ctx context.Context) {
 			versioned, err := s.syncOnce(addr)
 			var unreachable *unreachableError
 			if !errors.As(err, &unreachable) {
+				if terr := s.syncTimerCheckpoint(addr); err == nil {
+					err = terr
+				}
+			}
+			if !errors.As(err, &unreachable) {
 				if aerr := s.syncAuthDue(addr, time.Now()); err == nil {
 					err = aerr
 				}

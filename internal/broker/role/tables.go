@@ -17,6 +17,10 @@ type Tables struct {
 	ACLs  ACLs
 	// DelayOffsetPath is delayOffset.json, which a slave copies as text.
 	DelayOffsetPath string
+	// TimerCheckpointPath is where a slave keeps its master's timer
+	// checkpoint (Java's 56-byte GET_TIMER_CHECK_POINT body); "": not
+	// copied.
+	TimerCheckpointPath string
 }
 
 // Topics is the topic table (meta.Topics).

@@ -142,4 +142,21 @@
 // entry after its put succeeded, and enqueueOffset only passes a message
 // whose entry is synced in its bucket file. Without a checkpoint (lost
 // file) every bucket is replayed from its first entry.
+//
+// # Taking over from another master (Config.Takeover)
+//
+// Bucket files are not replicated: a promoted slave has none of its old
+// master's. Its broker drops its own timer directory and starts the
+// service with the old master's checkpoint (queue offset E, watermark W,
+// as the slave last copied it). The timer queue, which is replicated, is
+// read again from its start: a message below E due before W was
+// delivered by the old master and is skipped; every other one is filed
+// (one due before W at W, that is at once), so what the old master held
+// and had not delivered is delivered here once. What the old master
+// delivered after the copy (it is refreshed every slave sync round; the
+// old master saves every CheckpointInterval) may come twice. A crash
+// while the queue below E is read again loses the takeover (the next
+// start has only its own checkpoint, or none): messages re-read then and
+// already due are delivered again. Held records the CommitLog no longer has
+// (fileReservedTime) are not re-read.
 package timer

@@ -63,6 +63,15 @@ type Config struct {
 	// CommitLog keeping it (retention: fileReservedTime, 72 h by default).
 	// Default 1 h; keep it well below the CommitLog retention.
 	CopyAfter time.Duration
+	// Takeover, when set, is the progress of another master a promoted
+	// broker goes on from (its slave copied it). It applies only to a
+	// directory without a checkpoint (the broker clears its own stale
+	// state first): the timer queue is read again from its start, and a
+	// message below Takeover.EnqueueOffset due before Takeover.WatermarkMs
+	// is skipped, since that master delivered it; every other one is
+	// filed, so a message that master held and had not delivered yet is
+	// delivered here, once.
+	Takeover *Checkpoint
 	// Now is the clock (default time.Now).
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -88,6 +97,7 @@ type Service struct {
 	log  *slog.Logger
 	b    *buckets
 	loop lifecycle.Loop // the goroutine; Notify kicks it (a message was held)
+	skip takeover       // what Config.Takeover says was delivered already
 
 	// goroutine state
 	prog       progress // in memory, ahead of the saved one
@@ -155,13 +165,18 @@ func New(cfg Config) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !found {
+	var skip takeover
+	switch {
+	case !found && cfg.Takeover != nil:
+		p = progress{watermarkMs: cfg.Takeover.WatermarkMs}
+		skip = takeover{belowOffset: cfg.Takeover.EnqueueOffset, dueBeforeMs: cfg.Takeover.WatermarkMs}
+	case !found:
 		p = progress{watermarkMs: cfg.Now().UnixMilli()}
 		if len(b.order) > 0 {
 			p.watermarkMs = b.order[0] // lost checkpoint: replay every bucket
 		}
 	}
-	s := &Service{cfg: cfg, log: log, b: b, prog: p, saved: p}
+	s := &Service{cfg: cfg, log: log, b: b, prog: p, saved: p, skip: skip}
 	s.loadedUpTo = b.start(p.watermarkMs)
 	s.pubOffset.Store(p.enqueueOffset)
 	s.pubWatermark.Store(p.watermarkMs)
@@ -358,7 +373,7 @@ func (s *Service) enqueue() (int, error) {
 		}
 		for i := range res.Messages {
 			m := &res.Messages[i]
-			s.add(m.Bytes)
+			s.add(m.Bytes, m.QueueOffset)
 			s.prog.enqueueOffset = m.QueueOffset + 1
 			n++
 		}
@@ -367,8 +382,12 @@ func (s *Service) enqueue() (int, error) {
 	return n, s.b.writePending()
 }
 
-// add files one held record (a raw timer-queue message).
-func (s *Service) add(raw []byte) {
+// takeover is the part of the timer queue another master delivered: the
+// messages below belowOffset due before dueBeforeMs (Config.Takeover).
+type takeover struct{ belowOffset, dueBeforeMs int64 }
+
+// add files one held record (a raw timer-queue message at queueOffset).
+func (s *Service) add(raw []byte, queueOffset int64) {
 	rec, _, err := message.DecodeRecordNoCopy(raw, false)
 	if err != nil {
 		s.log.Error("timer: skipping undecodable held record", "err", err)
@@ -377,6 +396,9 @@ func (s *Service) add(raw []byte) {
 	deliverMs := int64(0)
 	if v, ok := message.Property(rec.Properties, message.PropertyTimerOutMS); ok {
 		deliverMs, _ = strconv.ParseInt(v, 10, 64)
+	}
+	if queueOffset < s.skip.belowOffset && deliverMs < s.skip.dueBeforeMs {
+		return // delivered (or recalled) by the master this one took over from
 	}
 	if key, ok := message.Property(rec.Properties, message.PropertyTimerDelUniqKey); ok {
 		// A recall marker: filed in the recalls file, never delivered.

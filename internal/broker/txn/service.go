@@ -84,9 +84,13 @@ type Service struct {
 	// Owned by the check goroutine (or a test calling checkRound).
 	ops opState
 
-	loop   lifecycle.Loop // the check goroutine; Kick wakes it
-	closed atomic.Bool    // set by Close before it stops the loop
-	rounds atomic.Int64   // check rounds the goroutine finished
+	// loopMu guards loop, the running check goroutine (nil: stopped). A
+	// Loop runs once: each Start after a Stop (a role change) gets a new one.
+	loopMu  sync.Mutex
+	loop    *lifecycle.Loop
+	closed  atomic.Bool  // set by Close before it stops the loop
+	halting atomic.Bool  // set by Stop before it stops the loop
+	rounds  atomic.Int64 // check rounds the goroutine finished
 }
 
 // New returns a Service; Start begins the check rounds.
@@ -125,15 +129,45 @@ func New(cfg Config) (*Service, error) {
 	return s, nil
 }
 
-// Start begins the check rounds (masters only). It may be called once.
+// Start begins the check rounds (masters only). A broker promoted at
+// runtime calls it again after Stop: the rounds go on from the progress
+// committed to Offsets (a slave's copy of its old master's).
 func (s *Service) Start() error {
-	if s.loop.Start("txn-check", s.run) {
-		return nil
-	}
-	if s.closed.Load() {
+	s.loopMu.Lock()
+	defer s.loopMu.Unlock()
+	switch {
+	case s.closed.Load():
 		return errors.New("txn: closed")
+	case s.loop != nil:
+		return errors.New("txn: already started")
 	}
-	return errors.New("txn: already started")
+	s.halting.Store(false)
+	s.halfProgress.Store(s.progress(meta.TransHalfTopic))
+	l := &lifecycle.Loop{}
+	s.loop = l
+	l.Start("txn-check", func(ctx context.Context) { s.run(ctx, l) })
+	return nil
+}
+
+// Stop ends the check rounds (a demoted master), waiting for a running
+// round to end; END_TRANSACTION and PutHalf are still served. The
+// progress of the finished rounds is already committed to Offsets.
+func (s *Service) Stop() {
+	s.loopMu.Lock()
+	defer s.loopMu.Unlock()
+	if s.loop == nil {
+		return
+	}
+	s.halting.Store(true)
+	s.loop.Close()
+	s.loop = nil
+}
+
+// Running reports whether the check rounds run (between Start and Stop).
+func (s *Service) Running() bool {
+	s.loopMu.Lock()
+	defer s.loopMu.Unlock()
+	return s.loop != nil
 }
 
 // Close stops the check rounds, waiting for a running round to end (a
@@ -142,16 +176,21 @@ func (s *Service) Start() error {
 // Idempotent.
 func (s *Service) Close() error {
 	s.closed.Store(true)
-	s.loop.Close()
+	s.Stop()
 	return nil
 }
 
-// Kick runs a check round now (tests, admin); coalesced with a pending one.
+// Kick runs a check round now (tests, admin); coalesced with a pending
+// one; nothing while stopped.
 func (s *Service) Kick() {
-	s.loop.Kick()
+	s.loopMu.Lock()
+	defer s.loopMu.Unlock()
+	if s.loop != nil {
+		s.loop.Kick()
+	}
 }
 
-func (s *Service) run(ctx context.Context) {
+func (s *Service) run(ctx context.Context, l *lifecycle.Loop) {
 	t := time.NewTicker(s.cfg.CheckInterval)
 	defer t.Stop()
 	for {
@@ -159,7 +198,7 @@ func (s *Service) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-		case <-s.loop.Kicked():
+		case <-l.Kicked():
 		}
 		s.checkRound()
 		s.rounds.Add(1)
@@ -170,9 +209,10 @@ func (s *Service) run(ctx context.Context) {
 // an operator) waits on it for "n more rounds" instead of guessing a time.
 func (s *Service) Rounds() int64 { return s.rounds.Load() }
 
-// stopping reports whether Close was called (a long round gives up early).
+// stopping reports whether Stop or Close was called (a long round gives
+// up early).
 func (s *Service) stopping() bool {
-	return s.closed.Load()
+	return s.closed.Load() || s.halting.Load()
 }
 
 // markSettled records key as settled; false when it already was.

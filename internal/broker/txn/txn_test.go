@@ -523,3 +523,41 @@ func TestResumeDiscarded(t *testing.T) {
 		t.Fatalf("no REAL_TOPIC: %v", err)
 	}
 }
+
+// TestServiceStopStart: a demoted master's check-back stops (Kick and
+// Stop again do nothing, END is still served) and a promoted one starts
+// again, going on from the committed progress: the half message is
+// checked again, and a round counts.
+func TestServiceStopStart(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.CheckInterval = time.Hour })
+	e.putHalf("b", "U1")
+	e.waitDispatched()
+	e.advance(7 * time.Second)
+	must(t, e.svc.Start())
+	e.svc.Kick()
+	wait.For(t, 5*time.Second, "the first check", func() bool { return len(e.prod.take()) == 1 })
+	e.svc.Stop()
+	e.svc.Stop()
+	if e.svc.Running() {
+		t.Fatal("running after Stop")
+	}
+	rounds := e.svc.Rounds()
+	e.svc.Kick() // nothing runs it
+	if e.svc.Rounds() != rounds {
+		t.Fatal("a round ran while stopped")
+	}
+	// The old master's progress is what the new loop starts from: the
+	// first copy was checked, so the re-appended one is next.
+	e.advance(7 * time.Second)
+	must(t, e.svc.Start())
+	if err := e.svc.Start(); err == nil {
+		t.Fatal("second Start accepted")
+	}
+	e.svc.Kick()
+	wait.For(t, 5*time.Second, "a check after the restart", func() bool { return len(e.prod.take()) == 1 })
+	wait.For(t, 5*time.Second, "a round after the restart", func() bool { return e.svc.Rounds() > rounds })
+	must(t, e.svc.Close())
+	if err := e.svc.Start(); err == nil {
+		t.Fatal("Start after Close accepted")
+	}
+}
