@@ -18,6 +18,24 @@ function el(tag, attrs, ...children) {
   return e;
 }
 
+// results holds the last result of each form (by its paragraph's id): a
+// successful change redraws the page 300 ms later with fresh data, and the
+// result must still be there to read.
+const results = {};
+
+// resultLine is a form's result paragraph, showing its last result.
+function resultLine(id) {
+  const r = results[id];
+  return el("p", { id, class: r ? r.cls : "" }, r ? r.text : "");
+}
+
+// showResult sets a form's result, kept across the next redraws of the page.
+function showResult(out, cls, text) {
+  results[out.id] = { cls, text };
+  out.className = cls;
+  out.textContent = text;
+}
+
 function table(id, headers, rows) {
   return el("table", { id },
     el("thead", {}, el("tr", {}, headers.map((h) => el("th", {}, h)))),
@@ -114,17 +132,17 @@ const pages = {
 
   async topics() {
     const { topics } = await api("/api/topics");
-    const out = el("p", { id: "create-result" });
+    const out = resultLine("create-result");
     const form = el("form", { id: "create-topic", onsubmit: async (ev) => {
       ev.preventDefault();
       const f = ev.target;
-      out.textContent = "";
+      showResult(out, "", "");
       try {
         const r = await post("/api/topics", { topic: f.topic.value.trim(), cluster: f.cluster.value.trim(),
           readQueues: +f.readQueues.value, writeQueues: +f.writeQueues.value, order: f.order.checked });
-        out.className = "ok"; out.textContent = "created " + r.topic + " on " + r.brokers.join(", ");
+        showResult(out, "ok", "created " + r.topic + " on " + r.brokers.join(", "));
         setTimeout(render, 300);
-      } catch (e) { out.className = "error"; out.textContent = e.message; }
+      } catch (e) { showResult(out, "error", e.message); }
     } },
     el("label", {}, "topic", el("input", { name: "topic", required: "", pattern: "[A-Za-z0-9%|_-]{1,127}" })),
     el("label", {}, "cluster (blank: all)", el("input", { name: "cluster" })),
@@ -168,17 +186,17 @@ const pages = {
   async group(name) {
     const g = await api("/api/group?group=" + encodeURIComponent(name));
     const topics = [...new Set(g.progress.map((p) => p.topic))];
-    const out = el("p", { id: "reset-result" });
+    const out = resultLine("reset-result");
     const form = el("form", { id: "reset-offset", onsubmit: async (ev) => {
       ev.preventDefault();
       const f = ev.target;
       const ts = f.when.value === "" ? -1 : new Date(f.when.value).getTime();
-      out.textContent = "";
+      showResult(out, "", "");
       try {
         const r = await post("/api/group/reset", { group: name, topic: f.topic.value, timestamp: ts });
-        out.className = "ok"; out.textContent = "reset " + r.topic + " on " + r.brokers.join(", ");
+        showResult(out, "ok", "reset " + r.topic + " on " + r.brokers.join(", "));
         setTimeout(render, 300);
-      } catch (e) { out.className = "error"; out.textContent = e.message; }
+      } catch (e) { showResult(out, "error", e.message); }
     } },
     el("label", {}, "topic", el("select", { name: "topic" }, topics.map((t) => el("option", { value: t }, t)))),
     el("label", {}, "to time (blank: the end)", el("input", { name: "when", type: "datetime-local", step: 1 })),
