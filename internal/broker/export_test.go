@@ -8,3 +8,7 @@ func TxnCheckRounds(b *Broker) int64 { return b.txn.Rounds() }
 // the external tests, which wait for a request to be held before they
 // send what wakes it.
 func HeldRequests(b *Broker) int { return b.holder.Len() }
+
+// RouteFromNamesrv exposes the broker's route lookup (QUERY_ASSIGNMENT,
+// gRPC QueryRoute) to the tests of its retries.
+var RouteFromNamesrv = routeFromNamesrv
