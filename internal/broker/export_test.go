@@ -15,3 +15,7 @@ func HeldRequests(b *Broker) int { return b.holder.Len() }
 func MasterServicesRunning(b *Broker) (delivery, txnCheck bool) {
 	return b.delivery.Load() != nil, b.txn.Running()
 }
+
+// RouteFromNamesrv exposes the broker's route lookup (QUERY_ASSIGNMENT,
+// gRPC QueryRoute) to the tests of its retries.
+var RouteFromNamesrv = routeFromNamesrv

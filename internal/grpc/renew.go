@@ -108,7 +108,7 @@ func (s *Server) runRenewals() {
 	defer t.Stop()
 	for {
 		select {
-		case <-s.done:
+		case <-s.life.Done():
 			return
 		case <-t.C:
 			s.renewScan(time.Now())

@@ -82,9 +82,11 @@ type Server struct {
 	endpoint *v2.Endpoints // this server, as routes advertise it
 	clients  *clientTable
 	renewals renewals // push consumers' messages (renew.go)
-	done     chan struct{}
-	wg       sync.WaitGroup
-	closeMu  sync.Once
+	// life ends when Close starts: held streams and the renewals stop.
+	life    context.Context
+	endLife context.CancelFunc
+	wg      sync.WaitGroup
+	closeMu sync.Once
 }
 
 // Start listens and serves until Close.
@@ -100,7 +102,8 @@ func Start(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("grpc: listen on %s: %w", cfg.ListenAddr, err)
 	}
-	s := &Server{cfg: cfg, log: log, ln: ln, clients: newClientTable(), done: make(chan struct{})}
+	s := &Server{cfg: cfg, log: log, ln: ln, clients: newClientTable()}
+	s.life, s.endLife = context.WithCancel(context.Background())
 	port := ln.Addr().(*net.TCPAddr).Port
 	s.endpoint = endpoints(cfg.Broker.BrokerIP1, port)
 	opts := []grpc.ServerOption{
@@ -150,7 +153,7 @@ func (s *Server) endpointString() string {
 func (s *Server) Close(ctx context.Context) error {
 	var err error
 	s.closeMu.Do(func() {
-		close(s.done)
+		s.endLife()
 		stopped := make(chan struct{})
 		go func() { s.srv.GracefulStop(); close(stopped) }()
 		select {

@@ -53,15 +53,14 @@ func remotingStatus(code int32, remark string) *v2.Status {
 }
 
 // untilClosed is ctx, ended also when the server closes: a held receive
-// or a telemetry stream must not hold GracefulStop up.
+// or a telemetry stream must not hold GracefulStop up. The server's end
+// cancels it through a registered callback (context.AfterFunc), not a
+// goroutine per stream; cancel unregisters it.
 func (s *Server) untilClosed(ctx context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(ctx)
-	go func() {
-		select {
-		case <-s.done:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	return ctx, cancel
+	unregister := context.AfterFunc(s.life, cancel)
+	return ctx, func() {
+		unregister()
+		cancel()
+	}
 }

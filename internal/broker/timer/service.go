@@ -112,9 +112,12 @@ type Service struct {
 	delivered  atomic.Int64
 	// recalledCount counts held messages dropped because recalled.
 	recalledCount atomic.Int64
-	// The progress as of the last round, for Stats (prog is the
-	// goroutine's).
-	pubOffset, pubWatermark atomic.Int64
+	// published is the progress as of the last round, for Stats (prog
+	// is the goroutine's): one pointer, stored once by a round that
+	// advanced it, so a reader gets the offset and the watermark of the
+	// same round. publications counts the stores (tests).
+	published    atomic.Pointer[progress]
+	publications atomic.Int64
 	// checkpoint is the saved progress as Checkpoint reports it,
 	// published by the goroutine after each save.
 	checkpoint atomic.Pointer[Checkpoint]
@@ -178,8 +181,7 @@ func New(cfg Config) (*Service, error) {
 	}
 	s := &Service{cfg: cfg, log: log, b: b, prog: p, saved: p, skip: skip}
 	s.loadedUpTo = b.start(p.watermarkMs)
-	s.pubOffset.Store(p.enqueueOffset)
-	s.pubWatermark.Store(p.watermarkMs)
+	s.published.Store(&p)
 	s.checkpoint.Store(&Checkpoint{WatermarkMs: p.watermarkMs, EnqueueOffset: p.enqueueOffset, SavedAtMs: cfg.Now().UnixMilli()})
 	counts, err := readMetrics(cfg.FS, cfg.Dir)
 	if errors.Is(err, errBadMetrics) {
@@ -222,8 +224,9 @@ func (s *Service) Notify() {
 
 // Stats returns the counters.
 func (s *Service) Stats() Stats {
+	p := s.published.Load()
 	return Stats{Enqueued: s.enqueued.Load(), Delivered: s.delivered.Load(), Recalled: s.recalledCount.Load(), InMemory: s.inMemory.Load(),
-		EnqueueOffset: s.pubOffset.Load(), WatermarkMs: s.pubWatermark.Load()}
+		EnqueueOffset: p.enqueueOffset, WatermarkMs: p.watermarkMs}
 }
 
 // Start starts the delivery goroutine. Held messages that were read into
@@ -264,18 +267,7 @@ func (s *Service) run(ctx context.Context) {
 		}
 	}
 	for {
-		// One enqueue round per step: during a burst of sends, due
-		// messages are still delivered between rounds.
-		n, err := s.enqueue()
-		if err != nil {
-			s.enqueueLog.Log(s.log, slog.LevelWarn, "timer: enqueue failed", "err", err)
-		}
-		wait := s.step()
-		s.pubOffset.Store(s.prog.enqueueOffset)
-		s.pubWatermark.Store(s.prog.watermarkMs)
-		if n == enqueueBatch {
-			wait = 0 // more to read
-		}
+		wait := s.round()
 		select {
 		case <-ctx.Done():
 			return
@@ -293,6 +285,33 @@ func (s *Service) run(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// round is one round of the loop: one enqueue round per step (during a
+// burst of sends, due messages are still delivered between rounds), then
+// the progress published once. It returns how long to sleep.
+func (s *Service) round() time.Duration {
+	n, err := s.enqueue()
+	if err != nil {
+		s.enqueueLog.Log(s.log, slog.LevelWarn, "timer: enqueue failed", "err", err)
+	}
+	wait := s.step()
+	s.publish()
+	if n == enqueueBatch {
+		wait = 0 // more to read
+	}
+	return wait
+}
+
+// publish makes the round's progress visible to Stats: one store, and
+// none when the round did not advance it (an idle timer).
+func (s *Service) publish() {
+	if *s.published.Load() == s.prog {
+		return
+	}
+	p := s.prog
+	s.published.Store(&p)
+	s.publications.Add(1)
 }
 
 // step loads due buckets, delivers due entries, saves the progress when
