@@ -57,8 +57,54 @@ func Build(t testing.TB, pkg string) string {
 	return bin
 }
 
-// FreePort returns a loopback TCP port that was free a moment ago.
+// handedOut holds the ports this process's FreePort and FreeBrokerPort
+// returned (a broker port with the HA and VIP ports next to it): a port is
+// free only until its test binds it, so a later call must not hand out the
+// same one (a test that picks a broker port and then an HA port would
+// otherwise get the broker's own VIP port back now and then).
+var handedOut struct {
+	sync.Mutex
+	ports map[int]bool
+}
+
+// claim records ports as handed out, unless one of them already is.
+func claim(ports ...int) bool {
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	for _, p := range ports {
+		if handedOut.ports[p] {
+			return false
+		}
+	}
+	if handedOut.ports == nil {
+		handedOut.ports = map[int]bool{}
+	}
+	for _, p := range ports {
+		handedOut.ports[p] = true
+	}
+	return true
+}
+
+// FreePort returns a loopback TCP port that was free a moment ago and that
+// no earlier call of this process returned.
 func FreePort(t testing.TB) int {
+	t.Helper()
+	for range 100 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatalf("free port: %v", err)
+		}
+		p := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		if claim(p) {
+			return p
+		}
+	}
+	t.Fatal("free port: no port not handed out already in 100 tries")
+	return 0
+}
+
+func freshPort(t testing.TB) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -82,13 +128,16 @@ func FreeBrokerPort(t testing.TB, avoid ...int) int {
 		return false
 	}
 	for range 100 {
-		p := FreePort(t)
+		p := freshPort(t)
 		if p < 3 || taken(p) || taken(p+1) || taken(p-2) {
 			continue
 		}
 		// Listen on every interface: the HA and VIP listeners may, and a
 		// port busy on any address would make them fail.
 		if !bindable(p+1) || !bindable(p-2) {
+			continue
+		}
+		if !claim(p, p+1, p-2) {
 			continue
 		}
 		return p
