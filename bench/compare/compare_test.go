@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 	"go.uber.org/goleak"
 )
 
@@ -169,13 +170,7 @@ func TestExitedZombie(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cmd.Wait()
-	deadline := time.Now().Add(10 * time.Second)
-	for !exited(cmd) {
-		if time.Now().After(deadline) {
-			t.Fatal("an ended, unreaped child is not seen as exited")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	wait.For(t, 10*time.Second, "an ended, unreaped child seen as exited", func() bool { return exited(cmd) })
 }
 
 // TestSchedstat: this process's threads have run, and a busy loop adds to
