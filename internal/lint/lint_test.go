@@ -60,7 +60,7 @@ var allowed = map[string][]string{
 	"broker/client":   {"lifecycle", "protocol", "remoting", "config", "message", "broker/filter", "testutil/wait"},
 	"broker/longpoll": {"lifecycle", "store", "protocol", "remoting", "message", "config", "testutil/wait", "testutil/script"},
 	"broker/schedule": {"lifecycle", "lograte", "store", "message", "config", "vfs", "broker/meta", "testutil/wait"},
-	"broker/timer":    {"lifecycle", "lograte", "store", "store/commitlog", "message", "config", "vfs", "testutil/wait"},
+	"broker/timer":    {"lifecycle", "lograte", "store", "message", "config", "vfs", "testutil/wait"},
 	"broker/txn":      {"lifecycle", "store", "message", "config", "vfs", "broker/meta", "protocol", "remoting", "testutil/wait"},
 	"broker/pop":      {"store", "message", "config", "vfs", "broker/meta", "protocol", "testutil/wait"},
 	"broker/stats":    {},

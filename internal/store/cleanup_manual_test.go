@@ -17,7 +17,7 @@ func TestDeleteExpiredManually(t *testing.T) {
 	cfg.DeleteWhen = otherHour(clock.Now())
 	s := openStore(t, cfg)
 	fillSegments(t, s, 200)
-	segs := len(s.CommitLog().Segments())
+	segs := len(s.log.Segments())
 	if segs < 3 {
 		t.Fatalf("%d segments, want at least 3", segs)
 	}

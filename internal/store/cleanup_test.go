@@ -65,7 +65,7 @@ func TestRetentionAtDeleteWhen(t *testing.T) {
 	for i := 0; i < 5 && s.CommitLogMinOffset() < s.CommitLogMaxOffset()-cfg.SegmentSize; i++ {
 		s.cleanOnce(&lastMin)
 	}
-	segs := s.CommitLog().Segments()
+	segs := s.log.Segments()
 	if len(segs) > 2 { // the current one, perhaps a preallocated next one
 		t.Fatalf("segments left: %v", segs)
 	}
@@ -225,7 +225,7 @@ func (l *logCapture) logger() *slog.Logger { return slog.New(slog.NewTextHandler
 // preallocated, so that disk use changes only by what the test does.
 func settleSegments(t *testing.T, mem *vfs.MemFS, s *Store) {
 	t.Helper()
-	segs := s.CommitLog().Segments()
+	segs := s.log.Segments()
 	next := path.Join(testDir, CommitLogDir, segment.Name(segs[len(segs)-1]+s.cfg.SegmentSize))
 	wait.For(t, 10*time.Second, "next segment preallocated", func() bool {
 		_, err := mem.Stat(next)
@@ -256,7 +256,7 @@ func setDiskUse(t *testing.T, mem *vfs.MemFS, pct float64) {
 // ago (older than the 72 h fileReservedTime).
 func ageSegments(t *testing.T, mem *vfs.MemFS, s *Store, n int) {
 	t.Helper()
-	for _, start := range s.CommitLog().Segments()[:n] {
+	for _, start := range s.log.Segments()[:n] {
 		if err := mem.SetModTime(path.Join(testDir, CommitLogDir, segment.Name(start)), time.Now().Add(-100*time.Hour)); err != nil {
 			t.Fatal(err)
 		}
@@ -277,7 +277,7 @@ func openAgedStore(t *testing.T, tune func(*Config)) (*Store, *vfs.MemFS, *logCa
 	}
 	s := openStore(t, cfg)
 	fillSegments(t, s, 300)
-	if n := len(s.CommitLog().Segments()); n < 5 {
+	if n := len(s.log.Segments()); n < 5 {
 		t.Fatalf("%d segments, want at least 5", n)
 	}
 	settleSegments(t, mem, s)

@@ -98,7 +98,7 @@ type Config struct {
 	OSPageCacheBusyTimeout time.Duration
 	// Replica, when set, is waited for by puts that wait (SYNC_MASTER); the
 	// HA service implements it.
-	Replica commitlog.ReplicaWaiter
+	Replica ReplicaWaiter
 	// Slave refuses puts (a slave's log is written by HA through AppendRaw).
 	Slave bool
 

@@ -1,12 +1,15 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/store/commitlog"
@@ -404,6 +407,32 @@ func (s *Store) DispatchBehindBytes() int64 { return max(0, s.log.Committed()-s.
 // (Java's flushBehindBytes: max offset - flushed offset).
 func (s *Store) FlushBehindBytes() int64 { return max(0, s.log.MaxOffset()-s.log.Flushed()) }
 
+// WaitReadable waits until the record at offset can be read: until
+// everything appended when it is called is committed, when offset lies in
+// that range. With ASYNC_FLUSH the committer writes the ring to the
+// segment just after the put answered, so a caller that learned an offset
+// from a put's answer (END_TRANSACTION) may arrive before. False when
+// offset was never written or ctx ended first.
+func (s *Store) WaitReadable(ctx context.Context, offset int64) bool {
+	target := s.log.MaxOffset()
+	if offset < 0 || offset >= target {
+		return false
+	}
+	// The committer was woken by the put and writes within microseconds:
+	// yield first, sleep only if it is slow (a loaded machine).
+	for spins := 0; s.log.Committed() < target; spins++ {
+		if spins < 100 {
+			runtime.Gosched()
+			continue
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	return true
+}
+
 // storeTimestampAt reads the store time of the record at a CommitLog offset.
 func (s *Store) storeTimestampAt(offset int64, size int32) (int64, error) {
 	n := min(size, 96) // enough for the header of either host form
@@ -541,18 +570,18 @@ func (s *Store) sameTimestampEdge(topic string, queueID int32, at, timestamp int
 
 // LookMessageByOffset reads the record at a CommitLog offset (the offset
 // msgId's lookup). Release the buffer when done with the record.
-func (s *Store) LookMessageByOffset(offset int64) (message.Record, commitlog.Buffer, error) {
+func (s *Store) LookMessageByOffset(offset int64) (message.Record, Buffer, error) {
 	return s.log.ReadRecordAt(offset)
 }
 
 // ReadMessage returns the stored bytes of the record at offset of the given
 // size (query results).
-func (s *Store) ReadMessage(offset int64, size int32) (commitlog.Buffer, error) {
+func (s *Store) ReadMessage(offset int64, size int32) (Buffer, error) {
 	return s.log.Read(offset, size)
 }
 
 // ReadRaw reads committed CommitLog bytes for HA (see commitlog.Log.ReadRaw).
-func (s *Store) ReadRaw(offset int64, maxBytes int) (commitlog.Buffer, error) {
+func (s *Store) ReadRaw(offset int64, maxBytes int) (Buffer, error) {
 	return s.log.ReadRaw(offset, maxBytes)
 }
 

@@ -14,7 +14,13 @@ type (
 	PutStatus  = commitlog.PutStatus
 	PutResult  = commitlog.PutResult
 	PutOptions = commitlog.PutOptions
+	// ReplicaWaiter is what a SYNC_MASTER's puts wait on (Config.Replica).
+	ReplicaWaiter = commitlog.ReplicaWaiter
 )
+
+// Buffer is a read of CommitLog bytes (ReadMessage, ReadRaw,
+// LookMessageByOffset); its owner calls Release when done with it.
+type Buffer = commitlog.Buffer
 
 // The put statuses (RocketMQ's PutMessageStatus).
 const (

@@ -100,7 +100,7 @@ func benchSegmentRoll(b *testing.B, syncFlush bool, writers int) {
 		wg.Wait()
 		putTime += time.Since(began)
 		b.StopTimer()
-		maxWait = max(maxWait, s.CommitLog().RollStats().MaxWait)
+		maxWait = max(maxWait, s.log.RollStats().MaxWait)
 		if err := s.Close(); err != nil {
 			b.Fatal(err)
 		}

@@ -46,7 +46,7 @@ func TestOpenPreparesFirstSegment(t *testing.T) {
 	if n := rec.total.Load(); n != 1 {
 		t.Fatalf("%d segments created by Open, want 1", n)
 	}
-	if len(s.CommitLog().Segments()) != 0 {
+	if len(s.log.Segments()) != 0 {
 		t.Fatal("the prepared segment is part of the log before any put")
 	}
 	rec.putRunning.Store(true)
@@ -112,7 +112,7 @@ func TestDiskFullNextSegment(t *testing.T) {
 	// Room for segment 0 and its margin (72 KiB), not for segment 1 after it.
 	mem.SetCapacity(d.Used + 72<<10 + 60<<10)
 	s := openStore(t, cfg)
-	log := s.CommitLog()
+	log := s.log
 	body := bodyFor(1, 8<<10)
 	put(t, s, newRecord("T", 0, body, nil)) // takes segment 0; segment 1 is asked for
 	wait.For(t, 10*time.Second, "failed prefetch of the next segment", func() bool { return log.RollErr() != nil })

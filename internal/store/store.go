@@ -472,8 +472,5 @@ func (s *Store) LastExitOK() bool { return s.lastExitOK }
 // Dir returns the store's root directory.
 func (s *Store) Dir() string { return s.cfg.Dir }
 
-// CommitLog exposes the CommitLog (HA and tests).
-func (s *Store) CommitLog() *commitlog.Log { return s.log }
-
 // Checkpoint returns the in-memory checkpoint state.
 func (s *Store) Checkpoint() checkpoint.State { return s.ckpt.State() }

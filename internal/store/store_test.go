@@ -597,3 +597,30 @@ func TestOffsetFoundNull(t *testing.T) {
 	}
 	r.Release()
 }
+
+// TestWaitReadable: an offset a put answered becomes readable; offsets
+// never written are refused at once, whatever the context allows.
+func TestWaitReadable(t *testing.T) {
+	s := openStore(t, testConfig(vfs.NewMem()))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var offs []int64
+	for i := range 20 {
+		offs = append(offs, put(t, s, newRecord("W", 0, bodyFor(i, 200), nil)).WroteOffset)
+	}
+	for _, off := range offs {
+		if !s.WaitReadable(ctx, off) {
+			t.Fatalf("offset %d: not readable", off)
+		}
+		_, buf, err := s.LookMessageByOffset(off)
+		if err != nil {
+			t.Fatalf("offset %d readable but: %v", off, err)
+		}
+		buf.Release()
+	}
+	for _, off := range []int64{-1, s.CommitLogMaxOffset(), s.CommitLogMaxOffset() + 1000} {
+		if s.WaitReadable(ctx, off) {
+			t.Errorf("offset %d never written: WaitReadable reported true", off)
+		}
+	}
+}

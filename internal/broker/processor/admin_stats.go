@@ -39,7 +39,6 @@ func (p *Processor) runtimeInfo() map[string]string {
 	utoa := func(v uint64) string { return strconv.FormatUint(v, 10) }
 	rt := p.stats.Runtime()
 	disk := p.store.DiskStatus()
-	log := p.store.CommitLog()
 	ratio := strconv.FormatFloat(disk.UsedRatio/100, 'f', -1, 64)
 	m := map[string]string{
 		// StoreStatsService
@@ -87,7 +86,7 @@ func (p *Processor) runtimeInfo() map[string]string {
 		// No transient store pool: Java reports 0 then and no
 		// remainHowManyDataToCommit.
 		"remainTransientStoreBufferNumbs": "0",
-		"remainHowManyDataToFlush":        humanBytes(max(log.MaxOffset()-log.Flushed(), 0)),
+		"remainHowManyDataToFlush":        humanBytes(p.store.FlushBehindBytes()),
 		"brokerRole":                      string(p.brokerRole()),
 		// Java's values with timerWheelEnable=false; the broker's
 		// RuntimeExtras sets those of its timer.

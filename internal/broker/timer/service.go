@@ -14,7 +14,6 @@ import (
 	"github.com/rocketd/rocketd/internal/lograte"
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/store"
-	"github.com/rocketd/rocketd/internal/store/commitlog"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
 
@@ -43,7 +42,7 @@ const (
 type Store interface {
 	GetMessage(group, topic string, queueID int32, offset int64, maxMsgNums int, filter store.MessageFilter) (*store.GetResult, error)
 	PutMessage(ctx context.Context, r *message.Record, opts store.PutOptions) store.PutResult
-	ReadMessage(offset int64, size int32) (commitlog.Buffer, error)
+	ReadMessage(offset int64, size int32) (store.Buffer, error)
 	CommitLogMinOffset() int64
 }
 

@@ -17,7 +17,6 @@ import (
 
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/store"
-	"github.com/rocketd/rocketd/internal/store/commitlog"
 	"github.com/rocketd/rocketd/internal/testutil/wait"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
@@ -273,8 +272,8 @@ func TestYearDelay(t *testing.T) {
 // noCommitLogReads is a store whose CommitLog reads fail.
 type noCommitLogReads struct{ *store.Store }
 
-func (noCommitLogReads) ReadMessage(int64, int32) (commitlog.Buffer, error) {
-	return commitlog.Buffer{}, errors.New("no CommitLog reads in this test")
+func (noCommitLogReads) ReadMessage(int64, int32) (store.Buffer, error) {
+	return store.Buffer{}, errors.New("no CommitLog reads in this test")
 }
 
 // TestOutageBacklog: after the broker was down while many buckets came

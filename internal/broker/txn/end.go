@@ -3,7 +3,6 @@ package txn
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -124,31 +123,14 @@ func propertyIs(props, key, v string) bool {
 // become readable.
 const commitWait = time.Second
 
-// waitCommitted waits until everything appended so far is readable, when
-// offset lies in that range: with ASYNC_FLUSH the committer writes the
-// ring to the segment just after the put answered, and a fast producer's
-// END_TRANSACTION can arrive before. False when offset was never written
-// or the wait timed out.
+// waitCommitted waits up to commitWait until the record at offset is
+// readable (store.WaitReadable): a fast producer's END_TRANSACTION can
+// arrive before the committer wrote the half. False when offset was never
+// written or the wait timed out.
 func (s *Service) waitCommitted(offset int64) bool {
-	target := s.cfg.Store.CommitLogMaxOffset()
-	if offset < 0 || offset >= target {
-		return false
-	}
-	cl := s.cfg.Store.CommitLog()
-	deadline := time.Now().Add(commitWait)
-	// The committer was woken by the put and writes within microseconds:
-	// yield first, sleep only if it is slow (a loaded machine).
-	for spins := 0; cl.Committed() < target; spins++ {
-		if spins < 100 {
-			runtime.Gosched()
-			continue
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(100 * time.Microsecond)
-	}
-	return true
+	ctx, cancel := context.WithTimeout(context.Background(), commitWait)
+	defer cancel()
+	return s.cfg.Store.WaitReadable(ctx, offset)
 }
 
 // settleKey identifies a transaction across the copies the checks
