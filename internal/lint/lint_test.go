@@ -4,11 +4,13 @@
 package lint
 
 import (
+	"fmt"
 	"go/parser"
 	"go/token"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,72 +20,97 @@ import (
 const module = "github.com/rocketd/rocketd/"
 
 // allowed lists, for each internal package (path below internal/), the
-// internal packages it may import. A package missing from this table fails the
-// test: a new package must take its place in the layering on purpose.
-// Dependencies point down: cmd -> broker -> processor -> meta/longpoll/... ->
-// namesrv, ha -> store -> store/* -> remoting -> protocol -> message, config, vfs.
+// internal packages its non-test files import: exactly the real edges. A
+// package missing from this table fails the test (a new package must take its
+// place in the layering on purpose), and so does an entry no file uses (the
+// table stays a true picture of the graph). Dependencies point down: cmd ->
+// broker -> processor -> meta/longpoll/... -> namesrv, ha -> store -> store/*
+// -> remoting -> protocol -> message, config, vfs.
 var allowed = map[string][]string{
 	"vfs":       {},
-	"config":    {"testutil/certs"},
-	"message":   {"testutil/script"},
+	"config":    {},
+	"message":   {},
 	"lint":      {},
 	"pace":      {},
 	"lograte":   {},
 	"lifecycle": {},
-	"protocol":  {"message"},
-	"remoting":  {"protocol", "testutil/certs", "testutil/wait"},
+	"protocol":  {},
+	"remoting":  {"protocol"},
 	"auth":      {"protocol", "remoting", "vfs", "lograte", "config"},
 	// configcmd answers UPDATE_*_CONFIG for broker, NameServer and controller.
 	"configcmd": {"config", "protocol", "remoting"},
 	"metrics":   {"protocol"},
 
-	"store/segment":      {"vfs", "lifecycle", "testutil/wait"},
+	"store/segment":      {"vfs", "lifecycle"},
 	"store/fdcache":      {"vfs"},
 	"store/checkpoint":   {"vfs"},
-	"store/commitlog":    {"store/segment", "vfs", "message", "config", "lograte", "lifecycle", "testutil/wait"},
-	"store/consumequeue": {"store/segment", "store/fdcache", "vfs", "message", "config"},
-	"store/index":        {"store/segment", "store/fdcache", "vfs", "message", "config"},
+	"store/commitlog":    {"store/segment", "vfs", "message", "lograte", "lifecycle"},
+	"store/consumequeue": {"store/fdcache", "vfs"},
+	"store/index":        {"vfs", "message"},
 	"store": {"store/segment", "store/checkpoint", "store/commitlog", "store/consumequeue",
-		"store/index", "store/fdcache", "vfs", "message", "config", "lograte", "lifecycle", "testutil/wait"},
+		"store/index", "store/fdcache", "vfs", "message", "config", "lograte", "lifecycle"},
 
-	"ha":      {"lifecycle", "auth", "store", "store/commitlog", "message", "config", "vfs", "protocol", "remoting", "testutil/proc", "testutil/certs", "testutil/wait"},
-	"namesrv": {"lifecycle", "auth", "protocol", "remoting", "config", "configcmd", "vfs", "testutil/wait", "testutil/script"},
+	// ha and broker/role still name store/commitlog's types (PutStatus,
+	// Buffer, ReplicaWaiter); the store's aliases of them would do.
+	"ha":      {"lifecycle", "auth", "store", "store/commitlog", "config", "remoting"},
+	"namesrv": {"lifecycle", "auth", "protocol", "remoting", "config", "configcmd", "vfs"},
 	"admin":   {"protocol", "remoting", "message"},
 	// controller is the fail-over controller (raft); controller/client is
 	// what a broker uses to reach it.
-	"controller":        {"lifecycle", "lograte", "protocol", "remoting", "config", "configcmd", "controller/client", "testutil/wait", "testutil/proc"},
+	"controller":        {"lifecycle", "lograte", "protocol", "remoting", "config", "configcmd"},
 	"controller/client": {"protocol", "remoting"},
 	"console":           {"admin", "protocol", "remoting", "lograte"},
 
-	"broker/meta":     {"lifecycle", "lograte", "protocol", "config", "vfs", "message", "testutil/wait"},
+	"broker/meta":     {"lifecycle", "lograte", "protocol", "config", "vfs"},
 	"broker/filter":   {"message"},
-	"broker/client":   {"lifecycle", "protocol", "remoting", "config", "message", "broker/filter", "testutil/wait"},
-	"broker/longpoll": {"lifecycle", "store", "protocol", "remoting", "message", "config", "testutil/wait", "testutil/script"},
-	"broker/schedule": {"lifecycle", "lograte", "store", "message", "config", "vfs", "broker/meta", "testutil/wait"},
-	"broker/timer":    {"lifecycle", "lograte", "store", "message", "config", "vfs", "testutil/wait"},
-	"broker/txn":      {"lifecycle", "store", "message", "config", "vfs", "broker/meta", "protocol", "remoting", "testutil/wait"},
-	"broker/pop":      {"store", "message", "config", "vfs", "broker/meta", "protocol", "testutil/wait"},
+	"broker/client":   {"lifecycle", "protocol", "remoting", "config", "broker/filter"},
+	"broker/longpoll": {"lifecycle", "config"},
+	"broker/schedule": {"lifecycle", "lograte", "store", "message", "broker/meta"},
+	"broker/timer":    {"lifecycle", "lograte", "store", "message", "vfs"},
+	"broker/txn":      {"lifecycle", "store", "message", "broker/meta", "protocol", "remoting"},
+	"broker/pop":      {"store", "message", "vfs", "broker/meta", "protocol"},
 	"broker/stats":    {},
-	"broker/role":     {"lifecycle", "auth", "config", "vfs", "protocol", "remoting", "store", "store/commitlog", "ha", "testutil/wait"},
+	"broker/role":     {"lifecycle", "auth", "config", "vfs", "protocol", "remoting", "store", "store/commitlog", "ha"},
 	"broker/processor": {"auth", "store", "message", "config", "configcmd", "vfs", "protocol", "remoting", "broker/meta", "broker/filter",
-		"broker/longpoll", "broker/schedule", "broker/timer", "broker/txn", "broker/pop", "broker/client", "broker/stats", "ha", "testutil/wait"},
-	"broker": {"lifecycle", "store", "message", "config", "vfs", "protocol", "remoting", "broker/meta", "broker/filter",
-		"broker/longpoll", "broker/schedule", "broker/timer", "broker/txn", "broker/pop", "broker/processor", "broker/client", "broker/stats", "broker/role", "ha", "namesrv",
-		"auth", "metrics", "console", "admin", "grpc", "testutil/proc", "testutil/certs", "testutil/wait"},
+		"broker/longpoll", "broker/timer", "broker/txn", "broker/pop", "broker/client", "broker/stats"},
+	"broker": {"store", "message", "config", "vfs", "protocol", "remoting", "broker/meta",
+		"broker/longpoll", "broker/schedule", "broker/timer", "broker/txn", "broker/pop", "broker/processor", "broker/client", "broker/stats", "broker/role", "ha",
+		"auth", "metrics", "console", "grpc"},
 	"grpc": {"auth", "protocol", "remoting", "message", "config", "lograte", "broker/meta", "broker/pop", "broker/client", "broker/processor", "broker/timer"},
 
-	// testutil/proc runs rocketd as a child process; only _test.go files
-	// import it.
-	"testutil/proc": {},
-	// testutil/wait is the tests' one condition wait; only _test.go files
-	// import it.
-	"testutil/wait": {},
-	// testutil/certs makes throwaway certificates; only _test.go files
-	// import it.
-	"testutil/certs": {},
-	// testutil/script runs the data-driven test files; only _test.go
-	// files import it.
+	// The test helpers; only _test.go files import them (allowedInTests).
+	"testutil/proc":   {},
+	"testutil/wait":   {},
+	"testutil/certs":  {},
 	"testutil/script": {},
+}
+
+// allowedInTests lists, for each internal package, what its _test.go files
+// import beyond its allowed edges: the test helpers (testutil/wait is the
+// tests' one condition wait, testutil/proc runs rocketd as a child process,
+// testutil/certs makes throwaway certificates, testutil/script runs the
+// data-driven test files) and packages a test drives its subject with (a
+// NameServer for the broker, a client for the controller). Every entry is
+// used by some test file and is not in allowed already.
+var allowedInTests = map[string][]string{
+	"config":           {"testutil/certs"},
+	"message":          {"testutil/script"},
+	"remoting":         {"testutil/certs", "testutil/wait"},
+	"namesrv":          {"testutil/script", "testutil/wait"},
+	"controller":       {"controller/client", "testutil/wait"},
+	"store":            {"testutil/wait"},
+	"store/segment":    {"testutil/wait"},
+	"store/commitlog":  {"testutil/wait"},
+	"ha":               {"message", "protocol", "vfs", "testutil/certs", "testutil/proc", "testutil/wait"},
+	"broker/meta":      {"testutil/wait"},
+	"broker/client":    {"testutil/wait"},
+	"broker/longpoll":  {"protocol", "remoting", "testutil/script", "testutil/wait"},
+	"broker/schedule":  {"vfs", "testutil/wait"},
+	"broker/timer":     {"testutil/wait"},
+	"broker/txn":       {"config", "testutil/wait"},
+	"broker/pop":       {"config", "testutil/wait"},
+	"broker/processor": {"testutil/wait"},
+	"broker":           {"namesrv", "testutil/certs", "testutil/proc", "testutil/wait"},
 }
 
 // forbidden are edges that must never exist whatever the table says; they are
@@ -111,10 +138,17 @@ func repoRoot(t *testing.T) string {
 	}
 }
 
-// internalImports maps each internal package to the internal packages its
-// non-test and test files import.
-func internalImports(t *testing.T, root string) map[string]map[string]bool {
-	out := map[string]map[string]bool{}
+// graph is the internal import graph: for each package (path below
+// internal/), the internal packages its non-test files import (real) and
+// those its _test.go files import (test). A package importing itself (an
+// external _test package) is left out.
+type graph struct {
+	real, test map[string]map[string]bool
+}
+
+// internalImports reads the import graph of the repository's internal/.
+func internalImports(t *testing.T, root string) graph {
+	g := graph{real: map[string]map[string]bool{}, test: map[string]map[string]bool{}}
 	base := filepath.Join(root, "internal")
 	fset := token.NewFileSet()
 	err := filepath.WalkDir(base, func(path string, d fs.DirEntry, err error) error {
@@ -136,13 +170,17 @@ func internalImports(t *testing.T, root string) map[string]map[string]bool {
 		if err != nil {
 			return err
 		}
-		if out[pkg] == nil {
-			out[pkg] = map[string]bool{}
+		edges := g.real
+		if strings.HasSuffix(path, "_test.go") {
+			edges = g.test
+		}
+		if edges[pkg] == nil {
+			edges[pkg] = map[string]bool{}
 		}
 		for _, imp := range f.Imports {
 			p, _ := strconv.Unquote(imp.Path.Value)
-			if strings.HasPrefix(p, module+"internal/") {
-				out[pkg][strings.TrimPrefix(p, module+"internal/")] = true
+			if q, ok := strings.CutPrefix(p, module+"internal/"); ok && q != pkg {
+				edges[pkg][q] = true
 			}
 		}
 		return nil
@@ -150,56 +188,139 @@ func internalImports(t *testing.T, root string) map[string]map[string]bool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return out
+	return g
 }
 
 func under(pkg, prefix string) bool { return pkg == prefix || strings.HasPrefix(pkg, prefix+"/") }
 
-// TestImportDirection enforces the package layering of architecture.md.
-func TestImportDirection(t *testing.T) {
-	imports := internalImports(t, repoRoot(t))
-	var pkgs []string
-	for p := range imports {
-		pkgs = append(pkgs, p)
+// rules are the layering tables checkLayering applies.
+type rules struct {
+	allowed, allowedInTests map[string][]string
+	forbidden               [][2]string
+}
+
+// checkLayering returns every way g breaks r, sorted: a package without an
+// entry, a forbidden edge, a test helper imported by non-test code, an edge
+// the tables do not allow, and a table entry no file uses.
+func checkLayering(g graph, r rules) []string {
+	var out []string
+	bad := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
+	pkgs := map[string]bool{}
+	for p := range g.real {
+		pkgs[p] = true
 	}
-	sort.Strings(pkgs)
-	for _, pkg := range pkgs {
-		ok, known := allowed[pkg]
+	for p := range g.test {
+		pkgs[p] = true
+	}
+	forbidden := func(pkg, imp string) bool {
+		for _, e := range r.forbidden {
+			if under(pkg, e[0]) && under(imp, e[1]) {
+				return true
+			}
+		}
+		return false
+	}
+	for pkg := range pkgs {
+		ok, known := r.allowed[pkg]
 		if !known {
-			t.Errorf("internal/%s has no entry in the layering table of internal/lint: add one", pkg)
+			bad("internal/%s has no entry in the layering table of internal/lint: add one", pkg)
 			continue
 		}
-		for imp := range imports[pkg] {
-			if imp == pkg {
-				continue // an external _test package importing the package under test
-			}
-			for _, e := range forbidden {
-				if under(pkg, e[0]) && under(imp, e[1]) {
-					t.Errorf("internal/%s imports internal/%s: forbidden by architecture.md", pkg, imp)
-				}
-			}
-			permitted := false
-			for _, a := range ok {
-				if imp == a {
-					permitted = true
-				}
-			}
-			if !permitted {
-				t.Errorf("internal/%s imports internal/%s: not allowed by the layering table", pkg, imp)
+		for imp := range g.real[pkg] {
+			switch {
+			case forbidden(pkg, imp):
+				bad("internal/%s imports internal/%s: forbidden by architecture.md", pkg, imp)
+			case under(imp, "testutil") && !under(pkg, "testutil"):
+				bad("internal/%s imports internal/%s outside its tests: test helpers are for _test.go files", pkg, imp)
+			case !slices.Contains(ok, imp):
+				bad("internal/%s imports internal/%s: not allowed by the layering table", pkg, imp)
 			}
 		}
+		for imp := range g.test[pkg] {
+			switch {
+			case forbidden(pkg, imp):
+				bad("internal/%s's tests import internal/%s: forbidden by architecture.md", pkg, imp)
+			case !slices.Contains(ok, imp) && !slices.Contains(r.allowedInTests[pkg], imp):
+				bad("internal/%s's tests import internal/%s: not allowed by the layering table (allowedInTests)", pkg, imp)
+			}
+		}
+	}
+	for pkg, imps := range r.allowed {
+		for _, imp := range imps {
+			if !g.real[pkg][imp] {
+				bad("the layering table allows internal/%s -> internal/%s but no non-test file imports it: remove it", pkg, imp)
+			}
+		}
+	}
+	for pkg, imps := range r.allowedInTests {
+		for _, imp := range imps {
+			if !g.test[pkg][imp] || slices.Contains(r.allowed[pkg], imp) {
+				bad("allowedInTests lists internal/%s -> internal/%s but no test file needs it: remove it", pkg, imp)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestImportDirection enforces the package layering of architecture.md.
+func TestImportDirection(t *testing.T) {
+	for _, v := range checkLayering(internalImports(t, repoRoot(t)), rules{allowed, allowedInTests, forbidden}) {
+		t.Error(v)
 	}
 }
 
-// TestLayeringCatchesViolations makes sure the rule above can fail.
+// TestLayeringCatchesViolations runs the same checker on a synthetic graph
+// that breaks each rule once, so that TestImportDirection can fail.
 func TestLayeringCatchesViolations(t *testing.T) {
-	hit := false
-	for _, e := range forbidden {
-		if under("store/commitlog", e[0]) && under("remoting", e[1]) {
-			hit = true
-		}
+	r := rules{
+		allowed: map[string][]string{
+			"a": {"b"}, "b": {}, "c": {"b"}, "store": {}, "remoting": {}, "testutil/wait": {},
+		},
+		allowedInTests: map[string][]string{"a": {"testutil/wait"}, "b": {"testutil/wait"}},
+		forbidden:      forbidden,
 	}
-	if !hit {
-		t.Fatal("store/commitlog -> remoting should be forbidden")
+	edges := func(m map[string][]string) map[string]map[string]bool {
+		out := map[string]map[string]bool{}
+		for p, imps := range m {
+			out[p] = map[string]bool{}
+			for _, i := range imps {
+				out[p][i] = true
+			}
+		}
+		return out
+	}
+	clean := graph{
+		real: edges(map[string][]string{"a": {"b"}, "b": {}, "c": {"b"}, "store": {}, "remoting": {}, "testutil/wait": {}}),
+		test: edges(map[string][]string{"a": {"testutil/wait"}, "b": {"testutil/wait"}}),
+	}
+	if v := checkLayering(clean, r); len(v) != 0 {
+		t.Fatalf("a graph that keeps the rules was refused: %q", v)
+	}
+	broken := graph{
+		real: edges(map[string][]string{
+			"a":        {"b", "c"},        // a -> c: not in the table
+			"b":        {"testutil/wait"}, // a test helper in non-test code
+			"c":        {},                // c -> b: allowed but unused
+			"d":        {"b"},             // d: no entry
+			"store":    {"remoting/x"},    // forbidden (below remoting)
+			"remoting": {},
+		}),
+		test: edges(map[string][]string{
+			"a": {"testutil/wait"}, // allowed in tests
+			"b": {"c"},             // not allowed; its testutil/wait entry goes unused
+		}),
+	}
+	want := []string{
+		"allowedInTests lists internal/b -> internal/testutil/wait but no test file needs it: remove it",
+		"internal/a imports internal/c: not allowed by the layering table",
+		"internal/b imports internal/testutil/wait outside its tests: test helpers are for _test.go files",
+		"internal/b's tests import internal/c: not allowed by the layering table (allowedInTests)",
+		"internal/d has no entry in the layering table of internal/lint: add one",
+		"internal/store imports internal/remoting/x: forbidden by architecture.md",
+		"the layering table allows internal/c -> internal/b but no non-test file imports it: remove it",
+	}
+	if got := checkLayering(broken, r); !slices.Equal(got, want) {
+		t.Errorf("violations of the broken graph:\n got %q\nwant %q", got, want)
 	}
 }
