@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rocketd/rocketd/internal/admin"
+	"github.com/rocketd/rocketd/internal/lifecycle"
 	"github.com/rocketd/rocketd/internal/lograte"
 )
 
@@ -35,31 +36,26 @@ type sampler struct {
 		sync.Mutex
 		byBroker map[string][]sample // broker name -> oldest first
 	}
-	quit chan struct{}
-	done chan struct{}
+	loop lifecycle.Loop
 }
 
 func newSampler(a *admin.Client, interval time.Duration, log *slog.Logger) *sampler {
-	s := &sampler{admin: a, interval: interval, log: log, quit: make(chan struct{}), done: make(chan struct{})}
+	s := &sampler{admin: a, interval: interval, log: log}
 	s.mu.byBroker = map[string][]sample{}
 	return s
 }
 
-func (s *sampler) start() { go s.run() }
+func (s *sampler) start() { s.loop.Start("console-sampler", s.run) }
 
-func (s *sampler) close() {
-	close(s.quit)
-	<-s.done
-}
+func (s *sampler) close() { s.loop.Close() }
 
-func (s *sampler) run() {
-	defer close(s.done)
+func (s *sampler) run(ctx context.Context) {
 	t := time.NewTicker(s.interval)
 	defer t.Stop()
 	for {
-		s.round()
+		s.round(ctx)
 		select {
-		case <-s.quit:
+		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
@@ -67,17 +63,10 @@ func (s *sampler) run() {
 }
 
 // round takes one sample of every master. The calls run without the lock;
-// a round stops early when the sampler closes.
-func (s *sampler) round() {
-	ctx, cancel := context.WithTimeout(context.Background(), s.interval+admin.DefaultTimeout)
+// a round stops early when the sampler closes (ctx ends).
+func (s *sampler) round(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, s.interval+admin.DefaultTimeout)
 	defer cancel()
-	go func() {
-		select {
-		case <-s.quit:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	masters, err := s.admin.Masters(ctx, "")
 	if err != nil {
 		s.warn.Log(s.log, slog.LevelWarn, "console: sampling: cluster info", "err", err)

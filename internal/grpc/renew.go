@@ -97,9 +97,9 @@ func (r *renewals) take(ctx context.Context, k renewKey, msgID, handle string) (
 }
 
 // runRenewals is the renewal goroutine (Java's scheduleRenewTask every
-// renewSchedulePeriodMillis); it stops when the server closes.
-func (s *Server) runRenewals() {
-	defer s.wg.Done()
+// renewSchedulePeriodMillis), run by Server.renewLoop; it stops when
+// the server closes.
+func (s *Server) runRenewals(ctx context.Context) {
 	period := s.cfg.Broker.RenewSchedulePeriod
 	if period <= 0 {
 		period = config.DefaultRenewSchedulePeriod
@@ -108,7 +108,7 @@ func (s *Server) runRenewals() {
 	defer t.Stop()
 	for {
 		select {
-		case <-s.life.Done():
+		case <-ctx.Done():
 			return
 		case <-t.C:
 			s.renewScan(time.Now())

@@ -18,6 +18,7 @@ import (
 	"github.com/rocketd/rocketd/internal/broker/meta"
 	"github.com/rocketd/rocketd/internal/broker/processor"
 	"github.com/rocketd/rocketd/internal/config"
+	"github.com/rocketd/rocketd/internal/lifecycle"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
 )
@@ -83,10 +84,11 @@ type Server struct {
 	clients  *clientTable
 	renewals renewals // push consumers' messages (renew.go)
 	// life ends when Close starts: held streams and the renewals stop.
-	life    context.Context
-	endLife context.CancelFunc
-	wg      sync.WaitGroup
-	closeMu sync.Once
+	life      context.Context
+	endLife   context.CancelFunc
+	renewLoop lifecycle.Loop // runRenewals (enableProxyAutoRenew)
+	wg        sync.WaitGroup // the Serve goroutine
+	closeMu   sync.Once
 }
 
 // Start listens and serves until Close.
@@ -132,8 +134,7 @@ func Start(cfg Config) (*Server, error) {
 		}
 	}()
 	if cfg.Broker.EnableProxyAutoRenew {
-		s.wg.Add(1)
-		go s.runRenewals()
+		s.renewLoop.Start("grpc-renew", s.runRenewals)
 	}
 	log.Info("grpc: MessagingService listening", "addr", ln.Addr().String(), "endpoint", s.endpointString())
 	return s, nil
@@ -154,6 +155,7 @@ func (s *Server) Close(ctx context.Context) error {
 	var err error
 	s.closeMu.Do(func() {
 		s.endLife()
+		s.renewLoop.Cancel()
 		stopped := make(chan struct{})
 		go func() { s.srv.GracefulStop(); close(stopped) }()
 		select {
@@ -164,6 +166,7 @@ func (s *Server) Close(ctx context.Context) error {
 			err = fmt.Errorf("grpc: close: %w", ctx.Err())
 		}
 		s.wg.Wait()
+		s.renewLoop.Close()
 	})
 	return err
 }

@@ -59,7 +59,7 @@ var allowed = map[string][]string{
 	// what a broker uses to reach it.
 	"controller":        {"lifecycle", "lograte", "protocol", "remoting", "config", "configcmd"},
 	"controller/client": {"protocol", "remoting"},
-	"console":           {"admin", "protocol", "remoting", "lograte"},
+	"console":           {"admin", "lifecycle", "protocol", "remoting", "lograte"},
 
 	"broker/meta":     {"lifecycle", "lograte", "protocol", "config", "vfs"},
 	"broker/filter":   {"message"},
@@ -68,15 +68,15 @@ var allowed = map[string][]string{
 	"broker/schedule": {"lifecycle", "lograte", "store", "message", "broker/meta"},
 	"broker/timer":    {"lifecycle", "lograte", "store", "message", "vfs"},
 	"broker/txn":      {"lifecycle", "store", "message", "broker/meta", "protocol", "remoting"},
-	"broker/pop":      {"store", "message", "vfs", "broker/meta", "protocol"},
-	"broker/stats":    {},
+	"broker/pop":      {"lifecycle", "lograte", "store", "message", "vfs", "broker/meta", "protocol"},
+	"broker/stats":    {"lifecycle"},
 	"broker/role":     {"lifecycle", "auth", "config", "vfs", "protocol", "remoting", "store", "store/commitlog", "ha"},
 	"broker/processor": {"auth", "store", "message", "config", "configcmd", "vfs", "protocol", "remoting", "broker/meta", "broker/filter",
 		"broker/longpoll", "broker/timer", "broker/txn", "broker/pop", "broker/client", "broker/stats"},
 	"broker": {"store", "message", "config", "vfs", "protocol", "remoting", "broker/meta",
 		"broker/longpoll", "broker/schedule", "broker/timer", "broker/txn", "broker/pop", "broker/processor", "broker/client", "broker/stats", "broker/role", "ha",
 		"auth", "metrics", "console", "grpc"},
-	"grpc": {"auth", "protocol", "remoting", "message", "config", "lograte", "broker/meta", "broker/pop", "broker/client", "broker/processor", "broker/timer"},
+	"grpc": {"auth", "lifecycle", "protocol", "remoting", "message", "config", "lograte", "broker/meta", "broker/pop", "broker/client", "broker/processor", "broker/timer"},
 
 	// The test helpers; only _test.go files import them (allowedInTests).
 	"testutil/proc":   {},

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/rocketd/rocketd/internal/broker/meta"
+	"github.com/rocketd/rocketd/internal/lograte"
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/store"
 )
@@ -26,7 +28,7 @@ const defaultRetryMaxTimes = 16
 type reviver struct {
 	s      *Service
 	queues []*reviveQueue
-	failAt time.Time // last logged failure (rate limit)
+	warn   lograte.Limiter // revive failures: one line per 30 s
 }
 
 // reviveQueue is one revive queue's state: the next record to read and
@@ -47,6 +49,7 @@ type pendingCK struct {
 
 func newReviver(s *Service) *reviver {
 	r := &reviver{s: s}
+	r.warn.Every = 30 * time.Second
 	for q := range s.cfg.ReviveQueueNum {
 		r.queues = append(r.queues, &reviveQueue{id: q, pending: make(map[string]*pendingCK)})
 	}
@@ -225,10 +228,5 @@ func (r *reviver) reviveOne(ck *CheckPoint, offset int64) error {
 
 // failed logs a revive failure, at most once every 30 s.
 func (r *reviver) failed(err error) {
-	now := time.Now()
-	if now.Sub(r.failAt) < 30*time.Second {
-		return
-	}
-	r.failAt = now
-	r.s.log.Warn("pop: revive failed, retried next round", "err", err)
+	r.warn.Log(r.s.log, slog.LevelWarn, "pop: revive failed, retried next round", "err", err)
 }

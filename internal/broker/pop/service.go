@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rocketd/rocketd/internal/broker/meta"
+	"github.com/rocketd/rocketd/internal/lifecycle"
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/store"
@@ -76,8 +77,7 @@ type Service struct {
 	popped sync.Map // string -> string
 
 	reviver *reviver
-	stop    chan struct{}
-	done    chan struct{}
+	loop    lifecycle.Loop // the revive service
 	closed  sync.Once
 }
 
@@ -119,14 +119,12 @@ func New(cfg Config) (*Service, error) {
 
 // Start runs the revive service until Close.
 func (s *Service) Start() {
-	s.stop, s.done = make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(s.done)
+	s.loop.Start("pop-revive", func(ctx context.Context) {
 		t := time.NewTicker(s.cfg.ReviveInterval)
 		defer t.Stop()
 		for {
 			select {
-			case <-s.stop:
+			case <-ctx.Done():
 				return
 			case <-t.C:
 				s.reviver.runOnce(s.cfg.Now())
@@ -135,17 +133,14 @@ func (s *Service) Start() {
 				}
 			}
 		}
-	}()
+	})
 }
 
 // Close stops the revive service and saves the orderly pops' state.
 func (s *Service) Close() error {
 	var err error
 	s.closed.Do(func() {
-		if s.stop != nil {
-			close(s.stop)
-			<-s.done
-		}
+		s.loop.Close()
 		err = s.order.persist()
 	})
 	return err

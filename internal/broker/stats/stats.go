@@ -1,10 +1,13 @@
 package stats
 
 import (
+	"context"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/rocketd/rocketd/internal/lifecycle"
 )
 
 // Config configures Stats.
@@ -50,9 +53,7 @@ type Stats struct {
 	lat       latency
 	rates     []*Rate // NewRate's, sampled every second
 
-	stop chan struct{}
-	done chan struct{}
-	once sync.Once
+	sampler lifecycle.Loop
 }
 
 // storeKeep is StoreStatsService's MAX_RECORDS_OF_SAMPLING (ten minutes
@@ -65,8 +66,7 @@ func New(cfg Config) *Stats {
 	if cfg.NoSampler {
 		return s
 	}
-	s.stop, s.done = make(chan struct{}), make(chan struct{})
-	go s.run()
+	s.sampler.Start("broker-stats", s.run)
 	return s
 }
 
@@ -94,22 +94,19 @@ func newStats(cfg Config) *Stats {
 // Close stops the sampler. It is safe to call more than once; counting
 // after Close still works (the windows just stop moving).
 func (s *Stats) Close() error {
-	if s == nil || s.stop == nil {
-		return nil
+	if s != nil {
+		s.sampler.Close()
 	}
-	s.once.Do(func() { close(s.stop) })
-	<-s.done
 	return nil
 }
 
-func (s *Stats) run() {
-	defer close(s.done)
+func (s *Stats) run(ctx context.Context) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	s.tick(s.cfg.Now())
 	for {
 		select {
-		case <-s.stop:
+		case <-ctx.Done():
 			return
 		case <-t.C:
 			s.tick(s.cfg.Now())
