@@ -193,3 +193,51 @@ func startWith(bc config.BrokerConfig) (*broker.Broker, error) {
 	}
 	return b, err
 }
+
+// maxOffset is the max offset of a queue on the broker at addr
+// (GET_MAX_OFFSET).
+func (c *cluster) maxOffset(addr, topic string, queueID int32) int64 {
+	c.t.Helper()
+	r := c.invoke(addr, protocol.GetMaxOffset, &protocol.QueueRequestHeader{Topic: topic, QueueID: queueID}, nil)
+	var h protocol.OffsetResponseHeader
+	if err := h.Decode(r.ExtFields); r.Code != protocol.Success || err != nil {
+		c.t.Fatalf("max offset of %s/%d: %d %s %v", topic, queueID, r.Code, r.Remark, err)
+	}
+	return h.Offset
+}
+
+// consumerOffset is group's committed offset on a queue of the broker at
+// addr (QUERY_CONSUMER_OFFSET); false when it has none.
+func (c *cluster) consumerOffset(addr, group, topic string, queueID int32) (int64, bool) {
+	c.t.Helper()
+	r := c.invoke(addr, protocol.QueryConsumerOffset,
+		&protocol.QueryConsumerOffsetRequestHeader{ConsumerGroup: group, Topic: topic, QueueID: queueID}, nil)
+	var h protocol.OffsetResponseHeader
+	if r.Code != protocol.Success || h.Decode(r.ExtFields) != nil {
+		return 0, false
+	}
+	return h.Offset, true
+}
+
+// consumedAll has a Go client push consumer of group persist its offsets
+// and reports whether they reach the end of every queue of topic: the
+// client moves an offset only past messages its listener has returned
+// from, so every message stored so far has been through the listener
+// (any wrong delivery or replay included).
+func (c *cluster) consumedAll(cons any, group, topic string, queues int32) bool {
+	c.t.Helper()
+	p, ok := cons.(interface{ PersistConsumerOffset() error })
+	if !ok {
+		c.t.Fatalf("%T cannot persist its offsets", cons)
+	}
+	if err := p.PersistConsumerOffset(); err != nil {
+		return false
+	}
+	for q := range queues {
+		off, ok := c.consumerOffset(c.b.Addr(), group, topic, q)
+		if !ok || off != c.maxOffset(c.b.Addr(), topic, q) {
+			return false
+		}
+	}
+	return true
+}

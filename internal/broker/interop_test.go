@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/producer"
 	"github.com/apache/rocketmq-client-go/v2/rlog"
 	"github.com/rocketd/rocketd/internal/config"
+	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
 	"github.com/rocketd/rocketd/internal/testutil/wait"
@@ -128,7 +130,7 @@ func (c *cluster) startPushConsumer(group, topic, expr string,
 		c.quietGroup(group)
 		_ = stop()
 	})
-	return shutdowner(stop)
+	return pushConsumer{stop: stop, persist: pc.PersistConsumerOffset}
 }
 
 // quietGroup turns NOTIFY_CONSUMER_IDS_CHANGED off for group before the
@@ -171,9 +173,14 @@ func shutdownSettled(pc interface{ Shutdown() error }, started time.Time) error 
 	return pc.Shutdown()
 }
 
-type shutdowner func() error
+// pushConsumer is a started Go client push consumer: Shutdown (once),
+// and PersistConsumerOffset for tests that read its progress.
+type pushConsumer struct {
+	stop, persist func() error
+}
 
-func (s shutdowner) Shutdown() error { return s() }
+func (p pushConsumer) Shutdown() error              { return p.stop() }
+func (p pushConsumer) PersistConsumerOffset() error { return p.persist() }
 
 func TestGoClientSendAndConsume(t *testing.T) {
 	c := startCluster(t, nil)
@@ -316,11 +323,40 @@ func TestGoClientTagFilter(t *testing.T) {
 			t.Fatalf("%s missing", body)
 		}
 	}
-	// The C and untagged messages were sent before the A/B ones finished
-	// arriving; give a wrong delivery a moment to show up.
-	time.Sleep(200 * time.Millisecond)
 	if n := rec.len(); n != 10 {
 		t.Fatalf("received %d messages, want 10 (A and B only)", n)
+	}
+	// The Go client filters by tag again itself, so the listener never
+	// sees what the broker let through wrongly: pull every queue directly
+	// with the consumer's expression and check what the broker answers.
+	var tags []string
+	raw := uniq(t, "raw")
+	for q := range int32(2) {
+		for offset := int64(0); ; {
+			h := protocol.PullMessageRequestHeader{ConsumerGroup: raw, Topic: topic, QueueID: q, QueueOffset: offset,
+				MaxMsgNums: 32, SysFlag: protocol.PullFlagSubscription, Subscription: "A || B", ExpressionType: "TAG"}
+			r := c.invoke(c.b.Addr(), protocol.PullMessage, &h, nil)
+			if r.Code != protocol.Success {
+				break // past the end (or nothing matched to the end)
+			}
+			var ph protocol.PullMessageResponseHeader
+			if err := ph.Decode(r.ExtFields); err != nil {
+				t.Fatal(err)
+			}
+			var sc message.Scanner
+			for sc.Reset(r.Body); sc.Next(); {
+				tag, _ := message.Property(sc.Record().Properties, message.PropertyTags)
+				tags = append(tags, tag)
+			}
+			if ph.NextBeginOffset <= offset {
+				break
+			}
+			offset = ph.NextBeginOffset
+		}
+	}
+	slices.Sort(tags)
+	if want := slices.Repeat([]string{"A"}, 5); len(tags) != 10 || !slices.Equal(tags[:5], want) || tags[5] != "B" || tags[9] != "B" {
+		t.Fatalf("the broker's answers to A || B hold tags %q, want five A and five B", tags)
 	}
 }
 
@@ -467,9 +503,13 @@ func TestGoClientOffsetsSurviveRestart(t *testing.T) {
 	p2 := c.newProducer()
 	second := sendN(t, p2, topic, "after", "", 10)
 	rec2 := newReceived()
-	c.newPushConsumer(group, topic, "*", rec2)
+	cons2 := c.newPushConsumer(group, topic, "*", rec2)
 	wait.For(t, 30*time.Second, "second messages", func() bool { return rec2.len() >= len(second) })
-	time.Sleep(200 * time.Millisecond) // a replay would show up by now
+	// Everything stored has been through the listener: a replay would
+	// have been received.
+	wait.For(t, 30*time.Second, "the consumer at the end of every queue", func() bool {
+		return c.consumedAll(cons2, group, topic, queues)
+	})
 	if n := rec2.len(); n != len(second) {
 		t.Fatalf("after restart received %d messages, want only the %d new ones", n, len(second))
 	}
