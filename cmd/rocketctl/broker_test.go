@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -21,6 +22,13 @@ func startRocketd(t *testing.T) string {
 
 // startRocketdWith is startRocketd with the broker config adjusted by tune.
 func startRocketdWith(t *testing.T, tune func(*config.BrokerConfig)) string {
+	t.Helper()
+	ns, _ := startRocketdBroker(t, tune)
+	return ns
+}
+
+// startRocketdBroker is startRocketdWith that also returns the broker.
+func startRocketdBroker(t *testing.T, tune func(*config.BrokerConfig)) (string, *broker.Broker) {
 	t.Helper()
 	ns := startEmptyNamesrv(t)
 	bc := config.NewBrokerConfig()
@@ -47,7 +55,7 @@ func startRocketdWith(t *testing.T, tune func(*config.BrokerConfig)) string {
 		out, err := rocketctl(t, "-n", ns, "cluster", "list")
 		return err == nil && strings.Contains(out, b.Addr()), out
 	})
-	return ns
+	return ns, b
 }
 
 func TestCLIAgainstRocketd(t *testing.T) {
@@ -57,7 +65,7 @@ func TestCLIAgainstRocketd(t *testing.T) {
 // TestConsumeFollow checks that a following consume long-polls: it waits for
 // a message sent after it started and stops after -c messages.
 func TestConsumeFollow(t *testing.T) {
-	ns := startRocketd(t)
+	ns, b := startRocketdBroker(t, nil)
 	mustRun(t, "-n", ns, "topic", "create", "-t", "FollowTopic", "-r", "2", "-w", "2")
 	waitFor(t, 10*time.Second, "the topic route", func() (bool, string) {
 		out, err := rocketctl(t, "-n", ns, "topic", "route", "-t", "FollowTopic")
@@ -73,10 +81,12 @@ func TestConsumeFollow(t *testing.T) {
 		defer wg.Done()
 		out, runErr = rocketctl(t, "-n", ns, "consume", "-t", "FollowTopic", "--follow", "-c", "2", "-g", "follow_group", "--suspend", "5s")
 	}()
-	// The pause only makes it likely that the pulls are already held when
-	// the messages arrive (the wake-up path); the outcome is the same either
-	// way: a new group starts at the queues' beginning.
-	time.Sleep(300 * time.Millisecond)
+	// Both queues' pulls are held when the messages arrive: the wake-up
+	// path, not the first pull, finds them.
+	waitFor(t, 10*time.Second, "the consumer's two pulls held", func() (bool, string) {
+		n := b.HeldRequests()
+		return n == 2, fmt.Sprintf("%d held", n)
+	})
 	mustRun(t, "-n", ns, "send", "-t", "FollowTopic", "-b", "first", "--count", "1")
 	mustRun(t, "-n", ns, "send", "-t", "FollowTopic", "-b", "second", "-q", "1")
 	wg.Wait()

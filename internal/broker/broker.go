@@ -526,6 +526,11 @@ func (b *Broker) VIPAddr() string { return b.vip.Addr().String() }
 // Store exposes the message store (tests, tools in the same process).
 func (b *Broker) Store() *store.Store { return b.store }
 
+// HeldRequests is how many pull and pop requests are held for new
+// messages now (long polling): a test waits on it instead of guessing
+// when its consumer's requests arrived.
+func (b *Broker) HeldRequests() int { return b.holder.Len() }
+
 // Role is the broker's role in its group: what it is now, and the
 // operations that change it at runtime (BecomeMaster, BecomeSlave).
 func (b *Broker) Role() *role.Role { return b.role }

@@ -9,10 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocketd/rocketd/internal/broker/meta"
+	"github.com/rocketd/rocketd/internal/broker/timer"
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
 	"github.com/rocketd/rocketd/internal/testutil/proc"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
 // startRocketd runs `rocketd serve` and waits until its broker is ready.
@@ -60,7 +63,10 @@ var restartLevels = []time.Duration{2 * time.Second, 3 * time.Second, 4 * time.S
 func restartWhilePending(t *testing.T, bin string, sig syscall.Signal) {
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "broker.conf")
-	confText := "mappedFileSizeCommitLog=16777216\nmappedFileSizeConsumeQueue=60000\nmessageDelayLevel=2s 3s 4s\n"
+	// delayOffset.json is saved every 100 ms: the test reads the delay
+	// levels' progress from it (GET_ALL_DELAY_OFFSET).
+	confText := "mappedFileSizeCommitLog=16777216\nmappedFileSizeConsumeQueue=60000\nmessageDelayLevel=2s 3s 4s\n" +
+		"flushDelayOffsetInterval=100\n"
 	if err := os.WriteFile(conf, []byte(confText), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -75,6 +81,7 @@ func restartWhilePending(t *testing.T, bin string, sig syscall.Signal) {
 	}
 	rc := remoting.NewClient(remoting.ClientConfig{})
 	defer rc.Close()
+	c := &cluster{t: t, rc: rc}
 	const topic = "DelayRestart"
 
 	rd := start()
@@ -91,37 +98,73 @@ func restartWhilePending(t *testing.T, bin string, sig syscall.Signal) {
 		due[body] = earliest
 	}
 	now := time.Now()
+	var early []string // due within 2.5 s: delivered before the stop
+	lastTimer := int64(0)
 	for i := range 9 {
 		level := 1 + i%3
 		props := "TAGS\x01t\x02" + message.PropertyDelayTimeLevel + "\x01" + strconv.Itoa(level) + "\x02"
-		send("delay-"+strconv.Itoa(i), props, now.Add(restartLevels[level-1]).UnixMilli())
+		body := "delay-" + strconv.Itoa(i)
+		send(body, props, now.Add(restartLevels[level-1]).UnixMilli())
+		if level == 1 {
+			early = append(early, body)
+		}
 	}
 	for i := range 9 {
 		at := now.Add(time.Duration(1500+i*400) * time.Millisecond).UnixMilli()
 		props := "TAGS\x01t\x02" + message.PropertyTimerDeliverMS + "\x01" + strconv.FormatInt(at, 10) + "\x02"
-		send("timer-"+strconv.Itoa(i), props, at)
+		body := "timer-" + strconv.Itoa(i)
+		send(body, props, at)
+		if at <= now.Add(2500*time.Millisecond).UnixMilli() {
+			early = append(early, body)
+		}
+		lastTimer = max(lastTimer, at)
 	}
-	// Stop while some are delivered and the others pending.
-	time.Sleep(time.Until(now.Add(2500 * time.Millisecond)))
+	// Stop while some are delivered (those due within 2.5 s) and the
+	// others pending (level 3 is due at 4 s).
+	wait.For(t, 20*time.Second, "the messages due within 2.5 s", func() bool {
+		got := pullQueue0(t, rc, brokerAddr, topic)
+		for _, body := range early {
+			if _, ok := got[body]; !ok {
+				return false
+			}
+		}
+		return true
+	})
 	rc.CloseConn(brokerAddr)
 	stopRocketd(t, rd, sig)
 
 	rd = start()
 	defer stopRocketd(t, rd, syscall.SIGTERM)
-	var got map[string][]int64
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		got = pullQueue0(t, rc, brokerAddr, topic)
-		if len(got) == len(due) {
-			break
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("rocketd after the restart:\n%s", rd.Log())
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after restart: %d of %d delivered: %v\n%s", len(got), len(due), got, rd.Log())
+	})
+	wait.For(t, 20*time.Second, "every message delivered after the restart", func() bool {
+		return len(pullQueue0(t, rc, brokerAddr, topic)) == len(due)
+	})
+	// The delay levels and the timer have saved progress past everything
+	// they hold: nothing is left for them to deliver (again).
+	wait.For(t, 20*time.Second, "the delay levels and the timer past every message", func() bool {
+		r := c.invoke(brokerAddr, protocol.GetAllDelayOffset, nil, nil)
+		var d protocol.DelayOffsetTable
+		if r.Code != protocol.Success || protocol.UnmarshalFastJSON(r.Body, &d) != nil {
+			return false
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	time.Sleep(300 * time.Millisecond) // a late duplicate would show now
-	got = pullQueue0(t, rc, brokerAddr, topic)
+		for level := range len(restartLevels) {
+			if d.OffsetTable[int32(level+1)] != c.maxOffset(brokerAddr, meta.ScheduleTopic, int32(level)) {
+				return false
+			}
+		}
+		r = c.invoke(brokerAddr, protocol.GetTimerCheckPoint, nil, nil)
+		if r.Code != protocol.Success {
+			return false
+		}
+		cp, err := protocol.DecodeTimerCheckpoint(r.Body)
+		return err == nil && cp.LastReadTimeMs > lastTimer &&
+			cp.LastTimerQueueOffset == c.maxOffset(brokerAddr, timer.Topic, 0)
+	})
+	got := pullQueue0(t, rc, brokerAddr, topic)
 	dups := 0
 	for body, stores := range got {
 		if _, ok := due[body]; !ok {
