@@ -186,3 +186,92 @@ type BatchAckMessageRequestBody struct {
 	BrokerName string     `json:"brokerName"`
 	Acks       []BatchAck `json:"acks"`
 }
+
+// NotificationRequestHeader is NOTIFICATION (200054): is there a message a
+// pop of this group would get, waiting up to PollTime for one.
+type NotificationRequestHeader struct {
+	ConsumerGroup string
+	Topic         string
+	QueueID       int32 // key queueId; -1: every readable queue
+	PollTime      int64 // ms the broker may hold the request
+	BornTime      int64 // client clock, ms
+	Order         bool
+	AttemptID     string // key attemptId
+}
+
+func (h *NotificationRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "consumerGroup", h.ConsumerGroup)
+	putStr(m, "topic", h.Topic)
+	putInt32(m, "queueId", h.QueueID)
+	putInt64(m, "pollTime", h.PollTime)
+	putInt64(m, "bornTime", h.BornTime)
+	putBool(m, "order", h.Order)
+	putOptStr(m, "attemptId", h.AttemptID)
+}
+
+func (h *NotificationRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "NotificationRequestHeader", ext: ext}
+	h.ConsumerGroup = r.str("consumerGroup")
+	h.Topic = r.str("topic")
+	h.QueueID = r.int32("queueId")
+	h.PollTime = r.int64("pollTime")
+	h.BornTime = r.int64("bornTime")
+	h.Order = r.bool("order")
+	h.AttemptID = r.str("attemptId")
+	return r.err
+}
+
+// NotificationResponseHeader answers NOTIFICATION.
+type NotificationResponseHeader struct {
+	HasMsg      bool
+	PollingFull bool // the request could not be held: too many waiting
+}
+
+func (h *NotificationResponseHeader) AppendExt(m map[string]string) {
+	putBool(m, "hasMsg", h.HasMsg)
+	putBool(m, "pollingFull", h.PollingFull)
+}
+
+func (h *NotificationResponseHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "NotificationResponseHeader", ext: ext}
+	h.HasMsg = r.bool("hasMsg")
+	h.PollingFull = r.bool("pollingFull")
+	return r.err
+}
+
+// PollingInfoRequestHeader is POLLING_INFO (200055): how many pops and
+// notifications of a group wait on a topic's queue.
+type PollingInfoRequestHeader struct {
+	ConsumerGroup string
+	Topic         string
+	QueueID       int32 // key queueId; -1: the requests of every queue
+}
+
+func (h *PollingInfoRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "consumerGroup", h.ConsumerGroup)
+	putStr(m, "topic", h.Topic)
+	putInt32(m, "queueId", h.QueueID)
+}
+
+func (h *PollingInfoRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "PollingInfoRequestHeader", ext: ext}
+	h.ConsumerGroup = r.str("consumerGroup")
+	h.Topic = r.str("topic")
+	h.QueueID = r.int32("queueId")
+	return r.err
+}
+
+// PollingInfoResponseHeader answers POLLING_INFO.
+type PollingInfoResponseHeader struct {
+	PollingNum int32
+}
+
+func (h *PollingInfoResponseHeader) AppendExt(m map[string]string) {
+	putInt32(m, "pollingNum", h.PollingNum)
+}
+
+func (h *PollingInfoResponseHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "PollingInfoResponseHeader", ext: ext}
+	h.PollingNum = r.int32("pollingNum")
+	return r.err
+}

@@ -21,7 +21,8 @@ const popTimeoutSlack = 500 * time.Millisecond
 // to the store, which only the master does.
 func (p *Processor) registerPop(srv *remoting.Server, f Families) {
 	if p.pop == nil {
-		for _, code := range []int32{protocol.PopMessage, protocol.AckMessage, protocol.BatchAckMessage, protocol.ChangeMessageInvisibleTime} {
+		for _, code := range []int32{protocol.PopMessage, protocol.AckMessage, protocol.BatchAckMessage, protocol.ChangeMessageInvisibleTime,
+			protocol.Notification, protocol.PollingInfo} {
 			srv.Handle(code, f.Admin, p.popUnavailable)
 		}
 		return
@@ -30,6 +31,8 @@ func (p *Processor) registerPop(srv *remoting.Server, f Families) {
 	srv.Handle(protocol.AckMessage, f.Offset, p.handleAck)
 	srv.Handle(protocol.BatchAckMessage, f.Offset, p.handleBatchAck)
 	srv.Handle(protocol.ChangeMessageInvisibleTime, f.Offset, p.handleChangeInvisible)
+	srv.Handle(protocol.Notification, f.Pull, p.handleNotification)
+	srv.Handle(protocol.PollingInfo, f.Pull, p.handlePollingInfo)
 }
 
 func (p *Processor) popUnavailable(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
@@ -112,6 +115,7 @@ func (p *Processor) popMessage(conn *remoting.Conn, req *remoting.Command, allow
 		st := p.holder.Hold(longpoll.Request{
 			Topic:   h.Topic,
 			QueueID: pop.HoldQueue(h.QueueID),
+			Group:   h.ConsumerGroup,
 			Offset:  0, // woken by pop.Service.Arrived's notifications only
 			Timeout: time.Duration(h.PollTime) * time.Millisecond,
 			Match:   func(code int64) bool { return code == pop.WakeAll || filter.MatchTagsCode(code) },
