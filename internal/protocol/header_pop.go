@@ -275,3 +275,28 @@ func (h *PollingInfoResponseHeader) Decode(ext map[string]string) error {
 	h.PollingNum = r.int32("pollingNum")
 	return r.err
 }
+
+// PeekMessageRequestHeader is PEEK_MESSAGE (200052): read what a pop of
+// the group would read, without taking it.
+type PeekMessageRequestHeader struct {
+	Topic         string
+	QueueID       int32 // key queueId; -1: every readable queue
+	MaxMsgNums    int32
+	ConsumerGroup string
+}
+
+func (h *PeekMessageRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "topic", h.Topic)
+	putInt32(m, "queueId", h.QueueID)
+	putInt32(m, "maxMsgNums", h.MaxMsgNums)
+	putStr(m, "consumerGroup", h.ConsumerGroup)
+}
+
+func (h *PeekMessageRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "PeekMessageRequestHeader", ext: ext}
+	h.Topic = r.str("topic")
+	h.QueueID = r.int32("queueId")
+	h.MaxMsgNums = r.int32("maxMsgNums")
+	h.ConsumerGroup = r.str("consumerGroup")
+	return r.err
+}

@@ -224,7 +224,7 @@ func TestHeaderRoundTrips(t *testing.T) {
 		&GetSubscriptionGroupConfigRequestHeader{}, &RegisterTopicRequestHeader{},
 		&PopMessageRequestHeader{}, &PopMessageResponseHeader{}, &AckMessageRequestHeader{},
 		&ChangeInvisibleTimeRequestHeader{}, &NotificationRequestHeader{}, &NotificationResponseHeader{},
-		&PollingInfoRequestHeader{}, &PollingInfoResponseHeader{},
+		&PollingInfoRequestHeader{}, &PollingInfoResponseHeader{}, &PeekMessageRequestHeader{},
 	}
 	for _, h := range headers {
 		name := reflect.TypeOf(h).Elem().Name()

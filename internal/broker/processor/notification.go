@@ -11,14 +11,15 @@ import (
 	"github.com/rocketd/rocketd/internal/remoting"
 )
 
-// NOTIFICATION and POLLING_INFO (NotificationProcessor, PollingInfoProcessor):
-// a POP consumer may ask whether a pop would find a message, waiting up to
-// its pollTime for one, without taking anything; and how many pops and
-// notifications of a group wait on a queue. Both are held on the pops'
-// long-polling keys (pop.HoldQueue), so the same arrivals wake them and
-// POLLING_INFO counts both. No official client sends them today (the
-// proxy's MQClientAPIExt.notification has no caller); Java's broker serves
-// them, and so does rocketd.
+// NOTIFICATION, POLLING_INFO and PEEK_MESSAGE (NotificationProcessor,
+// PollingInfoProcessor, PeekMessageProcessor): a POP consumer may ask
+// whether a pop would find a message, waiting up to its pollTime for one;
+// how many pops and notifications of a group wait on a queue; and read
+// what a pop would read, all without taking anything. Notifications are
+// held on the pops' long-polling keys (pop.HoldQueue), so the same
+// arrivals wake them and POLLING_INFO counts both. No official client
+// sends these today (the proxy's MQClientAPIExt.notification has no
+// caller); Java's broker serves them, and so does rocketd.
 
 func (p *Processor) handleNotification(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
 	return p.notification(conn, req, true)
@@ -117,5 +118,30 @@ func (p *Processor) handlePollingInfo(conn *remoting.Conn, req *remoting.Command
 	}
 	resp := remoting.NewResponse(protocol.Success, "")
 	resp.ExtFields = protocol.Ext(&rh)
+	return resp
+}
+
+// handlePeek follows PeekMessageProcessor: SUCCESS "FOUND" with the
+// records, else PULL_NOT_FOUND "NO_MESSAGE_IN_QUEUE"; restNum either way.
+func (p *Processor) handlePeek(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+	var h protocol.PeekMessageRequestHeader
+	if err := h.Decode(req.ExtFields); err != nil {
+		return headerError(err)
+	}
+	tc, code, remark := p.popQueueChecks(conn, h.ConsumerGroup, h.Topic, h.QueueID)
+	if code != protocol.Success {
+		return remoting.NewResponse(code, remark)
+	}
+	res := p.pop.Peek(h.ConsumerGroup, h.Topic, h.QueueID, tc.ReadQueueNums, int(h.MaxMsgNums))
+	rh := protocol.PopMessageResponseHeader{RestNum: res.Header.RestNum}
+	if len(res.Parts) == 0 {
+		res.Release()
+		resp := remoting.NewResponse(protocol.PullNotFound, "NO_MESSAGE_IN_QUEUE")
+		resp.ExtFields = protocol.Ext(&rh)
+		return resp
+	}
+	resp := remoting.NewResponse(protocol.Success, "FOUND")
+	resp.ExtFields = protocol.Ext(&rh)
+	resp.BodyParts, resp.Release = res.Parts, res.Release
 	return resp
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
 	"github.com/rocketd/rocketd/internal/testutil/wait"
@@ -39,10 +40,32 @@ func (e *env) pollingNum(group, topic string, q int32) int32 {
 	return rh.PollingNum
 }
 
+// peek returns how many records PEEK_MESSAGE of the group read and the
+// restNum it answered.
+func (e *env) peek(group, topic string, q int32) (int, int64) {
+	e.t.Helper()
+	h := protocol.PeekMessageRequestHeader{ConsumerGroup: group, Topic: topic, QueueID: q, MaxMsgNums: 32}
+	r := e.call(protocol.PeekMessage, protocol.Ext(&h), nil)
+	if r.Code != protocol.Success {
+		e.t.Fatalf("peek: %d %s", r.Code, r.Remark)
+	}
+	var rh protocol.PopMessageResponseHeader
+	must(e.t, rh.Decode(r.ExtFields))
+	n := 0
+	for b := r.Body; len(b) > 0; n++ {
+		_, size, err := message.DecodeRecord(b, true)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		b = b[size:]
+	}
+	return n, rh.RestNum
+}
+
 // NOTIFICATION says whether a pop would find a message, holding the
 // request until one arrives; POLLING_INFO counts the group's held
-// requests on the queue; a pop that takes the message makes the answer
-// false again.
+// requests on the queue; PEEK_MESSAGE reads without taking; a pop that
+// takes the message makes the answer false again.
 func TestNotificationAndPollingInfo(t *testing.T) {
 	e := newPopEnv(t, nil)
 	e.createTopic("NT", 2)
@@ -94,8 +117,17 @@ func TestNotificationAndPollingInfo(t *testing.T) {
 	}
 
 	e.waitMaxOffset("NT", 1, 1)
+	for i := 0; i < 2; i++ { // a peek takes nothing: the second sees the same
+		if n, rest := e.peek("g", "NT", -1); n != 1 || rest != 1 {
+			t.Fatalf("peek %d: %d messages, restNum %d", i, n, rest)
+		}
+	}
 	if r := e.call(protocol.PopMessage, popExt("g", "NT", 1, "", ""), nil); r.Code != protocol.Success {
 		t.Fatalf("pop: %d %s", r.Code, r.Remark)
+	}
+	hp := protocol.PeekMessageRequestHeader{ConsumerGroup: "g", Topic: "NT", QueueID: -1, MaxMsgNums: 32}
+	if r := e.call(protocol.PeekMessage, protocol.Ext(&hp), nil); r.Code != protocol.PullNotFound || r.Remark != "NO_MESSAGE_IN_QUEUE" {
+		t.Fatalf("peek after the pop: %d %s", r.Code, r.Remark)
 	}
 	if e.notification("g", "NT", -1).HasMsg {
 		t.Fatal("a message is announced after the group popped it")
@@ -105,11 +137,11 @@ func TestNotificationAndPollingInfo(t *testing.T) {
 	}
 }
 
-// NOTIFICATION and POLLING_INFO answer Java's codes to bad requests.
+// NOTIFICATION, POLLING_INFO and PEEK_MESSAGE answer Java's codes to bad requests.
 func TestNotificationChecks(t *testing.T) {
 	e := newPopEnv(t, nil)
 	e.createTopic("NC", 2)
-	for _, code := range []int32{protocol.Notification, protocol.PollingInfo} {
+	for _, code := range []int32{protocol.Notification, protocol.PollingInfo, protocol.PeekMessage} {
 		for _, c := range []struct {
 			name string
 			ext  map[string]string

@@ -22,7 +22,7 @@ const popTimeoutSlack = 500 * time.Millisecond
 func (p *Processor) registerPop(srv *remoting.Server, f Families) {
 	if p.pop == nil {
 		for _, code := range []int32{protocol.PopMessage, protocol.AckMessage, protocol.BatchAckMessage, protocol.ChangeMessageInvisibleTime,
-			protocol.Notification, protocol.PollingInfo} {
+			protocol.Notification, protocol.PollingInfo, protocol.PeekMessage} {
 			srv.Handle(code, f.Admin, p.popUnavailable)
 		}
 		return
@@ -33,6 +33,7 @@ func (p *Processor) registerPop(srv *remoting.Server, f Families) {
 	srv.Handle(protocol.ChangeMessageInvisibleTime, f.Offset, p.handleChangeInvisible)
 	srv.Handle(protocol.Notification, f.Pull, p.handleNotification)
 	srv.Handle(protocol.PollingInfo, f.Pull, p.handlePollingInfo)
+	srv.Handle(protocol.PeekMessage, f.Pull, p.handlePeek)
 }
 
 func (p *Processor) popUnavailable(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
