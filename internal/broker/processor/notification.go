@@ -25,12 +25,18 @@ func (p *Processor) handleNotification(conn *remoting.Conn, req *remoting.Comman
 	return p.notification(conn, req, true)
 }
 
-// popQueueChecks are the checks NOTIFICATION and POLLING_INFO share with
-// POP_MESSAGE, with Java's codes and remarks.
+// popQueueChecks are the checks of NOTIFICATION, POLLING_INFO and
+// PEEK_MESSAGE, with Java's codes and remarks.
 func (p *Processor) popQueueChecks(conn *remoting.Conn, group, topic string, queueID int32) (protocol.TopicConfig, int32, string) {
 	if !p.brokerReadable() {
 		return protocol.TopicConfig{}, protocol.NoPermission, fmt.Sprintf("the broker[%s] peeking message is forbidden", p.cfg.BrokerIP1)
 	}
+	return p.popTopicChecks(conn, group, topic, queueID)
+}
+
+// popTopicChecks are the topic, queue and group checks every POP code
+// makes (POP_MESSAGE makes its own before them).
+func (p *Processor) popTopicChecks(conn *remoting.Conn, group, topic string, queueID int32) (protocol.TopicConfig, int32, string) {
 	tc, found := p.topics.Get(topic)
 	if !found {
 		return tc, protocol.TopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please!", topic)
@@ -91,14 +97,9 @@ func (p *Processor) notification(conn *remoting.Conn, req *remoting.Command, all
 	return reply(protocol.Success, "")
 }
 
-// wakeNotification re-runs a held notification and writes its answer with
-// the request's opaque.
+// wakeNotification re-runs a held notification and writes its answer.
 func (p *Processor) wakeNotification(conn *remoting.Conn, req *remoting.Command) {
-	resp := p.notification(conn, req, false)
-	resp.Opaque, resp.SerializeType = req.Opaque, req.SerializeType
-	if err := conn.WriteResponse(resp); err != nil {
-		p.log.Debug("notification: deferred response not written", "remote", conn.RemoteAddr(), "err", err)
-	}
+	p.answerHeld(conn, req, "notification", p.notification(conn, req, false))
 }
 
 // handlePollingInfo follows PollingInfoProcessor: the number of the
