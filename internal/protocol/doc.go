@@ -198,3 +198,5 @@
 // inflated) and stops at 256 MiB inflated. bodyCrc32 in the header is
 // BodyCRC32 of the body bytes as sent (after compression).
 package protocol
+
+//go:generate go run ./internal/headergen/cmd
