@@ -2,3 +2,185 @@
 // To change a header, edit its struct and run go generate ./internal/protocol.
 
 package protocol
+
+// header_pop.go
+
+func (h *PopMessageRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "consumerGroup", h.ConsumerGroup)
+	putStr(m, "topic", h.Topic)
+	putInt32(m, "queueId", h.QueueID)
+	putInt32(m, "maxMsgNums", h.MaxMsgNums)
+	putInt64(m, "invisibleTime", h.InvisibleTime)
+	putInt64(m, "pollTime", h.PollTime)
+	putInt64(m, "bornTime", h.BornTime)
+	putInt32(m, "initMode", h.InitMode)
+	putOptStr(m, "expType", h.ExpType)
+	putOptStr(m, "exp", h.Exp)
+	putBool(m, "order", h.Order)
+	putOptStr(m, "attemptId", h.AttemptID)
+}
+
+func (h *PopMessageRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "PopMessageRequestHeader", ext: ext}
+	h.ConsumerGroup = r.str("consumerGroup")
+	h.Topic = r.str("topic")
+	h.QueueID = r.int32("queueId")
+	h.MaxMsgNums = r.int32("maxMsgNums")
+	h.InvisibleTime = r.int64("invisibleTime")
+	h.PollTime = r.int64("pollTime")
+	h.BornTime = r.int64("bornTime")
+	h.InitMode = r.int32("initMode")
+	h.ExpType = r.str("expType")
+	h.Exp = r.str("exp")
+	h.Order = r.bool("order")
+	h.AttemptID = r.str("attemptId")
+	return r.err
+}
+
+func (h *PopMessageResponseHeader) AppendExt(m map[string]string) {
+	putInt64(m, "popTime", h.PopTime)
+	putInt64(m, "invisibleTime", h.InvisibleTime)
+	putInt32(m, "reviveQid", h.ReviveQid)
+	putInt64(m, "restNum", h.RestNum)
+	putOptStr(m, "startOffsetInfo", h.StartOffsetInfo)
+	putOptStr(m, "msgOffsetInfo", h.MsgOffsetInfo)
+	putOptStr(m, "orderCountInfo", h.OrderCountInfo)
+}
+
+func (h *PopMessageResponseHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "PopMessageResponseHeader", ext: ext}
+	h.PopTime = r.int64("popTime")
+	h.InvisibleTime = r.int64("invisibleTime")
+	h.ReviveQid = r.int32("reviveQid")
+	h.RestNum = r.int64("restNum")
+	h.StartOffsetInfo = r.str("startOffsetInfo")
+	h.MsgOffsetInfo = r.str("msgOffsetInfo")
+	h.OrderCountInfo = r.str("orderCountInfo")
+	return r.err
+}
+
+func (h *AckMessageRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "consumerGroup", h.ConsumerGroup)
+	putStr(m, "topic", h.Topic)
+	putInt32(m, "queueId", h.QueueID)
+	putStr(m, "extraInfo", h.ExtraInfo)
+	putInt64(m, "offset", h.Offset)
+}
+
+func (h *AckMessageRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "AckMessageRequestHeader", ext: ext}
+	h.ConsumerGroup = r.str("consumerGroup")
+	h.Topic = r.str("topic")
+	h.QueueID = r.int32("queueId")
+	h.ExtraInfo = r.str("extraInfo")
+	h.Offset = r.int64("offset")
+	return r.err
+}
+
+func (h *ChangeInvisibleTimeRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "consumerGroup", h.ConsumerGroup)
+	putStr(m, "topic", h.Topic)
+	putInt32(m, "queueId", h.QueueID)
+	putStr(m, "extraInfo", h.ExtraInfo)
+	putInt64(m, "offset", h.Offset)
+	putInt64(m, "invisibleTime", h.InvisibleTime)
+}
+
+func (h *ChangeInvisibleTimeRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "ChangeInvisibleTimeRequestHeader", ext: ext}
+	h.ConsumerGroup = r.str("consumerGroup")
+	h.Topic = r.str("topic")
+	h.QueueID = r.int32("queueId")
+	h.ExtraInfo = r.str("extraInfo")
+	h.Offset = r.int64("offset")
+	h.InvisibleTime = r.int64("invisibleTime")
+	return r.err
+}
+
+func (h *ChangeInvisibleTimeResponseHeader) AppendExt(m map[string]string) {
+	putInt64(m, "popTime", h.PopTime)
+	putInt64(m, "invisibleTime", h.InvisibleTime)
+	putInt32(m, "reviveQid", h.ReviveQid)
+}
+
+func (h *ChangeInvisibleTimeResponseHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "ChangeInvisibleTimeResponseHeader", ext: ext}
+	h.PopTime = r.int64("popTime")
+	h.InvisibleTime = r.int64("invisibleTime")
+	h.ReviveQid = r.int32("reviveQid")
+	return r.err
+}
+
+func (h *NotificationRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "consumerGroup", h.ConsumerGroup)
+	putStr(m, "topic", h.Topic)
+	putInt32(m, "queueId", h.QueueID)
+	putInt64(m, "pollTime", h.PollTime)
+	putInt64(m, "bornTime", h.BornTime)
+	putBool(m, "order", h.Order)
+	putOptStr(m, "attemptId", h.AttemptID)
+}
+
+func (h *NotificationRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "NotificationRequestHeader", ext: ext}
+	h.ConsumerGroup = r.str("consumerGroup")
+	h.Topic = r.str("topic")
+	h.QueueID = r.int32("queueId")
+	h.PollTime = r.int64("pollTime")
+	h.BornTime = r.int64("bornTime")
+	h.Order = r.bool("order")
+	h.AttemptID = r.str("attemptId")
+	return r.err
+}
+
+func (h *NotificationResponseHeader) AppendExt(m map[string]string) {
+	putBool(m, "hasMsg", h.HasMsg)
+	putBool(m, "pollingFull", h.PollingFull)
+}
+
+func (h *NotificationResponseHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "NotificationResponseHeader", ext: ext}
+	h.HasMsg = r.bool("hasMsg")
+	h.PollingFull = r.bool("pollingFull")
+	return r.err
+}
+
+func (h *PollingInfoRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "consumerGroup", h.ConsumerGroup)
+	putStr(m, "topic", h.Topic)
+	putInt32(m, "queueId", h.QueueID)
+}
+
+func (h *PollingInfoRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "PollingInfoRequestHeader", ext: ext}
+	h.ConsumerGroup = r.str("consumerGroup")
+	h.Topic = r.str("topic")
+	h.QueueID = r.int32("queueId")
+	return r.err
+}
+
+func (h *PollingInfoResponseHeader) AppendExt(m map[string]string) {
+	putInt32(m, "pollingNum", h.PollingNum)
+}
+
+func (h *PollingInfoResponseHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "PollingInfoResponseHeader", ext: ext}
+	h.PollingNum = r.int32("pollingNum")
+	return r.err
+}
+
+func (h *PeekMessageRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "topic", h.Topic)
+	putInt32(m, "queueId", h.QueueID)
+	putInt32(m, "maxMsgNums", h.MaxMsgNums)
+	putStr(m, "consumerGroup", h.ConsumerGroup)
+}
+
+func (h *PeekMessageRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "PeekMessageRequestHeader", ext: ext}
+	h.Topic = r.str("topic")
+	h.QueueID = r.int32("queueId")
+	h.MaxMsgNums = r.int32("maxMsgNums")
+	h.ConsumerGroup = r.str("consumerGroup")
+	return r.err
+}
