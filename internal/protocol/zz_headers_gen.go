@@ -3,6 +3,98 @@
 
 package protocol
 
+// header_offset.go
+
+func (h *QueryConsumerOffsetRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "consumerGroup", h.ConsumerGroup)
+	putStr(m, "topic", h.Topic)
+	putInt32(m, "queueId", h.QueueID)
+	putOptStr(m, "bname", h.BrokerName)
+	putOptBool(m, "setZeroIfNotFound", h.SetZeroIfNotFound)
+}
+
+func (h *QueryConsumerOffsetRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "QueryConsumerOffsetRequestHeader", ext: ext}
+	h.ConsumerGroup = r.str("consumerGroup")
+	h.Topic = r.str("topic")
+	h.QueueID = r.int32("queueId")
+	h.BrokerName = r.str("bname")
+	h.SetZeroIfNotFound = r.optBool("setZeroIfNotFound")
+	return r.err
+}
+
+func (h *OffsetResponseHeader) AppendExt(m map[string]string) {
+	putInt64(m, "offset", h.Offset)
+}
+
+func (h *OffsetResponseHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "OffsetResponseHeader", ext: ext}
+	h.Offset = r.int64("offset")
+	return r.err
+}
+
+func (h *UpdateConsumerOffsetRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "consumerGroup", h.ConsumerGroup)
+	putStr(m, "topic", h.Topic)
+	putInt32(m, "queueId", h.QueueID)
+	putInt64(m, "commitOffset", h.CommitOffset)
+	putOptStr(m, "bname", h.BrokerName)
+}
+
+func (h *UpdateConsumerOffsetRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "UpdateConsumerOffsetRequestHeader", ext: ext}
+	h.ConsumerGroup = r.str("consumerGroup")
+	h.Topic = r.str("topic")
+	h.QueueID = r.int32("queueId")
+	h.CommitOffset = r.int64("commitOffset")
+	h.BrokerName = r.str("bname")
+	return r.err
+}
+
+func (h *QueueRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "topic", h.Topic)
+	putInt32(m, "queueId", h.QueueID)
+	putOptStr(m, "bname", h.BrokerName)
+	putOptBool(m, "committed", h.Committed)
+}
+
+func (h *QueueRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "QueueRequestHeader", ext: ext}
+	h.Topic = r.str("topic")
+	h.QueueID = r.int32("queueId")
+	h.BrokerName = r.str("bname")
+	h.Committed = r.optBool("committed")
+	return r.err
+}
+
+func (h *SearchOffsetRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "topic", h.Topic)
+	putInt32(m, "queueId", h.QueueID)
+	putInt64(m, "timestamp", h.Timestamp)
+	putOptStr(m, "bname", h.BrokerName)
+	putOptStr(m, "boundaryType", h.BoundaryType)
+}
+
+func (h *SearchOffsetRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "SearchOffsetRequestHeader", ext: ext}
+	h.Topic = r.str("topic")
+	h.QueueID = r.int32("queueId")
+	h.Timestamp = r.int64("timestamp")
+	h.BrokerName = r.str("bname")
+	h.BoundaryType = r.str("boundaryType")
+	return r.err
+}
+
+func (h *GetEarliestMsgStoretimeResponseHeader) AppendExt(m map[string]string) {
+	putInt64(m, "timestamp", h.Timestamp)
+}
+
+func (h *GetEarliestMsgStoretimeResponseHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "GetEarliestMsgStoretimeResponseHeader", ext: ext}
+	h.Timestamp = r.int64("timestamp")
+	return r.err
+}
+
 // header_pop.go
 
 func (h *PopMessageRequestHeader) AppendExt(m map[string]string) {
