@@ -276,3 +276,55 @@ func (h *PeekMessageRequestHeader) Decode(ext map[string]string) error {
 	h.ConsumerGroup = r.str("consumerGroup")
 	return r.err
 }
+
+// header_pull.go
+
+func (h *PullMessageRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "consumerGroup", h.ConsumerGroup)
+	putStr(m, "topic", h.Topic)
+	putInt32(m, "queueId", h.QueueID)
+	putInt64(m, "queueOffset", h.QueueOffset)
+	putInt32(m, "maxMsgNums", h.MaxMsgNums)
+	putInt32(m, "sysFlag", h.SysFlag)
+	putInt64(m, "commitOffset", h.CommitOffset)
+	putInt64(m, "suspendTimeoutMillis", h.SuspendTimeoutMillis)
+	putOptStr(m, "subscription", h.Subscription)
+	putInt64(m, "subVersion", h.SubVersion)
+	putOptStr(m, "expressionType", h.ExpressionType)
+	putOptStr(m, "bname", h.BrokerName)
+	putOptInt32(m, "maxMsgBytes", h.MaxMsgBytes)
+}
+
+func (h *PullMessageRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "PullMessageRequestHeader", ext: ext}
+	h.ConsumerGroup = r.str("consumerGroup")
+	h.Topic = r.str("topic")
+	h.QueueID = r.int32("queueId")
+	h.QueueOffset = r.int64("queueOffset")
+	h.MaxMsgNums = r.int32("maxMsgNums")
+	h.SysFlag = r.int32("sysFlag")
+	h.CommitOffset = r.int64("commitOffset")
+	h.SuspendTimeoutMillis = r.int64("suspendTimeoutMillis")
+	h.Subscription = r.str("subscription")
+	h.SubVersion = r.int64("subVersion")
+	h.ExpressionType = r.str("expressionType")
+	h.BrokerName = r.str("bname")
+	h.MaxMsgBytes = r.optInt32("maxMsgBytes")
+	return r.err
+}
+
+func (h *PullMessageResponseHeader) AppendExt(m map[string]string) {
+	putInt64(m, "suggestWhichBrokerId", h.SuggestWhichBrokerID)
+	putInt64(m, "nextBeginOffset", h.NextBeginOffset)
+	putInt64(m, "minOffset", h.MinOffset)
+	putInt64(m, "maxOffset", h.MaxOffset)
+}
+
+func (h *PullMessageResponseHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "PullMessageResponseHeader", ext: ext}
+	h.SuggestWhichBrokerID = r.int64("suggestWhichBrokerId")
+	h.NextBeginOffset = r.int64("nextBeginOffset")
+	h.MinOffset = r.int64("minOffset")
+	h.MaxOffset = r.int64("maxOffset")
+	return r.err
+}
