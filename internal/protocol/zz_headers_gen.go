@@ -328,3 +328,51 @@ func (h *PullMessageResponseHeader) Decode(ext map[string]string) error {
 	h.MaxOffset = r.int64("maxOffset")
 	return r.err
 }
+
+// header_query.go
+
+func (h *ViewMessageRequestHeader) AppendExt(m map[string]string) {
+	putInt64(m, "offset", h.Offset)
+	putOptStr(m, "topic", h.Topic)
+}
+
+func (h *ViewMessageRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "ViewMessageRequestHeader", ext: ext}
+	h.Offset = r.int64("offset")
+	h.Topic = r.str("topic")
+	return r.err
+}
+
+func (h *QueryMessageRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "topic", h.Topic)
+	putStr(m, "key", h.Key)
+	putInt32(m, "maxNum", h.MaxNum)
+	putInt64(m, "beginTimestamp", h.BeginTimestamp)
+	putInt64(m, "endTimestamp", h.EndTimestamp)
+	if h.UniqueKeyQuery {
+		putBool(m, "_UNIQUE_KEY_QUERY", true)
+	}
+}
+
+func (h *QueryMessageRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "QueryMessageRequestHeader", ext: ext}
+	h.Topic = r.str("topic")
+	h.Key = r.str("key")
+	h.MaxNum = r.int32("maxNum")
+	h.BeginTimestamp = r.int64("beginTimestamp")
+	h.EndTimestamp = r.int64("endTimestamp")
+	h.UniqueKeyQuery = r.bool("_UNIQUE_KEY_QUERY")
+	return r.err
+}
+
+func (h *QueryMessageResponseHeader) AppendExt(m map[string]string) {
+	putInt64(m, "indexLastUpdateTimestamp", h.IndexLastUpdateTimestamp)
+	putInt64(m, "indexLastUpdatePhyoffset", h.IndexLastUpdatePhyoffset)
+}
+
+func (h *QueryMessageResponseHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "QueryMessageResponseHeader", ext: ext}
+	h.IndexLastUpdateTimestamp = r.int64("indexLastUpdateTimestamp")
+	h.IndexLastUpdatePhyoffset = r.int64("indexLastUpdatePhyoffset")
+	return r.err
+}
