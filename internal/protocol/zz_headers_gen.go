@@ -3,6 +3,42 @@
 
 package protocol
 
+// header_client.go
+
+func (h *ConsumerGroupRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "consumerGroup", h.ConsumerGroup)
+}
+
+func (h *ConsumerGroupRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "ConsumerGroupRequestHeader", ext: ext}
+	h.ConsumerGroup = r.str("consumerGroup")
+	return r.err
+}
+
+func (h *GetProducerConnectionListRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "producerGroup", h.ProducerGroup)
+}
+
+func (h *GetProducerConnectionListRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "GetProducerConnectionListRequestHeader", ext: ext}
+	h.ProducerGroup = r.str("producerGroup")
+	return r.err
+}
+
+func (h *UnregisterClientRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "clientID", h.ClientID)
+	putOptStr(m, "producerGroup", h.ProducerGroup)
+	putOptStr(m, "consumerGroup", h.ConsumerGroup)
+}
+
+func (h *UnregisterClientRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "UnregisterClientRequestHeader", ext: ext}
+	h.ClientID = r.str("clientID")
+	h.ProducerGroup = r.str("producerGroup")
+	h.ConsumerGroup = r.str("consumerGroup")
+	return r.err
+}
+
 // header_offset.go
 
 func (h *QueryConsumerOffsetRequestHeader) AppendExt(m map[string]string) {
