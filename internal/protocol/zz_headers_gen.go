@@ -39,6 +39,22 @@ func (h *UnregisterClientRequestHeader) Decode(ext map[string]string) error {
 	return r.err
 }
 
+// header_forbidden.go
+
+func (h *UpdateGroupForbiddenRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "group", h.Group)
+	putStr(m, "topic", h.Topic)
+	putOptBool(m, "readable", h.Readable)
+}
+
+func (h *UpdateGroupForbiddenRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "UpdateGroupForbiddenRequestHeader", ext: ext}
+	h.Group = r.str("group")
+	h.Topic = r.str("topic")
+	h.Readable = r.optBool("readable")
+	return r.err
+}
+
 // header_offset.go
 
 func (h *QueryConsumerOffsetRequestHeader) AppendExt(m map[string]string) {
