@@ -428,3 +428,33 @@ func (h *QueryMessageResponseHeader) Decode(ext map[string]string) error {
 	h.IndexLastUpdatePhyoffset = r.int64("indexLastUpdatePhyoffset")
 	return r.err
 }
+
+// header_slavesync.go
+
+func (h *SlaveSyncRequestHeader) AppendExt(m map[string]string) {
+	putOptInt64(m, "rocketdKnownStamp", h.KnownStamp)
+	putOptInt64(m, "rocketdKnownCount", h.KnownCount)
+}
+
+func (h *SlaveSyncRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "SlaveSyncRequestHeader", ext: ext}
+	h.KnownStamp = r.optInt64("rocketdKnownStamp")
+	h.KnownCount = r.optInt64("rocketdKnownCount")
+	return r.err
+}
+
+func (h *SlaveSyncResponseHeader) AppendExt(m map[string]string) {
+	putOptInt64(m, "rocketdStamp", h.Stamp)
+	putOptInt64(m, "rocketdCount", h.Count)
+	putOptBool(m, "rocketdUnchanged", h.Unchanged)
+	putOptBool(m, "rocketdDelta", h.Delta)
+}
+
+func (h *SlaveSyncResponseHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "SlaveSyncResponseHeader", ext: ext}
+	h.Stamp = r.optInt64("rocketdStamp")
+	h.Count = r.optInt64("rocketdCount")
+	h.Unchanged = r.optBool("rocketdUnchanged")
+	h.Delta = r.optBool("rocketdDelta")
+	return r.err
+}
