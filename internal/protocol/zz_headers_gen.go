@@ -458,3 +458,101 @@ func (h *SlaveSyncResponseHeader) Decode(ext map[string]string) error {
 	h.Delta = r.optBool("rocketdDelta")
 	return r.err
 }
+
+// header_txn.go
+
+func (h *ConsumerSendMsgBackRequestHeader) AppendExt(m map[string]string) {
+	putInt64(m, "offset", h.Offset)
+	putStr(m, "group", h.Group)
+	putInt32(m, "delayLevel", h.DelayLevel)
+	putOptStr(m, "originMsgId", h.OriginMsgID)
+	putOptStr(m, "originTopic", h.OriginTopic)
+	putBool(m, "unitMode", h.UnitMode)
+	putOptInt32(m, "maxReconsumeTimes", h.MaxReconsumeTimes)
+	putOptStr(m, "bname", h.BrokerName)
+}
+
+func (h *ConsumerSendMsgBackRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "ConsumerSendMsgBackRequestHeader", ext: ext}
+	h.Offset = r.int64("offset")
+	h.Group = r.str("group")
+	h.DelayLevel = r.int32("delayLevel")
+	h.OriginMsgID = r.str("originMsgId")
+	h.OriginTopic = r.str("originTopic")
+	h.UnitMode = r.bool("unitMode")
+	h.MaxReconsumeTimes = r.optInt32("maxReconsumeTimes")
+	h.BrokerName = r.str("bname")
+	return r.err
+}
+
+func (h *EndTransactionRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "producerGroup", h.ProducerGroup)
+	putInt64(m, "tranStateTableOffset", h.TranStateTableOffset)
+	putInt64(m, "commitLogOffset", h.CommitLogOffset)
+	putInt32(m, "commitOrRollback", h.CommitOrRollback)
+	putBool(m, "fromTransactionCheck", h.FromTransactionCheck)
+	putStr(m, "msgId", h.MsgID)
+	putOptStr(m, "transactionId", h.TransactionID)
+	putOptStr(m, "topic", h.Topic)
+	putOptStr(m, "bname", h.BrokerName)
+}
+
+func (h *EndTransactionRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "EndTransactionRequestHeader", ext: ext}
+	h.ProducerGroup = r.str("producerGroup")
+	h.TranStateTableOffset = r.int64("tranStateTableOffset")
+	h.CommitLogOffset = r.int64("commitLogOffset")
+	h.CommitOrRollback = r.int32("commitOrRollback")
+	h.FromTransactionCheck = r.bool("fromTransactionCheck")
+	h.MsgID = r.str("msgId")
+	h.TransactionID = r.str("transactionId")
+	h.Topic = r.str("topic")
+	h.BrokerName = r.str("bname")
+	return r.err
+}
+
+func (h *CheckTransactionStateRequestHeader) AppendExt(m map[string]string) {
+	putInt64(m, "tranStateTableOffset", h.TranStateTableOffset)
+	putInt64(m, "commitLogOffset", h.CommitLogOffset)
+	putOptStr(m, "msgId", h.MsgID)
+	putOptStr(m, "transactionId", h.TransactionID)
+	putOptStr(m, "offsetMsgId", h.OffsetMsgID)
+	putOptStr(m, "topic", h.Topic)
+}
+
+func (h *CheckTransactionStateRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "CheckTransactionStateRequestHeader", ext: ext}
+	h.TranStateTableOffset = r.int64("tranStateTableOffset")
+	h.CommitLogOffset = r.int64("commitLogOffset")
+	h.MsgID = r.str("msgId")
+	h.TransactionID = r.str("transactionId")
+	h.OffsetMsgID = r.str("offsetMsgId")
+	h.Topic = r.str("topic")
+	return r.err
+}
+
+func (h *RecallMessageRequestHeader) AppendExt(m map[string]string) {
+	putOptStr(m, "producerGroup", h.ProducerGroup)
+	putStr(m, "topic", h.Topic)
+	putStr(m, "recallHandle", h.RecallHandle)
+	putOptStr(m, "bname", h.BrokerName)
+}
+
+func (h *RecallMessageRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "RecallMessageRequestHeader", ext: ext}
+	h.ProducerGroup = r.str("producerGroup")
+	h.Topic = r.str("topic")
+	h.RecallHandle = r.str("recallHandle")
+	h.BrokerName = r.str("bname")
+	return r.err
+}
+
+func (h *RecallMessageResponseHeader) AppendExt(m map[string]string) {
+	putStr(m, "msgId", h.MsgID)
+}
+
+func (h *RecallMessageResponseHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "RecallMessageResponseHeader", ext: ext}
+	h.MsgID = r.str("msgId")
+	return r.err
+}
