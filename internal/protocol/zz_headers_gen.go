@@ -429,6 +429,44 @@ func (h *QueryMessageResponseHeader) Decode(ext map[string]string) error {
 	return r.err
 }
 
+// header_reply.go
+
+func (h *ReplyMessageRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "producerGroup", h.ProducerGroup)
+	putStr(m, "topic", h.Topic)
+	putStr(m, "defaultTopic", h.DefaultTopic)
+	putInt32(m, "defaultTopicQueueNums", h.DefaultTopicQueueNums)
+	putInt32(m, "queueId", h.QueueID)
+	putInt32(m, "sysFlag", h.SysFlag)
+	putInt64(m, "bornTimestamp", h.BornTimestamp)
+	putInt32(m, "flag", h.Flag)
+	putStr(m, "properties", h.Properties)
+	putOptInt32(m, "reconsumeTimes", h.ReconsumeTimes)
+	putBool(m, "unitMode", h.UnitMode)
+	putStr(m, "bornHost", h.BornHost)
+	putStr(m, "storeHost", h.StoreHost)
+	putInt64(m, "storeTimestamp", h.StoreTimestamp)
+}
+
+func (h *ReplyMessageRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "ReplyMessageRequestHeader", ext: ext}
+	h.ProducerGroup = r.str("producerGroup")
+	h.Topic = r.str("topic")
+	h.DefaultTopic = r.str("defaultTopic")
+	h.DefaultTopicQueueNums = r.int32("defaultTopicQueueNums")
+	h.QueueID = r.int32("queueId")
+	h.SysFlag = r.int32("sysFlag")
+	h.BornTimestamp = r.int64("bornTimestamp")
+	h.Flag = r.int32("flag")
+	h.Properties = r.str("properties")
+	h.ReconsumeTimes = r.optInt32("reconsumeTimes")
+	h.UnitMode = r.bool("unitMode")
+	h.BornHost = r.str("bornHost")
+	h.StoreHost = r.str("storeHost")
+	h.StoreTimestamp = r.int64("storeTimestamp")
+	return r.err
+}
+
 // header_slavesync.go
 
 func (h *SlaveSyncRequestHeader) AppendExt(m map[string]string) {
