@@ -55,6 +55,178 @@ func (h *UpdateGroupForbiddenRequestHeader) Decode(ext map[string]string) error 
 	return r.err
 }
 
+// header_namesrv.go
+
+func (h *RegisterBrokerRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "brokerName", h.BrokerName)
+	putStr(m, "brokerAddr", h.BrokerAddr)
+	putStr(m, "clusterName", h.ClusterName)
+	putStr(m, "haServerAddr", h.HAServerAddr)
+	putInt64(m, "brokerId", h.BrokerID)
+	putBool(m, "compressed", h.Compressed)
+	putInt32(m, "bodyCrc32", h.BodyCrc32)
+}
+
+func (h *RegisterBrokerRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "RegisterBrokerRequestHeader", ext: ext}
+	h.BrokerName = r.str("brokerName")
+	h.BrokerAddr = r.str("brokerAddr")
+	h.ClusterName = r.str("clusterName")
+	h.HAServerAddr = r.str("haServerAddr")
+	h.BrokerID = r.int64("brokerId")
+	h.Compressed = r.bool("compressed")
+	h.BodyCrc32 = r.int32("bodyCrc32")
+	return r.err
+}
+
+func (h *RegisterBrokerResponseHeader) AppendExt(m map[string]string) {
+	putOptStr(m, "haServerAddr", h.HAServerAddr)
+	putOptStr(m, "masterAddr", h.MasterAddr)
+}
+
+func (h *RegisterBrokerResponseHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "RegisterBrokerResponseHeader", ext: ext}
+	h.HAServerAddr = r.str("haServerAddr")
+	h.MasterAddr = r.str("masterAddr")
+	return r.err
+}
+
+func (h *BrokerIdentityHeader) AppendExt(m map[string]string) {
+	putStr(m, "brokerName", h.BrokerName)
+	putStr(m, "brokerAddr", h.BrokerAddr)
+	putStr(m, "clusterName", h.ClusterName)
+	putInt64(m, "brokerId", h.BrokerID)
+}
+
+func (h *BrokerIdentityHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "BrokerIdentityHeader", ext: ext}
+	h.BrokerName = r.str("brokerName")
+	h.BrokerAddr = r.str("brokerAddr")
+	h.ClusterName = r.str("clusterName")
+	h.BrokerID = r.int64("brokerId")
+	return r.err
+}
+
+func (h *QueryDataVersionResponseHeader) AppendExt(m map[string]string) {
+	putBool(m, "changed", h.Changed)
+}
+
+func (h *QueryDataVersionResponseHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "QueryDataVersionResponseHeader", ext: ext}
+	h.Changed = r.bool("changed")
+	return r.err
+}
+
+func (h *GetRouteInfoRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "topic", h.Topic)
+	if h.AcceptStandardJSONOnly {
+		putBool(m, "acceptStandardJsonOnly", true)
+	}
+}
+
+func (h *GetRouteInfoRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "GetRouteInfoRequestHeader", ext: ext}
+	h.Topic = r.str("topic")
+	h.AcceptStandardJSONOnly = r.bool("acceptStandardJsonOnly")
+	return r.err
+}
+
+func (h *KVConfigRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "namespace", h.Namespace)
+	putStr(m, "key", h.Key)
+	putOptStr(m, "value", h.Value)
+}
+
+func (h *KVConfigRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "KVConfigRequestHeader", ext: ext}
+	h.Namespace = r.str("namespace")
+	h.Key = r.str("key")
+	h.Value = r.str("value")
+	return r.err
+}
+
+func (h *GetKVConfigResponseHeader) AppendExt(m map[string]string) {
+	putOptStr(m, "value", h.Value)
+}
+
+func (h *GetKVConfigResponseHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "GetKVConfigResponseHeader", ext: ext}
+	h.Value = r.str("value")
+	return r.err
+}
+
+func (h *GetKVListByNamespaceRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "namespace", h.Namespace)
+}
+
+func (h *GetKVListByNamespaceRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "GetKVListByNamespaceRequestHeader", ext: ext}
+	h.Namespace = r.str("namespace")
+	return r.err
+}
+
+func (h *DeleteTopicFromNamesrvRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "topic", h.Topic)
+	putOptStr(m, "clusterName", h.ClusterName)
+}
+
+func (h *DeleteTopicFromNamesrvRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "DeleteTopicFromNamesrvRequestHeader", ext: ext}
+	h.Topic = r.str("topic")
+	h.ClusterName = r.str("clusterName")
+	return r.err
+}
+
+func (h *GetTopicsByClusterRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "cluster", h.Cluster)
+}
+
+func (h *GetTopicsByClusterRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "GetTopicsByClusterRequestHeader", ext: ext}
+	h.Cluster = r.str("cluster")
+	return r.err
+}
+
+func (h *BrokerPermRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "brokerName", h.BrokerName)
+}
+
+func (h *BrokerPermRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "BrokerPermRequestHeader", ext: ext}
+	h.BrokerName = r.str("brokerName")
+	return r.err
+}
+
+func (h *WipeWritePermOfBrokerResponseHeader) AppendExt(m map[string]string) {
+	putInt32(m, "wipeTopicCount", h.WipeTopicCount)
+}
+
+func (h *WipeWritePermOfBrokerResponseHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "WipeWritePermOfBrokerResponseHeader", ext: ext}
+	h.WipeTopicCount = r.int32("wipeTopicCount")
+	return r.err
+}
+
+func (h *AddWritePermOfBrokerResponseHeader) AppendExt(m map[string]string) {
+	putInt32(m, "addTopicCount", h.AddTopicCount)
+}
+
+func (h *AddWritePermOfBrokerResponseHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "AddWritePermOfBrokerResponseHeader", ext: ext}
+	h.AddTopicCount = r.int32("addTopicCount")
+	return r.err
+}
+
+func (h *RegisterTopicRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "topic", h.Topic)
+}
+
+func (h *RegisterTopicRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "RegisterTopicRequestHeader", ext: ext}
+	h.Topic = r.str("topic")
+	return r.err
+}
+
 // header_offset.go
 
 func (h *QueryConsumerOffsetRequestHeader) AppendExt(m map[string]string) {
