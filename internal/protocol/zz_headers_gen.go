@@ -39,6 +39,186 @@ func (h *UnregisterClientRequestHeader) Decode(ext map[string]string) error {
 	return r.err
 }
 
+// header_controller.go
+
+func (h *AlterSyncStateSetRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "brokerName", h.BrokerName)
+	putInt64(m, "masterBrokerId", h.MasterBrokerID)
+	putInt32(m, "masterEpoch", h.MasterEpoch)
+	putInt64(m, "invokeTime", h.InvokeTime)
+}
+
+func (h *AlterSyncStateSetRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "AlterSyncStateSetRequestHeader", ext: ext}
+	h.BrokerName = r.str("brokerName")
+	h.MasterBrokerID = r.int64("masterBrokerId")
+	h.MasterEpoch = r.int32("masterEpoch")
+	h.InvokeTime = r.int64("invokeTime")
+	return r.err
+}
+
+func (h *AlterSyncStateSetResponseHeader) AppendExt(m map[string]string) {
+	putInt32(m, "newSyncStateSetEpoch", h.NewSyncStateSetEpoch)
+}
+
+func (h *AlterSyncStateSetResponseHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "AlterSyncStateSetResponseHeader", ext: ext}
+	h.NewSyncStateSetEpoch = r.int32("newSyncStateSetEpoch")
+	return r.err
+}
+
+func (h *MasterInfoHeader) AppendExt(m map[string]string) {
+	putOptStr(m, "clusterName", h.ClusterName)
+	putOptStr(m, "brokerName", h.BrokerName)
+	putOptInt64(m, "masterBrokerId", h.MasterBrokerID)
+	putOptStr(m, "masterAddress", h.MasterAddress)
+	putOptInt32(m, "masterEpoch", h.MasterEpoch)
+	putOptInt32(m, "syncStateSetEpoch", h.SyncStateSetEpoch)
+}
+
+func (h *MasterInfoHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "ElectMasterResponseHeader", ext: ext}
+	h.ClusterName = r.str("clusterName")
+	h.BrokerName = r.str("brokerName")
+	h.MasterBrokerID = r.optInt64("masterBrokerId")
+	h.MasterAddress = r.str("masterAddress")
+	h.MasterEpoch = r.optInt32("masterEpoch")
+	h.SyncStateSetEpoch = r.optInt32("syncStateSetEpoch")
+	return r.err
+}
+
+func (h *BrokerNameHeader) AppendExt(m map[string]string) {
+	putStr(m, "brokerName", h.BrokerName)
+}
+
+func (h *BrokerNameHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "BrokerNameHeader", ext: ext}
+	h.BrokerName = r.str("brokerName")
+	return r.err
+}
+
+func (h *GetMetaDataResponseHeader) AppendExt(m map[string]string) {
+	putStr(m, "group", h.Group)
+	putOptStr(m, "controllerLeaderId", h.ControllerLeaderID)
+	putOptStr(m, "controllerLeaderAddress", h.ControllerLeaderAddress)
+	putBool(m, "isLeader", h.IsLeader)
+	putStr(m, "peers", h.Peers)
+}
+
+func (h *GetMetaDataResponseHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "GetMetaDataResponseHeader", ext: ext}
+	h.Group = r.str("group")
+	h.ControllerLeaderID = r.str("controllerLeaderId")
+	h.ControllerLeaderAddress = r.str("controllerLeaderAddress")
+	h.IsLeader = r.bool("isLeader")
+	h.Peers = r.str("peers")
+	return r.err
+}
+
+func (h *CleanControllerBrokerDataRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "clusterName", h.ClusterName)
+	putStr(m, "brokerName", h.BrokerName)
+	putOptStr(m, "brokerControllerIdsToClean", h.BrokerControllerIdsToClean)
+	putBool(m, "isCleanLivingBroker", h.IsCleanLivingBroker)
+	putInt64(m, "invokeTime", h.InvokeTime)
+}
+
+func (h *CleanControllerBrokerDataRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "CleanControllerBrokerDataRequestHeader", ext: ext}
+	h.ClusterName = r.str("clusterName")
+	h.BrokerName = r.str("brokerName")
+	h.BrokerControllerIdsToClean = r.str("brokerControllerIdsToClean")
+	h.IsCleanLivingBroker = r.bool("isCleanLivingBroker")
+	h.InvokeTime = r.int64("invokeTime")
+	return r.err
+}
+
+func (h *BrokerSetHeader) AppendExt(m map[string]string) {
+	putStr(m, "clusterName", h.ClusterName)
+	putStr(m, "brokerName", h.BrokerName)
+}
+
+func (h *BrokerSetHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "BrokerSetHeader", ext: ext}
+	h.ClusterName = r.str("clusterName")
+	h.BrokerName = r.str("brokerName")
+	return r.err
+}
+
+func (h *GetNextBrokerIDResponseHeader) AppendExt(m map[string]string) {
+	putStr(m, "clusterName", h.ClusterName)
+	putStr(m, "brokerName", h.BrokerName)
+	putOptInt64(m, "nextBrokerId", h.NextBrokerID)
+}
+
+func (h *GetNextBrokerIDResponseHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "GetNextBrokerIdResponseHeader", ext: ext}
+	h.ClusterName = r.str("clusterName")
+	h.BrokerName = r.str("brokerName")
+	h.NextBrokerID = r.optInt64("nextBrokerId")
+	return r.err
+}
+
+func (h *ApplyBrokerIDRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "clusterName", h.ClusterName)
+	putStr(m, "brokerName", h.BrokerName)
+	putInt64(m, "appliedBrokerId", h.AppliedBrokerID)
+	putStr(m, "registerCheckCode", h.RegisterCheckCode)
+}
+
+func (h *ApplyBrokerIDRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "ApplyBrokerIdRequestHeader", ext: ext}
+	h.ClusterName = r.str("clusterName")
+	h.BrokerName = r.str("brokerName")
+	h.AppliedBrokerID = r.int64("appliedBrokerId")
+	h.RegisterCheckCode = r.str("registerCheckCode")
+	return r.err
+}
+
+func (h *RegisterBrokerToControllerRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "clusterName", h.ClusterName)
+	putStr(m, "brokerName", h.BrokerName)
+	putInt64(m, "brokerId", h.BrokerID)
+	putStr(m, "brokerAddress", h.BrokerAddress)
+	putInt64(m, "invokeTime", h.InvokeTime)
+}
+
+func (h *RegisterBrokerToControllerRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "RegisterBrokerToControllerRequestHeader", ext: ext}
+	h.ClusterName = r.str("clusterName")
+	h.BrokerName = r.str("brokerName")
+	h.BrokerID = r.int64("brokerId")
+	h.BrokerAddress = r.str("brokerAddress")
+	h.InvokeTime = r.int64("invokeTime")
+	return r.err
+}
+
+func (h *BrokerHeartbeatRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "clusterName", h.ClusterName)
+	putStr(m, "brokerAddr", h.BrokerAddr)
+	putStr(m, "brokerName", h.BrokerName)
+	putOptInt64(m, "brokerId", h.BrokerID)
+	putOptInt32(m, "epoch", h.Epoch)
+	putOptInt64(m, "maxOffset", h.MaxOffset)
+	putOptInt64(m, "confirmOffset", h.ConfirmOffset)
+	putOptInt64(m, "heartbeatTimeoutMills", h.HeartbeatTimeoutMills)
+	putOptInt32(m, "electionPriority", h.ElectionPriority)
+}
+
+func (h *BrokerHeartbeatRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "BrokerHeartbeatRequestHeader", ext: ext}
+	h.ClusterName = r.str("clusterName")
+	h.BrokerAddr = r.str("brokerAddr")
+	h.BrokerName = r.str("brokerName")
+	h.BrokerID = r.optInt64("brokerId")
+	h.Epoch = r.optInt32("epoch")
+	h.MaxOffset = r.optInt64("maxOffset")
+	h.ConfirmOffset = r.optInt64("confirmOffset")
+	h.HeartbeatTimeoutMills = r.optInt64("heartbeatTimeoutMills")
+	h.ElectionPriority = r.optInt32("electionPriority")
+	return r.err
+}
+
 // header_forbidden.go
 
 func (h *UpdateGroupForbiddenRequestHeader) AppendExt(m map[string]string) {
