@@ -3,6 +3,268 @@
 
 package protocol
 
+// header_admin.go
+
+func (h *TopicRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "topic", h.Topic)
+}
+
+func (h *TopicRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "TopicRequestHeader", ext: ext}
+	h.Topic = r.str("topic")
+	return r.err
+}
+
+func (h *CreateTopicRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "topic", h.Topic)
+	putStr(m, "defaultTopic", h.DefaultTopic)
+	putInt32(m, "readQueueNums", h.ReadQueueNums)
+	putInt32(m, "writeQueueNums", h.WriteQueueNums)
+	putInt32(m, "perm", h.Perm)
+	putStr(m, "topicFilterType", string(h.TopicFilterType))
+	putOptInt32(m, "topicSysFlag", h.TopicSysFlag)
+	putBool(m, "order", h.Order)
+	putOptStr(m, "attributes", h.Attributes)
+	putOptBool(m, "force", h.Force)
+}
+
+func (h *CreateTopicRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "CreateTopicRequestHeader", ext: ext}
+	h.Topic = r.str("topic")
+	h.DefaultTopic = r.str("defaultTopic")
+	h.ReadQueueNums = r.int32("readQueueNums")
+	h.WriteQueueNums = r.int32("writeQueueNums")
+	h.Perm = r.int32("perm")
+	h.TopicFilterType = TopicFilterType(r.str("topicFilterType"))
+	h.TopicSysFlag = r.optInt32("topicSysFlag")
+	h.Order = r.bool("order")
+	h.Attributes = r.str("attributes")
+	h.Force = r.optBool("force")
+	return r.err
+}
+
+func (h *GetConsumeStatsRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "consumerGroup", h.ConsumerGroup)
+	putOptStr(m, "topic", h.Topic)
+}
+
+func (h *GetConsumeStatsRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "GetConsumeStatsRequestHeader", ext: ext}
+	h.ConsumerGroup = r.str("consumerGroup")
+	h.Topic = r.str("topic")
+	return r.err
+}
+
+func (h *ResetOffsetRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "topic", h.Topic)
+	putStr(m, "group", h.Group)
+	putInt64(m, "timestamp", h.Timestamp)
+	putBool(m, "isForce", h.IsForce)
+	putOptInt32(m, "queueId", h.QueueID)
+	putOptInt64(m, "offset", h.Offset)
+}
+
+func (h *ResetOffsetRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "ResetOffsetRequestHeader", ext: ext}
+	h.Topic = r.str("topic")
+	h.Group = r.str("group")
+	h.Timestamp = r.int64("timestamp")
+	h.IsForce = r.bool("isForce")
+	h.QueueID = r.optInt32("queueId")
+	h.Offset = r.optInt64("offset")
+	return r.err
+}
+
+func (h *GetConsumerStatusRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "topic", h.Topic)
+	putStr(m, "group", h.Group)
+	putOptStr(m, "clientAddr", h.ClientAddr)
+}
+
+func (h *GetConsumerStatusRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "GetConsumerStatusRequestHeader", ext: ext}
+	h.Topic = r.str("topic")
+	h.Group = r.str("group")
+	h.ClientAddr = r.str("clientAddr")
+	return r.err
+}
+
+func (h *QueryConsumeTimeSpanRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "topic", h.Topic)
+	putStr(m, "group", h.Group)
+}
+
+func (h *QueryConsumeTimeSpanRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "QueryConsumeTimeSpanRequestHeader", ext: ext}
+	h.Topic = r.str("topic")
+	h.Group = r.str("group")
+	return r.err
+}
+
+func (h *GetConsumerRunningInfoRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "consumerGroup", h.ConsumerGroup)
+	putStr(m, "clientId", h.ClientID)
+	putBool(m, "jstackEnable", h.JstackEnable)
+}
+
+func (h *GetConsumerRunningInfoRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "GetConsumerRunningInfoRequestHeader", ext: ext}
+	h.ConsumerGroup = r.str("consumerGroup")
+	h.ClientID = r.str("clientId")
+	h.JstackEnable = r.bool("jstackEnable")
+	return r.err
+}
+
+func (h *ConsumeMessageDirectlyResultRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "consumerGroup", h.ConsumerGroup)
+	putOptStr(m, "clientId", h.ClientID)
+	putOptStr(m, "msgId", h.MsgID)
+	putOptStr(m, "brokerName", h.BrokerName)
+}
+
+func (h *ConsumeMessageDirectlyResultRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "ConsumeMessageDirectlyResultRequestHeader", ext: ext}
+	h.ConsumerGroup = r.str("consumerGroup")
+	h.ClientID = r.str("clientId")
+	h.MsgID = r.str("msgId")
+	h.BrokerName = r.str("brokerName")
+	return r.err
+}
+
+func (h *CloneGroupOffsetRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "srcGroup", h.SrcGroup)
+	putStr(m, "destGroup", h.DestGroup)
+	putOptStr(m, "topic", h.Topic)
+	putBool(m, "offline", h.Offline)
+}
+
+func (h *CloneGroupOffsetRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "CloneGroupOffsetRequestHeader", ext: ext}
+	h.SrcGroup = r.str("srcGroup")
+	h.DestGroup = r.str("destGroup")
+	h.Topic = r.str("topic")
+	h.Offline = r.bool("offline")
+	return r.err
+}
+
+func (h *GetConsumeStatsInBrokerHeader) AppendExt(m map[string]string) {
+	putBool(m, "isOrder", h.IsOrder)
+}
+
+func (h *GetConsumeStatsInBrokerHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "GetConsumeStatsInBrokerHeader", ext: ext}
+	h.IsOrder = r.bool("isOrder")
+	return r.err
+}
+
+func (h *QueryConsumeQueueRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "topic", h.Topic)
+	putInt32(m, "queueId", h.QueueID)
+	putInt64(m, "index", h.Index)
+	putInt32(m, "count", h.Count)
+	putStr(m, "consumerGroup", h.ConsumerGroup)
+}
+
+func (h *QueryConsumeQueueRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "QueryConsumeQueueRequestHeader", ext: ext}
+	h.Topic = r.str("topic")
+	h.QueueID = r.int32("queueId")
+	h.Index = r.int64("index")
+	h.Count = r.int32("count")
+	h.ConsumerGroup = r.str("consumerGroup")
+	return r.err
+}
+
+func (h *ViewBrokerStatsDataRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "statsName", h.StatsName)
+	putStr(m, "statsKey", h.StatsKey)
+}
+
+func (h *ViewBrokerStatsDataRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "ViewBrokerStatsDataRequestHeader", ext: ext}
+	h.StatsName = r.str("statsName")
+	h.StatsKey = r.str("statsKey")
+	return r.err
+}
+
+func (h *QueryCorrectionOffsetHeader) AppendExt(m map[string]string) {
+	putOptStr(m, "filterGroups", h.FilterGroups)
+	putStr(m, "compareGroup", h.CompareGroup)
+	putStr(m, "topic", h.Topic)
+}
+
+func (h *QueryCorrectionOffsetHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "QueryCorrectionOffsetHeader", ext: ext}
+	h.FilterGroups = r.str("filterGroups")
+	h.CompareGroup = r.str("compareGroup")
+	h.Topic = r.str("topic")
+	return r.err
+}
+
+func (h *ResumeCheckHalfMessageRequestHeader) AppendExt(m map[string]string) {
+	putOptStr(m, "msgId", h.MsgID)
+}
+
+func (h *ResumeCheckHalfMessageRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "ResumeCheckHalfMessageRequestHeader", ext: ext}
+	h.MsgID = r.str("msgId")
+	return r.err
+}
+
+func (h *GetBrokerConfigResponseHeader) AppendExt(m map[string]string) {
+	putStr(m, "version", h.Version)
+}
+
+func (h *GetBrokerConfigResponseHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "GetBrokerConfigResponseHeader", ext: ext}
+	h.Version = r.str("version")
+	return r.err
+}
+
+func (h *QueryTopicsByConsumerRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "group", h.Group)
+}
+
+func (h *QueryTopicsByConsumerRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "QueryTopicsByConsumerRequestHeader", ext: ext}
+	h.Group = r.str("group")
+	return r.err
+}
+
+func (h *QuerySubscriptionByConsumerRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "group", h.Group)
+	putOptStr(m, "topic", h.Topic)
+}
+
+func (h *QuerySubscriptionByConsumerRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "QuerySubscriptionByConsumerRequestHeader", ext: ext}
+	h.Group = r.str("group")
+	h.Topic = r.str("topic")
+	return r.err
+}
+
+func (h *GetTopicConfigRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "topic", h.Topic)
+	putOptBool(m, "lo", h.Lo)
+}
+
+func (h *GetTopicConfigRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "GetTopicConfigRequestHeader", ext: ext}
+	h.Topic = r.str("topic")
+	h.Lo = r.optBool("lo")
+	return r.err
+}
+
+func (h *GetSubscriptionGroupConfigRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "group", h.Group)
+}
+
+func (h *GetSubscriptionGroupConfigRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "GetSubscriptionGroupConfigRequestHeader", ext: ext}
+	h.Group = r.str("group")
+	return r.err
+}
+
 // header_client.go
 
 func (h *ConsumerGroupRequestHeader) AppendExt(m map[string]string) {
