@@ -37,3 +37,23 @@ func TestGeneratedHeadersCurrent(t *testing.T) {
 	t.Fatalf("%s is stale: run go generate ./internal/protocol\nfirst difference at line %d:\n committed: %s\n generated: %s",
 		headergen.OutputFile, line+1, g, w)
 }
+
+// TestGeneratedDecodeNoAllocs: a generated decoder allocates nothing on
+// success, one header per field kind (named types, Optional[T], opt
+// strings and booleans).
+func TestGeneratedDecodeNoAllocs(t *testing.T) {
+	for _, h := range []ExtHeader{
+		&PullMessageRequestHeader{}, &CreateTopicRequestHeader{}, &BrokerHeartbeatRequestHeader{},
+		&SendMessageResponseHeader{}, &GetRouteInfoRequestHeader{}, &MasterInfoHeader{}, &PopMessageRequestHeader{},
+	} {
+		fill(t, h)
+		ext := Ext(h)
+		if n := testing.AllocsPerRun(100, func() {
+			if err := h.Decode(ext); err != nil {
+				t.Fatal(err)
+			}
+		}); n != 0 {
+			t.Errorf("%T.Decode allocates %.1f times per call", h, n)
+		}
+	}
+}

@@ -1081,6 +1081,55 @@ func (h *ReplyMessageRequestHeader) Decode(ext map[string]string) error {
 	return r.err
 }
 
+// header_send.go
+
+func (h *SendMessageResponseHeader) AppendExt(m map[string]string) {
+	putStr(m, "msgId", h.MsgID)
+	putInt32(m, "queueId", h.QueueID)
+	putInt64(m, "queueOffset", h.QueueOffset)
+	putOptStr(m, "transactionId", h.TransactionID)
+	putOptStr(m, "recallHandle", h.RecallHandle)
+	putOptStr(m, "MSG_REGION", h.MsgRegion)
+	putOptBool(m, "TRACE_ON", h.TraceOn)
+}
+
+func (h *SendMessageResponseHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "SendMessageResponseHeader", ext: ext}
+	h.MsgID = r.str("msgId")
+	h.QueueID = r.int32("queueId")
+	h.QueueOffset = r.int64("queueOffset")
+	h.TransactionID = r.str("transactionId")
+	h.RecallHandle = r.str("recallHandle")
+	h.MsgRegion = r.str("MSG_REGION")
+	h.TraceOn = r.optBool("TRACE_ON")
+	return r.err
+}
+
+// AppendExtJSON writes the header into a JSON header (ExtEncoder).
+func (h *SendMessageResponseHeader) AppendExtJSON(dst []byte) []byte {
+	w := NewExtWriter(dst, false)
+	h.writeExt(&w)
+	return w.Bytes()
+}
+
+// AppendExtBinary writes the header into a ROCKETMQ header (ExtEncoder).
+func (h *SendMessageResponseHeader) AppendExtBinary(dst []byte) []byte {
+	w := NewExtWriter(dst, true)
+	h.writeExt(&w)
+	return w.Bytes()
+}
+
+// writeExt writes the fields in ascending byte order of their keys.
+func (h *SendMessageResponseHeader) writeExt(w *ExtWriter) {
+	w.OptString("MSG_REGION", h.MsgRegion)
+	w.OptBool("TRACE_ON", h.TraceOn)
+	w.String("msgId", h.MsgID)
+	w.Int32("queueId", h.QueueID)
+	w.Int64("queueOffset", h.QueueOffset)
+	w.OptString("recallHandle", h.RecallHandle)
+	w.OptString("transactionId", h.TransactionID)
+}
+
 // header_slavesync.go
 
 func (h *SlaveSyncRequestHeader) AppendExt(m map[string]string) {

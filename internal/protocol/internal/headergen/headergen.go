@@ -25,6 +25,14 @@
 //
 //	//ext:header JavaClassName
 //
+// The directive
+//
+//	//ext:encoder
+//
+// also generates the ExtEncoder methods (AppendExtJSON, AppendExtBinary,
+// through a writeExt that writes the keys in ascending byte order), for
+// headers written on a hot path straight into the frame.
+//
 // A struct without ext tags is left alone (hand-written methods); a struct
 // with some fields tagged and others not is an error, as are unknown field
 // types and options.
@@ -48,8 +56,12 @@ import (
 // OutputFile is the name of the generated file in the package directory.
 const OutputFile = "zz_headers_gen.go"
 
-// directive names the FieldError header of a struct.
-const directive = "//ext:header "
+// Directives in a header's doc comment: the FieldError header name, and
+// whether to generate the ExtEncoder methods.
+const (
+	directive        = "//ext:header "
+	encoderDirective = "//ext:encoder"
+)
 
 // kind is how a field is written and read.
 type kind int
@@ -73,10 +85,11 @@ type field struct {
 }
 
 type header struct {
-	name   string // Go type name
-	errTag string // FieldError.Header
-	file   string
-	fields []field
+	name    string // Go type name
+	errTag  string // FieldError.Header
+	file    string
+	fields  []field
+	encoder bool // generate the ExtEncoder methods
 }
 
 // Generate parses the non-test Go files of the package in dir and returns
@@ -221,6 +234,9 @@ func structHeader(fset *token.FileSet, name string, st *ast.StructType, doc *ast
 			if rest, ok := strings.CutPrefix(c.Text, directive); ok {
 				h.errTag = strings.TrimSpace(rest)
 			}
+			if strings.TrimSpace(c.Text) == encoderDirective {
+				h.encoder = true
+			}
 		}
 	}
 	return h, true, nil
@@ -305,6 +321,9 @@ func render(pkg string, headers []header) ([]byte, error) {
 			b.WriteString(readLine(f))
 		}
 		b.WriteString("return r.err\n}\n")
+		if h.encoder {
+			renderEncoder(&b, h)
+		}
 	}
 	src, err := format.Source(b.Bytes())
 	if err != nil {
@@ -339,4 +358,37 @@ func readLine(f field) string {
 		v = f.conv + "(" + v + ")"
 	}
 	return fmt.Sprintf("h.%s = %s\n", f.name, v)
+}
+
+func renderEncoder(b *bytes.Buffer, h header) {
+	fmt.Fprintf(b, "\n// AppendExtJSON writes the header into a JSON header (ExtEncoder).\n")
+	fmt.Fprintf(b, "func (h *%s) AppendExtJSON(dst []byte) []byte {\nw := NewExtWriter(dst, false)\nh.writeExt(&w)\nreturn w.Bytes()\n}\n", h.name)
+	fmt.Fprintf(b, "\n// AppendExtBinary writes the header into a ROCKETMQ header (ExtEncoder).\n")
+	fmt.Fprintf(b, "func (h *%s) AppendExtBinary(dst []byte) []byte {\nw := NewExtWriter(dst, true)\nh.writeExt(&w)\nreturn w.Bytes()\n}\n", h.name)
+	fields := append([]field(nil), h.fields...)
+	sort.SliceStable(fields, func(i, j int) bool { return fields[i].key < fields[j].key })
+	fmt.Fprintf(b, "\n// writeExt writes the fields in ascending byte order of their keys.\n")
+	fmt.Fprintf(b, "func (h *%s) writeExt(w *ExtWriter) {\n", h.name)
+	for _, f := range fields {
+		b.WriteString(writeLine(f))
+	}
+	b.WriteString("}\n")
+}
+
+var writeFunc = map[kind]string{kindString: "String", kindBool: "Bool", kindInt32: "Int32", kindInt64: "Int64", kindOptInt32: "OptInt32", kindOptBool: "OptBool"}
+
+func writeLine(f field) string {
+	v := "h." + f.name
+	if f.conv != "" {
+		v = basic[f.kind] + "(" + v + ")"
+	}
+	switch {
+	case f.opt && f.kind == kindString:
+		return fmt.Sprintf("w.OptString(%q, %s)\n", f.key, v)
+	case f.opt && f.kind == kindBool:
+		return fmt.Sprintf("if %s {\nw.Bool(%q, true)\n}\n", v, f.key)
+	case f.kind == kindOptInt64:
+		return fmt.Sprintf("if %s.Set {\nw.Int64(%q, %s.Value)\n}\n", v, f.key, v)
+	}
+	return fmt.Sprintf("w.%s(%q, %s)\n", writeFunc[f.kind], f.key, v)
 }

@@ -62,6 +62,30 @@ type Untagged struct{ X string }
 	}
 }
 
+func TestGenerateEncoder(t *testing.T) {
+	out, err := generate(t, `
+// E is written straight into frames.
+//
+//ext:encoder
+type E struct {
+	Z  string          `+"`ext:\"z\"`"+`
+	A  Optional[int64] `+"`ext:\"a\"`"+`
+	UP bool            `+"`ext:\"UP,opt\"`"+`
+	M  int32           `+"`ext:\"m\"`"+`
+}
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "func (h *E) writeExt(w *ExtWriter) {\n\tif h.UP {\n\t\tw.Bool(\"UP\", true)\n\t}\n" +
+		"\tif h.A.Set {\n\t\tw.Int64(\"a\", h.A.Value)\n\t}\n\tw.Int32(\"m\", h.M)\n\tw.String(\"z\", h.Z)\n}"
+	for _, s := range []string{want, "func (h *E) AppendExtJSON(dst []byte) []byte {", "func (h *E) AppendExtBinary(dst []byte) []byte {"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("output lacks %q:\n%s", s, out)
+		}
+	}
+}
+
 func TestGenerateRefuses(t *testing.T) {
 	for name, src := range map[string]string{
 		"untagged field": "type H struct {\n\tA string `ext:\"a\"`\n\tB string\n}\n",
