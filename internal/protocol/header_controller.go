@@ -23,29 +23,11 @@ type AlterSyncStateSetResponseHeader struct {
 // (Java's default) is an election the controller itself triggers;
 // DesignateElect asks for BrokerID exactly (mqadmin electMaster).
 type ElectMasterRequestHeader struct {
-	ClusterName    string
-	BrokerName     string
-	BrokerID       int64 // key brokerId; default -1
-	DesignateElect bool
-	InvokeTime     int64
-}
-
-func (h *ElectMasterRequestHeader) AppendExt(m map[string]string) {
-	putStr(m, "clusterName", h.ClusterName)
-	putStr(m, "brokerName", h.BrokerName)
-	putInt64(m, "brokerId", h.BrokerID)
-	putBool(m, "designateElect", h.DesignateElect)
-	putInt64(m, "invokeTime", h.InvokeTime)
-}
-
-func (h *ElectMasterRequestHeader) Decode(ext map[string]string) error {
-	r := extReader{header: "ElectMasterRequestHeader", ext: ext}
-	h.ClusterName = r.str("clusterName")
-	h.BrokerName = r.str("brokerName")
-	h.BrokerID = r.optInt64("brokerId").Or(-1)
-	h.DesignateElect = r.bool("designateElect")
-	h.InvokeTime = r.int64("invokeTime")
-	return r.err
+	ClusterName    string `ext:"clusterName"`
+	BrokerName     string `ext:"brokerName"`
+	BrokerID       int64  `ext:"brokerId,default=-1"`
+	DesignateElect bool   `ext:"designateElect"`
+	InvokeTime     int64  `ext:"invokeTime"`
 }
 
 // MasterInfoHeader is the response header of CONTROLLER_ELECT_MASTER

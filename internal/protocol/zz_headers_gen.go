@@ -329,6 +329,24 @@ func (h *AlterSyncStateSetResponseHeader) Decode(ext map[string]string) error {
 	return r.err
 }
 
+func (h *ElectMasterRequestHeader) AppendExt(m map[string]string) {
+	putStr(m, "clusterName", h.ClusterName)
+	putStr(m, "brokerName", h.BrokerName)
+	putInt64(m, "brokerId", h.BrokerID)
+	putBool(m, "designateElect", h.DesignateElect)
+	putInt64(m, "invokeTime", h.InvokeTime)
+}
+
+func (h *ElectMasterRequestHeader) Decode(ext map[string]string) error {
+	r := extReader{header: "ElectMasterRequestHeader", ext: ext}
+	h.ClusterName = r.str("clusterName")
+	h.BrokerName = r.str("brokerName")
+	h.BrokerID = r.optInt64("brokerId").Or(-1)
+	h.DesignateElect = r.bool("designateElect")
+	h.InvokeTime = r.int64("invokeTime")
+	return r.err
+}
+
 func (h *MasterInfoHeader) AppendExt(m map[string]string) {
 	putOptStr(m, "clusterName", h.ClusterName)
 	putOptStr(m, "brokerName", h.BrokerName)

@@ -10,8 +10,10 @@
 //		AttemptID     string `ext:"attemptId,opt"`
 //	}
 //
-// The tag is the extFields key, optionally followed by ",opt". What each
-// field type writes and reads, with the helpers of ext.go:
+// The tag is the extFields key, optionally followed by ",opt" or, on an
+// int32 or int64 field, ",default=N": the value an absent key decodes to
+// (Java's field initialiser; Decode reads r.optInt64(key).Or(N)). What
+// each field type writes and reads, with the helpers of ext.go:
 //
 //	string           putStr            r.str       (",opt": putOptStr, omitted when empty)
 //	bool             putBool           r.bool      (",opt": written only when true)
@@ -80,6 +82,7 @@ type field struct {
 	name string // Go field name
 	key  string // extFields key
 	opt  bool   // ",opt": omit the zero value
+	def  string // ",default=N": decode an absent key as N, "" for none
 	kind kind
 	conv string // named type to convert to and from, "" for none
 }
@@ -208,6 +211,13 @@ func structHeader(fset *token.FileSet, name string, st *ast.StructType, doc *ast
 		}
 		fd.name = fl.Names[0].Name
 		for _, o := range parts[1:] {
+			if d, ok := strings.CutPrefix(o, "default="); ok {
+				if _, err := strconv.ParseInt(d, 10, 64); err != nil {
+					return h, false, fmt.Errorf("headergen: %s: %s.%s: default %q is not an integer", pos, name, fd.name, d)
+				}
+				fd.def = d
+				continue
+			}
 			if o != "opt" {
 				return h, false, fmt.Errorf("headergen: %s: %s.%s: unknown ext option %q", pos, name, fd.name, o)
 			}
@@ -220,6 +230,9 @@ func structHeader(fset *token.FileSet, name string, st *ast.StructType, doc *ast
 		fd.kind, fd.conv = k, conv
 		if fd.opt && k != kindString && k != kindBool {
 			return h, false, fmt.Errorf("headergen: %s: %s.%s: opt applies to string and bool fields (use Optional[T])", pos, name, fd.name)
+		}
+		if fd.def != "" && ((k != kindInt32 && k != kindInt64) || conv != "") {
+			return h, false, fmt.Errorf("headergen: %s: %s.%s: default applies to int32 and int64 fields", pos, name, fd.name)
 		}
 		h.fields = append(h.fields, fd)
 	}
@@ -354,6 +367,9 @@ func putLine(f field) string {
 
 func readLine(f field) string {
 	v := fmt.Sprintf("r.%s(%q)", readFunc[f.kind], f.key)
+	if f.def != "" {
+		v = fmt.Sprintf("r.%s(%q).Or(%s)", readFunc[map[kind]kind{kindInt32: kindOptInt32, kindInt64: kindOptInt64}[f.kind]], f.key, f.def)
+	}
 	if f.conv != "" {
 		v = f.conv + "(" + v + ")"
 	}

@@ -35,6 +35,8 @@ type H struct {
 	OL Optional[int64] `+"`ext:\"ol\"`"+`
 	OO Optional[bool]  `+"`ext:\"oo\"`"+`
 	K  Kind            `+"`ext:\"k\"`"+`
+	D  int64           `+"`ext:\"d,default=-1\"`"+`
+	E  int32           `+"`ext:\"e,default=7\"`"+`
 }
 
 type Untagged struct{ X string }
@@ -51,7 +53,9 @@ type Untagged struct{ X string }
 		`r := extReader{header: "JavaH", ext: ext}`,
 		"h.S = r.str(\"s\")\n\th.OS = r.str(\"os\")\n\th.B = r.bool(\"b\")\n\th.OB = r.bool(\"ob\")\n" +
 			"\th.I = r.int32(\"i\")\n\th.L = r.int64(\"l\")\n\th.OI = r.optInt32(\"oi\")\n" +
-			"\th.OL = r.optInt64(\"ol\")\n\th.OO = r.optBool(\"oo\")\n\th.K = Kind(r.str(\"k\"))\n\treturn r.err",
+			"\th.OL = r.optInt64(\"ol\")\n\th.OO = r.optBool(\"oo\")\n\th.K = Kind(r.str(\"k\"))\n" +
+			"\th.D = r.optInt64(\"d\").Or(-1)\n\th.E = r.optInt32(\"e\").Or(7)\n\treturn r.err",
+		`putInt64(m, "d", h.D)`,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -95,6 +99,8 @@ func TestGenerateRefuses(t *testing.T) {
 		"int type":       "type H struct {\n\tA int `ext:\"a\"`\n}\n",
 		"empty key":      "type H struct {\n\tA string `ext:\",opt\"`\n}\n",
 		"two names":      "type H struct {\n\tA, B string `ext:\"a\"`\n}\n",
+		"string default": "type H struct {\n\tA string `ext:\"a,default=1\"`\n}\n",
+		"bad default":    "type H struct {\n\tA int64 `ext:\"a,default=x\"`\n}\n",
 	} {
 		if out, err := generate(t, src); err == nil {
 			t.Errorf("%s: no error; generated\n%s", name, out)
