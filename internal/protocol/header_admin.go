@@ -66,7 +66,7 @@ func (h *DeleteSubscriptionGroupRequestHeader) Decode(ext map[string]string) err
 // GetConsumeStatsRequestHeader is GET_CONSUME_STATS (208).
 type GetConsumeStatsRequestHeader struct {
 	ConsumerGroup string `ext:"consumerGroup"`
-	Topic         string `ext:"topic,opt"` // optional: all subscribed topics when empty
+	Topic         string `ext:"topic,opt"` // all subscribed topics when empty
 }
 
 // ResetOffsetRequestHeader is INVOKE_BROKER_TO_RESET_OFFSET (222) and, from
@@ -76,7 +76,7 @@ type ResetOffsetRequestHeader struct {
 	Group     string          `ext:"group"`
 	Timestamp int64           `ext:"timestamp"` // ms
 	IsForce   bool            `ext:"isForce"`
-	QueueID   Optional[int32] `ext:"queueId"` // 5.x, key queueId; -1 = all queues
+	QueueID   Optional[int32] `ext:"queueId"` // 5.x; -1 = all queues
 	Offset    Optional[int64] `ext:"offset"`  // 5.x
 }
 
@@ -139,7 +139,7 @@ type ViewBrokerStatsDataRequestHeader struct {
 
 // QueryCorrectionOffsetHeader is QUERY_CORRECTION_OFFSET (308).
 type QueryCorrectionOffsetHeader struct {
-	FilterGroups string `ext:"filterGroups,opt"` // optional, comma-separated
+	FilterGroups string `ext:"filterGroups,opt"` // comma-separated
 	CompareGroup string `ext:"compareGroup"`
 	Topic        string `ext:"topic"`
 }

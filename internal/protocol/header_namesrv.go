@@ -46,8 +46,8 @@ type QueryDataVersionResponseHeader struct {
 // GetRouteInfoRequestHeader is GET_ROUTEINFO_BY_TOPIC (105).
 type GetRouteInfoRequestHeader struct {
 	Topic string `ext:"topic"`
-	// AcceptStandardJSONOnly (key acceptStandardJsonOnly) asks for quoted
-	// brokerAddrs keys whatever the request version (§4.2).
+	// AcceptStandardJSONOnly asks for quoted brokerAddrs keys whatever
+	// the request version (§4.2); written only when true.
 	AcceptStandardJSONOnly bool `ext:"acceptStandardJsonOnly,opt"`
 }
 
@@ -88,7 +88,7 @@ type GetKVListByNamespaceRequestHeader struct {
 // DeleteTopicFromNamesrvRequestHeader is DELETE_TOPIC_IN_NAMESRV (216).
 type DeleteTopicFromNamesrvRequestHeader struct {
 	Topic       string `ext:"topic"`
-	ClusterName string `ext:"clusterName,opt"` // optional: limit the deletion to one cluster
+	ClusterName string `ext:"clusterName,opt"` // limit the deletion to one cluster
 }
 
 // GetTopicsByClusterRequestHeader is GET_TOPICS_BY_CLUSTER (224).

@@ -23,7 +23,7 @@ type PullMessageRequestHeader struct {
 	SuspendTimeoutMillis int64           `ext:"suspendTimeoutMillis"`
 	Subscription         string          `ext:"subscription,opt"` // "" from push consumers
 	SubVersion           int64           `ext:"subVersion"`
-	ExpressionType       string          `ext:"expressionType,opt"` // optional: TAG (default) or SQL92
+	ExpressionType       string          `ext:"expressionType,opt"` // TAG (default) or SQL92
 	BrokerName           string          `ext:"bname,opt"`
 	MaxMsgBytes          Optional[int32] `ext:"maxMsgBytes"` // 5.x
 }

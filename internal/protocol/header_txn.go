@@ -56,7 +56,7 @@ type RecallMessageRequestHeader struct {
 	ProducerGroup string `ext:"producerGroup,opt"`
 	Topic         string `ext:"topic"`
 	RecallHandle  string `ext:"recallHandle"`
-	BrokerName    string `ext:"bname,opt"` // optional (RpcRequestHeader)
+	BrokerName    string `ext:"bname,opt"` // RpcRequestHeader
 }
 
 // RecallMessageResponseHeader answers RECALL_MESSAGE: the recalled
