@@ -61,6 +61,9 @@ func putHeld(t testing.TB, st *store.Store, topic string, deliverMs int64, body 
 
 func delivered(t testing.TB, st *store.Store, topic string) []message.Record {
 	t.Helper()
+	// A delivery is a put: its ConsumeQueue entry is written by the
+	// store's dispatch, after the put returned.
+	wait.For(t, 5*time.Second, "the store's dispatch", func() bool { return st.DispatchedOffset() >= st.CommitLogMaxOffset() })
 	var out []message.Record
 	for off := int64(0); ; {
 		res, err := st.GetMessage("", topic, 1, off, 32, nil)
