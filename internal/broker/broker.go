@@ -399,8 +399,12 @@ func Start(cfg Config) (_ *Broker, err error) {
 	closers = append(closers, b.txn.Close)
 
 	var route func(context.Context, string) (protocol.TopicRouteData, bool, error)
+	var forward func(context.Context, string, *remoting.Command) (*remoting.Command, error)
 	if len(bc.NamesrvAddrs()) > 0 {
 		route = b.topicRoute
+		// Static topics' requests forwarded to other brokers go out on
+		// the NameServer client (signed with the inner credentials).
+		forward = b.nsClient.Invoke
 	}
 	confFile := cfg.ConfigFile
 	if confFile == "" {
@@ -409,7 +413,7 @@ func Start(cfg Config) (_ *Broker, err error) {
 	proc, err := processor.New(processor.Deps{
 		Config: &b.cfg, Live: config.NewBrokerRuntime(&b.cfg, confFile), Store: b.store, Topics: b.topics, Groups: b.groups, Offsets: b.offsets,
 		Clients: b.clients, Holder: b.holder, StoreHost: storeHost, InMemoryBytes: scfg.InMemoryBytes, SendHooks: cfg.SendHooks, Txn: b.txn,
-		RequestModes: modes, Mappings: mappings, TopicRoute: route, AwaitRegistration: b.role.AwaitRegistration, Users: users, ACLs: acls,
+		RequestModes: modes, Mappings: mappings, TopicRoute: route, Forward: forward, AwaitRegistration: b.role.AwaitRegistration, Users: users, ACLs: acls,
 		HARuntime: b.role.HARuntimeInfo, Role: b.role.BrokerRole, Pop: b.pop, Stats: b.stats,
 		// The delivery in service now (none on a slave).
 		RuntimeExtras:   func(kv map[string]string) { b.delivery.Load().runningStats(kv) },
