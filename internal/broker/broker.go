@@ -439,7 +439,7 @@ func Start(cfg Config) (_ *Broker, err error) {
 	// (UPDATE_AND_CREATE_TOPIC waits for such a round); a slave's copy of
 	// its master's metadata.
 	b.role.Start(role.Tables{
-		Topics: b.topics, Groups: b.groups, Offsets: b.offsets, Users: users, ACLs: acls,
+		Topics: b.topics, Groups: b.groups, Offsets: b.offsets, Users: users, ACLs: acls, Mappings: mappings,
 		DelayOffsetPath:     filepath.Join(mopts.Dir, meta.DelayOffsetFile),
 		TimerCheckpointPath: filepath.Join(mopts.Dir, MasterTimerCheckpointFile),
 	})

@@ -153,6 +153,10 @@ func (d DataVersion) Equal(o DataVersion) bool {
 type TopicConfigSerializeWrapper struct {
 	TopicConfigTable map[string]TopicConfig `json:"topicConfigTable"`
 	DataVersion      DataVersion            `json:"dataVersion"`
+	// TopicQueueMappingInfoMap is 5.x's TopicConfigAndMappingSerializeWrapper
+	// member in REGISTER_BROKER: the static topics' mapping info, by
+	// topic (omitted when nil; never in topics.json).
+	TopicQueueMappingInfoMap map[string]*TopicQueueMappingInfo `json:"topicQueueMappingInfoMap,omitempty"`
 	// Unknown are properties of a decoded file this type does not model.
 	Unknown UnknownMembers `json:"-"`
 }

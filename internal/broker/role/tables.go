@@ -15,6 +15,9 @@ type Tables struct {
 	// Users and ACLs, when set, are copied from the master (nil: not).
 	Users Users
 	ACLs  ACLs
+	// Mappings, when set, are the static topics' mappings the
+	// registration carries; a change asks for a registration round.
+	Mappings Mappings
 	// DelayOffsetPath is delayOffset.json, which a slave copies as text.
 	DelayOffsetPath string
 	// TimerCheckpointPath is where a slave keeps its master's timer
@@ -32,6 +35,14 @@ type Topics interface {
 	Len() int
 	// RegisterSnapshot is the table as REGISTER_BROKER's body carries it.
 	RegisterSnapshot(brokerPermission int32) protocol.TopicConfigSerializeWrapper
+	// OnChange calls fn (which must not block) after every change.
+	OnChange(fn func())
+}
+
+// Mappings is the static topics' mapping table (meta.Mappings).
+type Mappings interface {
+	// RegisterInfos is the mapping info REGISTER_BROKER carries.
+	RegisterInfos() map[string]*protocol.TopicQueueMappingInfo
 	// OnChange calls fn (which must not block) after every change.
 	OnChange(fn func())
 }
