@@ -420,3 +420,38 @@ func TestStaticTopicTwoBrokerGroups(t *testing.T) {
 		t.Fatalf("min offset of logic queue 1: %d", got)
 	}
 }
+
+// TestStaticTopicSlaveCopiesMapping: GET_ALL_TOPIC_CONFIG carries the
+// static topics' mappings (Java 5.x's TopicConfigAndMappingSerializeWrapper:
+// topicQueueMappingDetailMap, mappingDataVersion) and a slave copies them
+// (SlaveSynchronize.syncTopicConfig): a new mapping, a newer epoch and the
+// topic's deletion reach it.
+func TestStaticTopicSlaveCopiesMapping(t *testing.T) {
+	c := startCluster(t, nil)
+	slave := c.startSlaveWith(t, nil)
+	topic := uniq(t, "staticslave")
+	detail := func(epoch int64) *protocol.TopicQueueMappingDetail {
+		return &protocol.TopicQueueMappingDetail{Topic: topic, Scope: protocol.MetadataScopeGlobal, TotalQueues: 1, Bname: "broker-a", Epoch: epoch,
+			CurrIDMap: map[int32]int32{}, HostedQueues: map[int32][]protocol.LogicQueueMappingItem{
+				0: {{QueueID: 0, Bname: "broker-a", EndOffset: -1, TimeOfStart: -1, TimeOfEnd: -1}}}}
+	}
+	slaveEpoch := func() int64 {
+		r := c.invoke(slave.Addr(), protocol.GetTopicConfig, &protocol.GetTopicConfigRequestHeader{Topic: topic, Lo: protocol.Some(true)}, nil)
+		if r.Code != protocol.Success {
+			return -1
+		}
+		var v protocol.TopicConfigAndQueueMapping
+		if err := protocol.UnmarshalFastJSON(r.Body, &v); err != nil || v.MappingDetail == nil {
+			return -1
+		}
+		return v.MappingDetail.Epoch
+	}
+	c.createStaticOn(c.b.Addr(), detail(1000), 1)
+	wait.For(t, 10*time.Second, "the mapping on the slave", func() bool { return slaveEpoch() == 1000 })
+	c.createStaticOn(c.b.Addr(), detail(2000), 1)
+	wait.For(t, 10*time.Second, "the newer epoch on the slave", func() bool { return slaveEpoch() == 2000 })
+	if r := c.invoke(c.b.Addr(), protocol.DeleteTopicInBroker, &protocol.TopicRequestHeader{Topic: topic}, nil); r.Code != protocol.Success {
+		t.Fatalf("delete: %d %s", r.Code, r.Remark)
+	}
+	wait.For(t, 10*time.Second, "the mapping gone from the slave", func() bool { return slaveEpoch() == -1 })
+}

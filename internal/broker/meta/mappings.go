@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -253,6 +254,34 @@ func merge(old, nd *protocol.TopicQueueMappingDetail, force bool) error {
 		}
 	}
 	return nil
+}
+
+// ReplaceAll makes the table the master's (a slave's copy, Java's
+// SlaveSynchronize.syncTopicConfig): the details are taken as they are,
+// with version as the table's version; changed reports whether anything
+// differed. A nil *Mappings changes nothing.
+func (m *Mappings) ReplaceAll(details map[string]*protocol.TopicQueueMappingDetail, version protocol.DataVersion) (changed bool, err error) {
+	if m == nil {
+		return false, nil
+	}
+	table := make(map[string]*protocol.TopicQueueMappingDetail, len(details))
+	for topic, d := range details {
+		if d != nil {
+			table[topic] = d.Clone()
+		}
+	}
+	m.mu.Lock()
+	if m.mu.version.Equal(version) || reflect.DeepEqual(table, m.mu.table) {
+		m.mu.Unlock()
+		return false, nil
+	}
+	m.mu.table, m.mu.version = table, version
+	m.publishLocked()
+	m.mu.Unlock()
+	m.log.Info("meta: static topic mappings copied from the master", "topics", len(table))
+	err = m.Persist()
+	m.notify()
+	return true, err
 }
 
 // Delete removes topic's mapping (the topic was deleted) and reports

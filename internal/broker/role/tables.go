@@ -45,6 +45,8 @@ type Mappings interface {
 	RegisterInfos() map[string]*protocol.TopicQueueMappingInfo
 	// OnChange calls fn (which must not block) after every change.
 	OnChange(fn func())
+	// ReplaceAll makes the table the master's (a slave's copy).
+	ReplaceAll(details map[string]*protocol.TopicQueueMappingDetail, version protocol.DataVersion) (bool, error)
 }
 
 // Groups is the subscription group table (meta.Groups).
