@@ -65,7 +65,7 @@ var allowed = map[string][]string{
 	"broker/pop":      {"store", "message", "config", "vfs", "broker/meta", "protocol", "testutil/wait"},
 	"broker/stats":    {},
 	"broker/role":     {"lifecycle", "auth", "config", "vfs", "protocol", "remoting", "store", "store/commitlog", "ha", "testutil/wait"},
-	"broker/processor": {"auth", "store", "message", "config", "configcmd", "vfs", "protocol", "remoting", "broker/meta", "broker/filter",
+	"broker/processor": {"auth", "store", "message", "config", "configcmd", "vfs", "protocol", "remoting", "lograte", "broker/meta", "broker/filter",
 		"broker/longpoll", "broker/schedule", "broker/timer", "broker/txn", "broker/pop", "broker/client", "broker/stats", "ha", "testutil/wait"},
 	"broker": {"lifecycle", "store", "message", "config", "vfs", "protocol", "remoting", "broker/meta", "broker/filter",
 		"broker/longpoll", "broker/schedule", "broker/timer", "broker/txn", "broker/pop", "broker/processor", "broker/client", "broker/stats", "broker/role", "ha", "namesrv",

@@ -18,6 +18,7 @@ import (
 	"github.com/rocketd/rocketd/internal/broker/timer"
 	"github.com/rocketd/rocketd/internal/broker/txn"
 	"github.com/rocketd/rocketd/internal/config"
+	"github.com/rocketd/rocketd/internal/lograte"
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
@@ -148,6 +149,7 @@ type Processor struct {
 	route           func(ctx context.Context, topic string) (protocol.TopicRouteData, bool, error)
 	awaitReg        func(ctx context.Context) error
 	forwardFn       func(ctx context.Context, addr string, req *remoting.Command) (*remoting.Command, error)
+	forwardLog      lograte.Limiter // failed forwards: clients retry them in a loop
 	users           *auth.Users
 	acls            *auth.ACLs
 	haRuntime       func() protocol.HARuntimeInfo

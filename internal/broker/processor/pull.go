@@ -155,17 +155,14 @@ func (p *Processor) pull(conn *remoting.Conn, req *remoting.Command, allowSuspen
 	// Java commits after reading: a network request (not a re-run) with
 	// the flag, on a master.
 	if allowSuspend && h.SysFlag&protocol.PullFlagCommitOffset != 0 && p.isMaster() {
-		switch {
-		case !lc.static():
+		if !lc.static() {
 			p.offsets.Commit(h.ConsumerGroup, h.Topic, h.QueueID, h.CommitOffset)
-		default:
+		} else if q, off, here := pullCommitStatic(&lc, h.CommitOffset); here {
 			// The commit offset is a logic one: stored as the physical
 			// offset of its item when that is here (Java commits the
 			// logic value against the physical queue, which only agrees
 			// for a chain's first item).
-			if q, off, here := pullCommitStatic(&lc, h.CommitOffset); here {
-				p.offsets.Commit(h.ConsumerGroup, h.Topic, q, off)
-			}
+			p.offsets.Commit(h.ConsumerGroup, h.Topic, q, off)
 		}
 	}
 

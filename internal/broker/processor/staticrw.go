@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -129,11 +130,20 @@ var errNoForward = errors.New("this broker cannot forward requests to other brok
 
 // forward sends req to the master of broker bname, found through topic's
 // route on the NameServer (Java's RpcClient resolves the broker name the
-// same way), and waits up to forwardTimeout.
+// same way), and waits up to forwardTimeout. Failures are logged
+// rate-limited: clients repeat the request in a loop.
 func (p *Processor) forward(topic, bname string, req *remoting.Command) (*remoting.Command, error) {
 	if p.forwardFn == nil || p.route == nil {
 		return nil, errNoForward
 	}
+	resp, err := p.forwardOnce(topic, bname, req)
+	if err != nil {
+		p.forwardLog.Log(p.log, slog.LevelWarn, "processor: static topic request not forwarded", "topic", topic, "broker", bname, "err", err)
+	}
+	return resp, err
+}
+
+func (p *Processor) forwardOnce(topic, bname string, req *remoting.Command) (*remoting.Command, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), forwardTimeout)
 	defer cancel()
 	route, found, err := p.route(ctx, topic)
@@ -195,7 +205,6 @@ func (p *Processor) pullStatic(c *mappingCtx, h *protocol.PullMessageRequestHead
 	fh.SysFlag &^= protocol.PullFlagSuspend | protocol.PullFlagCommitOffset
 	fresp, err := p.forward(c.topic, cur.Bname, remoting.NewRequest(protocol.PullMessage, forwardExt(&fh, cur.Bname), nil))
 	if err != nil {
-		p.log.Warn("pull: static topic forward failed", "topic", c.topic, "queue", c.globalID, "broker", cur.Bname, "err", err)
 		return cur, remoting.NewResponse(protocol.SystemError, err.Error())
 	}
 	var rh protocol.PullMessageResponseHeader
