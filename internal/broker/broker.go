@@ -399,8 +399,12 @@ func Start(cfg Config) (_ *Broker, err error) {
 	closers = append(closers, b.txn.Close)
 
 	var route func(context.Context, string) (protocol.TopicRouteData, bool, error)
+	var forward func(context.Context, string, *remoting.Command) (*remoting.Command, error)
 	if len(bc.NamesrvAddrs()) > 0 {
 		route = b.topicRoute
+		// Static topics' requests forwarded to other brokers go out on
+		// the NameServer client (signed with the inner credentials).
+		forward = b.nsClient.Invoke
 	}
 	confFile := cfg.ConfigFile
 	if confFile == "" {
@@ -409,7 +413,7 @@ func Start(cfg Config) (_ *Broker, err error) {
 	proc, err := processor.New(processor.Deps{
 		Config: &b.cfg, Live: config.NewBrokerRuntime(&b.cfg, confFile), Store: b.store, Topics: b.topics, Groups: b.groups, Offsets: b.offsets,
 		Clients: b.clients, Holder: b.holder, StoreHost: storeHost, InMemoryBytes: scfg.InMemoryBytes, SendHooks: cfg.SendHooks, Txn: b.txn,
-		RequestModes: modes, Mappings: mappings, TopicRoute: route, AwaitRegistration: b.role.AwaitRegistration, Users: users, ACLs: acls,
+		RequestModes: modes, Mappings: mappings, TopicRoute: route, Forward: forward, AwaitRegistration: b.role.AwaitRegistration, Users: users, ACLs: acls,
 		HARuntime: b.role.HARuntimeInfo, Role: b.role.BrokerRole, Pop: b.pop, Stats: b.stats,
 		// The delivery in service now (none on a slave).
 		RuntimeExtras:   func(kv map[string]string) { b.delivery.Load().runningStats(kv) },
@@ -435,7 +439,7 @@ func Start(cfg Config) (_ *Broker, err error) {
 	// (UPDATE_AND_CREATE_TOPIC waits for such a round); a slave's copy of
 	// its master's metadata.
 	b.role.Start(role.Tables{
-		Topics: b.topics, Groups: b.groups, Offsets: b.offsets, Users: users, ACLs: acls,
+		Topics: b.topics, Groups: b.groups, Offsets: b.offsets, Users: users, ACLs: acls, Mappings: mappings,
 		DelayOffsetPath:     filepath.Join(mopts.Dir, meta.DelayOffsetFile),
 		TimerCheckpointPath: filepath.Join(mopts.Dir, MasterTimerCheckpointFile),
 	})

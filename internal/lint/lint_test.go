@@ -71,7 +71,7 @@ var allowed = map[string][]string{
 	"broker/pop":      {"lifecycle", "lograte", "store", "message", "vfs", "broker/meta", "protocol"},
 	"broker/stats":    {"lifecycle"},
 	"broker/role":     {"lifecycle", "auth", "config", "vfs", "protocol", "remoting", "store", "store/commitlog", "ha"},
-	"broker/processor": {"auth", "store", "message", "config", "configcmd", "vfs", "protocol", "remoting", "broker/meta", "broker/filter",
+	"broker/processor": {"auth", "store", "message", "config", "configcmd", "vfs", "protocol", "remoting", "lograte", "broker/meta", "broker/filter",
 		"broker/longpoll", "broker/timer", "broker/txn", "broker/pop", "broker/client", "broker/stats"},
 	"broker": {"store", "message", "config", "vfs", "protocol", "remoting", "broker/meta",
 		"broker/longpoll", "broker/schedule", "broker/timer", "broker/txn", "broker/pop", "broker/processor", "broker/client", "broker/stats", "broker/role", "ha",

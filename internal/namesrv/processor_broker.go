@@ -75,6 +75,7 @@ func (s *Server) registerBroker(conn *remoting.Conn, req *remoting.Command) *rem
 		}
 		w := &body.TopicConfigSerializeWrapper
 		reg.DataVersion = DataVersion{Timestamp: w.DataVersion.Timestamp, Counter: w.DataVersion.Counter}
+		reg.Body, reg.Mappings = true, w.TopicQueueMappingInfoMap
 		reg.Topics = make([]TopicConfig, 0, len(w.TopicConfigTable))
 		for name, tc := range w.TopicConfigTable {
 			if tc.TopicName == "" {

@@ -42,6 +42,8 @@ func routeData(r Route) *protocol.TopicRouteData {
 		QueueDatas:        make([]protocol.QueueData, len(r.QueueDatas)),
 		BrokerDatas:       make([]protocol.BrokerData, len(r.BrokerDatas)),
 		FilterServerTable: map[string][]string{},
+		// A static topic's mapping info (5.x topicQueueMappingByBroker).
+		TopicQueueMappingByBroker: r.Mappings,
 	}
 	for i, q := range r.QueueDatas {
 		d.QueueDatas[i] = protocol.QueueData{

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/rocketd/rocketd/internal/protocol"
 )
 
 // MasterID is the brokerId of a broker group's master; slaves have ids >= 1.
@@ -79,6 +81,9 @@ func (b *BrokerData) primeSlave(id int64) bool {
 type Route struct {
 	QueueDatas  []QueueData
 	BrokerDatas []BrokerData
+	// Mappings is a static topic's mapping info by broker name (nil for
+	// other topics); shared, read only.
+	Mappings map[string]*protocol.TopicQueueMappingInfo
 }
 
 // ClusterInfo is the whole broker membership: broker groups by name and
@@ -99,6 +104,14 @@ type Registration struct {
 	// Topics is the broker's topic configuration; it is applied only for a
 	// master whose DataVersion changed (or on its first registration).
 	Topics []TopicConfig
+	// Body is set when the registration carried a topic table; then
+	// Mappings (the static topics' mapping info by topic, 5.x) replaces
+	// what the broker group registered before, for a master or the prime
+	// slave. Unlike Java, which takes them only with a new data version,
+	// every such registration applies them: a rocketd broker's mapping
+	// may change while its topic table does not.
+	Body     bool
+	Mappings map[string]*protocol.TopicQueueMappingInfo
 	// Conn identifies the connection the registration came on (any comparable
 	// value, typically a *remoting.Conn). When it closes, RemoveConn drops
 	// the broker. Nil means "not tracked".
@@ -150,6 +163,9 @@ type Table struct {
 		brokers map[string]*BrokerData
 		// clusters maps cluster name -> set of broker names.
 		clusters map[string]map[string]struct{}
+		// mappings maps a static topic -> broker name -> its mapping info
+		// (RouteInfoManager.topicQueueMappingInfoTable).
+		mappings map[string]map[string]*protocol.TopicQueueMappingInfo
 		// live maps broker address -> liveness record.
 		live map[string]*liveBroker
 	}
@@ -162,6 +178,7 @@ func NewTable() *Table {
 	t.mu.brokers = map[string]*BrokerData{}
 	t.mu.clusters = map[string]map[string]struct{}{}
 	t.mu.live = map[string]*liveBroker{}
+	t.mu.mappings = map[string]map[string]*protocol.TopicQueueMappingInfo{}
 	return t
 }
 
@@ -198,6 +215,9 @@ func (t *Table) Register(r Registration, now time.Time) RegisterResult {
 
 	prev := t.mu.live[r.BrokerAddr]
 	changed := first || prev == nil || prev.dataVersion != r.DataVersion
+	if r.Body && (r.BrokerID == MasterID || bd.primeSlave(r.BrokerID)) {
+		t.setMappingsLocked(r.BrokerName, r.Mappings)
+	}
 	switch {
 	case r.BrokerID == MasterID:
 		if changed {
@@ -295,9 +315,41 @@ func (t *Table) removeGroupLocked(brokerName string) {
 	t.removeBrokerTopicsLocked(brokerName)
 }
 
+// setMappingsLocked replaces the mapping info broker group brokerName
+// registered (Java keys it by the info's bname, which a broker sets to
+// its own name). REQUIRES: t.mu held for writing.
+func (t *Table) setMappingsLocked(brokerName string, infos map[string]*protocol.TopicQueueMappingInfo) {
+	for topic, byBroker := range t.mu.mappings {
+		if _, ok := infos[topic]; !ok {
+			delete(byBroker, brokerName)
+			if len(byBroker) == 0 {
+				delete(t.mu.mappings, topic)
+			}
+		}
+	}
+	for topic, info := range infos {
+		if info == nil {
+			continue
+		}
+		bname := info.Bname
+		if bname == "" {
+			bname = brokerName
+		}
+		byBroker := t.mu.mappings[topic]
+		if byBroker == nil {
+			byBroker = map[string]*protocol.TopicQueueMappingInfo{}
+			t.mu.mappings[topic] = byBroker
+		}
+		c := *info
+		c.CurrIDMap = maps.Clone(info.CurrIDMap)
+		byBroker[bname] = &c
+	}
+}
+
 // removeBrokerTopicsLocked drops a broker group from every topic and topics
 // left with no group. REQUIRES: t.mu held for writing.
 func (t *Table) removeBrokerTopicsLocked(brokerName string) {
+	t.setMappingsLocked(brokerName, nil)
 	for topic, byBroker := range t.mu.topics {
 		delete(byBroker, brokerName)
 		if len(byBroker) == 0 {
@@ -400,6 +452,9 @@ func (t *Table) Route(topic string) (r Route, ok bool) {
 	if len(r.BrokerDatas) == 0 {
 		return Route{}, false
 	}
+	if m := t.mu.mappings[topic]; len(m) > 0 {
+		r.Mappings = maps.Clone(m)
+	}
 	return r, true
 }
 
@@ -458,6 +513,7 @@ func (t *Table) DeleteTopic(topic, cluster string) bool {
 	}
 	if cluster == "" {
 		delete(t.mu.topics, topic)
+		delete(t.mu.mappings, topic)
 		return true
 	}
 	removed := false
@@ -469,6 +525,7 @@ func (t *Table) DeleteTopic(topic, cluster string) bool {
 	}
 	if len(byBroker) == 0 {
 		delete(t.mu.topics, topic)
+		delete(t.mu.mappings, topic)
 	}
 	return removed
 }

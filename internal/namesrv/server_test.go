@@ -81,6 +81,7 @@ type brokerSpec struct {
 	id                      int64
 	dv                      int64
 	topics                  []protocol.TopicConfig
+	mappings                map[string]*protocol.TopicQueueMappingInfo
 }
 
 func topic(name string, read, write int32) protocol.TopicConfig {
@@ -97,6 +98,7 @@ func (b brokerSpec) body(t *testing.T, compressed bool) []byte {
 	for _, tc := range b.topics {
 		rb.TopicConfigSerializeWrapper.TopicConfigTable[tc.TopicName] = tc
 	}
+	rb.TopicConfigSerializeWrapper.TopicQueueMappingInfoMap = b.mappings
 	if !compressed {
 		return rb.MarshalFastJSON()
 	}
@@ -115,6 +117,9 @@ func (b brokerSpec) registerRequest(t *testing.T, compressed bool) *remoting.Com
 	}
 	req := remoting.NewRequest(protocol.RegisterBroker, protocol.Ext(&h), body)
 	req.Version = protocol.VersionV4_9_8
+	if b.mappings != nil {
+		req.Version = protocol.VersionV5_3_3
+	}
 	return req
 }
 
@@ -169,6 +174,50 @@ func TestRegisterAndRouteLegacyBytes(t *testing.T) {
 	req.Version = 317
 	if b := ts.callWith(ts.client, req).Body; !bytes.Contains(b, []byte(`{"0":"127.0.0.1:10911"}`)) {
 		t.Fatalf("acceptStandardJsonOnly route body %s", b)
+	}
+}
+
+// TestRouteCarriesStaticTopicMapping: the mapping info brokers register
+// (TopicConfigAndMappingSerializeWrapper.topicQueueMappingInfoMap, JSON
+// or compressed) comes back in the topic's route as
+// topicQueueMappingByBroker, keyed by broker name, Java's field names;
+// a later registration without it removes it; other topics' routes have
+// no such member.
+func TestRouteCarriesStaticTopicMapping(t *testing.T) {
+	ts := startTestServer(t, nil)
+	info := func(bname string, ids map[int32]int32) *protocol.TopicQueueMappingInfo {
+		return &protocol.TopicQueueMappingInfo{Topic: "ST", Scope: protocol.MetadataScopeGlobal, TotalQueues: 4, Bname: bname,
+			Epoch: 1700000000000, CurrIDMap: ids}
+	}
+	a := brokerA
+	a.topics = append(a.topics, topic("ST", 2, 2))
+	a.mappings = map[string]*protocol.TopicQueueMappingInfo{"ST": info("broker-a", map[int32]int32{0: 0, 2: 1})}
+	b := brokerSpec{cluster: "DefaultCluster", name: "broker-b", addr: "127.0.0.1:10921", dv: 1,
+		topics:   []protocol.TopicConfig{topic("ST", 2, 2)},
+		mappings: map[string]*protocol.TopicQueueMappingInfo{"ST": info("broker-b", map[int32]int32{1: 0, 3: 1})}}
+	ts.register(a)
+	expectCode(t, ts.callWith(ts.client, b.registerRequest(t, true)), protocol.Success, "")
+
+	got := ts.route("ST", protocol.VersionV5_3_3)
+	expectCode(t, got, protocol.Success, "")
+	want := `"topicQueueMappingByBroker":{"broker-a":{"bname":"broker-a","currIdMap":{"0":0,"2":1},"dirty":false,"epoch":1700000000000,` +
+		`"scope":"__global__","topic":"ST","totalQueues":4},"broker-b":{"bname":"broker-b","currIdMap":{"1":0,"3":1},"dirty":false,` +
+		`"epoch":1700000000000,"scope":"__global__","topic":"ST","totalQueues":4}}`
+	if !bytes.Contains(got.Body, []byte(want)) {
+		t.Fatalf("route of a static topic:\n%s\nwant it to contain\n%s", got.Body, want)
+	}
+	r := decodeRoute(t, got.Body)
+	if m := r.TopicQueueMappingByBroker; len(m) != 2 || m["broker-b"].CurrIDMap[3] != 1 {
+		t.Fatalf("decoded mapping: %+v", m)
+	}
+	if plain := ts.route("TopicA", protocol.VersionV5_3_3); bytes.Contains(plain.Body, []byte("topicQueueMappingByBroker")) {
+		t.Fatalf("a plain topic's route carries a mapping: %s", plain.Body)
+	}
+	// broker-b's next registration has no static topic any more.
+	b.mappings = nil
+	expectCode(t, ts.callWith(ts.client, b.registerRequest(t, false)), protocol.Success, "")
+	if m := decodeRoute(t, ts.route("ST", protocol.VersionV5_3_3).Body).TopicQueueMappingByBroker; len(m) != 1 || m["broker-a"] == nil {
+		t.Fatalf("after broker-b dropped it: %+v", m)
 	}
 }
 

@@ -136,6 +136,42 @@ func (d *TopicQueueMappingDetail) Leader(id int32) (LogicQueueMappingItem, bool)
 	return items[len(items)-1], true
 }
 
+// TopicQueueMappingInfo is what a broker registers of a static topic with
+// the NameServers and what routes carry in topicQueueMappingByBroker
+// (Java's TopicQueueMappingInfo): the detail without its chains, CurrIDMap
+// the logic queues the broker leads (logic id -> physical id).
+type TopicQueueMappingInfo struct {
+	Topic       string          `json:"topic"`
+	Scope       string          `json:"scope"`
+	TotalQueues int32           `json:"totalQueues"`
+	Bname       string          `json:"bname"`
+	Epoch       int64           `json:"epoch"`
+	Dirty       bool            `json:"dirty"`
+	CurrIDMap   map[int32]int32 `json:"currIdMap"`
+}
+
+// UnmarshalJSON starts from Java's defaults (scope __global__, an empty
+// currIdMap).
+func (m *TopicQueueMappingInfo) UnmarshalJSON(data []byte) error {
+	type plain TopicQueueMappingInfo
+	v := plain{Scope: MetadataScopeGlobal}
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	if v.CurrIDMap == nil {
+		v.CurrIDMap = map[int32]int32{}
+	}
+	*m = TopicQueueMappingInfo(v)
+	return nil
+}
+
+// MappingInfo is TopicQueueMappingDetail.cloneAsMappingInfo: the detail's
+// figures and its LEVEL_0 id map (LeaderIDMap); dirty is false.
+func (d *TopicQueueMappingDetail) MappingInfo() *TopicQueueMappingInfo {
+	return &TopicQueueMappingInfo{Topic: d.Topic, Scope: d.Scope, TotalQueues: d.TotalQueues, Bname: d.Bname,
+		Epoch: d.Epoch, CurrIDMap: d.LeaderIDMap()}
+}
+
 // LeaderIDMap is buildIdMap(LEVEL_0): logic id -> physical queue id of the
 // logic queues whose leader is on this detail's broker.
 func (d *TopicQueueMappingDetail) LeaderIDMap() map[int32]int32 {

@@ -30,7 +30,7 @@ const maxRegisterBodyInflated = 256 << 20
 // recognised by its topicConfigTable property.
 func DecodeRegisterBrokerBody(body []byte, compressed bool, version int32) (*RegisterBrokerBody, error) {
 	if compressed {
-		return decodeCompressedRegisterBody(body)
+		return decodeCompressedRegisterBody(body, version)
 	}
 	var b RegisterBrokerBody
 	if err := UnmarshalFastJSON(body, &b); err != nil {
@@ -77,6 +77,16 @@ func (b *RegisterBrokerBody) EncodeCompressed() ([]byte, error) {
 		return nil, err
 	}
 	writeChunk(&raw, fs)
+	// 5.x: the static topics' mapping info, a count then one JSON each.
+	infos := b.TopicConfigSerializeWrapper.TopicQueueMappingInfoMap
+	writeInt32(&raw, int32(len(infos)))
+	for _, topic := range sortedKeys(infos) {
+		js, err := MarshalFastJSON(infos[topic])
+		if err != nil {
+			return nil, err
+		}
+		writeChunk(&raw, js)
+	}
 
 	var out bytes.Buffer
 	zw, err := zlib.NewWriterLevel(&out, zlib.BestCompression)
@@ -101,7 +111,7 @@ func writeChunk(w *bytes.Buffer, p []byte) {
 	w.Write(p)
 }
 
-func decodeCompressedRegisterBody(body []byte) (*RegisterBrokerBody, error) {
+func decodeCompressedRegisterBody(body []byte, version int32) (*RegisterBrokerBody, error) {
 	zr, err := zlib.NewReader(bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrRegisterBody, err)
@@ -140,6 +150,37 @@ func decodeCompressedRegisterBody(body []byte) (*RegisterBrokerBody, error) {
 	}
 	if err := UnmarshalFastJSON(fs, &b.FilterServerList); err != nil {
 		return nil, fmt.Errorf("%w: filter server list: %w", ErrRegisterBody, err)
+	}
+	if version < VersionV5_0_0 {
+		return &b, nil
+	}
+	// A 5.x broker goes on with the static topics' mapping info (Java
+	// requires it; a body that ends here is taken as having none).
+	var first [1]byte
+	if n, _ := io.ReadFull(r.r, first[:]); n == 0 {
+		return &b, nil
+	}
+	r.r = io.MultiReader(bytes.NewReader(first[:]), r.r)
+	count = r.int32("mapping count")
+	if r.err == nil && count < 0 {
+		return nil, fmt.Errorf("%w: negative mapping count %d", ErrRegisterBody, count)
+	}
+	for i := int32(0); i < count && r.err == nil; i++ {
+		js := r.chunk("topic queue mapping info")
+		if r.err != nil {
+			break
+		}
+		var info TopicQueueMappingInfo
+		if err := UnmarshalFastJSON(js, &info); err != nil {
+			return nil, fmt.Errorf("%w: topic queue mapping info %d: %w", ErrRegisterBody, i, err)
+		}
+		if b.TopicConfigSerializeWrapper.TopicQueueMappingInfoMap == nil {
+			b.TopicConfigSerializeWrapper.TopicQueueMappingInfoMap = map[string]*TopicQueueMappingInfo{}
+		}
+		b.TopicConfigSerializeWrapper.TopicQueueMappingInfoMap[info.Topic] = &info
+	}
+	if r.err != nil {
+		return nil, r.err
 	}
 	return &b, nil
 }

@@ -12,6 +12,9 @@ type TopicRouteData struct {
 	// FilterServerTable maps a broker address to its filter servers; written
 	// as {} when empty.
 	FilterServerTable map[string][]string `json:"filterServerTable"`
+	// TopicQueueMappingByBroker is a static topic's mapping info by broker
+	// name (5.x RouteInfoManager); omitted for other topics.
+	TopicQueueMappingByBroker map[string]*TopicQueueMappingInfo `json:"topicQueueMappingByBroker,omitempty"`
 }
 
 // MarshalFastJSON writes the route as the name server does: JSONLegacy

@@ -235,8 +235,9 @@ func lp(s string) []byte { return append(be32(len(s)), s...) }
 
 func TestRegisterBrokerBodyCompressed(t *testing.T) {
 	dv := `{"counter":3,"timestamp":1690000000000}`
+	// A 5.x broker's layout: the static topics' mapping count (none) last.
 	body := javaCompressedBody(t, lp(dv), be32(2), lp("TopicA 4 4 6 SINGLE_TAG"), lp("TopicB 16 16 2 MULTI_TAG"),
-		lp(`["10.0.0.9:5555"]`))
+		lp(`["10.0.0.9:5555"]`), be32(0))
 	got, err := DecodeRegisterBrokerBody(body, true, CurrentVersion)
 	if err != nil {
 		t.Fatal(err)
@@ -245,6 +246,12 @@ func TestRegisterBrokerBodyCompressed(t *testing.T) {
 	want.FilterServerList = []string{"10.0.0.9:5555"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got  %+v\nwant %+v", got, want)
+	}
+	// A 4.x broker's ends with the filter servers.
+	old := javaCompressedBody(t, lp(dv), be32(2), lp("TopicA 4 4 6 SINGLE_TAG"), lp("TopicB 16 16 2 MULTI_TAG"),
+		lp(`["10.0.0.9:5555"]`))
+	if got, err := DecodeRegisterBrokerBody(old, true, VersionV4_9_8); err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("4.x layout: %v %+v", err, got)
 	}
 	enc, err := want.EncodeCompressed()
 	if err != nil {
@@ -255,6 +262,39 @@ func TestRegisterBrokerBodyCompressed(t *testing.T) {
 	}
 	if BodyCRC32(body) < 0 {
 		t.Fatal("masked CRC must be non-negative")
+	}
+}
+
+// TestRegisterBrokerBodyMappings: a 5.x broker's static topics ride in
+// the register body as TopicConfigAndMappingSerializeWrapper's
+// topicQueueMappingInfoMap, in the JSON and the compressed forms.
+func TestRegisterBrokerBodyMappings(t *testing.T) {
+	info := `{"bname":"broker-a","currIdMap":{0:1,2:0},"dirty":false,"epoch":1700000000000,"scope":"__global__","topic":"ST","totalQueues":4}`
+	want := &TopicQueueMappingInfo{Topic: "ST", Scope: MetadataScopeGlobal, TotalQueues: 4, Bname: "broker-a", Epoch: 1700000000000,
+		CurrIDMap: map[int32]int32{0: 1, 2: 0}}
+	dv := `{"counter":3,"timestamp":1690000000000}`
+	body := javaCompressedBody(t, lp(dv), be32(1), lp("ST 2 2 6 SINGLE_TAG"), lp(`[]`), be32(1), lp(info))
+	got, err := DecodeRegisterBrokerBody(body, true, VersionV5_3_3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := got.TopicConfigSerializeWrapper.TopicQueueMappingInfoMap; len(m) != 1 || !reflect.DeepEqual(m["ST"], want) {
+		t.Fatalf("compressed: %+v", m)
+	}
+	enc, err := got.EncodeCompressed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(enc, body) {
+		t.Fatal("EncodeCompressed differs from the hand-built Java 5.x layout")
+	}
+	js := got.MarshalFastJSON()
+	if !bytes.Contains(js, []byte(`"topicQueueMappingInfoMap":{"ST":`+info+`}`)) {
+		t.Fatalf("JSON form: %s", js)
+	}
+	back, err := DecodeRegisterBrokerBody(js, false, VersionV5_3_3)
+	if err != nil || !reflect.DeepEqual(back.TopicConfigSerializeWrapper.TopicQueueMappingInfoMap["ST"], want) {
+		t.Fatalf("JSON form read back: %v %+v", err, back)
 	}
 }
 
@@ -271,9 +311,12 @@ func TestRegisterBrokerBodyCompressedErrors(t *testing.T) {
 		"bad number":      javaCompressedBody(t, dv, be32(1), lp("TopicA x 4 6 SINGLE_TAG"), lp("[]")),
 		"bad version":     javaCompressedBody(t, lp("nope"), be32(0), lp("[]")),
 		"bad filters":     javaCompressedBody(t, dv, be32(0), lp("{")),
+		"bad mapping":     javaCompressedBody(t, dv, be32(0), lp("[]"), be32(1), lp("{")),
+		"short mapping":   javaCompressedBody(t, dv, be32(0), lp("[]"), be32(2), lp("{}")),
+		"negative maps":   javaCompressedBody(t, dv, be32(0), lp("[]"), be32(-1)),
 	}
 	for name, body := range cases {
-		if _, err := DecodeRegisterBrokerBody(body, true, CurrentVersion); !errors.Is(err, ErrRegisterBody) {
+		if _, err := DecodeRegisterBrokerBody(body, true, VersionV5_3_3); !errors.Is(err, ErrRegisterBody) {
 			t.Errorf("%s: want ErrRegisterBody, got %v", name, err)
 		}
 	}

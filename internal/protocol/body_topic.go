@@ -153,6 +153,16 @@ func (d DataVersion) Equal(o DataVersion) bool {
 type TopicConfigSerializeWrapper struct {
 	TopicConfigTable map[string]TopicConfig `json:"topicConfigTable"`
 	DataVersion      DataVersion            `json:"dataVersion"`
+	// TopicQueueMappingInfoMap is 5.x's TopicConfigAndMappingSerializeWrapper
+	// member in REGISTER_BROKER: the static topics' mapping info, by
+	// topic (omitted when nil; never in topics.json).
+	TopicQueueMappingInfoMap map[string]*TopicQueueMappingInfo `json:"topicQueueMappingInfoMap,omitempty"`
+	// TopicQueueMappingDetailMap and MappingDataVersion are the same
+	// wrapper's members in GET_ALL_TOPIC_CONFIG's answer: the static
+	// topics' mappings a slave copies (omitted when nil; Java's slave
+	// reads the version whenever the map is there).
+	TopicQueueMappingDetailMap map[string]*TopicQueueMappingDetail `json:"topicQueueMappingDetailMap,omitempty"`
+	MappingDataVersion         *DataVersion                        `json:"mappingDataVersion,omitempty"`
 	// Unknown are properties of a decoded file this type does not model.
 	Unknown UnknownMembers `json:"-"`
 }

@@ -229,6 +229,7 @@ const (
 	VersionV3_4_9  int32 = 121
 	VersionV4_9_4  int32 = 401
 	VersionV4_9_8  int32 = 409
+	VersionV5_0_0  int32 = 413
 	VersionV5_3_3  int32 = 479
 	CurrentVersion       = VersionV4_9_8 // what rocketd puts in requests it sends
 )

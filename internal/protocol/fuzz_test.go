@@ -63,7 +63,7 @@ func FuzzDecodeRegisterBrokerBody(f *testing.F) {
 	empty, _ := (&RegisterBrokerBody{}).EncodeCompressed()
 	f.Add(empty)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		body, err := DecodeRegisterBrokerBody(data, true, CurrentVersion)
+		body, err := DecodeRegisterBrokerBody(data, true, VersionV5_3_3)
 		if err != nil {
 			if !errors.Is(err, ErrRegisterBody) {
 				t.Fatalf("error without ErrRegisterBody: %v", err)
@@ -74,7 +74,7 @@ func FuzzDecodeRegisterBrokerBody(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		again, err := DecodeRegisterBrokerBody(enc, true, CurrentVersion)
+		again, err := DecodeRegisterBrokerBody(enc, true, VersionV5_3_3)
 		if err != nil {
 			t.Fatalf("re-encoded body rejected: %v", err)
 		}

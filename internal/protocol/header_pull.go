@@ -35,4 +35,8 @@ type PullMessageResponseHeader struct {
 	NextBeginOffset      int64 `ext:"nextBeginOffset"`
 	MinOffset            int64 `ext:"minOffset"`
 	MaxOffset            int64 `ext:"maxOffset"`
+	// OffsetDelta is 5.x's offsetDelta, set by a pull through a static
+	// topic's logic queue: what the client adds to the physical queue
+	// offsets of the messages in the body to get their logic offsets.
+	OffsetDelta Optional[int64] `ext:"offsetDelta"`
 }

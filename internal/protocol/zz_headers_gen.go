@@ -1002,6 +1002,7 @@ func (h *PullMessageResponseHeader) AppendExt(m map[string]string) {
 	putInt64(m, "nextBeginOffset", h.NextBeginOffset)
 	putInt64(m, "minOffset", h.MinOffset)
 	putInt64(m, "maxOffset", h.MaxOffset)
+	putOptInt64(m, "offsetDelta", h.OffsetDelta)
 }
 
 func (h *PullMessageResponseHeader) Decode(ext map[string]string) error {
@@ -1010,6 +1011,7 @@ func (h *PullMessageResponseHeader) Decode(ext map[string]string) error {
 	h.NextBeginOffset = r.int64("nextBeginOffset")
 	h.MinOffset = r.int64("minOffset")
 	h.MaxOffset = r.int64("maxOffset")
+	h.OffsetDelta = r.optInt64("offsetDelta")
 	return r.err
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -40,6 +41,28 @@ type Mappings struct {
 	// Lookup on the send and pull paths takes no lock and allocates
 	// nothing (nil while no topic is static).
 	view atomic.Pointer[map[string]*protocol.TopicQueueMappingDetail]
+
+	listenMu  sync.Mutex
+	listeners []func()
+}
+
+// OnChange registers fn to be called after every change (the broker
+// re-registers with the NameServers: routes carry the mapping). fn runs on
+// the goroutine that made the change, after the file is written; it must
+// not block.
+func (m *Mappings) OnChange(fn func()) {
+	m.listenMu.Lock()
+	m.listeners = append(m.listeners, fn)
+	m.listenMu.Unlock()
+}
+
+func (m *Mappings) notify() {
+	m.listenMu.Lock()
+	ls := slices.Clone(m.listeners)
+	m.listenMu.Unlock()
+	for _, fn := range ls {
+		fn()
+	}
 }
 
 // OpenMappings loads config/topicQueueMapping.json (or its .bak) for the
@@ -100,6 +123,24 @@ func (m *Mappings) Lookup(topic string) *protocol.TopicQueueMappingDetail {
 		return nil
 	}
 	return (*v)[topic]
+}
+
+// RegisterInfos is what REGISTER_BROKER carries of the static topics
+// (TopicQueueMappingDetail.cloneAsMappingInfo of each); nil when none.
+// Lock-free.
+func (m *Mappings) RegisterInfos() map[string]*protocol.TopicQueueMappingInfo {
+	if m == nil {
+		return nil
+	}
+	v := m.view.Load()
+	if v == nil {
+		return nil
+	}
+	out := make(map[string]*protocol.TopicQueueMappingInfo, len(*v))
+	for topic, d := range *v {
+		out[topic] = d.MappingInfo()
+	}
+	return out
 }
 
 // Get returns a copy of topic's mapping detail; nil when the topic is not
@@ -172,7 +213,9 @@ func (m *Mappings) Update(d *protocol.TopicQueueMappingDetail, force bool) error
 	m.mu.Unlock()
 	m.log.Info("meta: static topic mapping updated", "topic", nd.Topic, "epoch", nd.Epoch, "totalQueues", nd.TotalQueues,
 		"hosted", len(nd.HostedQueues), "force", force)
-	return m.Persist()
+	err := m.Persist()
+	m.notify()
+	return err
 }
 
 // merge applies Java's rules for replacing old by nd (which it may
@@ -213,6 +256,34 @@ func merge(old, nd *protocol.TopicQueueMappingDetail, force bool) error {
 	return nil
 }
 
+// ReplaceAll makes the table the master's (a slave's copy, Java's
+// SlaveSynchronize.syncTopicConfig): the details are taken as they are,
+// with version as the table's version; changed reports whether anything
+// differed. A nil *Mappings changes nothing.
+func (m *Mappings) ReplaceAll(details map[string]*protocol.TopicQueueMappingDetail, version protocol.DataVersion) (changed bool, err error) {
+	if m == nil {
+		return false, nil
+	}
+	table := make(map[string]*protocol.TopicQueueMappingDetail, len(details))
+	for topic, d := range details {
+		if d != nil {
+			table[topic] = d.Clone()
+		}
+	}
+	m.mu.Lock()
+	if m.mu.version.Equal(version) || reflect.DeepEqual(table, m.mu.table) {
+		m.mu.Unlock()
+		return false, nil
+	}
+	m.mu.table, m.mu.version = table, version
+	m.publishLocked()
+	m.mu.Unlock()
+	m.log.Info("meta: static topic mappings copied from the master", "topics", len(table))
+	err = m.Persist()
+	m.notify()
+	return true, err
+}
+
 // Delete removes topic's mapping (the topic was deleted) and reports
 // whether it had one.
 func (m *Mappings) Delete(topic string) (bool, error) {
@@ -231,7 +302,9 @@ func (m *Mappings) Delete(topic string) (bool, error) {
 		return false, nil
 	}
 	m.log.Info("meta: static topic mapping deleted", "topic", topic)
-	return true, m.Persist()
+	err := m.Persist()
+	m.notify()
+	return true, err
 }
 
 // Snapshot returns a copy in the file form.

@@ -3,10 +3,14 @@ package processor
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
 )
+
+// loKeys looks the lo key up in a send's header.
+var loKeys = [...]string{"lo"}
 
 // logicQueue is a request's queue on a static topic (Java's
 // TopicQueueMappingContext): the queue id of such a request is a logic
@@ -23,10 +27,18 @@ type logicQueue struct {
 // rewriteRequestForStaticTopic do: the leader must be on this broker,
 // else NOT_LEADER_FOR_QUEUE with Java's remark. A topic without a mapping
 // gives a zero logicQueue and SUCCESS, without a lock or an allocation.
-func (p *Processor) sendLogicQueue(topic string, queueID int32) (logicQueue, int32, string) {
+//
+// A request with lo=false (loFalse) names a physical queue and is not
+// rewritten.
+func (p *Processor) sendLogicQueue(req *remoting.Command, topic string, queueID int32) (logicQueue, int32, string) {
 	d := p.mappings.Lookup(topic)
 	if d == nil {
 		return logicQueue{}, protocol.Success, ""
+	}
+	if req != nil {
+		if v := req.LookupExt(loKeys[:]); v.Has(0) && !strings.EqualFold(v.Vals[0], "true") {
+			return logicQueue{}, protocol.Success, ""
+		}
 	}
 	lq := logicQueue{detail: d, globalID: queueID}
 	if queueID < 0 {

@@ -19,6 +19,28 @@ func (p *Processor) handleQueryConsumerOffset(_ *remoting.Conn, req *remoting.Co
 	if err := h.Decode(req.ExtFields); err != nil {
 		return headerError(err)
 	}
+	lc := p.mappingFor(req.ExtFields, h.Topic, h.QueueID)
+	if !lc.static() {
+		return p.queryConsumerOffset(&h)
+	}
+	item, resp := p.queryOffsetStatic(&lc, &h)
+	if resp != nil {
+		return resp
+	}
+	// A chain of one item from logic offset 0, read as a physical queue:
+	// a found offset is given in the item's logic terms.
+	resp = p.queryConsumerOffset(&h)
+	if resp.Code == protocol.Success {
+		var rh protocol.OffsetResponseHeader
+		if err := rh.Decode(resp.Ext()); err == nil {
+			resp = ok(&protocol.OffsetResponseHeader{Offset: staticStrictly(item, rh.Offset)})
+		}
+	}
+	return resp
+}
+
+// queryConsumerOffset answers QUERY_CONSUMER_OFFSET for a physical queue.
+func (p *Processor) queryConsumerOffset(h *protocol.QueryConsumerOffsetRequestHeader) *remoting.Command {
 	if p.live().UseServerSideResetOffset {
 		if off, reset := p.offsets.PendingReset(h.ConsumerGroup, h.Topic, h.QueueID); reset {
 			return ok(&protocol.OffsetResponseHeader{Offset: off})
@@ -61,6 +83,11 @@ func (p *Processor) handleUpdateConsumerOffset(_ *remoting.Conn, req *remoting.C
 	if err := h.Decode(req.ExtFields); err != nil {
 		return headerError(err)
 	}
+	if lc := p.mappingFor(req.ExtFields, h.Topic, h.QueueID); lc.static() {
+		if resp := p.updateOffsetStatic(&lc, &h); resp != nil {
+			return resp
+		}
+	}
 	if p.live().UseServerSideResetOffset {
 		if _, reset := p.offsets.PendingReset(h.ConsumerGroup, h.Topic, h.QueueID); reset {
 			// The consumer has not pulled since an admin reset the queue:
@@ -80,6 +107,9 @@ func (p *Processor) handleGetMaxOffset(_ *remoting.Conn, req *remoting.Command) 
 	if err := h.Decode(req.ExtFields); err != nil {
 		return headerError(err)
 	}
+	if lc := p.mappingFor(req.ExtFields, h.Topic, h.QueueID); lc.static() {
+		return p.maxOffsetStatic(&lc, &h)
+	}
 	return ok(&protocol.OffsetResponseHeader{Offset: p.store.MaxOffset(h.Topic, h.QueueID)})
 }
 
@@ -88,6 +118,9 @@ func (p *Processor) handleGetMinOffset(_ *remoting.Conn, req *remoting.Command) 
 	var h protocol.QueueRequestHeader
 	if err := h.Decode(req.ExtFields); err != nil {
 		return headerError(err)
+	}
+	if lc := p.mappingFor(req.ExtFields, h.Topic, h.QueueID); lc.static() {
+		return p.minOffsetStatic(&lc, &h)
 	}
 	return ok(&protocol.OffsetResponseHeader{Offset: p.store.MinOffset(h.Topic, h.QueueID)})
 }
@@ -98,6 +131,12 @@ func (p *Processor) handleSearchOffset(_ *remoting.Conn, req *remoting.Command) 
 	if err := h.Decode(req.ExtFields); err != nil {
 		return headerError(err)
 	}
+	if lc := p.mappingFor(req.ExtFields, h.Topic, h.QueueID); lc.static() {
+		boundary := store.ParseBoundary(h.BoundaryType)
+		return p.searchOffsetStatic(&lc, &h, func(queueID int32) int64 {
+			return p.store.OffsetByTimestamp(h.Topic, queueID, h.Timestamp, boundary)
+		})
+	}
 	return ok(&protocol.OffsetResponseHeader{Offset: p.store.OffsetByTimestamp(h.Topic, h.QueueID, h.Timestamp, store.ParseBoundary(h.BoundaryType))})
 }
 
@@ -106,6 +145,9 @@ func (p *Processor) handleEarliestStoreTime(_ *remoting.Conn, req *remoting.Comm
 	var h protocol.QueueRequestHeader
 	if err := h.Decode(req.ExtFields); err != nil {
 		return headerError(err)
+	}
+	if lc := p.mappingFor(req.ExtFields, h.Topic, h.QueueID); lc.static() {
+		return p.earliestTimeStatic(&lc, &h)
 	}
 	return ok(&protocol.GetEarliestMsgStoretimeResponseHeader{Timestamp: p.store.EarliestMessageTime(h.Topic, h.QueueID)})
 }

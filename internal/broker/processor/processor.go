@@ -18,6 +18,7 @@ import (
 	"github.com/rocketd/rocketd/internal/broker/timer"
 	"github.com/rocketd/rocketd/internal/broker/txn"
 	"github.com/rocketd/rocketd/internal/config"
+	"github.com/rocketd/rocketd/internal/lograte"
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
@@ -70,6 +71,11 @@ type Deps struct {
 	// before it answers: a topic acknowledged to the admin is routed even
 	// if the master dies at once.
 	AwaitRegistration func(ctx context.Context) error
+	// Forward, when set with TopicRoute, sends a request to another broker
+	// and waits for its answer: a static topic's pulls and offset
+	// requests on a mapping item held by another broker go there, as
+	// Java's RpcClient sends them. Nil: they answer SYSTEM_ERROR.
+	Forward func(ctx context.Context, addr string, req *remoting.Command) (*remoting.Command, error)
 	// Users is the user table the AUTH_*_USER requests manage (users.go);
 	// nil: they are not served.
 	Users *auth.Users
@@ -142,6 +148,8 @@ type Processor struct {
 	mappings        *meta.Mappings
 	route           func(ctx context.Context, topic string) (protocol.TopicRouteData, bool, error)
 	awaitReg        func(ctx context.Context) error
+	forwardFn       func(ctx context.Context, addr string, req *remoting.Command) (*remoting.Command, error)
+	forwardLog      lograte.Limiter // failed forwards: clients retry them in a loop
 	users           *auth.Users
 	acls            *auth.ACLs
 	haRuntime       func() protocol.HARuntimeInfo
@@ -181,7 +189,7 @@ func New(d Deps) (*Processor, error) {
 	}
 	return &Processor{
 		cfg: d.Config, rt: rt, store: d.Store, topics: d.Topics, groups: d.Groups, offsets: d.Offsets,
-		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, inMemory: d.InMemoryBytes, sendHooks: d.SendHooks, txn: d.Txn, modes: d.RequestModes, mappings: d.Mappings, route: d.TopicRoute, awaitReg: d.AwaitRegistration, users: d.Users, acls: d.ACLs, haRuntime: d.HARuntime, role: d.Role, pop: d.Pop, stats: d.Stats, extras: d.RuntimeExtras, timerCheckpoint: d.TimerCheckpoint, timerMetrics: d.TimerMetrics, timerRecall: d.TimerRecall, log: log,
+		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, inMemory: d.InMemoryBytes, sendHooks: d.SendHooks, txn: d.Txn, modes: d.RequestModes, mappings: d.Mappings, route: d.TopicRoute, awaitReg: d.AwaitRegistration, forwardFn: d.Forward, users: d.Users, acls: d.ACLs, haRuntime: d.HARuntime, role: d.Role, pop: d.Pop, stats: d.Stats, extras: d.RuntimeExtras, timerCheckpoint: d.TimerCheckpoint, timerMetrics: d.TimerMetrics, timerRecall: d.TimerRecall, log: log,
 		region: d.Config.RegionID, traceOn: strconv.FormatBool(d.Config.TraceOn),
 		storedProps: [3]message.Prop{
 			{Key: message.PropertyCluster, Value: d.Config.BrokerClusterName},

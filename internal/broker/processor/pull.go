@@ -37,6 +37,22 @@ func (p *Processor) pull(conn *remoting.Conn, req *remoting.Command, allowSuspen
 		resp.ExtFields = protocol.Ext(&rh)
 		return resp
 	}
+	// A static topic's logic queue and offset become the physical ones of
+	// the mapping item holding the offset (staticrw.go); an item on
+	// another broker is pulled there.
+	lc := p.mappingFor(req.ExtFields, h.Topic, h.QueueID)
+	var item protocol.LogicQueueMappingItem
+	logicOffset := h.QueueOffset
+	if lc.static() {
+		var resp *remoting.Command
+		if item, resp = p.pullStatic(&lc, &h); resp != nil {
+			if resp.ExtFields == nil {
+				// A refusal keeps the four offsets (see rh above).
+				resp.ExtFields = protocol.Ext(&rh)
+			}
+			return resp
+		}
+	}
 	if !p.brokerReadable() {
 		return reply(protocol.NoPermission, fmt.Sprintf("the broker[%s] pulling message is forbidden", p.cfg.BrokerIP1))
 	}
@@ -114,6 +130,9 @@ func (p *Processor) pull(conn *remoting.Conn, req *remoting.Command, allowSuspen
 		code = protocol.PullRetryImmediately
 		rh.NextBeginOffset = h.QueueOffset
 	}
+	if lc.static() {
+		code = p.rewritePullResponse(&lc, item, logicOffset, &rh, code)
+	}
 	// The records go into the response frame as the store read them
 	// (slices of its read buffers, released once the frame is encoded):
 	// no body buffer is allocated and filled in between.
@@ -136,7 +155,15 @@ func (p *Processor) pull(conn *remoting.Conn, req *remoting.Command, allowSuspen
 	// Java commits after reading: a network request (not a re-run) with
 	// the flag, on a master.
 	if allowSuspend && h.SysFlag&protocol.PullFlagCommitOffset != 0 && p.isMaster() {
-		p.offsets.Commit(h.ConsumerGroup, h.Topic, h.QueueID, h.CommitOffset)
+		if !lc.static() {
+			p.offsets.Commit(h.ConsumerGroup, h.Topic, h.QueueID, h.CommitOffset)
+		} else if q, off, here := pullCommitStatic(&lc, h.CommitOffset); here {
+			// The commit offset is a logic one: stored as the physical
+			// offset of its item when that is here (Java commits the
+			// logic value against the physical queue, which only agrees
+			// for a chain's first item).
+			p.offsets.Commit(h.ConsumerGroup, h.Topic, q, off)
+		}
 	}
 
 	if code == protocol.PullNotFound && allowSuspend && h.SysFlag&protocol.PullFlagSuspend != 0 && p.holder != nil && conn != nil {

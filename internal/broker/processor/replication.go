@@ -29,11 +29,24 @@ func (p *Processor) handleAllTopicConfig(_ *remoting.Conn, req *remoting.Command
 	if err := h.Decode(req.ExtFields); err != nil {
 		return headerError(err)
 	}
-	if v := p.topics.DataVersion(); isKnown(&h, v.Timestamp, v.Counter) {
-		return unchanged(v.Timestamp, v.Counter)
+	// The static topics' mappings ride along (Java 5.x's
+	// TopicConfigAndMappingSerializeWrapper): the version a slave holds
+	// counts their changes too (both counters only grow).
+	v := p.topics.DataVersion()
+	var mv protocol.DataVersion
+	if p.mappings != nil {
+		mv = p.mappings.DataVersion()
+	}
+	if isKnown(&h, v.Timestamp, v.Counter+mv.Counter) {
+		return unchanged(v.Timestamp, v.Counter+mv.Counter)
 	}
 	snap := p.topics.Snapshot()
-	return versioned(bodyResponse(&snap), snap.DataVersion.Timestamp, snap.DataVersion.Counter, false)
+	if p.mappings != nil {
+		m := p.mappings.Snapshot()
+		snap.TopicQueueMappingDetailMap, snap.MappingDataVersion = m.TopicQueueMappingInfoMap, &m.DataVersion
+		mv = m.DataVersion
+	}
+	return versioned(bodyResponse(&snap), snap.DataVersion.Timestamp, snap.DataVersion.Counter+mv.Counter, false)
 }
 
 // handleAllGroups serves GET_ALL_SUBSCRIPTIONGROUP_CONFIG.

@@ -52,7 +52,7 @@ func (p *Processor) send(conn *remoting.Conn, born netip.AddrPort, req *remoting
 	if remark, refused := p.sendsNotYetAccepted(); refused {
 		return fail(resp, protocol.SystemError, remark)
 	}
-	lq, code, remark := p.sendLogicQueue(h.Topic, h.QueueID)
+	lq, code, remark := p.sendLogicQueue(req, h.Topic, h.QueueID)
 	if code != protocol.Success {
 		return fail(resp, code, remark)
 	}

@@ -51,12 +51,12 @@ func (p *Processor) handleCreateStaticTopic(_ *remoting.Conn, req *remoting.Comm
 	if err := p.mappings.Update(&detail, force); err != nil {
 		return remoting.NewResponse(protocol.SystemError, err.Error())
 	}
-	changed, err := p.topics.Update(tc, nil)
-	if err != nil {
+	if _, err := p.topics.Update(tc, nil); err != nil {
 		return remoting.ErrorResponse(err)
 	}
-	if changed {
-		p.awaitRegistration(h.Topic)
-	}
+	// Registered before the answer, as Java's registerIncrementBrokerData:
+	// the mapping changed (Mappings.OnChange asked for a round), so the
+	// routes carry it once mqadmin goes on.
+	p.awaitRegistration(h.Topic)
 	return ok(nil)
 }

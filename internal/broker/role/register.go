@@ -148,10 +148,12 @@ func (r *registrar) registerAll(ctx context.Context) {
 	}
 	role := r.r
 	topics := role.tables.Topics
-	body := (&protocol.RegisterBrokerBody{
-		TopicConfigSerializeWrapper: topics.RegisterSnapshot(role.bc.BrokerPermission),
-		FilterServerList:            []string{},
-	}).MarshalFastJSON()
+	w := topics.RegisterSnapshot(role.bc.BrokerPermission)
+	if role.tables.Mappings != nil {
+		// 5.x's TopicConfigAndMappingSerializeWrapper: the static topics.
+		w.TopicQueueMappingInfoMap = role.tables.Mappings.RegisterInfos()
+	}
+	body := (&protocol.RegisterBrokerBody{TopicConfigSerializeWrapper: w, FilterServerList: []string{}}).MarshalFastJSON()
 	h := protocol.RegisterBrokerRequestHeader{
 		BrokerName:   role.bc.BrokerName,
 		BrokerAddr:   role.cfg.Addr,

@@ -244,6 +244,9 @@ func (r *Role) Start(t Tables) {
 	defer r.mu.Unlock()
 	r.tables = t
 	t.Topics.OnChange(r.reg.kick)
+	if t.Mappings != nil {
+		t.Mappings.OnChange(r.reg.kick)
+	}
 	if m := r.cur.Load().meta; m != nil {
 		m.start(r.reg.kick)
 	}

@@ -249,6 +249,13 @@ func (s *slaveSync) applyTopics(body []byte) error {
 			}
 		}
 	}
+	// The static topics' mappings, when the master sends them (5.x: the
+	// version always, the map when not empty).
+	if m := s.r.tables.Mappings; m != nil && w.MappingDataVersion != nil {
+		if _, err := m.ReplaceAll(w.TopicQueueMappingDetailMap, *w.MappingDataVersion); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

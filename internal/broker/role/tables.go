@@ -15,6 +15,9 @@ type Tables struct {
 	// Users and ACLs, when set, are copied from the master (nil: not).
 	Users Users
 	ACLs  ACLs
+	// Mappings, when set, are the static topics' mappings the
+	// registration carries; a change asks for a registration round.
+	Mappings Mappings
 	// DelayOffsetPath is delayOffset.json, which a slave copies as text.
 	DelayOffsetPath string
 	// TimerCheckpointPath is where a slave keeps its master's timer
@@ -34,6 +37,16 @@ type Topics interface {
 	RegisterSnapshot(brokerPermission int32) protocol.TopicConfigSerializeWrapper
 	// OnChange calls fn (which must not block) after every change.
 	OnChange(fn func())
+}
+
+// Mappings is the static topics' mapping table (meta.Mappings).
+type Mappings interface {
+	// RegisterInfos is the mapping info REGISTER_BROKER carries.
+	RegisterInfos() map[string]*protocol.TopicQueueMappingInfo
+	// OnChange calls fn (which must not block) after every change.
+	OnChange(fn func())
+	// ReplaceAll makes the table the master's (a slave's copy).
+	ReplaceAll(details map[string]*protocol.TopicQueueMappingDetail, version protocol.DataVersion) (bool, error)
 }
 
 // Groups is the subscription group table (meta.Groups).
