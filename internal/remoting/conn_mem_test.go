@@ -1,6 +1,7 @@
 package remoting
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -46,16 +47,24 @@ func (s idleSide) String() string { return [...]string{"server", "client", "raw"
 // idleCost is what openIdle measured.
 type idleCost struct {
 	bytesPerConn      float64 // live heap + stacks in use
+	stackPerConn      float64 // of which stacks
 	goroutinesPerConn float64
 }
 
-// liveBytes is the heap in use plus goroutine stacks after a collection.
-func liveBytes() (uint64, int) {
+// liveMem is what liveBytes measured.
+type liveMem struct {
+	heap, stack float64
+	goroutines  int
+}
+
+// liveBytes is the heap in use and the goroutine stacks after a
+// collection.
+func liveBytes() liveMem {
 	runtime.GC()
 	runtime.GC() // the first may leave what finalizers released
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return ms.HeapAlloc + ms.StackInuse, runtime.NumGoroutine()
+	return liveMem{heap: float64(ms.HeapAlloc), stack: float64(ms.StackInuse), goroutines: runtime.NumGoroutine()}
 }
 
 // heartbeatBody is what the measured connections send once, as a
@@ -153,7 +162,7 @@ func (r *rawListener) close() {
 // closes everything again.
 func openIdle(tb testing.TB, side idleSide, n int) idleCost {
 	tb.Helper()
-	base, g0 := liveBytes()
+	base := liveBytes()
 	var (
 		cleanup []func()
 		raws    []net.Conn
@@ -178,7 +187,7 @@ func openIdle(tb testing.TB, side idleSide, n int) idleCost {
 		cleanup = append(cleanup, func() { _ = s.Shutdown(context.Background()) })
 		// The server's own fixed cost (listener, family worker) is not
 		// the connections'.
-		base, g0 = liveBytes()
+		base = liveBytes()
 		for i := range n {
 			nc, err := net.Dial("tcp", s.Addr().String())
 			if err != nil {
@@ -201,7 +210,7 @@ func openIdle(tb testing.TB, side idleSide, n int) idleCost {
 		r := newRawListener(tb, true)
 		cleanup = append(cleanup, r.close)
 		addr := r.ln.Addr().String()
-		base, g0 = liveBytes()
+		base = liveBytes()
 		for i := range n {
 			c := NewClient(ClientConfig{})
 			cleanup = append(cleanup, func() { _ = c.Close() })
@@ -218,12 +227,12 @@ func openIdle(tb testing.TB, side idleSide, n int) idleCost {
 		}
 		// The answering goroutines end after their one answer.
 		wait.For(tb, 30*time.Second, "the raw server's goroutines to end", func() bool {
-			return runtime.NumGoroutine()-g0 <= 2*n
+			return runtime.NumGoroutine()-base.goroutines <= 2*n
 		})
 	case sideRaw:
 		r := newRawListener(tb, false)
 		cleanup = append(cleanup, r.close)
-		base, g0 = liveBytes()
+		base = liveBytes()
 		for range n {
 			nc, err := net.Dial("tcp", r.ln.Addr().String())
 			if err != nil {
@@ -233,15 +242,17 @@ func openIdle(tb testing.TB, side idleSide, n int) idleCost {
 		}
 		wait.For(tb, 30*time.Second, "every raw connection accepted", func() bool { return r.count() == n })
 	}
-	live, g := liveBytes()
+	live := liveBytes()
 	return idleCost{
-		bytesPerConn:      (float64(live) - float64(base)) / float64(n),
-		goroutinesPerConn: float64(g-g0) / float64(n),
+		bytesPerConn:      (live.heap + live.stack - base.heap - base.stack) / float64(n),
+		stackPerConn:      (live.stack - base.stack) / float64(n),
+		goroutinesPerConn: float64(live.goroutines-base.goroutines) / float64(n),
 	}
 }
 
 // BenchmarkIdleConn reports what one idle connection keeps alive (B/conn:
-// heap and stacks after a forced GC; goroutines/conn), for a Server's
+// heap and stacks after a forced GC, stack-B/conn of which stacks;
+// goroutines/conn), for a Server's
 // connection, a Client's, and a bare socket pair (the floor under both).
 // The loop only repeats the measurement; ns/op is the time to open,
 // measure and close 1,000 connections.
@@ -254,7 +265,100 @@ func BenchmarkIdleConn(b *testing.B) {
 				cost = openIdle(b, side, n)
 			}
 			b.ReportMetric(cost.bytesPerConn, "B/conn")
+			b.ReportMetric(cost.stackPerConn, "stack-B/conn")
 			b.ReportMetric(cost.goroutinesPerConn, "goroutines/conn")
 		})
+	}
+}
+
+// maxIdleConnBytes bounds what an idle connection (Server's or Client's,
+// with the raw socket pair under it) may keep. It measures about 6 KiB: the
+// reader's stack (4 KiB), the Conn and the runtime's socket. It was 77 KiB
+// with a read buffer held for the connection's lifetime and a writer
+// goroutine parked beside the reader; the bound leaves room for -race and
+// runtime changes, not for either of those.
+const maxIdleConnBytes = 20 << 10
+
+// TestIdleConnMemory is the regression check of issue 18's per-connection
+// figure: a measurement against a generous bound, and at most one goroutine
+// (the reader) per idle connection.
+func TestIdleConnMemory(t *testing.T) {
+	const n = 300
+	for _, side := range []idleSide{sideServer, sideClient} {
+		t.Run(side.String(), func(t *testing.T) {
+			cost := openIdle(t, side, n)
+			t.Logf("%s: %.0f B/conn (stacks %.0f), %.2f goroutines/conn", side, cost.bytesPerConn, cost.stackPerConn, cost.goroutinesPerConn)
+			if cost.bytesPerConn > maxIdleConnBytes {
+				t.Errorf("an idle %s connection keeps %.0f bytes, want at most %d", side, cost.bytesPerConn, maxIdleConnBytes)
+			}
+			// A few goroutines of the test's own may come and go.
+			if cost.goroutinesPerConn > 1+10.0/n {
+				t.Errorf("an idle %s connection keeps %.2f goroutines, want 1 (its reader)", side, cost.goroutinesPerConn)
+			}
+		})
+	}
+}
+
+// TestReadBufferAcrossSizes sends pipelined requests of sizes around the
+// read buffer's (whole frames in one read, frames split across reads,
+// frames larger than the buffer) over real sockets, where the reader gives
+// its buffer back between reads, and checks every echoed body.
+func TestReadBufferAcrossSizes(t *testing.T) {
+	s := NewServer(ServerConfig{Addr: "127.0.0.1:0"})
+	s.Handle(int32(protocol.SendMessageV2), s.NewFamily("echo", 4, 4096), func(_ *Conn, req *Command) *Command {
+		r := NewResponse(protocol.Success, "")
+		r.Body = req.Body
+		return r
+	})
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Shutdown(context.Background()) }()
+	c := NewClient(ClientConfig{})
+	defer c.Close()
+	addr := s.Addr().String()
+	sizes := []int{0, 1, 100, readBufferSize - 200, readBufferSize - 20, readBufferSize, readBufferSize + 1, 3 * readBufferSize / 2, 5 * readBufferSize, 1 << 20}
+	type result struct {
+		i   int
+		err error
+	}
+	const rounds = 4
+	done := make(chan result, rounds*len(sizes))
+	for round := range rounds {
+		for i, n := range sizes {
+			body := make([]byte, n)
+			for j := range body {
+				body[j] = byte(i + j + round)
+			}
+			err := c.InvokeAsync(addr, NewRequest(int32(protocol.SendMessageV2), nil, body), 30*time.Second, func(resp *Command, err error) {
+				if err == nil && !bytes.Equal(resp.Body, body) {
+					err = fmt.Errorf("body of %d bytes came back as %d different bytes", n, len(resp.Body))
+				}
+				done <- result{i, err}
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for range rounds * len(sizes) {
+		r := <-done
+		if r.err != nil {
+			t.Errorf("size %d: %v", sizes[r.i], r.err)
+		}
+	}
+	// Then one at a time: each read finds the socket empty first.
+	for i, n := range sizes {
+		body := make([]byte, n)
+		for j := range body {
+			body[j] = byte(3*i + j)
+		}
+		resp, err := c.Invoke(ctxTimeout(t, 30*time.Second), addr, NewRequest(int32(protocol.SendMessageV2), nil, body))
+		if err != nil {
+			t.Fatalf("size %d: %v", n, err)
+		}
+		if !bytes.Equal(resp.Body, body) {
+			t.Fatalf("size %d: body differs", n)
+		}
 	}
 }
