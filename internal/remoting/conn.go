@@ -126,8 +126,16 @@ type Conn struct {
 	closed    chan struct{} // closed when the connection is closed
 	closeErr  error         // why; written once before closed is closed
 
-	values sync.Map
+	// values holds SetValue's attributes, copied on write: a connection
+	// has a few at most, read on every request of some handlers (the
+	// send path's born host), and most have none (a sync.Map cost a trie
+	// node once used).
+	values atomic.Pointer[[]connValue]
+	vmu    sync.Mutex // serialises SetValue
 }
+
+// connValue is one SetValue attribute.
+type connValue struct{ key, val any }
 
 // call is one request waiting for its response: a sync caller blocked on ch,
 // or an async callback with its expiry timer.
@@ -146,7 +154,7 @@ func newConn(nc net.Conn, owner connOwner, log *slog.Logger, maxFrame int, idle 
 	c := &Conn{
 		nc:       nc,
 		owner:    owner,
-		log:      log.With("remote", nc.RemoteAddr().String()),
+		log:      log,
 		maxFrame: maxFrame,
 		idle:     idle,
 		readBuf:  readBufferSize,
@@ -161,7 +169,6 @@ func newConn(nc net.Conn, owner connOwner, log *slog.Logger, maxFrame int, idle 
 			c.raw = newRawReader(rc)
 		}
 	}
-	c.pmu.calls = make(map[int32]*call)
 	c.lastWrite.Store(time.Now().UnixNano())
 	return c
 }
@@ -184,6 +191,18 @@ func (c *Conn) start(wg *sync.WaitGroup) {
 	})
 }
 
+// logAt logs msg with the connection's peer address when the logger
+// takes level: a logger made per connection with the address (slog's With)
+// cost every connection a few hundred bytes for the lifetime of it, to
+// serve a few lines at its end.
+func (c *Conn) logAt(level slog.Level, msg string, args ...any) {
+	ctx := context.Background()
+	if !c.log.Enabled(ctx, level) {
+		return
+	}
+	c.log.Log(ctx, level, msg, append([]any{"remote", c.RemoteAddr()}, args...)...)
+}
+
 // Handling returns how many of this connection's requests are queued for
 // or running in a handler (server side), the caller's own included: above
 // 1 the peer pipelines, and more requests follow the one being handled.
@@ -197,12 +216,32 @@ func (c *Conn) LocalAddr() string { return c.nc.LocalAddr().String() }
 
 // SetValue stores a per-connection attribute (for example the client id a
 // heartbeat announced).
-func (c *Conn) SetValue(key, val any) { c.values.Store(key, val) }
+func (c *Conn) SetValue(key, val any) {
+	c.vmu.Lock()
+	defer c.vmu.Unlock()
+	var next []connValue
+	if old := c.values.Load(); old != nil {
+		next = make([]connValue, 0, len(*old)+1)
+		for _, v := range *old {
+			if v.key != key {
+				next = append(next, v)
+			}
+		}
+	}
+	next = append(next, connValue{key, val})
+	c.values.Store(&next)
+}
 
 // Value returns the attribute stored under key, or nil.
 func (c *Conn) Value(key any) any {
-	v, _ := c.values.Load(key)
-	return v
+	if vals := c.values.Load(); vals != nil {
+		for _, v := range *vals {
+			if v.key == key {
+				return v.val
+			}
+		}
+	}
+	return nil
 }
 
 // Closed returns a channel that is closed once the connection is closed.
@@ -317,7 +356,7 @@ func (c *Conn) tryWriteNowLocked(frame []byte) error {
 		}
 		c.wmu.cond.Broadcast()
 		c.wmu.Unlock()
-		c.log.Debug("remoting: write failed, closing connection", "err", err)
+		c.logAt(slog.LevelDebug, "remoting: write failed, closing connection", "err", err)
 		c.closeWith(err)
 		return err
 	}
@@ -474,7 +513,7 @@ func (c *Conn) writeLoop() {
 		c.wmu.cond.Broadcast()
 		c.wmu.Unlock()
 		if err != nil {
-			c.log.Debug("remoting: write failed, closing connection", "err", err)
+			c.logAt(slog.LevelDebug, "remoting: write failed, closing connection", "err", err)
 			c.closeWith(err)
 			return
 		}
@@ -649,7 +688,7 @@ func (c *Conn) readFailed(err error, inFrame bool) error {
 			_ = c.nc.SetReadDeadline(now.Add(idleProbe))
 			return nil
 		}
-		c.log.Info("remoting: closing idle connection", "idle", c.idle, "in_frame", inFrame)
+		c.logAt(slog.LevelInfo, "remoting: closing idle connection", "idle", c.idle, "in_frame", inFrame)
 		return errIdle
 	}
 	if inFrame && errors.Is(err, io.EOF) {
@@ -786,13 +825,13 @@ const tlsHandshake = 0x16
 func (c *Conn) warnBadFrame(msg string, args ...any) {
 	ok, suppressed := c.owner.badFrameLimiter().allow()
 	if !ok {
-		c.log.Debug(msg, args...)
+		c.logAt(slog.LevelDebug, msg, args...)
 		return
 	}
 	if suppressed > 0 {
 		args = append(args, "suppressed_since_last", suppressed)
 	}
-	c.log.Warn(msg, args...)
+	c.logAt(slog.LevelWarn, msg, args...)
 }
 
 // readErr turns the reader's terminal error into the close reason; the
@@ -804,10 +843,10 @@ func (c *Conn) readErr(err error) error {
 	default:
 	}
 	if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
-		c.log.Debug("remoting: connection closed by peer")
+		c.logAt(slog.LevelDebug, "remoting: connection closed by peer")
 		return fmt.Errorf("remoting: read from %s: %w", c.RemoteAddr(), err)
 	}
-	c.log.Info("remoting: read failed, closing connection", "err", err)
+	c.logAt(slog.LevelInfo, "remoting: read failed, closing connection", "err", err)
 	return fmt.Errorf("remoting: read from %s: %w", c.RemoteAddr(), err)
 }
 
@@ -823,6 +862,9 @@ func (c *Conn) register(opaque int32, cl *call) bool {
 	defer c.pmu.Unlock()
 	if c.pmu.closed {
 		return false
+	}
+	if c.pmu.calls == nil {
+		c.pmu.calls = make(map[int32]*call)
 	}
 	c.pmu.calls[opaque] = cl
 	return true
@@ -844,7 +886,7 @@ func (c *Conn) take(opaque int32) *call {
 func (c *Conn) complete(resp *Command) {
 	cl := c.take(resp.Opaque)
 	if cl == nil {
-		c.log.Debug("remoting: response nobody waits for", "opaque", resp.Opaque, "code", resp.Code)
+		c.logAt(slog.LevelDebug, "remoting: response nobody waits for", "opaque", resp.Opaque, "code", resp.Code)
 		return
 	}
 	cl.finish(resp, nil)
@@ -932,6 +974,9 @@ func (c *Conn) invokeAsync(req *Command, timeout time.Duration, cb func(*Command
 	if c.pmu.closed {
 		c.pmu.Unlock()
 		return ErrConnClosed
+	}
+	if c.pmu.calls == nil {
+		c.pmu.calls = make(map[int32]*call)
 	}
 	c.pmu.calls[opaque] = cl
 	cl.timer = time.AfterFunc(timeout, func() {

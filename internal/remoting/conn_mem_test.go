@@ -362,3 +362,17 @@ func TestReadBufferAcrossSizes(t *testing.T) {
 		}
 	}
 }
+
+// TestConnValues: SetValue replaces a key's value and keeps the others.
+func TestConnValues(t *testing.T) {
+	var c Conn
+	if c.Value("a") != nil {
+		t.Fatal("value before any SetValue")
+	}
+	c.SetValue("a", 1)
+	c.SetValue("b", 2)
+	c.SetValue("a", 3)
+	if c.Value("a") != 3 || c.Value("b") != 2 || c.Value("c") != nil {
+		t.Fatalf("values: a=%v b=%v c=%v", c.Value("a"), c.Value("b"), c.Value("c"))
+	}
+}

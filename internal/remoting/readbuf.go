@@ -3,6 +3,7 @@ package remoting
 import (
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -39,12 +40,57 @@ func newReadBuffer(src *activityReader, raw *rawReader, size int) *readBuffer {
 	return b
 }
 
-// readBuffers holds the read buffers of connections that are between
-// reads, *[]byte of readBufferSize.
-var readBuffers = sync.Pool{New: func() any {
+// Read buffers of connections between reads (*[]byte of readBufferSize)
+// wait in a short list that garbage collections leave alone, and beyond
+// it in a sync.Pool. A pool alone is emptied by every other collection: a
+// few busy connections, each giving its buffer back at every read that
+// waits, then allocated 64 KiB afresh every few hundred requests
+// (BenchmarkRoundTrip/conns=16: 3.5% more bytes allocated). The list
+// holds at most keptReadBuffers, and only as many as were ever given back
+// at once: a broker with thousands of idle connections keeps one or two.
+var (
+	readBuffers    sync.Pool
+	keptReadBufs   []*[]byte // LIFO
+	keptReadBufsMu sync.Mutex
+	keptReadBufsN  atomic.Int32 // len(keptReadBufs), read without the lock
+)
+
+// keptReadBuffers bounds the list: 1 MiB.
+const keptReadBuffers = 16
+
+func getReadBuffer() *[]byte {
+	if keptReadBufsN.Load() > 0 {
+		keptReadBufsMu.Lock()
+		if n := len(keptReadBufs); n > 0 {
+			b := keptReadBufs[n-1]
+			keptReadBufs[n-1] = nil
+			keptReadBufs = keptReadBufs[:n-1]
+			keptReadBufsN.Store(int32(n - 1))
+			keptReadBufsMu.Unlock()
+			return b
+		}
+		keptReadBufsMu.Unlock()
+	}
+	if b, ok := readBuffers.Get().(*[]byte); ok {
+		return b
+	}
 	b := make([]byte, readBufferSize)
 	return &b
-}}
+}
+
+func putReadBuffer(b *[]byte) {
+	if keptReadBufsN.Load() < keptReadBuffers {
+		keptReadBufsMu.Lock()
+		if n := len(keptReadBufs); n < keptReadBuffers {
+			keptReadBufs = append(keptReadBufs, b)
+			keptReadBufsN.Store(int32(n + 1))
+			keptReadBufsMu.Unlock()
+			return
+		}
+		keptReadBufsMu.Unlock()
+	}
+	readBuffers.Put(b)
+}
 
 // take gives b a buffer.
 func (b *readBuffer) take() {
@@ -52,7 +98,7 @@ func (b *readBuffer) take() {
 		b.buf = make([]byte, b.size) // tests' small buffers are not pooled
 		return
 	}
-	b.pooled = readBuffers.Get().(*[]byte)
+	b.pooled = getReadBuffer()
 	b.buf = *b.pooled
 }
 
@@ -62,7 +108,7 @@ func (b *readBuffer) release() {
 		return
 	}
 	if b.pooled != nil {
-		readBuffers.Put(b.pooled)
+		putReadBuffer(b.pooled)
 	}
 	b.buf, b.pooled, b.r, b.w = nil, nil, 0, 0
 }
