@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"runtime"
 	"strconv"
 	"sync"
 	"time"
@@ -111,6 +112,10 @@ func Start(cfg Config) (*Server, error) {
 		grpc.MaxConcurrentStreams(MaxConcurrentStreams),
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: keepaliveTime, Timeout: keepaliveTimeout}),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: keepaliveMinPing, PermitWithoutStream: true}),
+		// A pool of goroutines runs the RPCs (a busy pool: a new
+		// goroutine, as without it): no goroutine started, and no stack
+		// grown again, per ack.
+		grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))),
 	}
 	if cfg.TLS.Mode != remoting.TLSDisabled {
 		if err := cfg.TLS.Check(); err != nil {
