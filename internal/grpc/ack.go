@@ -24,10 +24,22 @@ type receiptHandle struct {
 	commitLogOffset int64 // -1: none
 }
 
-// parseReceiptHandle is ReceiptHandle.decode.
+// parseReceiptHandle is ReceiptHandle.decode. Fields beyond the ninth
+// are ignored, as Java's decode does.
 func parseReceiptHandle(s string) (receiptHandle, bool) {
-	f := strings.Split(s, " ")
-	if len(f) < 8 {
+	var f [9]string
+	n, rest := 0, s
+	for n < len(f) {
+		i := strings.IndexByte(rest, ' ')
+		if i < 0 {
+			f[n] = rest
+			n++
+			break
+		}
+		f[n], rest = rest[:i], rest[i+1:]
+		n++
+	}
+	if n < 8 {
 		return receiptHandle{}, false
 	}
 	for _, i := range []int{0, 1, 2, 3} {
@@ -41,7 +53,7 @@ func parseReceiptHandle(s string) (receiptHandle, bool) {
 		return receiptHandle{}, false
 	}
 	h := receiptHandle{raw: s, mark: f[4], queueID: int32(q), offset: off, commitLogOffset: -1}
-	if len(f) >= 9 {
+	if n >= 9 {
 		clo, err := strconv.ParseInt(f[8], 10, 64)
 		if err != nil {
 			return receiptHandle{}, false
@@ -67,14 +79,14 @@ func (s *Server) AckMessage(ctx context.Context, req *v2.AckMessageRequest) (*v2
 	if len(req.GetEntries()) == 0 {
 		return &v2.AckMessageResponse{Status: status(v2.Code_BAD_REQUEST, "no ack entry")}, nil
 	}
-	out := &v2.AckMessageResponse{}
-	codes := map[v2.Code]bool{}
+	out := &v2.AckMessageResponse{Entries: make([]*v2.AckMessageResultEntry, 0, len(req.GetEntries()))}
+	mixed := false
 	for _, e := range req.GetEntries() {
 		st := s.ackOne(ctx, topic, group, s.currentHandle(ctx, group, e.GetMessageId(), e.GetReceiptHandle()))
-		codes[st.Code] = true
+		mixed = mixed || (len(out.Entries) > 0 && out.Entries[0].Status.Code != st.Code)
 		out.Entries = append(out.Entries, &v2.AckMessageResultEntry{MessageId: e.GetMessageId(), ReceiptHandle: e.GetReceiptHandle(), Status: st})
 	}
-	if len(codes) > 1 {
+	if mixed {
 		out.Status = status(v2.Code_MULTIPLE_RESULTS, v2.Code_MULTIPLE_RESULTS.String())
 	} else {
 		out.Status = out.Entries[0].Status

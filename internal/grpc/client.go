@@ -164,8 +164,9 @@ func (t *clientTable) producerStream(topic string) (*telemetryStream, bool) {
 }
 
 func clientID(ctx context.Context) string {
-	md, _ := metadata.FromIncomingContext(ctx)
-	if v := md.Get(clientIDKey); len(v) > 0 {
+	// ValueFromIncomingContext copies the one key's values, not the
+	// whole metadata (an ack RPC carries a dozen headers).
+	if v := metadata.ValueFromIncomingContext(ctx, clientIDKey); len(v) > 0 {
 		return v[0]
 	}
 	return ""

@@ -30,8 +30,11 @@
 // only; disabled plaintext. Bounds: MaxInboundMessageSize (130 MiB, Java's
 // grpcMaxInboundMessageSize), MaxConcurrentStreams per connection,
 // keepalive pings after 30 s idle (20 s to answer), client pings at most
-// every 5 s. Close ends held receives and telemetry streams, then waits
-// for the running RPCs.
+// every 5 s; fixed 1 MiB flow-control windows per stream and connection
+// (grpc-java's, as Java's proxy runs: no BDP pings, which cost a frame
+// each way on nearly every small RPC), RPCs run on a pool of GOMAXPROCS
+// goroutines (a new one when all are busy). Close ends held receives and
+// telemetry streams, then waits for the running RPCs.
 //
 // # Authentication
 //

@@ -205,7 +205,16 @@ func (s *Server) poppedMessages(topic, group string, rh *protocol.PopMessageResp
 	if body != nil {
 		parts = [][]byte{body}
 	}
-	var out []*v2.Message
+	// The receipt handle: "<start> <popTime> <invisibleTime> <reviveQid>
+	// <mark> <brokerName> <queueId> <offset> <commitLogOffset>".
+	common := strconv.AppendInt(nil, rh.PopTime, 10)
+	common = append(common, ' ')
+	common = strconv.AppendInt(common, rh.InvisibleTime, 10)
+	common = append(common, ' ')
+	common = strconv.AppendInt(common, int64(rh.ReviveQid), 10)
+	common = append(common, ' ')
+	var hbuf []byte
+	out := make([]*v2.Message, 0, len(parts))
 	for _, part := range parts {
 		for len(part) > 0 {
 			rec, n, err := message.DecodeRecord(part, false)
@@ -218,14 +227,25 @@ func (s *Server) poppedMessages(topic, group string, rh *protocol.PopMessageResp
 			if !ok {
 				return nil, fmt.Errorf("popped message of %s queue %d has no start offset in %q", rec.Topic, rec.QueueID, rh.StartOffsetInfo)
 			}
-			handle := strings.Join([]string{
-				strconv.FormatInt(start, 10), strconv.FormatInt(rh.PopTime, 10), strconv.FormatInt(rh.InvisibleTime, 10),
-				strconv.Itoa(int(rh.ReviveQid)), mark, s.cfg.Broker.BrokerName, strconv.Itoa(int(rec.QueueID)),
-				strconv.FormatInt(rec.QueueOffset, 10), strconv.FormatInt(rec.PhysicalOffset, 10),
-			}, " ")
+			hb := strconv.AppendInt(hbuf[:0], start, 10)
+			hb = append(hb, ' ')
+			hb = append(hb, common...)
+			hb = append(hb, mark...)
+			hb = append(hb, ' ')
+			hb = append(hb, s.cfg.Broker.BrokerName...)
+			hb = append(hb, ' ')
+			hb = strconv.AppendInt(hb, int64(rec.QueueID), 10)
+			hb = append(hb, ' ')
+			hb = strconv.AppendInt(hb, rec.QueueOffset, 10)
+			hb = append(hb, ' ')
+			hb = strconv.AppendInt(hb, rec.PhysicalOffset, 10)
+			handle := string(hb)
+			hbuf = hb[:0]
 			reconsume := rec.ReconsumeTimes
-			if c, ok := orderCounts[mark+" "+strconv.Itoa(int(rec.QueueID))+" "+strconv.FormatInt(rec.QueueOffset, 10)]; ok {
-				reconsume = c
+			if len(orderCounts) > 0 {
+				if c, ok := orderCounts[mark+" "+strconv.Itoa(int(rec.QueueID))+" "+strconv.FormatInt(rec.QueueOffset, 10)]; ok {
+					reconsume = c
+				}
 			}
 			out = append(out, grpcMessage(topic, &rec, handle, reconsume, time.Duration(rh.InvisibleTime)*time.Millisecond))
 		}
@@ -268,12 +288,45 @@ func parseOrderCounts(info string) map[string]int32 {
 	return m
 }
 
-// grpcMessage is GrpcConverter.buildMessage.
+// grpcMessage is GrpcConverter.buildMessage. rec's properties are read
+// in one pass without a map of them; the strings alias rec.Properties, so
+// rec must own its bytes (message.DecodeRecord's copy).
 func grpcMessage(topic string, rec *message.Record, handle string, reconsume int32, invisible time.Duration) *v2.Message {
-	props := message.ParseProperties(rec.Properties)
+	// The system properties read here, the last entry of a key winning
+	// as in Java's map.
+	var tags, uniq, keys, prepared, group, trace, deliverMS string
+	var delay bool
+	var user map[string]string // nil when there is none: marshalled as an empty map
+	for k, v := range message.AllProperties(rec.Properties) {
+		switch k {
+		case message.PropertyTags:
+			tags = v
+		case message.PropertyUniqClientMessageIDKeyIdx:
+			uniq = v
+		case message.PropertyKeys:
+			keys = v
+		case message.PropertyTransactionPrepared:
+			prepared = v
+		case message.PropertyShardingKey:
+			group = v
+		case message.PropertyTraceContext:
+			trace = v
+		case message.PropertyTimerDeliverMS:
+			deliverMS, delay = v, true
+		case message.PropertyDelayTimeLevel, message.PropertyTimerDelaySec, message.PropertyTimerDelayMS:
+			delay = true
+		}
+		if systemProperty(k) {
+			continue
+		}
+		if user == nil {
+			user = make(map[string]string, 4)
+		}
+		user[k] = v
+	}
 	sp := &v2.SystemProperties{
-		Tag: proto(props[message.PropertyTags]), MessageId: props[message.PropertyUniqClientMessageIDKeyIdx],
-		BodyDigest:      &v2.Digest{Type: v2.DigestType_CRC32, Checksum: strings.ToUpper(strconv.FormatUint(uint64(crc32.ChecksumIEEE(rec.Body)), 16))},
+		Tag: proto(tags), MessageId: uniq,
+		BodyDigest:      &v2.Digest{Type: v2.DigestType_CRC32, Checksum: crc32Hex(rec.Body)},
 		BodyEncoding:    v2.Encoding_IDENTITY,
 		MessageType:     v2.MessageType_NORMAL,
 		BornTimestamp:   timestamppb.New(time.UnixMilli(rec.BornTimestamp)),
@@ -287,8 +340,8 @@ func grpcMessage(topic string, rec *message.Record, handle string, reconsume int
 	if handle != "" {
 		sp.ReceiptHandle, sp.InvisibleDuration = &handle, durationpb.New(invisible)
 	}
-	if k := props[message.PropertyKeys]; k != "" {
-		sp.Keys = strings.Fields(k)
+	if keys != "" {
+		sp.Keys = strings.Fields(keys)
 	}
 	if sp.MessageId == "" {
 		sp.MessageId = message.OffsetMsgID(rec.StoreHost, rec.PhysicalOffset)
@@ -297,30 +350,36 @@ func grpcMessage(topic string, rec *message.Record, handle string, reconsume int
 		sp.BodyEncoding = v2.Encoding_GZIP
 	}
 	switch {
-	case props[message.PropertyTransactionPrepared] == "true":
+	case prepared == "true":
 		sp.MessageType = v2.MessageType_TRANSACTION
-	case has(props, message.PropertyDelayTimeLevel) || has(props, message.PropertyTimerDeliverMS) ||
-		has(props, message.PropertyTimerDelaySec) || has(props, message.PropertyTimerDelayMS):
+	case delay:
 		sp.MessageType = v2.MessageType_DELAY
-	case has(props, message.PropertyShardingKey):
+	case group != "":
 		sp.MessageType = v2.MessageType_FIFO
 	}
-	if ms, err := strconv.ParseInt(props[message.PropertyTimerDeliverMS], 10, 64); err == nil {
+	if ms, err := strconv.ParseInt(deliverMS, 10, 64); err == nil {
 		sp.DeliveryTimestamp = timestamppb.New(time.UnixMilli(ms))
 	}
-	if g := props[message.PropertyShardingKey]; g != "" {
-		sp.MessageGroup = &g
+	if group != "" {
+		sp.MessageGroup = &group
 	}
-	if tc := props[message.PropertyTraceContext]; tc != "" {
-		sp.TraceContext = &tc
-	}
-	user := make(map[string]string)
-	for k, v := range props {
-		if !systemProperty(k) {
-			user[k] = v
-		}
+	if trace != "" {
+		sp.TraceContext = &trace
 	}
 	return &v2.Message{Topic: &v2.Resource{Name: topic}, UserProperties: user, SystemProperties: sp, Body: rec.Body}
+}
+
+// crc32Hex is the body digest as Java's proxy writes it: the CRC32 in
+// upper-case hex, no leading zeros.
+func crc32Hex(body []byte) string {
+	var b [8]byte
+	h := strconv.AppendUint(b[:0], uint64(crc32.ChecksumIEEE(body)), 16)
+	for i, c := range h {
+		if c >= 'a' {
+			h[i] = c - 'a' + 'A'
+		}
+	}
+	return string(h)
 }
 
 func proto(s string) *string {

@@ -73,6 +73,10 @@ func (r *renewals) add(k renewKey, e *renewEntry) {
 func (r *renewals) take(ctx context.Context, k renewKey, msgID, handle string) (string, bool) {
 	r.mu.Lock()
 	g := r.groups[k]
+	if len(g) == 0 { // nothing renewed for the client (every SimpleConsumer)
+		r.mu.Unlock()
+		return "", false
+	}
 	e := g[renewID(msgID, handle)]
 	if e == nil {
 		r.mu.Unlock()

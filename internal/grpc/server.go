@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"runtime"
 	"strconv"
 	"sync"
 	"time"
@@ -31,6 +32,9 @@ const (
 	MaxInboundMessageSize = 130 << 20
 	// MaxConcurrentStreams bounds the RPCs one connection runs at once.
 	MaxConcurrentStreams = 1024
+	// flowControlWindow is the stream and connection flow-control window
+	// (grpc-java's NettyServerBuilder default, 1 MiB).
+	flowControlWindow = 1 << 20
 	// keepaliveTime and keepaliveTimeout: the server pings an idle
 	// connection and drops it when the ping is not answered.
 	keepaliveTime    = 30 * time.Second
@@ -113,6 +117,17 @@ func Start(cfg Config) (*Server, error) {
 		grpc.MaxConcurrentStreams(MaxConcurrentStreams),
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: keepaliveTime, Timeout: keepaliveTimeout}),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: keepaliveMinPing, PermitWithoutStream: true}),
+		// Fixed flow-control windows, as grpc-java's (the 5.x proxy's)
+		// 1 MiB: a window set turns off grpc-go's BDP estimation, which
+		// answered nearly every small request (an ack) with a window
+		// update and a PING the client then acknowledges, a frame each
+		// way per RPC for nothing on a LAN.
+		grpc.InitialWindowSize(flowControlWindow),
+		grpc.InitialConnWindowSize(flowControlWindow),
+		// A pool of goroutines runs the RPCs (a busy pool: a new
+		// goroutine, as without it): no goroutine started, and no stack
+		// grown again, per ack.
+		grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))),
 	}
 	if cfg.TLS.Mode != remoting.TLSDisabled {
 		if err := cfg.TLS.Check(); err != nil {

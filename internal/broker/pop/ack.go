@@ -1,14 +1,11 @@
 package pop
 
 import (
-	"encoding/json"
 	"fmt"
 	"math/bits"
 
 	"github.com/rocketd/rocketd/internal/protocol"
 )
-
-func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
 
 // Status is a processor outcome: a response code and its remark.
 type Status struct {

@@ -29,11 +29,23 @@ func (e ExtraInfo) String() string {
 
 // ParseExtraInfo reads a receipt handle. Java's accessors need at least
 // the first field for the one they read; the processors read fields 1-4
-// and 6, so fewer than seven fields is refused.
+// and 6, so fewer than seven fields is refused. Fields beyond the eighth
+// are ignored. It allocates nothing but its error (one call per ack).
 func ParseExtraInfo(s string) (ExtraInfo, error) {
-	f := strings.Split(s, " ")
-	if len(f) < 7 {
-		return ExtraInfo{}, fmt.Errorf("extraInfo %q: %d fields, want 7 or 8", s, len(f))
+	var f [8]string
+	n, rest := 0, s
+	for n < len(f) {
+		i := strings.IndexByte(rest, ' ')
+		if i < 0 {
+			f[n] = rest
+			n++
+			break
+		}
+		f[n], rest = rest[:i], rest[i+1:]
+		n++
+	}
+	if n < 7 {
+		return ExtraInfo{}, fmt.Errorf("extraInfo %q: %d fields, want 7 or 8", s, strings.Count(s, " ")+1)
 	}
 	var e ExtraInfo
 	var err error
@@ -41,16 +53,16 @@ func ParseExtraInfo(s string) (ExtraInfo, error) {
 		if err != nil {
 			return 0
 		}
-		var n int64
-		n, err = strconv.ParseInt(f[i], 10, 64)
-		return n
+		var v int64
+		v, err = strconv.ParseInt(f[i], 10, 64)
+		return v
 	}
 	e.CkQueueOffset, e.PopTime, e.InvisibleTime = num(0), num(1), num(2)
 	e.ReviveQid = int32(num(3))
 	e.Mark, e.BrokerName = f[4], f[5]
 	e.QueueID = int32(num(6))
 	e.QueueOffset = -1
-	if len(f) > 7 {
+	if n > 7 {
 		e.QueueOffset = num(7)
 	}
 	if err != nil {

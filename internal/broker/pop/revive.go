@@ -38,6 +38,9 @@ type reviveQueue struct {
 	loaded  bool
 	next    int64
 	pending map[string]*pendingCK
+	// ack and key are apply's scratch space.
+	ack ackView
+	key []byte
 }
 
 type pendingCK struct {
@@ -130,27 +133,41 @@ func (q *reviveQueue) apply(rec []byte, at int64) {
 			q.pending[key] = &pendingCK{ck: ck, at: at}
 		}
 	case ackTag, batchAckTag:
-		var a AckMsg
-		if json.Unmarshal(r.Body, &a) != nil {
-			return
+		// One ack record per acknowledged message: read without
+		// reflection and looked up without building the key string.
+		v := &q.ack
+		if !parseAckJSON(r.Body, v) {
+			var a AckMsg
+			if json.Unmarshal(r.Body, &a) != nil {
+				return
+			}
+			v.ackOffset, v.startOffset, v.popTime, v.queueID = a.AckOffset, a.StartOffset, a.PopTime, a.QueueID
+			v.group, v.topic, v.broker = []byte(a.ConsumerGroup), []byte(a.Topic), []byte(a.BrokerName)
+			v.offsets = a.AckOffsetList
 		}
-		p, ok := q.pending[a.key()]
+		q.key = v.appendKey(q.key[:0])
+		p, ok := q.pending[string(q.key)]
 		if !ok {
 			return // its check point is resolved already
 		}
-		offsets := a.AckOffsetList
 		if tag == ackTag {
-			offsets = []int64{a.AckOffset}
-		}
-		for _, off := range offsets {
-			if i := p.ck.indexOf(off); i >= 0 && p.acked&(1<<i) == 0 {
-				p.acked |= 1 << i
-				p.nAcked++
+			p.ack(v.ackOffset)
+		} else {
+			for _, off := range v.offsets {
+				p.ack(off)
 			}
 		}
 		if p.nAcked >= int(p.ck.Num) {
-			delete(q.pending, a.key())
+			delete(q.pending, string(q.key))
 		}
+	}
+}
+
+// ack marks the message at offset acked.
+func (p *pendingCK) ack(off int64) {
+	if i := p.ck.indexOf(off); i >= 0 && p.acked&(1<<i) == 0 {
+		p.acked |= 1 << i
+		p.nAcked++
 	}
 }
 

@@ -393,20 +393,41 @@ func (s *Service) putCheckPoint(ck *CheckPoint, reviveQid int32) error {
 	return s.putRevive(reviveQid, ckTag, uniq, marshalCK(ck))
 }
 
+// putAck writes an "ack" (or "bAck") record into the revive log and waits
+// for it to be stored. One is written per acknowledged message: its body
+// and properties are built in a pooled buffer, not through reflection.
 func (s *Service) putAck(a *AckMsg, reviveQid int32) error {
 	tag := ackTag
 	if a.AckOffsetList != nil {
 		tag = batchAckTag
 	}
-	body, _ := jsonMarshal(a)
-	return s.putRevive(reviveQid, tag, a.uniqKey(), body)
+	bp := ackBufs.Get().(*[]byte)
+	defer ackBufs.Put(bp)
+	b := appendAckJSON((*bp)[:0], a)
+	body := len(b)
+	b = message.AppendProperty(b, message.PropertyTags, tag)
+	b = append(b, message.PropertySeparator)
+	b = append(b, message.PropertyUniqClientMessageIDKeyIdx...)
+	b = append(b, message.NameValueSeparator)
+	b = a.appendUniqKey(b)
+	*bp = b
+	return s.putReviveRecord(reviveQid, b[:body:body], string(b[body:]))
 }
+
+// ackBufs holds putAck's scratch buffers (body and properties).
+var ackBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 
 func (s *Service) putRevive(reviveQid int32, tag, uniq string, body []byte) error {
 	props := message.AppendProperty(nil, message.PropertyTags, tag)
 	props = message.AppendProperty(props, message.PropertyUniqClientMessageIDKeyIdx, uniq)
+	return s.putReviveRecord(reviveQid, body, string(props))
+}
+
+// putReviveRecord stores one revive log record; the store copies body, so
+// it may be reused once this returns.
+func (s *Service) putReviveRecord(reviveQid int32, body []byte, props string) error {
 	rec := message.Record{
-		Topic: s.reviveTopic, QueueID: reviveQid, Body: body, Properties: string(props),
+		Topic: s.reviveTopic, QueueID: reviveQid, Body: body, Properties: props,
 		BornTimestamp: s.cfg.Now().UnixMilli(), BornHost: s.cfg.StoreHost,
 	}
 	res := s.cfg.Store.PutMessage(context.Background(), &rec, store.PutOptions{NoDelayRewrite: true})
