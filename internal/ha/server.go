@@ -83,6 +83,18 @@ type ServerConfig struct {
 	Authenticator *auth.Authenticator
 	// Logger receives events. Default: discard.
 	Logger *slog.Logger
+
+	// AutoSwitch speaks RocketMQ 5's controller-mode protocol (doc.go,
+	// "AutoSwitch mode") instead of the classic one; the Source must be
+	// an EpochSource. Not with Authenticator (refused by Start).
+	AutoSwitch bool
+	// LocalBrokerID is the master's own broker id, a member of the
+	// SyncStateSets it is given (AutoSwitch).
+	LocalBrokerID int64
+	// AllAckInSyncStateSet makes a waiting put (Sync) wait for every
+	// slave of the SyncStateSet instead of any one slave
+	// (allAckInSyncStateSet; AutoSwitch).
+	AllAckInSyncStateSet bool
 }
 
 // EnsureDefaults fills in the default of every zero field.
@@ -139,6 +151,17 @@ type Server struct {
 	// it is on some slave. It only grows.
 	acked   atomic.Int64
 	waiters waiterList
+
+	// AutoSwitch mode (autoswitch.go): the epoch file, the SyncStateSet
+	// the broker set, the confirm offset last computed, what every slave
+	// of the set acked (AllAckInSyncStateSet) and the caught-up times of
+	// the slaves whose connections closed (unix nanos by broker id).
+	epochs   *store.Epochs
+	syncSet  atomic.Pointer[[]int64]
+	confirm  atomic.Int64
+	setAcked atomic.Int64
+	setMu    sync.Mutex
+	caughtUp map[int64]int64
 }
 
 // NewServer returns a Server that is not listening yet.
@@ -149,6 +172,9 @@ func NewServer(cfg ServerConfig) *Server {
 		s.cfg.TLS.FirstByteTimeout = cfg.HousekeepingInterval
 	}
 	s.acked.Store(-1)
+	s.confirm.Store(-1)
+	s.setAcked.Store(-1)
+	s.caughtUp = map[int64]int64{}
 	return s
 }
 
@@ -165,6 +191,19 @@ func (s *Server) Start(src Source) error {
 	}
 	if err := s.cfg.TLS.Check(); err != nil {
 		return fmt.Errorf("ha: %w", err)
+	}
+	if s.cfg.AutoSwitch {
+		es, ok := src.(EpochSource)
+		switch {
+		case !ok:
+			return fmt.Errorf("ha: AutoSwitch mode needs the store's epoch file (%T has none)", src)
+		case s.cfg.Authenticator != nil:
+			// The challenge is a classic frame; an AutoSwitch answer is
+			// not designed yet.
+			return errors.New("ha: AutoSwitch mode does not support authenticationEnabled on the HA port yet")
+		}
+		s.epochs = es.Epochs()
+		s.confirm.Store(src.CommitLogMaxOffset())
 	}
 	ln, err := net.Listen("tcp", s.cfg.Addr)
 	if err != nil {
@@ -328,7 +367,9 @@ func (s *Server) onAck(offset int64) {
 			break
 		}
 		if s.acked.CompareAndSwap(cur, offset) {
-			s.waiters.complete(offset)
+			if !s.cfg.AllAckInSyncStateSet || !s.cfg.AutoSwitch {
+				s.waiters.complete(offset)
+			}
 			break
 		}
 	}
@@ -404,13 +445,21 @@ func (s *Server) slaveInSync() bool {
 // FlushSlaveTimeout (WaitTimeout passed, ctx ended or the server closed).
 func (s *Server) Wait(ctx context.Context, endOffset int64) commitlog.PutStatus {
 	s.kickWriters()
-	if !s.cfg.Sync || s.acked.Load() >= endOffset {
+	acked := &s.acked
+	if s.cfg.AllAckInSyncStateSet && s.cfg.AutoSwitch {
+		// Every slave of the SyncStateSet (none: the master alone).
+		acked = &s.setAcked
+		if p := s.syncSet.Load(); p == nil || len(*p) <= 1 {
+			return commitlog.PutOK
+		}
+	}
+	if !s.cfg.Sync || acked.Load() >= endOffset {
 		return commitlog.PutOK
 	}
-	if !s.slaveInSync() {
+	if acked == &s.acked && !s.slaveInSync() {
 		return commitlog.SlaveNotAvailable
 	}
-	w := s.waiters.add(endOffset, &s.acked)
+	w := s.waiters.add(endOffset, acked)
 	if w == nil {
 		return commitlog.PutOK // acked between the check and the add
 	}
