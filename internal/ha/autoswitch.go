@@ -123,6 +123,9 @@ func (c *masterConn) readAutoSwitch(br *bufio.Reader) error {
 			c.syncFromLastFile.Store(f.Handshake.SyncFromLastFile)
 			c.asyncLearner.Store(f.Handshake.AsyncLearner)
 			close(c.hs)
+			if f := c.s.cfg.OnSlaveChange; f != nil {
+				f()
+			}
 			continue
 		}
 		if !handshaken {
@@ -161,18 +164,28 @@ func (s *Server) onAutoSwitchAck(c *masterConn, off int64) {
 	}
 	s.onAck(off)
 	s.updateSetAcked()
+	if f := s.cfg.OnSlaveChange; f != nil && off >= s.confirm.Load() && !c.asyncLearner.Load() {
+		if p := s.syncSet.Load(); p == nil || !slices.Contains(*p, c.brokerID.Load()) {
+			f() // a candidate for the set
+		}
+	}
 }
 
 // connGone keeps a closing connection's caught-up time for its broker id
 // (Java keeps its table across connections).
 func (s *Server) connGone(c *masterConn) {
 	id, t := c.brokerID.Load(), c.caughtUp.Load()
-	if id < 0 || t == 0 {
+	if id < 0 {
 		return
 	}
-	s.setMu.Lock()
-	s.caughtUp[id] = max(s.caughtUp[id], t)
-	s.setMu.Unlock()
+	if t != 0 {
+		s.setMu.Lock()
+		s.caughtUp[id] = max(s.caughtUp[id], t)
+		s.setMu.Unlock()
+	}
+	if f := s.cfg.OnSlaveChange; f != nil {
+		f()
+	}
 }
 
 // SetSyncStateSet tells the master the SyncStateSet the controller

@@ -390,8 +390,28 @@ func TestAutoSwitchFencesStaleMaster(t *testing.T) {
 // allAckInSyncStateSet wait for every member; ProposeSyncStateSet drops
 // a member that stopped catching up and adds one that caught up.
 func TestAutoSwitchSyncStateSet(t *testing.T) {
+	changes := make(chan struct{}, 1)
 	m, srv := newASMaster(t, t.TempDir(), 1, ServerConfig{LocalBrokerID: 0, Sync: true, AllAckInSyncStateSet: true,
-		WaitTimeout: 300 * time.Millisecond})
+		WaitTimeout: 300 * time.Millisecond, OnSlaveChange: func() {
+			select {
+			case changes <- struct{}{}:
+			default:
+			}
+		}})
+	drain := func() {
+		select {
+		case <-changes:
+		default:
+		}
+	}
+	changed := func(what string) {
+		t.Helper()
+		select {
+		case <-changes:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no OnSlaveChange call: %s", what)
+		}
+	}
 	s1 := newSlaveStore(t, t.TempDir())
 	s2 := newSlaveStore(t, t.TempDir())
 	p1 := &pausedEpochSink{newPausedSink(s1), s1}
@@ -407,7 +427,9 @@ func TestAutoSwitchSyncStateSet(t *testing.T) {
 	wait.For(t, 10*time.Second, "confirm offset at the end", func() bool { return srv.ConfirmOffset() == end })
 
 	// Slave 2 leaves: puts time out waiting for it, the confirm offset stays.
+	drain()
 	_ = c2.Close()
+	changed("slave 2 disconnected")
 	wait.For(t, 10*time.Second, "slave 2 gone", func() bool {
 		for _, x := range srv.SlaveInfos() {
 			if x.BrokerID == 2 && x.Connected {
@@ -422,9 +444,9 @@ func TestAutoSwitchSyncStateSet(t *testing.T) {
 	if got := srv.ConfirmOffset(); got != end {
 		t.Fatalf("confirm offset %d while a member is away, want it kept at %d", got, end)
 	}
-	set, changed := srv.ProposeSyncStateSet(time.Now(), 15*time.Second)
-	if !changed || !slices.Equal(set, []int64{0, 1}) {
-		t.Fatalf("proposed %v %v, want [0 1] changed (slave 2 not connected)", set, changed)
+	set, ch := srv.ProposeSyncStateSet(time.Now(), 15*time.Second)
+	if !ch || !slices.Equal(set, []int64{0, 1}) {
+		t.Fatalf("proposed %v %v, want [0 1] changed (slave 2 not connected)", set, ch)
 	}
 	srv.SetSyncStateSet(set)
 	if st := putN(t, m, "Set", 100, 4); st[commitlog.PutOK] != 100 {
@@ -450,8 +472,11 @@ func TestAutoSwitchSyncStateSet(t *testing.T) {
 	caughtUp(t, m, s1)
 
 	// Slave 2 returns and catches up: proposed back into the set.
+	drain()
 	startASClient(t, s2, srv.Addr().String(), 2, nil)
+	changed("slave 2 connected")
 	caughtUp(t, m, s2)
+	changed("slave 2 caught up outside the set")
 	wait.For(t, 10*time.Second, "slave 2 proposed back", func() bool {
 		set, changed := srv.ProposeSyncStateSet(time.Now(), 15*time.Second)
 		return changed && slices.Equal(set, []int64{0, 1, 2})

@@ -95,6 +95,12 @@ type ServerConfig struct {
 	// slave of the SyncStateSet instead of any one slave
 	// (allAckInSyncStateSet; AutoSwitch).
 	AllAckInSyncStateSet bool
+	// OnSlaveChange, when set, is called when the SyncStateSet may need
+	// to change (AutoSwitch): a slave connected or disconnected, or a
+	// slave outside the set acked at or above the confirm offset. It runs
+	// on a connection's goroutine and must not block (kick the broker's
+	// loop that calls ProposeSyncStateSet).
+	OnSlaveChange func()
 }
 
 // EnsureDefaults fills in the default of every zero field.
