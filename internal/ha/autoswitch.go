@@ -366,6 +366,9 @@ func cmpInt64(a, b int64) int {
 // controller (ALTER_SYNC_STATE_SET) and, once accepted, SetSyncStateSet.
 func (s *Server) ProposeSyncStateSet(now time.Time, maxNotCatchup time.Duration) (set []int64, changed bool) {
 	cur := s.SyncStateSet()
+	if s.src == nil {
+		return cur, false // not started
+	}
 	infos := s.SlaveInfos()
 	byID := make(map[int64]SlaveInfo, len(infos))
 	for _, x := range infos {
@@ -421,40 +424,40 @@ var ErrStaleMaster = errors.New("ha: master's epoch is older than the slave's (f
 func (c *Client) handshakeMaster(nc interface {
 	io.Writer
 	SetDeadline(time.Time) error
-}, br *bufio.Reader, addr string) (int64, error) {
+}, br *bufio.Reader, addr string) (from int64, announced []store.EpochEntry, err error) {
 	es := c.sink.(EpochSink)
 	if err := nc.SetDeadline(time.Now().Add(c.cfg.HousekeepingInterval)); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	hs := SlaveHandshake{SyncFromLastFile: c.cfg.SyncFromLastFile, AsyncLearner: c.cfg.AsyncLearner, BrokerID: c.cfg.BrokerID}
 	if _, err := nc.Write(hs.AppendTo(nil)); err != nil {
-		return 0, fmt.Errorf("ha: handshake to master %s: %w", addr, err)
+		return 0, nil, fmt.Errorf("ha: handshake to master %s: %w", addr, err)
 	}
 	var hb [MasterHandshakeSize]byte
 	if _, err := io.ReadFull(br, hb[:]); err != nil {
-		return 0, fmt.Errorf("ha: handshake from master %s: %w", addr, err)
+		return 0, nil, fmt.Errorf("ha: handshake from master %s: %w", addr, err)
 	}
 	mh, size, err := DecodeMasterHandshakeHeader(hb[:])
 	if err != nil {
-		return 0, fmt.Errorf("ha: handshake from master %s: %w", addr, err)
+		return 0, nil, fmt.Errorf("ha: handshake from master %s: %w", addr, err)
 	}
 	body := make([]byte, size)
 	if _, err := io.ReadFull(br, body); err != nil {
-		return 0, fmt.Errorf("ha: handshake from master %s: %w", addr, err)
+		return 0, nil, fmt.Errorf("ha: handshake from master %s: %w", addr, err)
 	}
 	if mh.Entries, err = DecodeEpochEntries(body); err != nil {
-		return 0, fmt.Errorf("ha: handshake from master %s: %w", addr, err)
+		return 0, nil, fmt.Errorf("ha: handshake from master %s: %w", addr, err)
 	}
 	if err := nc.SetDeadline(time.Time{}); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	c.lastRead.Store(time.Now().UnixMilli())
 	if n := len(mh.Entries); n > 0 && mh.Entries[n-1].Epoch != mh.LastEpoch {
-		return 0, fmt.Errorf("ha: handshake from master %s: last epoch %d, last entry's %d", addr, mh.LastEpoch, mh.Entries[n-1].Epoch)
+		return 0, nil, fmt.Errorf("ha: handshake from master %s: last epoch %d, last entry's %d", addr, mh.LastEpoch, mh.Entries[n-1].Epoch)
 	}
 	if f := c.cfg.MasterEpoch; f != nil {
 		if want := f(); want > 0 && mh.LastEpoch < want {
-			return 0, fmt.Errorf("%w: master %s at epoch %d, the controller named epoch %d", ErrStaleMaster, addr, mh.LastEpoch, want)
+			return 0, nil, fmt.Errorf("%w: master %s at epoch %d, the controller named epoch %d", ErrStaleMaster, addr, mh.LastEpoch, want)
 		}
 	}
 	own := es.CommitLogMaxOffset()
@@ -464,10 +467,10 @@ func (c *Client) handshakeMaster(nc interface {
 	if len(local) == 0 {
 		// A new replica (Java skips the truncation): it replicates from
 		// its end; a master behind it refuses it as diverged.
-		return own, nil
+		return own, openLast(mh.Entries), nil
 	}
 	if last := local[len(local)-1].Epoch; mh.LastEpoch < last {
-		return 0, fmt.Errorf("%w: master %s at epoch %d, local epoch %d", ErrStaleMaster, addr, mh.LastEpoch, last)
+		return 0, nil, fmt.Errorf("%w: master %s at epoch %d, local epoch %d", ErrStaleMaster, addr, mh.LastEpoch, last)
 	}
 	local[len(local)-1].EndOffset = own
 	if n := len(mh.Entries); n > 0 {
@@ -475,19 +478,63 @@ func (c *Client) handshakeMaster(nc interface {
 	}
 	cp := store.ConsistentPoint(local, mh.Entries)
 	if cp < 0 {
-		return 0, fmt.Errorf("%w: no epoch in common with master %s (local %v, master %v)", ErrDiverged, addr, local, mh.Entries)
+		return 0, nil, fmt.Errorf("%w: no epoch in common with master %s (local %v, master %v)", ErrDiverged, addr, local, mh.Entries)
 	}
 	cp = min(cp, own)
 	if cp < own {
 		c.log.Warn("ha: truncating the local log to the consistent point with the master", "master", addr, "from", own, "to", cp)
 		if err := es.TruncateTo(cp); err != nil {
-			return 0, fmt.Errorf("ha: truncate to the consistent point %d with master %s: %w", cp, addr, err)
+			return 0, nil, fmt.Errorf("ha: truncate to the consistent point %d with master %s: %w", cp, addr, err)
 		}
 	}
 	if err := es.Epochs().TruncateSuffixByOffset(cp); err != nil {
-		return 0, fmt.Errorf("ha: truncate the epoch file to %d: %w", cp, err)
+		return 0, nil, fmt.Errorf("ha: truncate the epoch file to %d: %w", cp, err)
 	}
-	return cp, nil
+	return cp, openLast(mh.Entries), nil
+}
+
+// openLast copies a master's handshake entries for checkAnnounced,
+// the last one open.
+func openLast(entries []store.EpochEntry) []store.EpochEntry {
+	a := slices.Clone(entries)
+	if n := len(a); n > 0 {
+		a[n-1].EndOffset = maxEnd
+	}
+	return a
+}
+
+// checkAnnounced refuses a transfer that contradicts the epochs the
+// master announced in its handshake (announced: their ends linked, the
+// last open): a known epoch must start where announced and hold the
+// transfer's bytes; an unknown one must be newer than all (the master
+// took it while streaming) and is added.
+func checkAnnounced(announced *[]store.EpochEntry, h TransferHeader) error {
+	a := *announced
+	for i, e := range a {
+		if e.Epoch != h.Epoch {
+			continue
+		}
+		end := h.Offset + int64(h.Size)
+		inside := h.Offset >= e.StartOffset && end <= e.EndOffset
+		// Java's master names the next epoch in the header of an epoch's
+		// last transfer (AutoSwitchHAConnection.transferToSlave switches
+		// before it builds the header): bytes ending where it starts.
+		tail := h.Size > 0 && end == e.StartOffset && i > 0 && h.Offset >= a[i-1].StartOffset
+		if h.EpochStart != e.StartOffset || (!inside && !tail && !(h.Size == 0 && h.Offset == e.EndOffset)) {
+			return fmt.Errorf("%w: transfer [%d, %d) of epoch %d from %d, the master announced epoch %d as [%d, %d)",
+				ErrStaleMaster, h.Offset, end, h.Epoch, h.EpochStart, e.Epoch, e.StartOffset, e.EndOffset)
+		}
+		return nil
+	}
+	if n := len(a); n > 0 && (h.Epoch < a[n-1].Epoch || h.EpochStart < a[n-1].StartOffset) {
+		return fmt.Errorf("%w: transfer of epoch %d from %d, not among the epochs the master announced (last %d from %d)",
+			ErrStaleMaster, h.Epoch, h.EpochStart, a[n-1].Epoch, a[n-1].StartOffset)
+	}
+	if n := len(a); n > 0 {
+		a[n-1].EndOffset = h.EpochStart
+	}
+	*announced = append(a, store.EpochEntry{Epoch: h.Epoch, StartOffset: h.EpochStart, EndOffset: maxEnd})
+	return nil
 }
 
 // applyEpoch records the epoch of a transfer before its bytes: a new

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"io"
 	"net"
@@ -491,3 +492,119 @@ type pausedEpochSink struct {
 
 func (p *pausedEpochSink) Epochs() *store.Epochs         { return p.es.Epochs() }
 func (p *pausedEpochSink) TruncateTo(offset int64) error { return p.es.TruncateTo(offset) }
+
+// fakeMaster accepts one AutoSwitch slave, reads its handshake, answers
+// with entries and then writes frames; it returns the slave's handshake.
+func fakeMaster(t *testing.T, entries []store.EpochEntry, end int64, frames ...[]byte) (addr string, got <-chan SlaveHandshake) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := make(chan SlaveHandshake, 1)
+	done := make(chan struct{})
+	t.Cleanup(func() { _ = ln.Close(); <-done })
+	go func() {
+		defer close(done)
+		nc, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer nc.Close()
+		_ = nc.SetDeadline(time.Now().Add(30 * time.Second))
+		var b [SlaveHandshakeSize]byte
+		if _, err := io.ReadFull(nc, b[:]); err != nil {
+			return
+		}
+		f, _, err := DecodeSlaveFrame(b[:])
+		if err != nil {
+			return
+		}
+		ch <- f.Handshake
+		last := int32(-1)
+		if len(entries) > 0 {
+			last = entries[len(entries)-1].Epoch
+		}
+		out := MasterHandshake{MaxOffset: end, LastEpoch: last, Entries: entries}.AppendTo(nil)
+		for _, fr := range frames {
+			out = append(out, fr...)
+		}
+		if _, err := nc.Write(out); err != nil {
+			return
+		}
+		_, _ = io.Copy(io.Discard, nc) // until the slave closes
+	}()
+	return ln.Addr().String(), ch
+}
+
+// A transfer contradicting the epochs the master announced (here bytes
+// of epoch 1, announced empty) is refused (fenced) before its bytes are
+// appended, and the slave's handshake carries its id and flags.
+func TestAutoSwitchFencesStaleTransfer(t *testing.T) {
+	s := newSlaveStore(t, t.TempDir())
+	if err := s.Epochs().Append(2, 0); err != nil {
+		t.Fatal(err)
+	}
+	stale := TransferHeader{Size: 4, Offset: 0, Epoch: 1, EpochStart: 0}.AppendTo(nil)
+	stale = append(stale, 1, 2, 3, 4)
+	addr, got := fakeMaster(t, []store.EpochEntry{{Epoch: 1}, {Epoch: 2}}, 0, stale)
+	c := startASClient(t, s, addr, 42, func(c *ClientConfig) { c.SyncFromLastFile, c.AsyncLearner = true, true })
+	select {
+	case hs := <-got:
+		if hs != (SlaveHandshake{SyncFromLastFile: true, AsyncLearner: true, BrokerID: 42}) {
+			t.Fatalf("handshake %+v", hs)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no handshake")
+	}
+	wait.For(t, 10*time.Second, "the stale transfer refused", func() bool { return errors.Is(c.Status().Err, ErrStaleMaster) })
+	// (The handshake's consistent point, 0, removed the empty epoch 2,
+	// as Java's truncateSuffixByOffset does.)
+	if s.CommitLogMaxOffset() != 0 || len(epochsOf(s)) != 0 {
+		t.Fatalf("slave at %d with epochs %v after a refused transfer", s.CommitLogMaxOffset(), epochsOf(s))
+	}
+}
+
+// A classic slave on an AutoSwitch master is dropped before anything is
+// streamed (its 8-byte report is no AutoSwitch frame).
+func TestAutoSwitchRefusesClassicSlave(t *testing.T) {
+	m, srv := newASMaster(t, t.TempDir(), 1, ServerConfig{})
+	putN(t, m, "Classic", 50, 1)
+	s := newSlaveStore(t, t.TempDir())
+	c := startClient(t, s, srv.Addr().String(), nil)
+	wait.For(t, 10*time.Second, "the classic slave dropped", func() bool { return c.Status().Err != nil })
+	if s.CommitLogMaxOffset() != 0 {
+		t.Fatalf("classic slave received %d bytes", s.CommitLogMaxOffset())
+	}
+}
+
+// Java's master names the next epoch in the header of an epoch's last
+// transfer (its bytes end where that epoch starts): the slave takes it,
+// recording the next epoch at its real start.
+func TestAutoSwitchJavaEpochTail(t *testing.T) {
+	m := openStore(t, storeConfig(t.TempDir()))
+	putN(t, m, "Tail", 10, 1)
+	end := m.CommitLogMaxOffset()
+	buf, err := m.ReadRaw(0, int(end))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := slices.Clone(buf.Bytes)
+	buf.Release()
+	r1 := int64(binary.BigEndian.Uint32(data)) // the first record: epoch 1
+	tail := TransferHeader{Size: int32(r1), Offset: 0, Epoch: 2, EpochStart: r1, ConfirmOffset: end}.AppendTo(nil)
+	tail = append(tail, data[:r1]...)
+	rest := TransferHeader{Size: int32(end - r1), Offset: r1, Epoch: 2, EpochStart: r1, ConfirmOffset: end}.AppendTo(nil)
+	rest = append(rest, data[r1:]...)
+	addr, _ := fakeMaster(t, []store.EpochEntry{{Epoch: 1}, {Epoch: 2, StartOffset: r1}}, end, tail, rest)
+	s := newSlaveStore(t, t.TempDir())
+	c := startASClient(t, s, addr, 1, nil)
+	caughtUp(t, m, s)
+	sameLog(t, m, s, 0)
+	if got := epochsOf(s); !slices.Equal(got, [][2]int64{{2, r1}}) {
+		t.Fatalf("epochs %v, want 2@%d", got, r1)
+	}
+	if c.ConfirmOffset() != end {
+		t.Fatalf("confirm offset %d, want %d", c.ConfirmOffset(), end)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/rocketd/rocketd/internal/auth"
 	"github.com/rocketd/rocketd/internal/lifecycle"
 	"github.com/rocketd/rocketd/internal/remoting"
+	"github.com/rocketd/rocketd/internal/store"
 )
 
 // Sink is the slave's CommitLog as the HA client writes it (*store.Store).
@@ -313,8 +314,10 @@ func (c *Client) session(addr string) error {
 
 	br := bufio.NewReaderSize(nc, 1<<20)
 	encode := appendReport
+	var announced []store.EpochEntry
 	if c.cfg.AutoSwitch {
-		if _, err := c.handshakeMaster(nc, br, addr); err != nil {
+		var err error
+		if _, announced, err = c.handshakeMaster(nc, br, addr); err != nil {
 			return err
 		}
 		encode = appendSlaveReport
@@ -333,7 +336,7 @@ func (c *Client) session(addr string) error {
 	}()
 	report <- struct{}{} // report at once: the master waits for it
 	if c.cfg.AutoSwitch {
-		return c.receiveAutoSwitch(nc, br, addr)
+		return c.receiveAutoSwitch(nc, br, addr, announced)
 	}
 
 	var rep []byte
@@ -475,7 +478,7 @@ func (c *Client) reportLoop(nc net.Conn, encode func([]byte, int64) []byte, repo
 // receiveAutoSwitch appends what an AutoSwitch master streams after the
 // handshake: each transfer's epoch first, then its bytes; it keeps the
 // master's confirm offset and reports after each batch.
-func (c *Client) receiveAutoSwitch(nc net.Conn, br *bufio.Reader, addr string) error {
+func (c *Client) receiveAutoSwitch(nc net.Conn, br *bufio.Reader, addr string, announced []store.EpochEntry) error {
 	es := c.sink.(EpochSink)
 	var rep []byte
 	var hb [TransferHeaderSize]byte
@@ -497,6 +500,9 @@ func (c *Client) receiveAutoSwitch(nc net.Conn, br *bufio.Reader, addr string) e
 		}
 		if own := es.CommitLogMaxOffset(); own != 0 && h.Offset != own {
 			return fmt.Errorf("ha: master %s sent offset %d, local end is %d", addr, h.Offset, own)
+		}
+		if err := checkAnnounced(&announced, h); err != nil {
+			return fmt.Errorf("ha: master %s: %w", addr, err)
 		}
 		if err := c.applyEpoch(es, h); err != nil {
 			return fmt.Errorf("ha: master %s: %w", addr, err)

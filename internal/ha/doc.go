@@ -152,8 +152,13 @@
 //	    byte of a transfer was written by the master of epoch, whose range
 //	    starts at startOffset. The slave appends the entry (epoch,
 //	    startOffset) to its epoch file before the bytes of a new epoch,
-//	    refuses an older epoch (ErrStaleMaster) and another start of its
-//	    last one (ErrDiverged).
+//	    refuses an older epoch (ErrStaleMaster), another start of its
+//	    last one (ErrDiverged) and a transfer outside the range the
+//	    master announced for its epoch (ErrStaleMaster). Java's master
+//	    names the next epoch in the header of an epoch's last transfer
+//	    (it switches before it builds the header): startOffset is then
+//	    offset+size, and the slave takes it so (the entry's start is
+//	    right; rocketd's master names the epoch the bytes belong to).
 //	  - offset equals the slave's end (unless the slave is empty); size 0 is
 //	    a heartbeat. A Java master may heartbeat at offset -1 before it knows
 //	    where to start; the slave skips it.

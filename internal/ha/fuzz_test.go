@@ -105,7 +105,7 @@ func FuzzDecodeTransferHeader(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if h.Size < 0 || h.Size > DefaultMaxTransfer || (h.Offset < 0 && (h.Offset != -1 || h.Size != 0)) || (h.Size > 0 && h.EpochStart > h.Offset) {
+		if h.Size < 0 || h.Size > DefaultMaxTransfer || (h.Offset < 0 && (h.Offset != -1 || h.Size != 0)) || (h.Size > 0 && h.EpochStart > h.Offset+int64(h.Size)) {
 			t.Fatalf("accepted %+v", h)
 		}
 		if got := h.AppendTo(nil); !bytes.Equal(got, b[:TransferHeaderSize]) {

@@ -248,7 +248,7 @@ func DecodeTransferHeader(b []byte, maxSize int) (TransferHeader, error) {
 	case h.Size == 0 && h.Offset == -1:
 		// Java's master heartbeats at -1 before it knows where to start
 		// (an empty store); the slave skips it.
-	case h.Size < 0 || int(h.Size) > maxSize || h.Offset < 0 || h.EpochStart < 0 || (h.Size > 0 && h.EpochStart > h.Offset):
+	case h.Size < 0 || int(h.Size) > maxSize || h.Offset < 0 || h.EpochStart < 0 || (h.Size > 0 && h.EpochStart > h.Offset+int64(h.Size)):
 		return TransferHeader{}, fmt.Errorf("%w: transfer size %d offset %d epoch %d start %d (max size %d)",
 			ErrBadFrame, h.Size, h.Offset, h.Epoch, h.EpochStart, maxSize)
 	}

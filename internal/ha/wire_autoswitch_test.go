@@ -115,6 +115,10 @@ func TestAutoSwitchDecode(t *testing.T) {
 			t.Errorf("entries %q: %v, want ErrBadFrame", bad, err)
 		}
 	}
+	// Java names the next epoch on an epoch's last bytes: it starts at their end.
+	if _, err := DecodeTransferHeader(unhex(t, "00000002 00000010 0000000000000010 00000002 0000000000000020 0000000000000000"), 1<<20); err != nil {
+		t.Fatalf("epoch starting at the data's end: %v", err)
+	}
 	// A Java master's heartbeat before it knows where to start.
 	if h, err := DecodeTransferHeader(unhex(t, "00000002 00000000 FFFFFFFFFFFFFFFF 00000001 0000000000000000 0000000000000000"), 1<<20); err != nil || h.Offset != -1 {
 		t.Fatalf("heartbeat at -1: %+v %v", h, err)
@@ -123,7 +127,7 @@ func TestAutoSwitchDecode(t *testing.T) {
 		"00000001 00000000 0000000000000000 00000001 0000000000000000 0000000000000000", // handshake state
 		"00000002 00100001 0000000000000000 00000001 0000000000000000 0000000000000000", // above max
 		"00000002 00000010 FFFFFFFFFFFFFFFF 00000001 0000000000000000 0000000000000000", // data at -1
-		"00000002 00000010 0000000000000010 00000001 0000000000000020 0000000000000000", // epoch starts after the data
+		"00000002 00000010 0000000000000010 00000001 0000000000000021 0000000000000000", // epoch starts after the data's end
 	} {
 		if _, err := DecodeTransferHeader(unhex(t, bad), 1<<20); !errors.Is(err, ErrBadFrame) {
 			t.Errorf("transfer header %q: %v, want ErrBadFrame", bad, err)

@@ -6,7 +6,8 @@
 //	    replicate from masterHA until the CommitLog reaches end, print
 //	    "CAUGHT UP <maxPhyOffset> <confirmOffset>" and the epoch entries;
 //	master <dir> <segment> <haPort> <epoch> <count>
-//	    take epoch, put count messages, print "MASTER READY <maxPhyOffset>"
+//	    take epoch, put count/2 messages, take epoch+1 (re-elected), put
+//	    the rest, print the epoch entries and "MASTER READY <maxPhyOffset>"
 //	    and serve slaves until killed.
 import java.net.InetSocketAddress;
 import java.util.concurrent.ConcurrentHashMap;
@@ -75,6 +76,10 @@ public class AutoSwitchPeer {
         }
         int count = Integer.parseInt(a[5]);
         for (int i = 0; i < count; i++) {
+            if (i == count / 2 && !ha.changeToMasterWhenLastRoleIsMaster(epoch + 1)) {
+                // Re-elected: the next epoch starts mid-log.
+                throw new IllegalStateException("changeToMasterWhenLastRoleIsMaster failed");
+            }
             MessageExtBrokerInner m = new MessageExtBrokerInner();
             m.setTopic("JavaMaster");
             m.setQueueId(i % 4);
@@ -88,6 +93,9 @@ public class AutoSwitchPeer {
             if (!r.isOk()) {
                 throw new IllegalStateException("put " + i + ": " + r);
             }
+        }
+        for (EpochEntry e : ha.getEpochEntries()) {
+            System.out.println("EPOCH " + e.getEpoch() + " " + e.getStartOffset());
         }
         System.out.println("MASTER READY " + s.getMaxPhyOffset());
         System.out.flush();
