@@ -141,6 +141,9 @@ func TestAutoSwitchReplication(t *testing.T) {
 	if in := srv.SlaveInfos(); in[0].LastCaughtUp.IsZero() {
 		t.Fatalf("slave never caught up: %+v", in)
 	}
+	if sl := srv.Slaves(); len(sl) != 1 || sl[0].BrokerID != 7 {
+		t.Fatalf("HA status %+v, want broker 7", sl)
+	}
 }
 
 // readFrame reads one master frame of the raw slave below.

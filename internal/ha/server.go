@@ -384,6 +384,9 @@ func (s *Server) onAck(offset int64) {
 // SlaveStatus describes one connected slave.
 type SlaveStatus struct {
 	Addr string
+	// BrokerID is the id of an AutoSwitch slave's handshake (-1: classic,
+	// or not received yet).
+	BrokerID int64
 	// Acked is the slave's last reported CommitLog end (-1: no report yet).
 	Acked int64
 	// InSync: Acked is within MaxGap of the master's end (the rule
@@ -401,7 +404,7 @@ func (s *Server) Slaves() []SlaveStatus {
 	s.mu.Lock()
 	out := make([]SlaveStatus, 0, len(s.conns))
 	for c := range s.conns {
-		out = append(out, SlaveStatus{Addr: c.addr, Acked: c.acked.Load(), Next: c.next.Load(),
+		out = append(out, SlaveStatus{Addr: c.addr, BrokerID: c.brokerID.Load(), Acked: c.acked.Load(), Next: c.next.Load(),
 			BytesPerSecond: c.sent.perSecond(now)})
 	}
 	s.mu.Unlock()
