@@ -97,6 +97,9 @@ func sameAsJavaFiles(t *testing.T, dir string, s *store.Store, end int64) {
 //     master across two epochs and a segment end: byte-identical files,
 //     Java's epoch file holds the master's entries, the master sees its
 //     acks by broker id and the Java slave received the confirm offset;
+//   - a Java slave that was master of epochs 2 and 3 meanwhile returns to
+//     a rocketd master of epoch 4 and cuts its log to the end of epoch 1
+//     (Java's findConsistentPoint against rocketd's handshake);
 //   - a rocketd slave replicates from a Java AutoSwitch master (epochs 2
 //     and 3, re-elected mid-log: Java names epoch 3 on the last transfer
 //     of epoch 2): the same bytes, epoch entries and confirm offset.
@@ -143,6 +146,48 @@ func TestJavaInteropAutoSwitch(t *testing.T) {
 		if len(in) != 1 || in[0].BrokerID != 2 || in[0].LastCaughtUp.IsZero() || srv.ConfirmOffset() != end {
 			t.Fatalf("master's view of the Java slave %+v, confirm offset %d, want broker 2 caught up, %d", in, srv.ConfirmOffset(), end)
 		}
+	})
+
+	t.Run("JavaSlaveTruncates", func(t *testing.T) {
+		// The Java broker replicates epoch 1 from rocketd, is then
+		// master itself (epochs 2 and 3) for records rocketd never gets,
+		// and returns as a slave of rocketd re-elected with epoch 4: it
+		// must cut its log back to the end of epoch 1.
+		m, srv := newASMaster(t, t.TempDir(), 1, ServerConfig{LocalBrokerID: 1})
+		putN(t, m, "GoMaster", 300, 2)
+		x1 := m.CommitLogMaxOffset()
+		dir := t.TempDir()
+		seg := strconv.Itoa(testSegment)
+		runJava := func(name string, args ...string) *proc.Process {
+			p := startJavaPeer(t, lib, name, args...)
+			select {
+			case <-p.Exited():
+			case <-time.After(120 * time.Second):
+				t.Fatalf("%s still running:\n%s", name, p.Log())
+			}
+			if err := p.Err(); err != nil {
+				t.Fatalf("%s: %v\n%s", name, err, p.Log())
+			}
+			return p
+		}
+		runJava("java-slave-1", "slave", dir, seg, srv.Addr().String(), "1", "2", strconv.FormatInt(x1, 10))
+		jm := runJava("java-master", "master", dir, seg, strconv.Itoa(proc.FreePort(t)), "2", "200", "exit")
+		if ep := javaEpochs(jm.Log()); len(ep) != 3 || ep[1] != [2]int64{2, x1} {
+			t.Fatalf("Java epochs %v, want 1@0 2@%d 3@...", ep, x1)
+		}
+		if err := m.Epochs().Append(4, x1); err != nil {
+			t.Fatal(err)
+		}
+		putN(t, m, "GoMaster", 900, 2)
+		end := m.CommitLogMaxOffset()
+		p := runJava("java-slave-2", "slave", dir, seg, srv.Addr().String(), "4", "2", strconv.FormatInt(end, 10))
+		if !regexp.MustCompile(`CAUGHT UP ` + strconv.FormatInt(end, 10) + " ").MatchString(p.Log()) {
+			t.Fatalf("Java slave did not reach %d:\n%s", end, p.Log())
+		}
+		if got, want := javaEpochs(p.Log()), epochsOf(m); !slices.Equal(got, want) {
+			t.Fatalf("Java slave's epochs %v, want %v", got, want)
+		}
+		sameAsJavaFiles(t, dir, m, end)
 	})
 
 	t.Run("JavaMaster", func(t *testing.T) {

@@ -5,10 +5,10 @@
 //	slave  <dir> <segment> <masterHA> <epoch> <brokerId> <end>
 //	    replicate from masterHA until the CommitLog reaches end, print
 //	    "CAUGHT UP <maxPhyOffset> <confirmOffset>" and the epoch entries;
-//	master <dir> <segment> <haPort> <epoch> <count>
+//	master <dir> <segment> <haPort> <epoch> <count> [exit]
 //	    take epoch, put count/2 messages, take epoch+1 (re-elected), put
 //	    the rest, print the epoch entries and "MASTER READY <maxPhyOffset>"
-//	    and serve slaves until killed.
+//	    and serve slaves until killed (with "exit": shut down cleanly).
 import java.net.InetSocketAddress;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -99,6 +99,10 @@ public class AutoSwitchPeer {
         }
         System.out.println("MASTER READY " + s.getMaxPhyOffset());
         System.out.flush();
+        if (a.length > 6 && a[6].equals("exit")) {
+            s.shutdown();
+            System.exit(0);
+        }
         Thread.sleep(Long.MAX_VALUE);
     }
 }
