@@ -15,6 +15,7 @@ import (
 
 	"github.com/rocketd/rocketd/internal/auth"
 	"github.com/rocketd/rocketd/internal/lifecycle"
+	"github.com/rocketd/rocketd/internal/lograte"
 	"github.com/rocketd/rocketd/internal/remoting"
 	"github.com/rocketd/rocketd/internal/store"
 )
@@ -151,6 +152,9 @@ type Client struct {
 	// confirm is the master's confirm offset, capped at the local end
 	// (AutoSwitch; -1: none received yet).
 	confirm atomic.Int64
+	// retryLog limits the line logged per failed connection attempt (a
+	// master down, stale or of the other protocol fails every round).
+	retryLog lograte.Limiter
 }
 
 // NewClient returns a Client that is not running yet.
@@ -259,7 +263,7 @@ func (c *Client) run(quit <-chan struct{}) {
 				wait *= 10
 			} else {
 				c.state.Store(int32(Connecting))
-				c.log.Warn("ha: connection to master ended; will reconnect", "master", addr, "err", err)
+				c.retryLog.Log(c.log, slog.LevelWarn, "ha: connection to master ended; will reconnect", "master", addr, "err", err)
 			}
 		}
 		t := time.NewTimer(wait)
@@ -382,6 +386,7 @@ func (c *Client) session(addr string) error {
 			return fmt.Errorf("ha: append %d bytes at %d: %w", h.Size, h.Offset, err)
 		}
 		if State(c.state.Swap(int32(Replicating))) != Replicating {
+			c.retryLog.Reset()
 			c.log.Info("ha: replicating from master", "master", addr, "from", h.Offset)
 		}
 		// Ack once the bytes already received are appended: one report
@@ -522,6 +527,7 @@ func (c *Client) receiveAutoSwitch(nc net.Conn, br *bufio.Reader, addr string, a
 		}
 		c.confirm.Store(min(h.ConfirmOffset, es.CommitLogMaxOffset()))
 		if State(c.state.Swap(int32(Replicating))) != Replicating {
+			c.retryLog.Reset()
 			c.log.Info("ha: replicating from master", "master", addr, "from", h.Offset, "epoch", h.Epoch)
 		}
 		if h.Size > 0 && br.Buffered() < TransferHeaderSize {

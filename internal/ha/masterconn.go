@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -71,7 +72,9 @@ func (c *masterConn) end(err error) {
 		close(c.quit)
 		_ = c.nc.Close()
 		if err != nil && !errors.Is(err, net.ErrClosed) && !errors.Is(err, io.EOF) {
-			c.s.log.Warn("ha: slave connection closed", "slave", c.addr, "acked", c.acked.Load(), "err", err)
+			// Limited: a slave of the other protocol or a diverged one
+			// reconnects every second.
+			c.s.closeLog.Log(c.s.log, slog.LevelWarn, "ha: slave connection closed", "slave", c.addr, "acked", c.acked.Load(), "err", err)
 		} else {
 			c.s.log.Info("ha: slave disconnected", "slave", c.addr, "acked", c.acked.Load())
 		}

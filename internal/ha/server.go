@@ -14,6 +14,7 @@ import (
 
 	"github.com/rocketd/rocketd/internal/auth"
 	"github.com/rocketd/rocketd/internal/config"
+	"github.com/rocketd/rocketd/internal/lograte"
 	"github.com/rocketd/rocketd/internal/remoting"
 	"github.com/rocketd/rocketd/internal/store"
 	"github.com/rocketd/rocketd/internal/store/commitlog"
@@ -145,7 +146,8 @@ type Server struct {
 	conns   map[*masterConn]struct{}
 	pending map[net.Conn]struct{} // accepted, TLS not yet decided
 
-	lastRefusal atomic.Int64 // unix nanos of the last refusal logged
+	lastRefusal atomic.Int64    // unix nanos of the last refusal logged
+	closeLog    lograte.Limiter // slave connections that end with an error
 	// writers is a copy of conns for kickWriters, which runs on every put
 	// and every dispatched message: no lock there.
 	writers atomic.Pointer[[]*masterConn]

@@ -46,7 +46,7 @@ var allowed = map[string][]string{
 	"store": {"store/segment", "store/checkpoint", "store/commitlog", "store/consumequeue",
 		"store/index", "store/fdcache", "vfs", "message", "config", "lograte", "lifecycle", "testutil/wait"},
 
-	"ha":      {"lifecycle", "auth", "store", "store/commitlog", "message", "config", "vfs", "protocol", "remoting", "testutil/proc", "testutil/certs", "testutil/wait"},
+	"ha":      {"lifecycle", "lograte", "auth", "store", "store/commitlog", "message", "config", "vfs", "protocol", "remoting", "testutil/proc", "testutil/certs", "testutil/wait"},
 	"namesrv": {"lifecycle", "auth", "protocol", "remoting", "config", "configcmd", "vfs", "testutil/wait", "testutil/script"},
 	"admin":   {"protocol", "remoting", "message"},
 	// controller is the fail-over controller (raft); controller/client is
