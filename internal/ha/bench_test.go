@@ -13,7 +13,8 @@ import (
 
 // BenchmarkProduce64 compares put throughput of an ASYNC_MASTER and a
 // SYNC_MASTER, each replicating to a slave over loopback, with 64
-// concurrent producers (256-byte bodies), in the same run:
+// concurrent producers (256-byte bodies), in the same run, in the classic
+// and the AutoSwitch protocol:
 //
 //	go test -run '^$' -bench Produce64 -benchtime 3s ./internal/ha/
 //
@@ -26,14 +27,25 @@ import (
 // internal/broker.
 func BenchmarkProduce64(b *testing.B) {
 	for _, mode := range []struct {
-		name string
-		sync bool
-	}{{"ASYNC_MASTER", false}, {"SYNC_MASTER", true}} {
+		name       string
+		sync, auto bool
+	}{{"ASYNC_MASTER", false, false}, {"SYNC_MASTER", true, false},
+		{"ASYNC_MASTER/autoswitch", false, true}, {"SYNC_MASTER/autoswitch", true, true}} {
 		b.Run(mode.name, func(b *testing.B) {
 			big := func(c *store.Config) { c.SegmentSize = 256 << 20 }
-			m, srv := newMaster(b, b.TempDir(), ServerConfig{Sync: mode.sync}, big)
+			// AutoSwitch: the SyncStateSet holds the master (0) and the
+			// slave (1), every put waits for it (allAckInSyncStateSet).
+			m, srv := newMaster(b, b.TempDir(), ServerConfig{Sync: mode.sync, AutoSwitch: mode.auto, AllAckInSyncStateSet: mode.auto}, big)
 			s := newSlaveStore(b, b.TempDir(), big)
-			startClient(b, s, srv.Addr().String(), nil)
+			if mode.auto {
+				if err := m.Epochs().Append(1, 0); err != nil {
+					b.Fatal(err)
+				}
+				startASClient(b, s, srv.Addr().String(), 1, nil)
+				srv.SetSyncStateSet([]int64{0, 1})
+			} else {
+				startClient(b, s, srv.Addr().String(), nil)
+			}
 			wait.For(b, 10*time.Second, "slave in sync", srv.slaveInSync)
 			rec := record("Bench", 0, 1)
 			rec.Body = make([]byte, 256)

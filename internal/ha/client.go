@@ -15,7 +15,9 @@ import (
 
 	"github.com/rocketd/rocketd/internal/auth"
 	"github.com/rocketd/rocketd/internal/lifecycle"
+	"github.com/rocketd/rocketd/internal/lograte"
 	"github.com/rocketd/rocketd/internal/remoting"
+	"github.com/rocketd/rocketd/internal/store"
 )
 
 // Sink is the slave's CommitLog as the HA client writes it (*store.Store).
@@ -87,6 +89,21 @@ type ClientConfig struct {
 	// TLS, when set, makes the connection to the master a TLS one
 	// (tls.enable).
 	TLS *tls.Config
+
+	// AutoSwitch speaks RocketMQ 5's controller-mode protocol (doc.go,
+	// "AutoSwitch mode"); the Sink must be an EpochSink.
+	AutoSwitch bool
+	// BrokerID is the slave's broker id, sent in its handshake.
+	BrokerID int64
+	// SyncFromLastFile: an empty slave asks for the master's last
+	// segment only (syncFromLastFile); otherwise for everything.
+	SyncFromLastFile bool
+	// AsyncLearner: the slave asks never to join the SyncStateSet.
+	AsyncLearner bool
+	// MasterEpoch, when set, returns the epoch the controller named for
+	// the master (0: unknown): a master whose last epoch is older is
+	// refused (ErrStaleMaster) before anything is truncated.
+	MasterEpoch func() int32
 }
 
 // EnsureDefaults fills in the default of every zero field.
@@ -132,16 +149,32 @@ type Client struct {
 	// master (0: none yet), and the bytes received per second.
 	lastRead, lastWrite atomic.Int64
 	received            flow
+	// confirm is the master's confirm offset, capped at the local end
+	// (AutoSwitch; -1: none received yet).
+	confirm atomic.Int64
+	// retryLog limits the line logged per failed connection attempt (a
+	// master down, stale or of the other protocol fails every round).
+	retryLog lograte.Limiter
 }
 
 // NewClient returns a Client that is not running yet.
 func NewClient(cfg ClientConfig) *Client {
 	cfg.EnsureDefaults()
-	return &Client{cfg: cfg, log: cfg.Logger}
+	c := &Client{cfg: cfg, log: cfg.Logger}
+	c.confirm.Store(-1)
+	return c
 }
+
+// ConfirmOffset is the master's confirm offset as last received, at most
+// the local end (AutoSwitch mode; -1 before any transfer): what every
+// replica of the SyncStateSet holds.
+func (c *Client) ConfirmOffset() int64 { return c.confirm.Load() }
 
 // Start begins replicating into sink.
 func (c *Client) Start(sink Sink) error {
+	if _, ok := sink.(EpochSink); c.cfg.AutoSwitch && !ok {
+		return fmt.Errorf("ha: AutoSwitch mode needs the store's epoch file and truncation (%T has none)", sink)
+	}
 	started := c.loop.Start("ha-client", func(ctx context.Context) {
 		c.mu.Lock()
 		c.sink = sink
@@ -192,6 +225,8 @@ type Status struct {
 	// the last whole second.
 	LastRead, LastWrite time.Time
 	BytesPerSecond      int64
+	// ConfirmOffset is the master's confirm offset (AutoSwitch; -1: none).
+	ConfirmOffset int64
 }
 
 // Status reports what the client is doing and, when it is not
@@ -201,7 +236,7 @@ func (c *Client) Status() Status {
 	defer c.mu.Unlock()
 	st := Status{State: State(c.state.Load()), Master: c.master, Err: c.lastErr,
 		LastRead: unixMilli(c.lastRead.Load()), LastWrite: unixMilli(c.lastWrite.Load()),
-		BytesPerSecond: c.received.perSecond(time.Now())}
+		BytesPerSecond: c.received.perSecond(time.Now()), ConfirmOffset: c.confirm.Load()}
 	if c.sink != nil {
 		st.Offset = c.sink.CommitLogMaxOffset()
 	}
@@ -228,7 +263,7 @@ func (c *Client) run(quit <-chan struct{}) {
 				wait *= 10
 			} else {
 				c.state.Store(int32(Connecting))
-				c.log.Warn("ha: connection to master ended; will reconnect", "master", addr, "err", err)
+				c.retryLog.Log(c.log, slog.LevelWarn, "ha: connection to master ended; will reconnect", "master", addr, "err", err)
 			}
 		}
 		t := time.NewTimer(wait)
@@ -281,12 +316,22 @@ func (c *Client) session(addr string) error {
 		_ = nc.Close()
 	}()
 
+	br := bufio.NewReaderSize(nc, 1<<20)
+	encode := appendReport
+	var announced []store.EpochEntry
+	if c.cfg.AutoSwitch {
+		var err error
+		if _, announced, err = c.handshakeMaster(nc, br, addr); err != nil {
+			return err
+		}
+		encode = appendSlaveReport
+	}
 	report := make(chan struct{}, 1)
 	stop := make(chan struct{})
 	repDone := make(chan struct{})
 	go func() {
 		defer close(repDone)
-		c.reportLoop(nc, report, stop)
+		c.reportLoop(nc, encode, report, stop)
 	}()
 	defer func() {
 		close(stop)
@@ -294,9 +339,11 @@ func (c *Client) session(addr string) error {
 		<-repDone
 	}()
 	report <- struct{}{} // report at once: the master waits for it
+	if c.cfg.AutoSwitch {
+		return c.receiveAutoSwitch(nc, br, addr, announced)
+	}
 
 	var rep []byte
-	br := bufio.NewReaderSize(nc, 1<<20)
 	var hb [HeaderSize]byte
 	var data []byte
 	for {
@@ -339,6 +386,7 @@ func (c *Client) session(addr string) error {
 			return fmt.Errorf("ha: append %d bytes at %d: %w", h.Size, h.Offset, err)
 		}
 		if State(c.state.Swap(int32(Replicating))) != Replicating {
+			c.retryLog.Reset()
 			c.log.Info("ha: replicating from master", "master", addr, "from", h.Offset)
 		}
 		// Ack once the bytes already received are appended: one report
@@ -347,7 +395,7 @@ func (c *Client) session(addr string) error {
 		// for it, and a hand-over would add a wake-up to each round trip
 		// (net.Conn serialises the two writers; 8 bytes never interleave).
 		if br.Buffered() < HeaderSize {
-			if err := c.report(nc, &rep); err != nil {
+			if err := c.report(nc, appendReport, &rep); err != nil {
 				return fmt.Errorf("ha: report to master %s: %w", addr, err)
 			}
 		}
@@ -381,11 +429,11 @@ func (c *Client) answer(nc net.Conn, challenge []byte) error {
 }
 
 // report writes the local end as an offset report; buf is reused.
-func (c *Client) report(nc net.Conn, buf *[]byte) error {
+func (c *Client) report(nc net.Conn, encode func([]byte, int64) []byte, buf *[]byte) error {
 	if err := nc.SetWriteDeadline(time.Now().Add(c.cfg.HousekeepingInterval)); err != nil {
 		return err
 	}
-	*buf = appendReport((*buf)[:0], c.sink.CommitLogMaxOffset())
+	*buf = encode((*buf)[:0], c.sink.CommitLogMaxOffset())
 	_, err := nc.Write(*buf)
 	if err == nil {
 		c.lastWrite.Store(time.Now().UnixMilli())
@@ -402,7 +450,7 @@ func unixMilli(ms int64) time.Time {
 }
 
 // reportLoop writes offset reports: when asked and every heartbeat interval.
-func (c *Client) reportLoop(nc net.Conn, report <-chan struct{}, stop <-chan struct{}) {
+func (c *Client) reportLoop(nc net.Conn, encode func([]byte, int64) []byte, report <-chan struct{}, stop <-chan struct{}) {
 	t := time.NewTicker(c.cfg.HeartbeatInterval)
 	defer t.Stop()
 	last := int64(-1)
@@ -422,12 +470,70 @@ func (c *Client) reportLoop(nc net.Conn, report <-chan struct{}, stop <-chan str
 		if err := nc.SetWriteDeadline(time.Now().Add(c.cfg.HousekeepingInterval)); err != nil {
 			return
 		}
-		b = appendReport(b[:0], off)
+		b = encode(b[:0], off)
 		if _, err := nc.Write(b); err != nil {
 			_ = nc.Close() // ends the session's read
 			return
 		}
 		c.lastWrite.Store(time.Now().UnixMilli())
 		last = off
+	}
+}
+
+// receiveAutoSwitch appends what an AutoSwitch master streams after the
+// handshake: each transfer's epoch first, then its bytes; it keeps the
+// master's confirm offset and reports after each batch.
+func (c *Client) receiveAutoSwitch(nc net.Conn, br *bufio.Reader, addr string, announced []store.EpochEntry) error {
+	es := c.sink.(EpochSink)
+	var rep []byte
+	var hb [TransferHeaderSize]byte
+	var data []byte
+	for {
+		if err := nc.SetReadDeadline(time.Now().Add(c.cfg.HousekeepingInterval)); err != nil {
+			return err
+		}
+		if _, err := io.ReadFull(br, hb[:]); err != nil {
+			return fmt.Errorf("ha: read from master %s: %w", addr, err)
+		}
+		c.lastRead.Store(time.Now().UnixMilli())
+		h, err := DecodeTransferHeader(hb[:], c.cfg.MaxTransfer)
+		if err != nil {
+			return fmt.Errorf("ha: from master %s: %w", addr, err)
+		}
+		if h.Offset == -1 {
+			continue // a Java master's heartbeat before it streams
+		}
+		if own := es.CommitLogMaxOffset(); own != 0 && h.Offset != own {
+			return fmt.Errorf("ha: master %s sent offset %d, local end is %d", addr, h.Offset, own)
+		}
+		if err := checkAnnounced(&announced, h); err != nil {
+			return fmt.Errorf("ha: master %s: %w", addr, err)
+		}
+		if err := c.applyEpoch(es, h); err != nil {
+			return fmt.Errorf("ha: master %s: %w", addr, err)
+		}
+		if h.Size > 0 {
+			if cap(data) < int(h.Size) {
+				data = make([]byte, h.Size)
+			}
+			data = data[:h.Size]
+			if _, err := io.ReadFull(br, data); err != nil {
+				return fmt.Errorf("ha: read %d bytes at %d from master %s: %w", h.Size, h.Offset, addr, err)
+			}
+			c.received.add(len(data), time.Now())
+			if err := es.AppendRaw(h.Offset, data); err != nil {
+				return fmt.Errorf("ha: append %d bytes at %d: %w", h.Size, h.Offset, err)
+			}
+		}
+		c.confirm.Store(min(h.ConfirmOffset, es.CommitLogMaxOffset()))
+		if State(c.state.Swap(int32(Replicating))) != Replicating {
+			c.retryLog.Reset()
+			c.log.Info("ha: replicating from master", "master", addr, "from", h.Offset, "epoch", h.Epoch)
+		}
+		if h.Size > 0 && br.Buffered() < TransferHeaderSize {
+			if err := c.report(nc, appendSlaveReport, &rep); err != nil {
+				return fmt.Errorf("ha: report to master %s: %w", addr, err)
+			}
+		}
 	}
 }

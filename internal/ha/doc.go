@@ -79,4 +79,103 @@
 // round-trip per message: the master streams whatever is committed, the
 // slave acks after each batch it appended, and one ack completes every
 // waiter it covers.
+//
+// # AutoSwitch mode
+//
+// RocketMQ 5's controller mode replicates with another protocol
+// (Java's AutoSwitchHAService, AutoSwitchHAConnection, AutoSwitchHAClient),
+// chosen by ServerConfig.AutoSwitch and ClientConfig.AutoSwitch on the
+// same port. All integers are big-endian; every frame starts with the
+// sender's state, the ordinal of Java's HAConnectionState (READY 0,
+// HANDSHAKE 1, TRANSFER 2, SUSPEND 3, SHUTDOWN 4).
+//
+// Slave -> master, first: the handshake, 16 bytes.
+//
+//	 0        4        6        8                  16
+//	+--------+--------+--------+------------------+
+//	| int32 1| int16  | int16  | int64 brokerId   |
+//	| state  | sync-  | async- | (the slave's id  |
+//	| HAND-  | From-  | Learner| from the         |
+//	| SHAKE  | Last-  | (1:    | controller)      |
+//	|        | File   | yes)   |                  |
+//	+--------+--------+--------+------------------+
+//
+// A flag is set when it is 1 (anything else: not set).
+//
+// Master -> slave, the answer: a 20-byte header and n epoch entries.
+//
+//	 0        4          8                16        20
+//	+--------+----------+----------------+---------+------------------+
+//	| int32 1| int32    | int64 the      | int32   | n x 12 bytes:    |
+//	| HAND-  | body size| master's       | its last| int32 epoch,     |
+//	| SHAKE  | 12 x n   | CommitLog end  | epoch   | int64 startOffset|
+//	+--------+----------+----------------+---------+------------------+
+//
+// Entries ascend in epoch and start offset (the epoch file); an entry
+// ends where the next starts, the last at the master's end. A slave
+// accepts at most MaxEpochEntries.
+//
+// The slave then finds the consistent point (store.ConsistentPoint: the
+// end of the newest epoch both logs hold starting at the same offset, its
+// own last epoch ending at its own end), cuts its store and epoch file
+// there (Store.TruncateTo) and only then reports. A slave without epoch
+// entries (a new replica) keeps its log, as Java's. Refused, nothing
+// truncated: a master whose last epoch is older than the slave's last
+// epoch or than ClientConfig.MasterEpoch (ErrStaleMaster, fenced), and
+// logs without a common epoch (ErrDiverged).
+//
+// Slave -> master, then: offset reports, 12 bytes each.
+//
+//	 0        4                  12
+//	+--------+------------------+
+//	| int32 2| int64 the slave's|  after its truncation, after each batch
+//	| TRANS- | CommitLog end    |  it appended, every haSendHeartbeatInterval
+//	| FER    |                  |
+//	+--------+------------------+
+//
+// The first report fixes where streaming starts: its offset, or for 0
+// (empty) the master's first offset (the start of its last segment with
+// syncFromLastFile). A report beyond the master's end closes the
+// connection (diverged).
+//
+// Master -> slave: transfers, a 36-byte header and data.
+//
+//		 0        4        8            16       20            28            36
+//		+--------+--------+------------+--------+-------------+-------------+------+
+//		| int32 2| int32  | int64      | int32  | int64 epoch | int64       | size |
+//		| TRANS- | size   | offset     | epoch  | startOffset | confirm-    | bytes|
+//		| FER    |        |            |        |             | Offset      |      |
+//		+--------+--------+------------+--------+-------------+-------------+------+
+//
+//	  - data: as in the classic protocol (at most haTransferBatchSize, no
+//	    segment end crossed), and never crossing the end of its epoch: every
+//	    byte of a transfer was written by the master of epoch, whose range
+//	    starts at startOffset. The slave appends the entry (epoch,
+//	    startOffset) to its epoch file before the bytes of a new epoch,
+//	    refuses an older epoch (ErrStaleMaster), another start of its
+//	    last one (ErrDiverged) and a transfer outside the range the
+//	    master announced for its epoch (ErrStaleMaster). Java's master
+//	    names the next epoch in the header of an epoch's last transfer
+//	    (it switches before it builds the header): startOffset is then
+//	    offset+size, and the slave takes it so (the entry's start is
+//	    right; rocketd's master names the epoch the bytes belong to).
+//	  - offset equals the slave's end (unless the slave is empty); size 0 is
+//	    a heartbeat. A Java master may heartbeat at offset -1 before it knows
+//	    where to start; the slave skips it.
+//	  - confirmOffset: the smallest ack of the slaves of the SyncStateSet
+//	    (Server.SetSyncStateSet, the master itself counting its end), kept
+//	    while a member is not connected (Java's computeConfirmOffset); the
+//	    slave keeps min(confirmOffset, its end) (Client.ConfirmOffset).
+//
+// For the broker (SyncStateSet shrink and expand, allAckInSyncStateSet)
+// the master exposes each slave by broker id with its ack and the last
+// time it held everything sent to it (Server.SlaveInfos: Java's
+// connectionCaughtUpTimeTable), and ProposeSyncStateSet: the set without
+// members not connected or not caught up within haMaxTimeSlaveNotCatchup,
+// plus connected slaves (not async learners) whose ack reached the
+// confirm offset and the start of the last epoch. With
+// ServerConfig.AllAckInSyncStateSet a SYNC put waits for every slave of
+// the set (PUT_OK at once when the set holds the master only). The
+// classic authentication challenge has no AutoSwitch form yet: Start
+// refuses AutoSwitch with an Authenticator.
 package ha

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -33,14 +34,25 @@ type masterConn struct {
 	diverged atomic.Bool
 	kick     chan struct{}
 	quit     chan struct{} // closed when either loop ends
-	quitOnce sync.Once
-	live     atomic.Int32 // loops still running
+
+	// AutoSwitch mode (doc.go): the slave's handshake, closed once read,
+	// and what it said; the caught-up bookkeeping (unix nanos).
+	hs               chan struct{}
+	brokerID         atomic.Int64 // -1 before the handshake
+	syncFromLastFile atomic.Bool
+	asyncLearner     atomic.Bool
+	lastMasterMax    atomic.Int64 // the master's end at the last transfer
+	lastTransfer     atomic.Int64 // when the last transfer was written
+	caughtUp         atomic.Int64 // when the slave last had everything
+	quitOnce         sync.Once
+	live             atomic.Int32 // loops still running
 }
 
 func newMasterConn(s *Server, nc net.Conn) *masterConn {
 	c := &masterConn{s: s, nc: nc, addr: nc.RemoteAddr().String(),
-		first: make(chan struct{}), kick: make(chan struct{}, 1), quit: make(chan struct{})}
+		first: make(chan struct{}), kick: make(chan struct{}, 1), quit: make(chan struct{}), hs: make(chan struct{})}
 	c.acked.Store(-1)
+	c.brokerID.Store(-1)
 	c.next.Store(-1)
 	c.live.Store(2)
 	return c
@@ -60,12 +72,17 @@ func (c *masterConn) end(err error) {
 		close(c.quit)
 		_ = c.nc.Close()
 		if err != nil && !errors.Is(err, net.ErrClosed) && !errors.Is(err, io.EOF) {
-			c.s.log.Warn("ha: slave connection closed", "slave", c.addr, "acked", c.acked.Load(), "err", err)
+			// Limited: a slave of the other protocol or a diverged one
+			// reconnects every second.
+			c.s.closeLog.Log(c.s.log, slog.LevelWarn, "ha: slave connection closed", "slave", c.addr, "acked", c.acked.Load(), "err", err)
 		} else {
 			c.s.log.Info("ha: slave disconnected", "slave", c.addr, "acked", c.acked.Load())
 		}
 	})
 	if c.live.Add(-1) == 0 {
+		if c.s.cfg.AutoSwitch {
+			c.s.connGone(c)
+		}
 		c.s.drop(c)
 	}
 	c.s.wg.Done()
@@ -81,6 +98,10 @@ func (c *masterConn) readLoop() {
 		if err = c.authenticate(a, br); err != nil {
 			return
 		}
+	}
+	if c.s.cfg.AutoSwitch {
+		err = c.readAutoSwitch(br)
+		return
 	}
 	var b [ReportSize]byte
 	for {
@@ -104,19 +125,30 @@ func (c *masterConn) readLoop() {
 				return
 			}
 		}
-		if end := c.s.src.CommitLogMaxOffset(); off > end {
+		c.onReport(off)
+	}
+}
+
+// onReport takes a slave's offset report: its ack, or the divergence of
+// a slave ahead of the master.
+func (c *masterConn) onReport(off int64) {
+	if end := c.s.src.CommitLogMaxOffset(); off > end {
+		if !c.diverged.Swap(true) {
 			c.s.log.Error("ha: slave's CommitLog is ahead of the master's: it holds data the master never wrote (diverged); refusing to replicate to it",
 				"slave", c.addr, "slaveEnd", off, "masterEnd", end)
-			c.diverged.Store(true)
-			c.firstOnce.Do(func() { close(c.first) })
-			c.kickWriter()
-			// The writer tells the slave and closes; keep reading until then.
-			continue
 		}
-		c.acked.Store(off)
 		c.firstOnce.Do(func() { close(c.first) })
-		c.s.onAck(off)
+		c.kickWriter()
+		// The writer tells the slave and closes; keep reading until then.
+		return
 	}
+	c.acked.Store(off)
+	c.firstOnce.Do(func() { close(c.first) })
+	if c.s.cfg.AutoSwitch {
+		c.s.onAutoSwitchAck(c, off)
+		return
+	}
+	c.s.onAck(off)
 }
 
 // writeLoop streams the CommitLog from the slave's first report on.
@@ -127,31 +159,46 @@ func (c *masterConn) writeLoop() {
 
 func (c *masterConn) stream() error {
 	cfg := &c.s.cfg
-	select {
-	case <-c.first:
-	case <-c.quit:
-		return nil
-	}
-	bw := bufio.NewWriterSize(c.nc, 2*cfg.TransferBatchSize+2*HeaderSize)
-	hdr := make([]byte, 0, HeaderSize)
-	write := func(h Header, data []byte) error {
+	auto := cfg.AutoSwitch
+	bw := bufio.NewWriterSize(c.nc, 2*cfg.TransferBatchSize+2*TransferHeaderSize)
+	hdr := make([]byte, 0, TransferHeaderSize)
+	var ep epochCursor // AutoSwitch: the epoch of the bytes at next
+	write := func(next int64, data []byte) error {
 		if err := c.nc.SetWriteDeadline(time.Now().Add(cfg.HousekeepingInterval)); err != nil {
 			return err
 		}
-		hdr = h.AppendTo(hdr[:0])
+		if auto {
+			hdr = TransferHeader{Size: int32(len(data)), Offset: next, Epoch: ep.cur.Epoch,
+				EpochStart: ep.cur.StartOffset, ConfirmOffset: c.s.ConfirmOffset()}.AppendTo(hdr[:0])
+		} else {
+			hdr = Header{Offset: next, Size: int32(len(data))}.AppendTo(hdr[:0])
+		}
 		if _, err := bw.Write(hdr); err != nil {
 			return err
 		}
 		_, err := bw.Write(data)
 		return err
 	}
-	if c.diverged.Load() {
-		// One heartbeat at the master's end lets the slave log both ends.
-		if err := write(Header{Offset: c.s.src.CommitLogMaxOffset()}, nil); err != nil {
+	if auto {
+		if err := c.handshake(bw); err != nil {
 			return err
 		}
-		if err := bw.Flush(); err != nil {
-			return err
+		ep.src = c.s.epochs
+	}
+	select {
+	case <-c.first:
+	case <-c.quit:
+		return nil
+	}
+	if c.diverged.Load() {
+		if !auto {
+			// One heartbeat at the master's end lets the slave log both ends.
+			if err := write(c.s.src.CommitLogMaxOffset(), nil); err != nil {
+				return err
+			}
+			if err := bw.Flush(); err != nil {
+				return err
+			}
 		}
 		return errors.New("ha: slave diverged (its CommitLog is ahead of the master's)")
 	}
@@ -159,19 +206,40 @@ func (c *masterConn) stream() error {
 	if next == 0 {
 		end := c.s.src.CommitLogMaxOffset()
 		next = end - end%cfg.SegmentSize
+		if mo, ok := c.s.src.(interface{ CommitLogMinOffset() int64 }); ok && auto && !c.syncFromLastFile.Load() {
+			// Java's AutoSwitch master sends an empty slave everything
+			// it has unless it asked for the last file only.
+			next = mo.CommitLogMinOffset()
+		}
+	}
+	if auto && !ep.seek(next) {
+		return fmt.Errorf("ha: no epoch entry of the master holds offset %d (entries %v)", next, ep.entries)
 	}
 	c.next.Store(next)
-	c.s.log.Info("ha: streaming to slave", "slave", c.addr, "from", next)
+	c.s.log.Info("ha: streaming to slave", "slave", c.addr, "from", next, "brokerId", c.brokerID.Load(), "epoch", ep.cur.Epoch)
 	lastWrite := time.Now()
 	timer := time.NewTimer(pollInterval)
 	defer timer.Stop()
 	for {
-		buf, err := c.s.src.ReadRaw(next, cfg.TransferBatchSize)
+		n := cfg.TransferBatchSize
+		if auto {
+			// A transfer never crosses an epoch's end: the slave appends
+			// the epoch entry before the bytes of the epoch.
+			if !ep.seek(next) {
+				return fmt.Errorf("ha: no epoch entry of the master holds offset %d (entries %v)", next, ep.entries)
+			}
+			n = int(min(int64(n), ep.cur.EndOffset-next))
+		}
+		buf, err := c.s.src.ReadRaw(next, n)
 		if err != nil {
 			return fmt.Errorf("ha: read commitlog at %d for slave: %w", next, err)
 		}
 		if n := len(buf.Bytes); n > 0 {
-			err = write(Header{Offset: next, Size: int32(n)}, buf.Bytes)
+			if auto {
+				c.lastMasterMax.Store(c.s.src.CommitLogMaxOffset())
+				c.lastTransfer.Store(time.Now().UnixNano())
+			}
+			err = write(next, buf.Bytes)
 			buf.Release()
 			if err != nil {
 				return err
@@ -187,8 +255,13 @@ func (c *masterConn) stream() error {
 				return err
 			}
 		}
+		if auto && c.acked.Load() >= next {
+			// Nothing left to send and the slave has it all (Java
+			// refreshes its caught-up time whenever nothing is left).
+			c.caughtUp.Store(time.Now().UnixNano())
+		}
 		if time.Since(lastWrite) >= cfg.HeartbeatInterval {
-			if err := write(Header{Offset: next}, nil); err != nil {
+			if err := write(next, nil); err != nil {
 				return err
 			}
 			if err := bw.Flush(); err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rocketd/rocketd/internal/auth"
 	"github.com/rocketd/rocketd/internal/config"
+	"github.com/rocketd/rocketd/internal/lograte"
 	"github.com/rocketd/rocketd/internal/remoting"
 	"github.com/rocketd/rocketd/internal/store"
 	"github.com/rocketd/rocketd/internal/store/commitlog"
@@ -83,6 +84,24 @@ type ServerConfig struct {
 	Authenticator *auth.Authenticator
 	// Logger receives events. Default: discard.
 	Logger *slog.Logger
+
+	// AutoSwitch speaks RocketMQ 5's controller-mode protocol (doc.go,
+	// "AutoSwitch mode") instead of the classic one; the Source must be
+	// an EpochSource. Not with Authenticator (refused by Start).
+	AutoSwitch bool
+	// LocalBrokerID is the master's own broker id, a member of the
+	// SyncStateSets it is given (AutoSwitch).
+	LocalBrokerID int64
+	// AllAckInSyncStateSet makes a waiting put (Sync) wait for every
+	// slave of the SyncStateSet instead of any one slave
+	// (allAckInSyncStateSet; AutoSwitch).
+	AllAckInSyncStateSet bool
+	// OnSlaveChange, when set, is called when the SyncStateSet may need
+	// to change (AutoSwitch): a slave connected or disconnected, or a
+	// slave outside the set acked at or above the confirm offset. It runs
+	// on a connection's goroutine and must not block (kick the broker's
+	// loop that calls ProposeSyncStateSet).
+	OnSlaveChange func()
 }
 
 // EnsureDefaults fills in the default of every zero field.
@@ -127,7 +146,8 @@ type Server struct {
 	conns   map[*masterConn]struct{}
 	pending map[net.Conn]struct{} // accepted, TLS not yet decided
 
-	lastRefusal atomic.Int64 // unix nanos of the last refusal logged
+	lastRefusal atomic.Int64    // unix nanos of the last refusal logged
+	closeLog    lograte.Limiter // slave connections that end with an error
 	// writers is a copy of conns for kickWriters, which runs on every put
 	// and every dispatched message: no lock there.
 	writers atomic.Pointer[[]*masterConn]
@@ -139,6 +159,17 @@ type Server struct {
 	// it is on some slave. It only grows.
 	acked   atomic.Int64
 	waiters waiterList
+
+	// AutoSwitch mode (autoswitch.go): the epoch file, the SyncStateSet
+	// the broker set, the confirm offset last computed, what every slave
+	// of the set acked (AllAckInSyncStateSet) and the caught-up times of
+	// the slaves whose connections closed (unix nanos by broker id).
+	epochs   *store.Epochs
+	syncSet  atomic.Pointer[[]int64]
+	confirm  atomic.Int64
+	setAcked atomic.Int64
+	setMu    sync.Mutex
+	caughtUp map[int64]int64
 }
 
 // NewServer returns a Server that is not listening yet.
@@ -149,6 +180,9 @@ func NewServer(cfg ServerConfig) *Server {
 		s.cfg.TLS.FirstByteTimeout = cfg.HousekeepingInterval
 	}
 	s.acked.Store(-1)
+	s.confirm.Store(-1)
+	s.setAcked.Store(-1)
+	s.caughtUp = map[int64]int64{}
 	return s
 }
 
@@ -165,6 +199,19 @@ func (s *Server) Start(src Source) error {
 	}
 	if err := s.cfg.TLS.Check(); err != nil {
 		return fmt.Errorf("ha: %w", err)
+	}
+	if s.cfg.AutoSwitch {
+		es, ok := src.(EpochSource)
+		switch {
+		case !ok:
+			return fmt.Errorf("ha: AutoSwitch mode needs the store's epoch file (%T has none)", src)
+		case s.cfg.Authenticator != nil:
+			// The challenge is a classic frame; an AutoSwitch answer is
+			// not designed yet.
+			return errors.New("ha: AutoSwitch mode does not support authenticationEnabled on the HA port yet")
+		}
+		s.epochs = es.Epochs()
+		s.confirm.Store(src.CommitLogMaxOffset())
 	}
 	ln, err := net.Listen("tcp", s.cfg.Addr)
 	if err != nil {
@@ -328,7 +375,9 @@ func (s *Server) onAck(offset int64) {
 			break
 		}
 		if s.acked.CompareAndSwap(cur, offset) {
-			s.waiters.complete(offset)
+			if !s.cfg.AllAckInSyncStateSet || !s.cfg.AutoSwitch {
+				s.waiters.complete(offset)
+			}
 			break
 		}
 	}
@@ -337,6 +386,9 @@ func (s *Server) onAck(offset int64) {
 // SlaveStatus describes one connected slave.
 type SlaveStatus struct {
 	Addr string
+	// BrokerID is the id of an AutoSwitch slave's handshake (-1: classic,
+	// or not received yet).
+	BrokerID int64
 	// Acked is the slave's last reported CommitLog end (-1: no report yet).
 	Acked int64
 	// InSync: Acked is within MaxGap of the master's end (the rule
@@ -354,7 +406,7 @@ func (s *Server) Slaves() []SlaveStatus {
 	s.mu.Lock()
 	out := make([]SlaveStatus, 0, len(s.conns))
 	for c := range s.conns {
-		out = append(out, SlaveStatus{Addr: c.addr, Acked: c.acked.Load(), Next: c.next.Load(),
+		out = append(out, SlaveStatus{Addr: c.addr, BrokerID: c.brokerID.Load(), Acked: c.acked.Load(), Next: c.next.Load(),
 			BytesPerSecond: c.sent.perSecond(now)})
 	}
 	s.mu.Unlock()
@@ -404,13 +456,21 @@ func (s *Server) slaveInSync() bool {
 // FlushSlaveTimeout (WaitTimeout passed, ctx ended or the server closed).
 func (s *Server) Wait(ctx context.Context, endOffset int64) commitlog.PutStatus {
 	s.kickWriters()
-	if !s.cfg.Sync || s.acked.Load() >= endOffset {
+	acked := &s.acked
+	if s.cfg.AllAckInSyncStateSet && s.cfg.AutoSwitch {
+		// Every slave of the SyncStateSet (none: the master alone).
+		acked = &s.setAcked
+		if p := s.syncSet.Load(); p == nil || len(*p) <= 1 {
+			return commitlog.PutOK
+		}
+	}
+	if !s.cfg.Sync || acked.Load() >= endOffset {
 		return commitlog.PutOK
 	}
-	if !s.slaveInSync() {
+	if acked == &s.acked && !s.slaveInSync() {
 		return commitlog.SlaveNotAvailable
 	}
-	w := s.waiters.add(endOffset, &s.acked)
+	w := s.waiters.add(endOffset, acked)
 	if w == nil {
 		return commitlog.PutOK // acked between the check and the add
 	}

@@ -52,7 +52,7 @@ var allowed = map[string][]string{
 
 	// ha and broker/role still name store/commitlog's types (PutStatus,
 	// Buffer, ReplicaWaiter); the store's aliases of them would do.
-	"ha":      {"lifecycle", "auth", "store", "store/commitlog", "config", "remoting"},
+	"ha":      {"lifecycle", "lograte", "auth", "store", "store/commitlog", "config", "remoting"},
 	"namesrv": {"lifecycle", "auth", "protocol", "remoting", "config", "configcmd", "vfs"},
 	"admin":   {"protocol", "remoting", "message"},
 	// controller is the fail-over controller (raft); controller/client is
