@@ -64,7 +64,7 @@ var allowed = map[string][]string{
 	"broker/txn":      {"lifecycle", "store", "message", "config", "vfs", "broker/meta", "protocol", "remoting", "testutil/wait"},
 	"broker/pop":      {"store", "message", "config", "vfs", "broker/meta", "protocol", "testutil/wait"},
 	"broker/stats":    {},
-	"broker/role":     {"lifecycle", "auth", "config", "vfs", "protocol", "remoting", "store", "store/commitlog", "ha", "testutil/wait"},
+	"broker/role":     {"lifecycle", "lograte", "auth", "config", "vfs", "protocol", "remoting", "store", "store/commitlog", "ha", "controller/client", "testutil/wait"},
 	"broker/processor": {"auth", "store", "message", "config", "configcmd", "vfs", "protocol", "remoting", "broker/meta", "broker/filter",
 		"broker/longpoll", "broker/schedule", "broker/timer", "broker/txn", "broker/pop", "broker/client", "broker/stats", "ha", "testutil/wait"},
 	"broker": {"lifecycle", "store", "message", "config", "vfs", "protocol", "remoting", "broker/meta", "broker/filter",
