@@ -69,7 +69,7 @@ var allowed = map[string][]string{
 		"broker/longpoll", "broker/schedule", "broker/timer", "broker/txn", "broker/pop", "broker/client", "broker/stats", "ha", "testutil/wait"},
 	"broker": {"lifecycle", "store", "message", "config", "vfs", "protocol", "remoting", "broker/meta", "broker/filter",
 		"broker/longpoll", "broker/schedule", "broker/timer", "broker/txn", "broker/pop", "broker/processor", "broker/client", "broker/stats", "broker/role", "ha", "namesrv",
-		"auth", "metrics", "console", "admin", "grpc", "testutil/proc", "testutil/certs", "testutil/wait"},
+		"auth", "metrics", "console", "admin", "grpc", "controller/client", "testutil/proc", "testutil/certs", "testutil/wait"},
 	"grpc": {"auth", "protocol", "remoting", "message", "config", "lograte", "broker/meta", "broker/pop", "broker/client", "broker/processor", "broker/timer"},
 
 	// testutil/proc runs rocketd as a child process; only _test.go files

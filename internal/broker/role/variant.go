@@ -159,10 +159,14 @@ func (p *ackPolicy) wait(ctx context.Context, s *ha.Server, end int64) commitlog
 // covered reports whether acks show every member holding end. A member
 // the variant names must have acked it; the members it cannot name are
 // matched by the connections it cannot name: as many of those as members
-// unnamed, and every one of them, must have acked end (so a lagging
-// member that is connected always holds the put back; what remains
-// possible on a shared host is a disconnected member replaced by a
-// caught-up non-member, until the member leaves the set).
+// unnamed, and every one of them, must have acked end. So a lagging
+// member that is connected always holds the put back (on a shared host
+// a stopped slave's silent connection does so until the HA server
+// closes it, haHousekeepingInterval, whether or not it is still a
+// member); what remains possible there is a disconnected member
+// replaced by a caught-up non-member, until the member leaves the set.
+// Classic HA on one host per broker (the usual deployment) names every
+// connection and has neither limit.
 func (p *ackPolicy) covered(acks []slaveAck, end int64) bool {
 	unnamed := 0
 	for _, id := range p.members {
