@@ -356,8 +356,9 @@ func defaultHAAddr(main string) string {
 }
 
 // masterEpochCache asks the master at addr for its epoch file
-// (GET_BROKER_EPOCH_CACHE) until it holds epoch: the master may still be
-// taking it when the notification reaches its slaves.
+// (GET_BROKER_EPOCH_CACHE) until it holds epoch and answers as master
+// (brokerId 0, its HA server running): the master may still be taking
+// it when the notification reaches its slaves.
 func (m *controllerMode) masterEpochCache(ctx context.Context, addr string, epoch int32) (*protocol.EpochEntryCache, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
@@ -365,10 +366,12 @@ func (m *controllerMode) masterEpochCache(ctx context.Context, addr string, epoc
 	for {
 		cache, err := m.epochCache(ctx, addr)
 		if err == nil {
-			if n := len(cache.EpochList); n > 0 && cache.EpochList[n-1].Epoch >= epoch {
+			// The epoch file takes the epoch before the HA server starts;
+			// brokerId 0 is answered once the promotion is complete.
+			if n := len(cache.EpochList); n > 0 && cache.EpochList[n-1].Epoch >= epoch && cache.BrokerID == masterID {
 				return cache, nil
 			}
-			err = fmt.Errorf("its epoch file does not hold epoch %d yet", epoch)
+			err = fmt.Errorf("it has not taken epoch %d yet", epoch)
 		}
 		if !sleepCtx(ctx, pause.wait()) {
 			return nil, fmt.Errorf("broker: epoch file of master %s: %w", addr, err)
