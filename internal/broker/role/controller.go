@@ -540,24 +540,6 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// ControllerBrokerID is the brokerId the controller gave this broker (0:
-// not in controller mode, or not known yet).
-func (r *Role) ControllerBrokerID() int64 {
-	if r.ctl == nil {
-		return 0
-	}
-	return r.ctl.id.Load()
-}
-
-// SyncStateSet is the set the master holds now (nil on a slave or
-// outside controller mode).
-func (r *Role) SyncStateSet() []int64 {
-	if p := r.ack.Load(); p != nil {
-		return append([]int64{r.ControllerBrokerID()}, p.members...)
-	}
-	return nil
-}
-
 // HandleEpochCache answers GET_BROKER_EPOCH_CACHE (Java's
 // AdminBrokerProcessor.getBrokerEpochCache): the epoch file, the CommitLog
 // end and, rocketd's own member, the HA address a master serves.
