@@ -235,6 +235,12 @@ type BrokerConfig struct {
 	BrokerTopicEnable bool `prop:"brokerTopicEnable"`
 	// TraceTopicEnable creates MsgTraceTopicName at startup (false).
 	TraceTopicEnable bool `prop:"traceTopicEnable"`
+	// FilterServerNums is how many filter-server processes a RocketMQ 4.x
+	// broker started next to itself (0). RocketMQ 5 removed them; rocketd
+	// filters (TAG and SQL92) inside the broker, so only 0 is accepted. The
+	// key exists because mqadmin 4.9.8's exportConfigs reads it from
+	// GET_BROKER_CONFIG and fails without it.
+	FilterServerNums int32 `prop:"filterServerNums"`
 	// MsgTraceTopicName (RMQ_SYS_TRACE_TOPIC).
 	MsgTraceTopicName string `prop:"msgTraceTopicName"`
 	// EnableMixedMessageType lets UPDATE_AND_CREATE_TOPIC set the topic
@@ -814,6 +820,9 @@ func (c *BrokerConfig) Validate() error {
 		if c.MinInSyncReplicas < 1 {
 			bad("minInSyncReplicas %d must be at least 1", c.MinInSyncReplicas)
 		}
+	}
+	if c.FilterServerNums != 0 {
+		bad("filterServerNums %d: filter servers were removed in RocketMQ 5 and rocketd has none (TAG and SQL92 filters run in the broker); only 0 is accepted", c.FilterServerNums)
 	}
 	switch c.BrokerRole {
 	case AsyncMaster, SyncMaster:

@@ -28,6 +28,7 @@ var brokerFieldReaders = map[string]string{
 	"HAMasterAddress":                   "internal/broker/role",
 	"RegionID":                          "internal/broker/processor",
 	"TraceOn":                           "internal/broker/processor",
+	"FilterServerNums":                  "internal/config",
 	"BrokerPermission":                  "internal/broker",
 	"AutoCreateTopicEnable":             "internal/broker/meta",
 	"DefaultTopicQueueNums":             "internal/broker/meta",

@@ -234,10 +234,10 @@ var RequestCodeMap = []CodeInfo{
 	{3010, "AUTH_LIST_ACL", SideBroker, CodeServed, ""},
 	{200050, "POP_MESSAGE", SideBroker, CodeServed, "POP consumption with long polling, retry topic, orderly pops (broker/pop)"},
 	{200051, "ACK_MESSAGE", SideBroker, CodeServed, "an ack record in the revive log; orderly: the queue's offset moves"},
-	{200052, "PEEK_MESSAGE", SideBroker, CodeLater, issuePop + "; no Java client sends it"},
+	{200052, "PEEK_MESSAGE", SideBroker, CodeServed, "what a pop would read, taken from nothing; no official client sends it"},
 	{200053, "CHANGE_MESSAGE_INVISIBLETIME", SideBroker, CodeServed, "a new check point, then an ack of the old one"},
-	{200054, "NOTIFICATION", SideBroker, CodeLater, issuePop + " (gRPC proxy; the remoting push consumer does not send it)"},
-	{200055, "POLLING_INFO", SideBroker, CodeLater, issuePop + " (gRPC proxy; the remoting push consumer does not send it)"},
+	{200054, "NOTIFICATION", SideBroker, CodeServed, "held like a pop until a message a pop would get arrives; no official client sends it (MQClientAPIExt.notification has no caller)"},
+	{200055, "POLLING_INFO", SideBroker, CodeServed, "the pops and notifications of a group held on a queue; no official client sends it"},
 	{200056, "POP_ROLLBACK", SideBroker, CodeRefused, "no Java broker serves it either"},
 	{200151, "BATCH_ACK_MESSAGE", SideBroker, CodeServed, "one batch-ack record per queue"},
 }

@@ -33,6 +33,43 @@
 //   - Decoding does not allocate (strings are shared with the map): it runs
 //     on the send and pull paths.
 //
+// # Adding a header
+//
+// A header that is pure data (each field one key, read and written with
+// the rules above) is declared once, as a struct whose fields carry ext
+// tags; go generate writes its AppendExt and Decode into zz_headers_gen.go:
+//
+//	// FooRequestHeader is FOO (1234).
+//	type FooRequestHeader struct {
+//		ConsumerGroup string          `ext:"consumerGroup"`
+//		QueueID       int32           `ext:"queueId"`
+//		AttemptID     string          `ext:"attemptId,opt"`       // omitted when empty
+//		Order         bool            `ext:"order"`
+//		MaxMsgBytes   Optional[int32] `ext:"maxMsgBytes"`         // omitted when unset
+//		BrokerID      int64           `ext:"brokerId,default=-1"` // absent reads as -1
+//	}
+//
+// then run
+//
+//	go generate ./internal/protocol
+//
+// and commit the regenerated file with the struct (TestGeneratedHeadersCurrent
+// fails on a stale one; on a merge conflict in it, take either side and run
+// go generate again). The tag is the Java field name; ",opt" on a string
+// or bool omits the empty string or false; field types are string, bool,
+// int32, int64, Optional[int32|int64|bool] and named types of those (such as
+// TopicFilterType). Decode reads fields in declaration order (the first bad
+// number is the *FieldError) and names the struct in the FieldError unless
+// the doc comment ends with "//ext:header JavaClassName"; "//ext:encoder"
+// generates the ExtEncoder methods too. Package internal/headergen has the
+// details. Every field of a tagged struct must be tagged.
+//
+// Headers that are not pure data keep hand-written methods and no tags:
+// SendMessageRequestHeader (two key spellings, V1 and V2, and the
+// single-pass ExtSource decoder of the send path) and
+// DeleteSubscriptionGroupRequestHeader (one field written under two keys,
+// removeOffset and cleanOffset, read as either).
+//
 // The send path skips the map both ways. ExtSource (LookupExt: several
 // keys in one pass) is how SendMessageRequestHeader.DecodeFrom reads a
 // received remoting.Command's header as it arrived; DecodeFor on a map is
@@ -198,3 +235,5 @@
 // inflated) and stops at 256 MiB inflated. bodyCrc32 in the header is
 // BodyCRC32 of the body bytes as sent (after compression).
 package protocol
+
+//go:generate go run ./internal/headergen/cmd

@@ -9,56 +9,20 @@ package protocol
 // where and when it passed the broker. The body is the reply's body as
 // sent (compressed when SysFlag says so).
 type ReplyMessageRequestHeader struct {
-	ProducerGroup         string // the replier's group
-	Topic                 string // <cluster>_REPLY_TOPIC
-	DefaultTopic          string
-	DefaultTopicQueueNums int32
-	QueueID               int32
-	SysFlag               int32
-	BornTimestamp         int64
-	Flag                  int32
-	Properties            string // encoded; CORRELATION_ID matches the request
-	ReconsumeTimes        Optional[int32]
-	UnitMode              bool
-	BornHost              string // replier's "ip:port"
-	StoreHost             string // broker's "ip:port"
-	StoreTimestamp        int64  // ms
-}
-
-func (h *ReplyMessageRequestHeader) AppendExt(m map[string]string) {
-	putStr(m, "producerGroup", h.ProducerGroup)
-	putStr(m, "topic", h.Topic)
-	putStr(m, "defaultTopic", h.DefaultTopic)
-	putInt32(m, "defaultTopicQueueNums", h.DefaultTopicQueueNums)
-	putInt32(m, "queueId", h.QueueID)
-	putInt32(m, "sysFlag", h.SysFlag)
-	putInt64(m, "bornTimestamp", h.BornTimestamp)
-	putInt32(m, "flag", h.Flag)
-	putStr(m, "properties", h.Properties)
-	putOptInt32(m, "reconsumeTimes", h.ReconsumeTimes)
-	putBool(m, "unitMode", h.UnitMode)
-	putStr(m, "bornHost", h.BornHost)
-	putStr(m, "storeHost", h.StoreHost)
-	putInt64(m, "storeTimestamp", h.StoreTimestamp)
-}
-
-func (h *ReplyMessageRequestHeader) Decode(ext map[string]string) error {
-	r := extReader{header: "ReplyMessageRequestHeader", ext: ext}
-	h.ProducerGroup = r.str("producerGroup")
-	h.Topic = r.str("topic")
-	h.DefaultTopic = r.str("defaultTopic")
-	h.DefaultTopicQueueNums = r.int32("defaultTopicQueueNums")
-	h.QueueID = r.int32("queueId")
-	h.SysFlag = r.int32("sysFlag")
-	h.BornTimestamp = r.int64("bornTimestamp")
-	h.Flag = r.int32("flag")
-	h.Properties = r.str("properties")
-	h.ReconsumeTimes = r.optInt32("reconsumeTimes")
-	h.UnitMode = r.bool("unitMode")
-	h.BornHost = r.str("bornHost")
-	h.StoreHost = r.str("storeHost")
-	h.StoreTimestamp = r.int64("storeTimestamp")
-	return r.err
+	ProducerGroup         string          `ext:"producerGroup"` // the replier's group
+	Topic                 string          `ext:"topic"`         // <cluster>_REPLY_TOPIC
+	DefaultTopic          string          `ext:"defaultTopic"`
+	DefaultTopicQueueNums int32           `ext:"defaultTopicQueueNums"`
+	QueueID               int32           `ext:"queueId"`
+	SysFlag               int32           `ext:"sysFlag"`
+	BornTimestamp         int64           `ext:"bornTimestamp"`
+	Flag                  int32           `ext:"flag"`
+	Properties            string          `ext:"properties"` // encoded; CORRELATION_ID matches the request
+	ReconsumeTimes        Optional[int32] `ext:"reconsumeTimes"`
+	UnitMode              bool            `ext:"unitMode"`
+	BornHost              string          `ext:"bornHost"`       // replier's "ip:port"
+	StoreHost             string          `ext:"storeHost"`      // broker's "ip:port"
+	StoreTimestamp        int64           `ext:"storeTimestamp"` // ms
 }
 
 // requiredSendFields is how many leading keys of the send header Java

@@ -199,66 +199,21 @@ func (h *sendHeaderV2) writeExt(w *ExtWriter) {
 
 // SendMessageResponseHeader answers the send codes. A send response must
 // always carry extFields (the Java client dereferences them), also for
-// FLUSH_DISK_TIMEOUT, FLUSH_SLAVE_TIMEOUT and SLAVE_NOT_AVAILABLE.
+// FLUSH_DISK_TIMEOUT, FLUSH_SLAVE_TIMEOUT and SLAVE_NOT_AVAILABLE. It is
+// an ExtEncoder; Decode does not allocate.
+//
+//ext:encoder
 type SendMessageResponseHeader struct {
-	MsgID         string // key msgId: offset message id; comma-joined for a batch
-	QueueID       int32  // key queueId
-	QueueOffset   int64
-	TransactionID string // key transactionId; optional
-	// RecallHandle (key recallHandle; optional, 5.3.x) is the handle a
-	// single timer message's send answers, for RECALL_MESSAGE.
-	RecallHandle string
-	// MsgRegion (key MSG_REGION) and TraceOn (key TRACE_ON) are not header
-	// fields in Java but the send processor always adds them; the Java
-	// client reads both. Empty MsgRegion / unset TraceOn are not written.
-	MsgRegion string
-	TraceOn   Optional[bool]
-}
-
-func (h *SendMessageResponseHeader) AppendExt(m map[string]string) {
-	putStr(m, "msgId", h.MsgID)
-	putInt32(m, "queueId", h.QueueID)
-	putInt64(m, "queueOffset", h.QueueOffset)
-	putOptStr(m, "transactionId", h.TransactionID)
-	putOptStr(m, "recallHandle", h.RecallHandle)
-	putOptStr(m, "MSG_REGION", h.MsgRegion)
-	putOptBool(m, "TRACE_ON", h.TraceOn)
-}
-
-// AppendExtJSON writes the header into a JSON header (ExtEncoder).
-func (h *SendMessageResponseHeader) AppendExtJSON(dst []byte) []byte {
-	w := NewExtWriter(dst, false)
-	h.writeExt(&w)
-	return w.Bytes()
-}
-
-// AppendExtBinary writes the header into a ROCKETMQ header (ExtEncoder).
-func (h *SendMessageResponseHeader) AppendExtBinary(dst []byte) []byte {
-	w := NewExtWriter(dst, true)
-	h.writeExt(&w)
-	return w.Bytes()
-}
-
-// writeExt writes the fields in ascending key order (upper case first).
-func (h *SendMessageResponseHeader) writeExt(w *ExtWriter) {
-	w.OptString("MSG_REGION", h.MsgRegion)
-	w.OptBool("TRACE_ON", h.TraceOn)
-	w.String("msgId", h.MsgID)
-	w.Int32("queueId", h.QueueID)
-	w.Int64("queueOffset", h.QueueOffset)
-	w.OptString("recallHandle", h.RecallHandle)
-	w.OptString("transactionId", h.TransactionID)
-}
-
-// Decode reads the header; it does not allocate.
-func (h *SendMessageResponseHeader) Decode(ext map[string]string) error {
-	r := extReader{header: "SendMessageResponseHeader", ext: ext}
-	h.MsgID = r.str("msgId")
-	h.QueueID = r.int32("queueId")
-	h.QueueOffset = r.int64("queueOffset")
-	h.TransactionID = r.str("transactionId")
-	h.RecallHandle = r.str("recallHandle")
-	h.MsgRegion = r.str("MSG_REGION")
-	h.TraceOn = r.optBool("TRACE_ON")
-	return r.err
+	MsgID         string `ext:"msgId"` // offset message id; comma-joined for a batch
+	QueueID       int32  `ext:"queueId"`
+	QueueOffset   int64  `ext:"queueOffset"`
+	TransactionID string `ext:"transactionId,opt"`
+	// RecallHandle (5.3.x) is the handle a single timer message's send
+	// answers, for RECALL_MESSAGE.
+	RecallHandle string `ext:"recallHandle,opt"`
+	// MsgRegion and TraceOn are not header fields in Java but the send
+	// processor always adds them; the Java client reads both. Empty
+	// MsgRegion / unset TraceOn are not written.
+	MsgRegion string         `ext:"MSG_REGION,opt"`
+	TraceOn   Optional[bool] `ext:"TRACE_ON"`
 }

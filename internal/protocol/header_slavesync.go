@@ -20,20 +20,8 @@ package protocol
 // SlaveSyncRequestHeader carries the version of the master's table the
 // slave holds; unset when it holds none (its first copy).
 type SlaveSyncRequestHeader struct {
-	KnownStamp Optional[int64] // key rocketdKnownStamp
-	KnownCount Optional[int64] // key rocketdKnownCount
-}
-
-func (h *SlaveSyncRequestHeader) AppendExt(m map[string]string) {
-	putOptInt64(m, "rocketdKnownStamp", h.KnownStamp)
-	putOptInt64(m, "rocketdKnownCount", h.KnownCount)
-}
-
-func (h *SlaveSyncRequestHeader) Decode(ext map[string]string) error {
-	r := extReader{header: "SlaveSyncRequestHeader", ext: ext}
-	h.KnownStamp = r.optInt64("rocketdKnownStamp")
-	h.KnownCount = r.optInt64("rocketdKnownCount")
-	return r.err
+	KnownStamp Optional[int64] `ext:"rocketdKnownStamp"`
+	KnownCount Optional[int64] `ext:"rocketdKnownCount"`
 }
 
 // Known reports the version the slave holds (ok=false: none).
@@ -49,26 +37,10 @@ func (h *SlaveSyncRequestHeader) Known() (stamp, count int64, ok bool) {
 // body is empty because the slave is current (Unchanged) or holds only the
 // entries changed since the slave's version (Delta).
 type SlaveSyncResponseHeader struct {
-	Stamp     Optional[int64] // key rocketdStamp
-	Count     Optional[int64] // key rocketdCount
-	Unchanged Optional[bool]  // key rocketdUnchanged
-	Delta     Optional[bool]  // key rocketdDelta
-}
-
-func (h *SlaveSyncResponseHeader) AppendExt(m map[string]string) {
-	putOptInt64(m, "rocketdStamp", h.Stamp)
-	putOptInt64(m, "rocketdCount", h.Count)
-	putOptBool(m, "rocketdUnchanged", h.Unchanged)
-	putOptBool(m, "rocketdDelta", h.Delta)
-}
-
-func (h *SlaveSyncResponseHeader) Decode(ext map[string]string) error {
-	r := extReader{header: "SlaveSyncResponseHeader", ext: ext}
-	h.Stamp = r.optInt64("rocketdStamp")
-	h.Count = r.optInt64("rocketdCount")
-	h.Unchanged = r.optBool("rocketdUnchanged")
-	h.Delta = r.optBool("rocketdDelta")
-	return r.err
+	Stamp     Optional[int64] `ext:"rocketdStamp"`
+	Count     Optional[int64] `ext:"rocketdCount"`
+	Unchanged Optional[bool]  `ext:"rocketdUnchanged"`
+	Delta     Optional[bool]  `ext:"rocketdDelta"`
 }
 
 // Version reports the version the answer reflects; ok=false when the

@@ -222,6 +222,9 @@ func TestHeaderRoundTrips(t *testing.T) {
 		&SlaveSyncRequestHeader{}, &SlaveSyncResponseHeader{},
 		&QueryTopicsByConsumerRequestHeader{}, &QuerySubscriptionByConsumerRequestHeader{},
 		&GetSubscriptionGroupConfigRequestHeader{}, &RegisterTopicRequestHeader{},
+		&PopMessageRequestHeader{}, &PopMessageResponseHeader{}, &AckMessageRequestHeader{},
+		&ChangeInvisibleTimeRequestHeader{}, &NotificationRequestHeader{}, &NotificationResponseHeader{},
+		&PollingInfoRequestHeader{}, &PollingInfoResponseHeader{}, &PeekMessageRequestHeader{},
 	}
 	for _, h := range headers {
 		name := reflect.TypeOf(h).Elem().Name()

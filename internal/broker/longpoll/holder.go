@@ -23,6 +23,9 @@ type Conn interface {
 type Request struct {
 	Topic   string
 	QueueID int32
+	// Group is the consumer group waiting, for Waiting's count (POLLING_INFO
+	// asks it of pops and notifications); pulls may leave it empty.
+	Group string
 	// Offset is the queue offset the pull asked for: the request wakes
 	// once the queue's max offset passes it (maxOffset > Offset).
 	Offset int64
@@ -340,6 +343,24 @@ func (h *Holder) DropConn(c Conn) {
 	}
 	h.nDropped.Add(int64(n))
 	h.mu.Unlock()
+}
+
+// Waiting returns how many requests of group are held on queueID of
+// topic now (Java's polling map entry topic@group@queueId).
+func (h *Holder) Waiting(topic string, queueID int32, group string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	q := h.mu.queues[queueKey{topic: topic, queueID: queueID}]
+	if q == nil {
+		return 0
+	}
+	n := 0
+	for _, x := range q.reqs {
+		if x.Group == group {
+			n++
+		}
+	}
+	return n
 }
 
 // Len returns the number of requests held now.

@@ -553,3 +553,40 @@ func TestConfigFromBroker(t *testing.T) {
 		t.Fatalf("short polling: %+v", cfg)
 	}
 }
+
+// Waiting counts the held requests of one group on one queue, as Java's
+// polling map answers POLLING_INFO, and forgets them once woken.
+func TestWaitingByGroup(t *testing.T) {
+	h := newHolder(t, Config{})
+	w := newWakes()
+	for _, r := range []struct {
+		name, group string
+		queue       int32
+	}{{"a1", "A", 0}, {"a2", "A", 0}, {"b1", "B", 0}, {"a3", "A", 1}} {
+		x := req(w, r.name, 5)
+		x.Group, x.QueueID = r.group, r.queue
+		mustHold(t, h, x)
+	}
+	for _, c := range []struct {
+		queue int32
+		group string
+		want  int
+	}{{0, "A", 2}, {0, "B", 1}, {1, "A", 1}, {1, "B", 0}, {2, "A", 0}} {
+		if got := h.Waiting("T", c.queue, c.group); got != c.want {
+			t.Errorf("Waiting(T, %d, %s) = %d, want %d", c.queue, c.group, got, c.want)
+		}
+	}
+	if got := h.Waiting("U", 0, "A"); got != 0 {
+		t.Errorf("Waiting on another topic = %d", got)
+	}
+	h.Notify("T", 0, 6, 0)
+	w.next(t)
+	w.next(t)
+	w.next(t)
+	if got := h.Waiting("T", 0, "A"); got != 0 {
+		t.Errorf("Waiting after the wake = %d", got)
+	}
+	if got := h.Waiting("T", 1, "A"); got != 1 {
+		t.Errorf("Waiting on the other queue after the wake = %d", got)
+	}
+}

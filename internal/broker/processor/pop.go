@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/rocketd/rocketd/internal/broker/longpoll"
-	"github.com/rocketd/rocketd/internal/broker/meta"
 	"github.com/rocketd/rocketd/internal/broker/pop"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
@@ -21,7 +20,8 @@ const popTimeoutSlack = 500 * time.Millisecond
 // to the store, which only the master does.
 func (p *Processor) registerPop(srv *remoting.Server, f Families) {
 	if p.pop == nil {
-		for _, code := range []int32{protocol.PopMessage, protocol.AckMessage, protocol.BatchAckMessage, protocol.ChangeMessageInvisibleTime} {
+		for _, code := range []int32{protocol.PopMessage, protocol.AckMessage, protocol.BatchAckMessage, protocol.ChangeMessageInvisibleTime,
+			protocol.Notification, protocol.PollingInfo, protocol.PeekMessage} {
 			srv.Handle(code, f.Admin, p.popUnavailable)
 		}
 		return
@@ -30,6 +30,9 @@ func (p *Processor) registerPop(srv *remoting.Server, f Families) {
 	srv.Handle(protocol.AckMessage, f.Offset, p.handleAck)
 	srv.Handle(protocol.BatchAckMessage, f.Offset, p.handleBatchAck)
 	srv.Handle(protocol.ChangeMessageInvisibleTime, f.Offset, p.handleChangeInvisible)
+	srv.Handle(protocol.Notification, f.Pull, p.handleNotification)
+	srv.Handle(protocol.PollingInfo, f.Pull, p.handlePollingInfo)
+	srv.Handle(protocol.PeekMessage, f.Pull, p.handlePeek)
 }
 
 func (p *Processor) popUnavailable(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
@@ -68,23 +71,9 @@ func (p *Processor) popMessage(conn *remoting.Conn, req *remoting.Command, allow
 	if !p.cfg.TimerWheelEnable {
 		return reply(protocol.SystemError, fmt.Sprintf("the broker[%s] pop message is forbidden because timerWheelEnable is false", p.cfg.BrokerIP1))
 	}
-	tc, found := p.topics.Get(h.Topic)
-	if !found {
-		return reply(protocol.TopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please!", h.Topic))
-	}
-	if !meta.IsReadable(tc.Perm) {
-		return reply(protocol.NoPermission, "the topic["+h.Topic+"] peeking message is forbidden")
-	}
-	if h.QueueID >= tc.ReadQueueNums {
-		return reply(protocol.InvalidParameter, fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d] consumer:[%s]",
-			h.QueueID, h.Topic, tc.ReadQueueNums, remoteOf(conn)))
-	}
-	gc, found := p.groups.FindOrCreate(h.ConsumerGroup)
-	if !found {
-		return reply(protocol.SubscriptionGroupNotExist, fmt.Sprintf("subscription group [%s] does not exist", h.ConsumerGroup))
-	}
-	if !gc.ConsumeEnable {
-		return reply(protocol.NoPermission, "subscription group no permission, "+h.ConsumerGroup)
+	tc, code, remark := p.popTopicChecks(conn, h.ConsumerGroup, h.Topic, h.QueueID)
+	if code != protocol.Success {
+		return reply(code, remark)
 	}
 	// The pull path's filters: the expression travels in the request.
 	ph := protocol.PullMessageRequestHeader{ConsumerGroup: h.ConsumerGroup, Topic: h.Topic, Subscription: h.Exp, ExpressionType: h.ExpType}
@@ -112,6 +101,7 @@ func (p *Processor) popMessage(conn *remoting.Conn, req *remoting.Command, allow
 		st := p.holder.Hold(longpoll.Request{
 			Topic:   h.Topic,
 			QueueID: pop.HoldQueue(h.QueueID),
+			Group:   h.ConsumerGroup,
 			Offset:  0, // woken by pop.Service.Arrived's notifications only
 			Timeout: time.Duration(h.PollTime) * time.Millisecond,
 			Match:   func(code int64) bool { return code == pop.WakeAll || filter.MatchTagsCode(code) },
@@ -128,13 +118,17 @@ func (p *Processor) popMessage(conn *remoting.Conn, req *remoting.Command, allow
 	return reply(protocol.PollingTimeout, "NO_MESSAGE_IN_QUEUE")
 }
 
-// wakePop re-runs a held pop and writes its answer with the request's
-// opaque.
+// wakePop re-runs a held pop and writes its answer.
 func (p *Processor) wakePop(conn *remoting.Conn, req *remoting.Command) {
-	resp := p.popMessage(conn, req, false)
+	p.answerHeld(conn, req, "pop", p.popMessage(conn, req, false))
+}
+
+// answerHeld writes the answer of a held request that was re-run, with
+// the request's opaque.
+func (p *Processor) answerHeld(conn *remoting.Conn, req *remoting.Command, what string, resp *remoting.Command) {
 	resp.Opaque, resp.SerializeType = req.Opaque, req.SerializeType
 	if err := conn.WriteResponse(resp); err != nil {
-		p.log.Debug("pop: deferred response not written", "remote", conn.RemoteAddr(), "err", err)
+		p.log.Debug(what+": deferred response not written", "remote", conn.RemoteAddr(), "err", err)
 	}
 }
 

@@ -59,7 +59,8 @@ func popExt(group, topic string, q int32, exp, expType string) map[string]string
 // SERVICE_NOT_AVAILABLE.
 func TestPopWithoutService(t *testing.T) {
 	e := newEnv(t, nil)
-	for _, code := range []int32{protocol.PopMessage, protocol.AckMessage, protocol.BatchAckMessage, protocol.ChangeMessageInvisibleTime} {
+	for _, code := range []int32{protocol.PopMessage, protocol.AckMessage, protocol.BatchAckMessage, protocol.ChangeMessageInvisibleTime,
+		protocol.Notification, protocol.PollingInfo} {
 		if r := e.call(code, popExt("g", "t", 0, "", ""), nil); r.Code != protocol.ServiceNotAvailable {
 			t.Fatalf("code %d: %d %s", code, r.Code, r.Remark)
 		}
