@@ -322,8 +322,9 @@ func Start(cfg Config) (_ *Broker, err error) {
 			d.timer.Notify()
 		}
 	})
-	// Masters only; a role change starts or stops it (roleservices.go).
-	if b.cfg.IsMaster() && b.cfg.BrokerRole != config.Slave {
+	// Masters only; a role change starts or stops it (roleservices.go). In
+	// controller mode the controller names the role first.
+	if b.cfg.IsMaster() && b.cfg.BrokerRole != config.Slave && !b.cfg.EnableControllerMode {
 		d, err := b.startDelivery(mopts, fs, nil)
 		if err != nil {
 			return nil, err
@@ -429,6 +430,10 @@ func Start(cfg Config) (_ *Broker, err error) {
 	}
 	proc.Register(b.srv, fams)
 	proc.RegisterVIP(b.vip, vipFams)
+	// Controller mode's broker requests (the role serves them; outside
+	// controller mode GET_BROKER_EPOCH_CACHE is refused as Java does).
+	b.srv.Handle(protocol.GetBrokerEpochCache, fams.Admin, b.role.HandleEpochCache)
+	b.srv.Handle(protocol.NotifyBrokerRoleChanged, fams.Admin, b.role.HandleRoleChanged)
 	// The gRPC service calls the processors proc serves remoting with.
 	if err := b.startGRPC(&cfg, proc); err != nil {
 		return nil, err

@@ -81,26 +81,35 @@ const (
 	DefaultReviveInterval = time.Second
 	// Receipt-handle auto-renew of gRPC push consumers (Java's
 	// ProxyConfig defaults).
-	DefaultInvisibleTimeForRenew       = 60 * time.Second
-	DefaultRenewAheadTime              = 10 * time.Second
-	DefaultRenewMaxTime                = 3 * time.Hour
-	DefaultRenewSchedulePeriod         = 5 * time.Second
-	DefaultMaxRenewRetryTimes          = 3
-	DefaultInvisibleTimeWhenClear      = time.Second
-	DefaultPopFromRetryProbability     = 20
-	DefaultFlushDelayOffsetInterval    = 10 * time.Second
-	DefaultTimerMaxDelaySec            = 3 * 24 * 3600
-	DefaultTimerPrecisionMs            = 1000
-	DefaultOSPageCacheBusyTimeout      = time.Second
-	DefaultMaxTransferBytesInMemory    = 256 << 10
-	DefaultMaxTransferCountInMemory    = 32
-	DefaultMaxTransferBytesInDisk      = 64 << 10
-	DefaultMaxTransferCountInDisk      = 8
-	DefaultAccessMessageInMemoryRatio  = 40
-	DefaultHASendHeartbeatInterval     = 5 * time.Second
-	DefaultHAHousekeepingInterval      = 20 * time.Second
-	DefaultHATransferBatchSize         = 32 << 10
-	DefaultHASlaveFallbehindMax        = 256 << 20
+	DefaultInvisibleTimeForRenew      = 60 * time.Second
+	DefaultRenewAheadTime             = 10 * time.Second
+	DefaultRenewMaxTime               = 3 * time.Hour
+	DefaultRenewSchedulePeriod        = 5 * time.Second
+	DefaultMaxRenewRetryTimes         = 3
+	DefaultInvisibleTimeWhenClear     = time.Second
+	DefaultPopFromRetryProbability    = 20
+	DefaultFlushDelayOffsetInterval   = 10 * time.Second
+	DefaultTimerMaxDelaySec           = 3 * 24 * 3600
+	DefaultTimerPrecisionMs           = 1000
+	DefaultOSPageCacheBusyTimeout     = time.Second
+	DefaultMaxTransferBytesInMemory   = 256 << 10
+	DefaultMaxTransferCountInMemory   = 32
+	DefaultMaxTransferBytesInDisk     = 64 << 10
+	DefaultMaxTransferCountInDisk     = 8
+	DefaultAccessMessageInMemoryRatio = 40
+	DefaultHASendHeartbeatInterval    = 5 * time.Second
+	DefaultHAHousekeepingInterval     = 20 * time.Second
+	DefaultHATransferBatchSize        = 32 << 10
+	DefaultHASlaveFallbehindMax       = 256 << 20
+	// Controller mode (Java's BrokerConfig and MessageStoreConfig).
+	DefaultMinInSyncReplicas           = 1
+	DefaultHAMaxTimeSlaveNotCatchup    = 15 * time.Second
+	DefaultSyncBrokerMetadataPeriod    = 5 * time.Second
+	DefaultCheckSyncStateSetPeriod     = 5 * time.Second
+	DefaultSendHeartbeatTimeout        = time.Second
+	DefaultBrokerHeartbeatInterval     = time.Second
+	DefaultControllerHeartBeatTimeout  = 10 * time.Second
+	DefaultBrokerElectionPriority      = math.MaxInt32
 	DefaultWaitTimeInSendQueue         = 200 * time.Millisecond
 	DefaultWaitTimeInPullQueue         = 5 * time.Second
 	DefaultWaitTimeInHeartbeatQueue    = 31 * time.Second
@@ -463,6 +472,39 @@ type BrokerConfig struct {
 	HAHousekeepingInterval  time.Duration `prop:"haHousekeepingInterval" unit:"ms"`
 	HATransferBatchSize     int           `prop:"haTransferBatchSize"`
 	HASlaveFallbehindMax    int64         `prop:"haSlaveFallbehindMax"`
+	// EnableControllerMode (false): the broker takes its brokerId and its
+	// role from the controller group of ControllerAddr (role package,
+	// controller.go) instead of brokerId/brokerRole.
+	EnableControllerMode bool `prop:"enableControllerMode"`
+	// ControllerAddr lists the controllers, "host:port;host:port".
+	ControllerAddr string `prop:"controllerAddr"`
+	// AllAckInSyncStateSet (false): in controller mode a send is answered
+	// once every member of the SyncStateSet has it.
+	AllAckInSyncStateSet bool `prop:"allAckInSyncStateSet"`
+	// MinInSyncReplicas (1): with AllAckInSyncStateSet, a send is only
+	// answered SEND_OK while the SyncStateSet (the master included) has
+	// at least this many members.
+	MinInSyncReplicas int `prop:"minInSyncReplicas"`
+	// HAMaxTimeSlaveNotCatchup (15 s): a master drops a slave from the
+	// SyncStateSet that has not caught up for this long.
+	HAMaxTimeSlaveNotCatchup time.Duration `prop:"haMaxTimeSlaveNotCatchup" unit:"ms"`
+	// SyncBrokerMetadataPeriod (5 s): how often a broker in controller
+	// mode asks the controller for its set's master (GET_REPLICA_INFO).
+	SyncBrokerMetadataPeriod time.Duration `prop:"syncBrokerMetadataPeriod" unit:"ms"`
+	// CheckSyncStateSetPeriod (5 s): how often a master checks its
+	// SyncStateSet against the slaves' progress.
+	CheckSyncStateSetPeriod time.Duration `prop:"checkSyncStateSetPeriod" unit:"ms"`
+	// BrokerHeartbeatInterval (1 s): how often a broker in controller mode
+	// sends BROKER_HEARTBEAT to every controller; SendHeartbeatTimeout
+	// (1 s) bounds one; ControllerHeartBeatTimeout (10 s) is the silence
+	// after which the controller takes the broker for dead (sent with
+	// each heartbeat).
+	BrokerHeartbeatInterval    time.Duration `prop:"brokerHeartbeatInterval" unit:"ms"`
+	SendHeartbeatTimeout       time.Duration `prop:"sendHeartbeatTimeoutMillis" unit:"ms"`
+	ControllerHeartBeatTimeout time.Duration `prop:"controllerHeartBeatTimeoutMills" unit:"ms"`
+	// BrokerElectionPriority (2147483647): sent with each heartbeat; the
+	// controller prefers the smaller value among equal candidates.
+	BrokerElectionPriority int32 `prop:"brokerElectionPriority"`
 	// CheckCRCOnRecover verifies body CRCs during recovery (true); false
 	// keeps a record whose body no longer matches its CRC, as Java does.
 	CheckCRCOnRecover bool `prop:"checkCRCOnRecover"`
@@ -736,6 +778,16 @@ func (c *BrokerConfig) ensureBaseDefaults() {
 	if c.HASlaveFallbehindMax == 0 {
 		c.HASlaveFallbehindMax = DefaultHASlaveFallbehindMax
 	}
+	setInt(&c.MinInSyncReplicas, DefaultMinInSyncReplicas)
+	setDur(&c.HAMaxTimeSlaveNotCatchup, DefaultHAMaxTimeSlaveNotCatchup)
+	setDur(&c.SyncBrokerMetadataPeriod, DefaultSyncBrokerMetadataPeriod)
+	setDur(&c.CheckSyncStateSetPeriod, DefaultCheckSyncStateSetPeriod)
+	setDur(&c.SendHeartbeatTimeout, DefaultSendHeartbeatTimeout)
+	setDur(&c.BrokerHeartbeatInterval, DefaultBrokerHeartbeatInterval)
+	setDur(&c.ControllerHeartBeatTimeout, DefaultControllerHeartBeatTimeout)
+	if c.BrokerElectionPriority == 0 {
+		c.BrokerElectionPriority = DefaultBrokerElectionPriority
+	}
 	if c.MaxOpenConsumeQueueFiles == 0 {
 		c.MaxOpenConsumeQueueFiles = DefaultMaxOpenConsumeQueueFiles()
 	}
@@ -760,6 +812,14 @@ func (c *BrokerConfig) Validate() error {
 	}
 	if c.BrokerName == "" {
 		bad("brokerName is empty")
+	}
+	if c.EnableControllerMode {
+		if len(c.ControllerAddrs()) == 0 {
+			bad("enableControllerMode=true needs controllerAddr (host:port;host:port)")
+		}
+		if c.MinInSyncReplicas < 1 {
+			bad("minInSyncReplicas %d must be at least 1", c.MinInSyncReplicas)
+		}
 	}
 	if c.FilterServerNums != 0 {
 		bad("filterServerNums %d: filter servers were removed in RocketMQ 5 and rocketd has none (TAG and SQL92 filters run in the broker); only 0 is accepted", c.FilterServerNums)
@@ -934,6 +994,12 @@ func (c *BrokerConfig) Validate() error {
 		{"cleanResourceInterval", c.CleanResourceInterval},
 		{"haSendHeartbeatInterval", c.HASendHeartbeatInterval},
 		{"haHousekeepingInterval", c.HAHousekeepingInterval},
+		{"haMaxTimeSlaveNotCatchup", c.HAMaxTimeSlaveNotCatchup},
+		{"syncBrokerMetadataPeriod", c.SyncBrokerMetadataPeriod},
+		{"checkSyncStateSetPeriod", c.CheckSyncStateSetPeriod},
+		{"sendHeartbeatTimeoutMillis", c.SendHeartbeatTimeout},
+		{"brokerHeartbeatInterval", c.BrokerHeartbeatInterval},
+		{"controllerHeartBeatTimeoutMills", c.ControllerHeartBeatTimeout},
 	} {
 		if d.v <= 0 {
 			bad("%s %v must be positive", d.key, d.v)
@@ -1116,10 +1182,15 @@ func (c *BrokerConfig) HAPort() int {
 // IsMaster reports a master role (brokerId 0).
 func (c *BrokerConfig) IsMaster() bool { return c.BrokerRole != Slave }
 
+// ControllerAddrs splits controllerAddr on ';' (blank entries dropped).
+func (c *BrokerConfig) ControllerAddrs() []string { return splitAddrs(c.ControllerAddr) }
+
 // NamesrvAddrs splits namesrvAddr on ';' (blank entries dropped).
-func (c *BrokerConfig) NamesrvAddrs() []string {
+func (c *BrokerConfig) NamesrvAddrs() []string { return splitAddrs(c.NamesrvAddr) }
+
+func splitAddrs(list string) []string {
 	var out []string
-	for _, a := range strings.Split(c.NamesrvAddr, ";") {
+	for _, a := range strings.Split(list, ";") {
 		if a = strings.TrimSpace(a); a != "" {
 			out = append(out, a)
 		}

@@ -140,6 +140,17 @@ var brokerFieldReaders = map[string]string{
 	"ConsoleSecretKey":                  "internal/broker:ConsoleCredentials",
 	"GrpcServerEnable":                  "internal/broker",
 	"GrpcServerPort":                    "internal/broker",
+	"EnableControllerMode":              "internal/broker",
+	"ControllerAddr":                    "internal/broker/role:ControllerAddrs",
+	"AllAckInSyncStateSet":              "internal/broker/role",
+	"MinInSyncReplicas":                 "internal/broker/role",
+	"HAMaxTimeSlaveNotCatchup":          "internal/broker/role",
+	"SyncBrokerMetadataPeriod":          "internal/broker/role",
+	"CheckSyncStateSetPeriod":           "internal/broker/role",
+	"BrokerHeartbeatInterval":           "internal/broker/role",
+	"SendHeartbeatTimeout":              "internal/broker/role",
+	"ControllerHeartBeatTimeout":        "internal/broker/role",
+	"BrokerElectionPriority":            "internal/broker/role",
 }
 
 // noEffectDisplayReads are the files allowed to read a field tagged

@@ -70,7 +70,7 @@ var allowed = map[string][]string{
 	"broker/txn":      {"lifecycle", "store", "message", "broker/meta", "protocol", "remoting"},
 	"broker/pop":      {"lifecycle", "lograte", "store", "message", "vfs", "broker/meta", "protocol"},
 	"broker/stats":    {"lifecycle"},
-	"broker/role":     {"lifecycle", "auth", "config", "vfs", "protocol", "remoting", "store", "store/commitlog", "ha"},
+	"broker/role":     {"lifecycle", "lograte", "auth", "config", "vfs", "protocol", "remoting", "store", "store/commitlog", "ha", "controller/client"},
 	"broker/processor": {"auth", "store", "message", "config", "configcmd", "vfs", "protocol", "remoting", "lograte", "broker/meta", "broker/filter",
 		"broker/longpoll", "broker/timer", "broker/txn", "broker/pop", "broker/client", "broker/stats"},
 	"broker": {"store", "message", "config", "vfs", "protocol", "remoting", "broker/meta",
@@ -116,7 +116,7 @@ var allowedInTests = map[string][]string{
 	"broker/txn":       {"config", "testutil/wait"},
 	"broker/pop":       {"config", "testutil/wait"},
 	"broker/processor": {"testutil/wait"},
-	"broker":           {"namesrv", "testutil/certs", "testutil/proc", "testutil/wait"},
+	"broker":           {"controller/client", "namesrv", "testutil/certs", "testutil/proc", "testutil/wait"},
 }
 
 // forbidden are edges that must never exist whatever the table says; they are

@@ -50,3 +50,24 @@ type ReplicasInfo struct {
 type BrokerReplicasInfo struct {
 	ReplicasInfoTable map[string]ReplicasInfo `json:"replicasInfoTable"`
 }
+
+// EpochEntry is one entry of EpochEntryCache's epochList (Java's
+// remoting.protocol.EpochEntry).
+type EpochEntry struct {
+	Epoch       int32 `json:"epoch"`
+	StartOffset int64 `json:"startOffset"`
+	EndOffset   int64 `json:"endOffset"`
+}
+
+// EpochEntryCache is the body of GET_BROKER_EPOCH_CACHE's answer: the
+// broker's epoch file and CommitLog end. HAServerAddr is rocketd's own
+// member (fastjson readers skip it): the master's HA address, which a
+// slave ordered to follow it replicates from.
+type EpochEntryCache struct {
+	ClusterName  string       `json:"clusterName"`
+	BrokerName   string       `json:"brokerName"`
+	BrokerID     int64        `json:"brokerId"`
+	EpochList    []EpochEntry `json:"epochList"`
+	MaxOffset    int64        `json:"maxOffset"`
+	HAServerAddr string       `json:"haServerAddr,omitempty"`
+}

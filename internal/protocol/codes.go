@@ -122,6 +122,8 @@ const (
 	ControllerGetReplicaInfo    RequestCode = 1004 // controller
 	ControllerGetMetadataInfo   RequestCode = 1005 // controller
 	ControllerGetSyncStateData  RequestCode = 1006 // controller
+	GetBrokerEpochCache         RequestCode = 1007 // B (controller mode)
+	NotifyBrokerRoleChanged     RequestCode = 1008 // B (the controller sends it)
 	UpdateControllerConfig      RequestCode = 1009 // controller
 	GetControllerConfig         RequestCode = 1010 // controller
 	CleanBrokerData             RequestCode = 1011 // controller

@@ -74,19 +74,19 @@ func (r *Role) becomeMaster(ctx context.Context, epoch int32) error {
 	}
 	if err := r.store.BecomeMaster(ctx); err != nil {
 		r.log.Error("broker: promotion failed, staying a slave", "err", err)
-		r.startSlave(cur.brokerID, cur.epoch)
+		r.backToSlave(cur)
 		return fmt.Errorf("broker: become master: %w", err)
 	}
 	if err := r.takeEpoch(epoch); err != nil {
 		r.store.BecomeSlave()
-		r.startSlave(cur.brokerID, cur.epoch)
+		r.backToSlave(cur)
 		return fmt.Errorf("broker: become master: %w", err)
 	}
 	role := r.masterRole()
 	server := r.newServer(role)
 	if err := server.Start(r.store); err != nil {
 		r.store.BecomeSlave()
-		r.startSlave(cur.brokerID, cur.epoch)
+		r.backToSlave(cur)
 		return fmt.Errorf("broker: become master: %w", err)
 	}
 	if svc := r.cfg.Services; svc != nil {
@@ -100,7 +100,7 @@ func (r *Role) becomeMaster(ctx context.Context, epoch int32) error {
 			if serr := server.Close(); serr != nil {
 				r.log.Warn("broker: stop HA server", "err", serr)
 			}
-			r.startSlave(cur.brokerID, cur.epoch)
+			r.backToSlave(cur)
 			return fmt.Errorf("broker: become master: start services: %w", err)
 		}
 	}
@@ -119,6 +119,15 @@ func (r *Role) becomeMaster(ctx context.Context, epoch int32) error {
 // it follows the new master. An epoch older than the current one is
 // refused (StaleEpochError).
 func (r *Role) BecomeSlave(ctx context.Context, masterAddr, masterHAAddr string, brokerID int64, epoch int32) error {
+	return r.becomeSlaveWith(ctx, masterAddr, masterHAAddr, brokerID, epoch, nil)
+}
+
+// becomeSlaveWith is BecomeSlave running prepare on the store once it
+// refuses puts and nothing replicates into it, before the HA client
+// starts (controller mode: the cut to the consistent point). If prepare
+// fails the broker stays a slave that replicates nothing and does not
+// register (undecided) at its former epoch, and the error is returned.
+func (r *Role) becomeSlaveWith(ctx context.Context, masterAddr, masterHAAddr string, brokerID int64, epoch int32, prepare func(Store) error) error {
 	if brokerID <= masterID {
 		return fmt.Errorf("broker: become slave: brokerId %d: a slave's brokerId is > 0", brokerID)
 	}
@@ -126,7 +135,7 @@ func (r *Role) BecomeSlave(ctx context.Context, masterAddr, masterHAAddr string,
 		return fmt.Errorf("broker: become slave: master address %q and HA address %q are both needed", masterAddr, masterHAAddr)
 	}
 	r.mu.Lock()
-	err := r.becomeSlave(masterAddr, masterHAAddr, brokerID, epoch)
+	err := r.becomeSlave(masterAddr, masterHAAddr, brokerID, epoch, prepare)
 	r.mu.Unlock()
 	if err != nil {
 		return err
@@ -134,7 +143,7 @@ func (r *Role) BecomeSlave(ctx context.Context, masterAddr, masterHAAddr string,
 	return r.reg.awaitRound(ctx)
 }
 
-func (r *Role) becomeSlave(masterAddr, masterHAAddr string, brokerID int64, epoch int32) error {
+func (r *Role) becomeSlave(masterAddr, masterHAAddr string, brokerID int64, epoch int32, prepare func(Store) error) error {
 	cur, err := r.changeable(epoch)
 	if err != nil {
 		return err
@@ -154,6 +163,13 @@ func (r *Role) becomeSlave(masterAddr, masterHAAddr string, brokerID int64, epoc
 	}
 	if err := cur.stop(); err != nil {
 		r.log.Warn("broker: stop replication", "err", err)
+	}
+	if prepare != nil {
+		// The store takes nothing now: neither puts nor replicated bytes.
+		if err := prepare(r.store); err != nil {
+			r.cur.Store(&state{role: config.Slave, brokerID: brokerID, epoch: cur.epoch, undecided: true})
+			return fmt.Errorf("broker: become slave of %s: %w", masterAddr, err)
+		}
 	}
 	r.masterAddr.Store(&masterAddr)
 	r.masterHA.Store(&masterHAAddr)
@@ -193,6 +209,16 @@ func (r *Role) changeable(epoch int32) (*state, error) {
 		return nil, &StaleEpochError{Epoch: epoch, Current: cur.epoch}
 	}
 	return cur, nil
+}
+
+// backToSlave undoes a failed promotion from cur: the slave it was, or
+// undecided again. REQUIRES: r.mu held, the store refusing puts.
+func (r *Role) backToSlave(cur *state) {
+	if cur.undecided {
+		r.cur.Store(cur)
+		return
+	}
+	r.startSlave(cur.brokerID, cur.epoch)
 }
 
 // startSlave starts the HA client and the metadata copy and makes them

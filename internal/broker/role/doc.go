@@ -39,6 +39,52 @@
 // and not the runtime one: the POP service runs only on a broker started
 // as master.
 //
+// # Controller mode (controller.go, metadata.go, syncstate.go, variant.go)
+//
+// With enableControllerMode=true the controller group of controllerAddr
+// names the role, as Java's ReplicasManager: the broker starts undecided
+// (store refusing puts, nothing replicating, no NameServer registration),
+// takes its brokerId from the metadata file <storePathRootDir>/brokerIdentity
+// ("cluster#broker#id", Java's BrokerMetadata), else applies for the one
+// GET_NEXT_BROKER_ID names with APPLY_BROKER_ID and a registerCheckCode
+// ("addr;millis", kept first in brokerIdentity-temp so that a crash
+// re-applies with the same code), registers with
+// REGISTER_BROKER_TO_CONTROLLER and takes the role the answer names
+// (CONTROLLER_ELECT_MASTER when the set has none). One loop then applies
+// NOTIFY_BROKER_ROLE_CHANGED (pushed by the controller; an older master
+// epoch than the one followed is fenced) and GET_REPLICA_INFO every
+// syncBrokerMetadataPeriod; a newer epoch naming this broker is
+// BecomeMaster(epoch), naming another BecomeSlave of it. Another loop
+// sends BROKER_HEARTBEAT to every controller each brokerHeartbeatInterval
+// (epoch file's last epoch, CommitLog end, confirm offset,
+// brokerElectionPriority, controllerHeartBeatTimeoutMills).
+//
+// A slave of a controller-named master first asks it for its epoch file
+// (GET_BROKER_EPOCH_CACHE, which every controller-mode broker serves,
+// with rocketd's haServerAddr member naming the HA address) until the
+// file holds the epoch followed, and cuts its own store to the
+// consistent point of the two files before the HA client starts
+// (store.ConsistentPoint, Store.TruncateTo; no local epochs: a new
+// replica, nothing cut), then copies the master's newer entries into its
+// own file, since today's HA protocol does not carry them.
+//
+// A master keeps the SyncStateSet (syncStateTracker, Java's
+// maybeShrinkSyncStateSet/maybeExpandInSyncStateSet): every
+// checkSyncStateSetPeriod it reads its replicas' ends and epochs
+// (CONTROLLER_GET_SYNC_STATE_DATA for their addresses, then
+// GET_BROKER_EPOCH_CACHE), drops a member not caught up for
+// haMaxTimeSlaveNotCatchup and adds a replica of its epoch that holds the
+// confirm offset, through ALTER_SYNC_STATE_SET with both epochs. With
+// allAckInSyncStateSet=true a put is answered once every member has it
+// (ackPolicy), SLAVE_NOT_AVAILABLE while the set is smaller than
+// minInSyncReplicas; else brokerRole's SYNC_MASTER/ASYNC_MASTER rule.
+//
+// The HA protocol is behind one seam, haVariant (variant.go): today's
+// classicHA prepares the slave's store as above and tells a master's
+// slaves apart by host (their main addresses from the controller); the
+// AutoSwitch variant (epoch handshake, truncation in the HA client,
+// brokerIds on the connections) implements the same two methods.
+//
 // # NameServer registration
 //
 // One goroutine (registrar) sends REGISTER_BROKER to every address of

@@ -1,6 +1,7 @@
 package role
 
 import (
+	"github.com/rocketd/rocketd/internal/ha"
 	"github.com/rocketd/rocketd/internal/protocol"
 )
 
@@ -11,7 +12,10 @@ import (
 func (r *Role) HARuntimeInfo() protocol.HARuntimeInfo {
 	cur := r.cur.Load()
 	if cur.server == nil {
-		st := cur.client.Status()
+		var st ha.Status
+		if cur.client != nil {
+			st = cur.client.Status()
+		}
 		info := protocol.HARuntimeInfo{HAConnectionInfo: []protocol.HAConnectionRuntimeInfo{}}
 		info.HAClientRuntimeInfo = protocol.HAClientRuntimeInfo{
 			MasterAddr:              st.Master,

@@ -143,7 +143,7 @@ func (r *registrar) close() { r.svc.Close() }
 // NameServer in parallel and waits for them all (each bounded by
 // registerBrokerTimeoutMills).
 func (r *registrar) registerAll(ctx context.Context) {
-	if len(r.addrs) == 0 {
+	if len(r.addrs) == 0 || r.r.cur.Load().undecided {
 		return
 	}
 	role := r.r

@@ -117,6 +117,11 @@ type Role struct {
 	// assigned: BecomeSlave named the master; haMasterAddress and the
 	// registration answers no longer do.
 	assigned atomic.Bool
+
+	// ctl is controller mode (enableControllerMode; nil otherwise).
+	ctl *controllerMode
+	// ack, when set, is the master's allAckInSyncStateSet policy.
+	ack atomic.Pointer[ackPolicy]
 }
 
 // state is one role: a master's (server) or a slave's (client, meta).
@@ -127,6 +132,10 @@ type state struct {
 	server   *ha.Server
 	client   *ha.Client
 	meta     *slaveSync
+	// undecided: controller mode before the controller named a role, or
+	// after a change to slave that could not prepare the store: the store
+	// refuses puts, nothing replicates, the broker does not register.
+	undecided bool
 }
 
 func (st *state) master() bool { return st.role != config.Slave }
@@ -143,6 +152,19 @@ func New(cfg Config, scfg *store.Config) *Role {
 	r.reg = newRegistrar(r, bc.NamesrvAddrs())
 	scfg.Replica = replica{r}
 	st := &state{role: bc.BrokerRole, brokerID: bc.BrokerID}
+	if bc.EnableControllerMode {
+		ctl, err := newControllerMode(r)
+		if err != nil {
+			// Validate refuses an empty controllerAddr; nothing else fails.
+			r.log.Error("broker: controller mode", "err", err)
+		}
+		r.ctl = ctl
+		// The controller names the role: until then a store that refuses
+		// puts, no replication, no registration.
+		scfg.Slave = true
+		r.cur.Store(&state{role: config.Slave, undecided: true})
+		return r
+	}
 	if st.master() {
 		st.server = r.newServer(bc.BrokerRole)
 	} else {
@@ -157,9 +179,11 @@ func New(cfg Config, scfg *store.Config) *Role {
 func (r *Role) newServer(role config.BrokerRole) *ha.Server {
 	bc := r.bc
 	return ha.NewServer(ha.ServerConfig{
-		Addr:                 r.cfg.HAListenAddr,
-		SegmentSize:          r.cfg.SegmentSize,
-		Sync:                 role == config.SyncMaster,
+		Addr:        r.cfg.HAListenAddr,
+		SegmentSize: r.cfg.SegmentSize,
+		// allAckInSyncStateSet waits on the server for the first slave's
+		// ack (ackPolicy.wait).
+		Sync:                 role == config.SyncMaster || (r.ctl != nil && bc.AllAckInSyncStateSet),
 		TransferBatchSize:    bc.HATransferBatchSize,
 		HeartbeatInterval:    bc.HASendHeartbeatInterval,
 		HousekeepingInterval: bc.HAHousekeepingInterval,
@@ -192,9 +216,28 @@ type replica struct{ r *Role }
 // that did would be stored but not replicated.
 func (w replica) Wait(ctx context.Context, end int64) commitlog.PutStatus {
 	if s := w.r.cur.Load().server; s != nil {
+		if p := w.r.ack.Load(); p != nil {
+			return p.wait(ctx, s, end)
+		}
 		return s.Wait(ctx, end)
 	}
 	return commitlog.FlushSlaveTimeout
+}
+
+// confirmOffset is what the broker reports to the controller as its
+// confirm offset: on a master the end every SyncStateSet member acked
+// (allAckInSyncStateSet; else end), on a slave its end.
+func (r *Role) confirmOffset(end int64) int64 {
+	cur := r.cur.Load()
+	p := r.ack.Load()
+	if cur.server == nil || p == nil || len(p.members) == 0 {
+		return end
+	}
+	confirm := end
+	for _, a := range variant.slaveAcks(cur.server, p.resolve) {
+		confirm = min(confirm, a.Acked)
+	}
+	return max(confirm, 0)
 }
 
 // HAListenAddr is override when set, else haListenPort (listenPort+1) on
@@ -230,6 +273,9 @@ func (r *Role) StartHA(st Store) error {
 		}
 		return nil
 	}
+	if cur.client == nil {
+		return nil // undecided (controller mode)
+	}
 	if err := cur.client.Start(st); err != nil {
 		return fmt.Errorf("broker: %w", err)
 	}
@@ -252,6 +298,9 @@ func (r *Role) Start(t Tables) {
 	}
 	r.reg.start()
 	r.started = true
+	if r.ctl != nil {
+		r.ctl.start()
+	}
 }
 
 // AwaitRegistration asks for a registration round and returns once a
@@ -262,6 +311,9 @@ func (r *Role) AwaitRegistration(ctx context.Context) error { return r.reg.await
 // every NameServer (shutdown's first step: clients stop routing new work
 // here while it is still served).
 func (r *Role) Unregister(ctx context.Context) {
+	if r.ctl != nil {
+		r.ctl.close()
+	}
 	r.reg.close()
 	r.reg.unregisterAll(ctx)
 }
@@ -279,6 +331,9 @@ func (r *Role) awaitsMaster() bool {
 // puts end with FLUSH_SLAVE_TIMEOUT). Role changes fail afterwards.
 // Idempotent.
 func (r *Role) Close() error {
+	if r.ctl != nil {
+		r.ctl.close()
+	}
 	r.reg.close()
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -298,7 +353,10 @@ func (st *state) stop() error {
 	if st.client != nil {
 		return st.client.Close()
 	}
-	return st.server.Close()
+	if st.server != nil {
+		return st.server.Close()
+	}
+	return nil
 }
 
 // haServerAddr is the HA address advertised to the NameServer:
@@ -344,6 +402,9 @@ func (r *Role) learn(resp *remoting.Command) {
 	}
 	var h protocol.RegisterBrokerResponseHeader
 	if err := h.Decode(resp.ExtFields); err != nil {
+		return
+	}
+	if cur.undecided {
 		return
 	}
 	if h.MasterAddr != "" && h.MasterAddr != r.masterMainAddr() {

@@ -289,25 +289,58 @@ type Heartbeat struct {
 	ElectionPriority                    int32
 }
 
-// SendHeartbeat sends hb to every controller, as Java's brokers do (each
-// node keeps its own liveness table). It returns how many took it and the
-// failures joined (nil when every controller took it).
+// SendHeartbeat sends hb to every controller in parallel, as Java's
+// brokers do (each node keeps its own liveness table), so that a stopped
+// controller does not hold back the others. It returns how many took it
+// and the failures joined (nil when every controller took it).
 func (c *Client) SendHeartbeat(ctx context.Context, hb Heartbeat) (delivered int, err error) {
 	h := &protocol.BrokerHeartbeatRequestHeader{ClusterName: hb.ClusterName, BrokerAddr: hb.BrokerAddr, BrokerName: hb.BrokerName,
 		BrokerID: protocol.Some(hb.BrokerID), Epoch: protocol.Some(hb.Epoch), MaxOffset: protocol.Some(hb.MaxOffset),
 		ConfirmOffset: protocol.Some(hb.ConfirmOffset), HeartbeatTimeoutMills: protocol.Some(hb.Timeout.Milliseconds()),
 		ElectionPriority: protocol.Some(hb.ElectionPriority)}
-	var errs []error
-	for _, a := range c.addrs {
-		resp, err := c.rc.Invoke(ctx, a, remoting.NewRequest(protocol.BrokerHeartbeat, protocol.Ext(h), nil))
-		switch {
-		case err != nil:
-			errs = append(errs, fmt.Errorf("%s: %w", a, err))
-		case resp.Code != protocol.Success:
-			errs = append(errs, fmt.Errorf("%s: %w", a, &StatusError{resp.Code, resp.Remark}))
-		default:
+	errs := make([]error, len(c.addrs))
+	var wg sync.WaitGroup
+	for i, a := range c.addrs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := c.rc.Invoke(ctx, a, remoting.NewRequest(protocol.BrokerHeartbeat, protocol.Ext(h), nil))
+			switch {
+			case err != nil:
+				errs[i] = fmt.Errorf("%s: %w", a, err)
+			case resp.Code != protocol.Success:
+				errs[i] = fmt.Errorf("%s: %w", a, &StatusError{resp.Code, resp.Remark})
+			}
+		}()
+	}
+	wg.Wait()
+	for _, e := range errs {
+		if e == nil {
 			delivered++
 		}
 	}
 	return delivered, errors.Join(errs...)
+}
+
+// GetSyncStateData returns the replicas of brokerName: the master, and the
+// members in and out of the SyncStateSet with their addresses
+// (CONTROLLER_GET_SYNC_STATE_DATA). ok is false when the controller knows
+// no such set.
+func (c *Client) GetSyncStateData(ctx context.Context, brokerName string) (info protocol.ReplicasInfo, ok bool, err error) {
+	body, err := protocol.MarshalFastJSON([]string{brokerName})
+	if err != nil {
+		return info, false, err
+	}
+	resp, err := c.invoke(ctx, protocol.ControllerGetSyncStateData, nil, body)
+	if err != nil {
+		return info, false, err
+	}
+	var out protocol.BrokerReplicasInfo
+	if len(resp.Body) > 0 {
+		if err := protocol.UnmarshalFastJSON(resp.Body, &out); err != nil {
+			return info, false, fmt.Errorf("controller client: body: %w", err)
+		}
+	}
+	info, ok = out.ReplicasInfoTable[brokerName]
+	return info, ok, nil
 }

@@ -1,0 +1,338 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rocketd/rocketd/internal/controller/client"
+	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/remoting"
+)
+
+// process is one rocketd child: its command line, log file and exit.
+type process struct {
+	name, bin, logPath string
+	args               []string
+
+	cmd      *exec.Cmd
+	log      *os.File
+	logStart int64
+	exited   chan struct{}
+}
+
+// start runs the process (again, after a kill), its output appended to its
+// log file.
+func (p *process) start() error {
+	f, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return err
+	}
+	p.logStart = st.Size()
+	cmd := exec.Command(p.bin, p.args...)
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		f.Close()
+		return fmt.Errorf("start %s: %w", p.name, err)
+	}
+	p.cmd, p.log, p.exited = cmd, f, make(chan struct{})
+	go func(exited chan struct{}) { _ = cmd.Wait(); close(exited) }(p.exited)
+	return nil
+}
+
+func (p *process) running() bool {
+	if p.cmd == nil {
+		return false
+	}
+	select {
+	case <-p.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// kill sends SIGKILL and waits for the exit.
+func (p *process) kill() {
+	if !p.running() {
+		return
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.exited
+	p.log.Close()
+}
+
+// stop sends SIGTERM and waits up to grace, then SIGKILL.
+func (p *process) stop(grace time.Duration) {
+	if !p.running() {
+		return
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exited:
+		p.log.Close()
+	case <-time.After(grace):
+		p.kill()
+	}
+}
+
+// waitLog polls this run's log until it contains text.
+func (p *process) waitLog(ctx context.Context, text string, timeout time.Duration) error {
+	return poll(ctx, timeout, fmt.Sprintf("%s to log %q", p.name, text), func() (bool, error) {
+		if !p.running() {
+			return false, fmt.Errorf("%s exited:\n%s", p.name, p.logTail(20))
+		}
+		b, err := os.ReadFile(p.logPath)
+		return err == nil && int64(len(b)) >= p.logStart && bytes.Contains(b[p.logStart:], []byte(text)), nil
+	})
+}
+
+func (p *process) logTail(n int) string {
+	b, err := os.ReadFile(p.logPath)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// poll calls cond every 20 ms until it is true, fails, ctx ends or
+// timeout passes.
+func poll(ctx context.Context, timeout time.Duration, what string, cond func() (bool, error)) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, err := cond()
+		if err != nil {
+			return err
+		}
+		if ok {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("waited %v for %s", timeout, what)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+func writeConf(path string, kv map[string]string) error {
+	keys := make([]string, 0, len(kv))
+	for k := range kv {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s=%s\n", k, kv[k])
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+// freePorts returns n distinct ports that were free a moment ago (all held
+// open together), none of whose neighbours (a broker's port+1 and -2)
+// is among the others.
+func freePorts(n int) ([]int, error) {
+	var lns []net.Listener
+	defer func() {
+		for _, l := range lns {
+			l.Close()
+		}
+	}()
+	used := map[int]bool{}
+	var ports []int
+	for len(ports) < n {
+		l, err := net.Listen("tcp", ":0")
+		if err != nil {
+			return nil, fmt.Errorf("free port: %w", err)
+		}
+		lns = append(lns, l)
+		p := l.Addr().(*net.TCPAddr).Port
+		if used[p] || used[p+1] || used[p-1] || used[p+2] || used[p-2] {
+			continue
+		}
+		used[p] = true
+		ports = append(ports, p)
+	}
+	return ports, nil
+}
+
+const (
+	clusterName = "FailoverCluster"
+	brokerName  = "failover-broker"
+	topic       = "FailoverTopic"
+	queues      = 4
+)
+
+// broker is one broker of the set.
+type broker struct {
+	*process
+	addr string
+}
+
+// cluster is the controllers, the NameServer and the broker set.
+type cluster struct {
+	ctls    []*process
+	ns      *process
+	brokers []*broker
+	nsAddr  string
+	ctl     *client.Client
+	rc      *remoting.Client
+}
+
+// startCluster starts three controllers, a NameServer and three brokers in
+// controller mode, the first one elected master.
+func startCluster(ctx context.Context, bin, dir string) (_ *cluster, err error) {
+	ports, err := freePorts(3*2 + 1 + 3*2)
+	if err != nil {
+		return nil, err
+	}
+	c := &cluster{nsAddr: "127.0.0.1:" + strconv.Itoa(ports[6]), rc: remoting.NewClient(remoting.ClientConfig{})}
+	defer func() {
+		if err != nil {
+			c.stop()
+		}
+	}()
+	var peers, ctlAddrs []string
+	for i := range 3 {
+		peers = append(peers, fmt.Sprintf("n%d-127.0.0.1:%d", i, ports[2*i]))
+		ctlAddrs = append(ctlAddrs, "127.0.0.1:"+strconv.Itoa(ports[2*i+1]))
+	}
+	for i := range 3 {
+		conf := filepath.Join(dir, fmt.Sprintf("controller%d.conf", i))
+		if err := writeConf(conf, map[string]string{
+			"controllerDLegerGroup": "failover", "controllerDLegerPeers": strings.Join(peers, ";"),
+			"controllerDLegerSelfId": fmt.Sprintf("n%d", i), "controllerStorePath": filepath.Join(dir, "controller"),
+			"listenPort": strconv.Itoa(ports[2*i+1]), "scanNotActiveBrokerInterval": "1000", "scanInactiveMasterInterval": "1000",
+		}); err != nil {
+			return c, err
+		}
+		p := &process{name: fmt.Sprintf("controller%d", i), bin: bin, logPath: filepath.Join(dir, fmt.Sprintf("controller%d.log", i)),
+			args: []string{"controller", "-c", conf}}
+		if err := p.start(); err != nil {
+			return c, err
+		}
+		c.ctls = append(c.ctls, p)
+	}
+	for _, p := range c.ctls {
+		if err := p.waitLog(ctx, "controller ready", 30*time.Second); err != nil {
+			return c, err
+		}
+	}
+	if c.ctl, err = client.New(strings.Join(ctlAddrs, ";"), c.rc); err != nil {
+		return c, err
+	}
+	c.ns = &process{name: "namesrv", bin: bin, logPath: filepath.Join(dir, "namesrv.log"),
+		args: []string{"namesrv", "--port", strconv.Itoa(ports[6]), "--kv-config", filepath.Join(dir, "kv.json")}}
+	if err := c.ns.start(); err != nil {
+		return c, err
+	}
+	if err := c.ns.waitLog(ctx, "NameServer ready", 30*time.Second); err != nil {
+		return c, err
+	}
+	for i := range 3 {
+		port, haPort := ports[7+2*i], ports[8+2*i]
+		name := fmt.Sprintf("broker-%c", 'a'+i)
+		conf := filepath.Join(dir, name+".conf")
+		if err := writeConf(conf, map[string]string{
+			"brokerClusterName": clusterName, "brokerName": brokerName, "brokerIP1": "127.0.0.1",
+			"namesrvAddr": c.nsAddr, "listenPort": strconv.Itoa(port), "haListenPort": strconv.Itoa(haPort),
+			"storePathRootDir": filepath.Join(dir, name), "mappedFileSizeCommitLog": strconv.Itoa(16 << 20),
+			"grpcServerEnable": "false", "haSendHeartbeatInterval": "1000", "haHousekeepingInterval": "5000",
+			"enableControllerMode": "true", "controllerAddr": strings.Join(ctlAddrs, ";"), "allAckInSyncStateSet": "true",
+			"syncBrokerMetadataPeriod": "1000", "checkSyncStateSetPeriod": "1000", "brokerHeartbeatInterval": "500",
+			"controllerHeartBeatTimeoutMills": "3000", "haMaxTimeSlaveNotCatchup": "5000", "syncFlushTimeout": "2000",
+		}); err != nil {
+			return c, err
+		}
+		b := &broker{process: &process{name: name, bin: bin, logPath: filepath.Join(dir, name+".log"),
+			args: []string{"broker", "--log-level", "info", "-c", conf}}, addr: "127.0.0.1:" + strconv.Itoa(port)}
+		if err := b.start(); err != nil {
+			return c, err
+		}
+		if err := b.waitLog(ctx, "broker ready", 60*time.Second); err != nil {
+			return c, err
+		}
+		c.brokers = append(c.brokers, b)
+		if i == 0 {
+			if err := poll(ctx, 30*time.Second, "the first broker elected master", func() (bool, error) {
+				mi, err := c.replicaInfo(ctx)
+				return err == nil && mi.HasMaster && mi.MasterAddress == b.addr, nil
+			}); err != nil {
+				return c, err
+			}
+		}
+	}
+	if err := c.waitSyncStateSet(ctx, 3, 60*time.Second); err != nil {
+		return c, err
+	}
+	h := protocol.CreateTopicRequestHeader{Topic: topic, DefaultTopic: "TBW102", ReadQueueNums: queues, WriteQueueNums: queues,
+		Perm: 6, TopicFilterType: protocol.SingleTag}
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	r, err := c.rc.Invoke(cctx, c.brokers[0].addr, remoting.NewRequest(protocol.UpdateAndCreateTopic, protocol.Ext(&h), nil))
+	if err != nil || r.Code != protocol.Success {
+		return c, fmt.Errorf("create %s: %v %v", topic, err, r)
+	}
+	return c, nil
+}
+
+func (c *cluster) replicaInfo(ctx context.Context) (*client.MasterInfo, error) {
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	return c.ctl.GetReplicaInfo(cctx, brokerName)
+}
+
+func (c *cluster) waitSyncStateSet(ctx context.Context, n int, timeout time.Duration) error {
+	return poll(ctx, timeout, fmt.Sprintf("a SyncStateSet of %d", n), func() (bool, error) {
+		mi, err := c.replicaInfo(ctx)
+		return err == nil && mi.HasMaster && len(mi.SyncStateSet) == n, nil
+	})
+}
+
+func (c *cluster) byAddr(addr string) *broker {
+	for _, b := range c.brokers {
+		if b.addr == addr {
+			return b
+		}
+	}
+	return nil
+}
+
+// stop ends every process: brokers, NameServer, controllers.
+func (c *cluster) stop() {
+	for _, b := range c.brokers {
+		b.stop(20 * time.Second)
+	}
+	if c.ns != nil {
+		c.ns.stop(10 * time.Second)
+	}
+	for _, p := range c.ctls {
+		p.stop(10 * time.Second)
+	}
+	if c.ctl != nil {
+		_ = c.ctl.Close()
+	}
+	_ = c.rc.Close()
+}
