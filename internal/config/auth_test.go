@@ -102,3 +102,20 @@ func TestAuthorizationKeysBind(t *testing.T) {
 		t.Fatalf("auth = %+v, whitelist %v, %v", a, codes, err)
 	}
 }
+
+// TestControllerModeRefusesAuthentication: controller mode replicates with
+// the AutoSwitch HA protocol, which has no authentication challenge: the
+// pair is refused at start naming both keys; controller mode alone and
+// the AutoSwitch handshake's flags are taken.
+func TestControllerModeRefusesAuthentication(t *testing.T) {
+	_, _, err := BrokerConfigFromProperties(Properties{"enableControllerMode": "true", "controllerAddr": "127.0.0.1:9878",
+		"authenticationEnabled": "true"})
+	if err == nil || !strings.Contains(err.Error(), "authenticationEnabled") || !strings.Contains(err.Error(), "enableControllerMode") {
+		t.Fatalf("err = %v", err)
+	}
+	bc, _, err := BrokerConfigFromProperties(Properties{"enableControllerMode": "true", "controllerAddr": "127.0.0.1:9878",
+		"syncFromLastFile": "true", "asyncLearner": "true"})
+	if err != nil || !bc.SyncFromLastFile || !bc.AsyncLearner {
+		t.Fatalf("bc %+v err %v", bc.SyncFromLastFile, err)
+	}
+}

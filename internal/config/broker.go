@@ -488,6 +488,13 @@ type BrokerConfig struct {
 	// HAMaxTimeSlaveNotCatchup (15 s): a master drops a slave from the
 	// SyncStateSet that has not caught up for this long.
 	HAMaxTimeSlaveNotCatchup time.Duration `prop:"haMaxTimeSlaveNotCatchup" unit:"ms"`
+	// SyncFromLastFile (false): in controller mode an empty slave
+	// replicates from the start of its master's last CommitLog segment
+	// instead of from its first byte (the AutoSwitch handshake's flag).
+	SyncFromLastFile bool `prop:"syncFromLastFile"`
+	// AsyncLearner (false): in controller mode this slave replicates but
+	// never joins the SyncStateSet (the AutoSwitch handshake's flag).
+	AsyncLearner bool `prop:"asyncLearner"`
 	// SyncBrokerMetadataPeriod (5 s): how often a broker in controller
 	// mode asks the controller for its set's master (GET_REPLICA_INFO).
 	SyncBrokerMetadataPeriod time.Duration `prop:"syncBrokerMetadataPeriod" unit:"ms"`
@@ -819,6 +826,9 @@ func (c *BrokerConfig) Validate() error {
 		}
 		if c.MinInSyncReplicas < 1 {
 			bad("minInSyncReplicas %d must be at least 1", c.MinInSyncReplicas)
+		}
+		if c.Auth.AuthenticationEnabled {
+			bad("authenticationEnabled=true with enableControllerMode=true: controller-mode replication (the AutoSwitch HA protocol) has no authentication challenge yet, so a master would stream its CommitLog to anyone reaching its HA port; turn one of them off")
 		}
 	}
 	if c.FilterServerNums != 0 {

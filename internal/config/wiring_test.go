@@ -145,6 +145,8 @@ var brokerFieldReaders = map[string]string{
 	"AllAckInSyncStateSet":              "internal/broker/role",
 	"MinInSyncReplicas":                 "internal/broker/role",
 	"HAMaxTimeSlaveNotCatchup":          "internal/broker/role",
+	"SyncFromLastFile":                  "internal/broker/role",
+	"AsyncLearner":                      "internal/broker/role",
 	"SyncBrokerMetadataPeriod":          "internal/broker/role",
 	"CheckSyncStateSetPeriod":           "internal/broker/role",
 	"BrokerHeartbeatInterval":           "internal/broker/role",

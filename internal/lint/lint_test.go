@@ -116,6 +116,7 @@ var allowedInTests = map[string][]string{
 	"broker/txn":       {"config", "testutil/wait"},
 	"broker/pop":       {"config", "testutil/wait"},
 	"broker/processor": {"testutil/wait"},
+	"broker/role":      {"message", "testutil/wait"},
 	"broker":           {"controller/client", "namesrv", "testutil/certs", "testutil/proc", "testutil/wait"},
 }
 

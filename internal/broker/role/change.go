@@ -224,7 +224,7 @@ func (r *Role) backToSlave(cur *state) {
 // startSlave starts the HA client and the metadata copy and makes them
 // the current state. REQUIRES: r.mu held, the store refusing puts.
 func (r *Role) startSlave(brokerID int64, epoch int32) {
-	st := &state{role: config.Slave, brokerID: brokerID, epoch: epoch, client: r.newClient()}
+	st := &state{role: config.Slave, brokerID: brokerID, epoch: epoch, client: r.newClient(brokerID, epoch)}
 	st.meta = newSlaveSync(r, r.masterMainAddr, r.cfg.SlaveSyncInterval, r.cfg.SlaveFullSyncInterval)
 	if err := st.client.Start(r.store); err != nil {
 		// Only a second Start fails: the client is new.

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -44,13 +43,18 @@ type controllerMode struct {
 	// pending is the newest NOTIFY_BROKER_ROLE_CHANGED not yet applied.
 	pending atomic.Pointer[client.MasterInfo]
 
+	// startSet is the SyncStateSet a promotion names, given to the HA
+	// server as it is created (newServer).
+	startSet atomic.Pointer[[]int64]
+	// check asks the loop for a SyncStateSet check (the HA server's
+	// OnSlaveChange); capacity 1, kicks coalesce.
+	check chan struct{}
+
 	// Loop-owned.
 	master    bool // this broker is the master the controller named
 	sss       []int64
 	sssEpoch  int32
-	tracker   *syncStateTracker
-	replicas  map[int64]string // brokerId -> main address, from GET_SYNC_STATE_DATA
-	hostIDs   atomic.Pointer[map[string][]int64]
+	alterFail time.Time // the last refused ALTER_SYNC_STATE_SET
 	loopWarn  lograte.Limiter
 	hbWarn    lograte.Limiter
 	checkWarn lograte.Limiter
@@ -63,7 +67,7 @@ func newControllerMode(r *Role) (*controllerMode, error) {
 		return nil, fmt.Errorf("broker: controllerAddr: %w", err)
 	}
 	return &controllerMode{r: r, cl: cl, files: newMetadataFiles(r.cfg.FS, bc.StorePathRootDir), now: time.Now, log: r.log,
-		replicas: map[int64]string{}}, nil
+		check: make(chan struct{}, 1)}, nil
 }
 
 func (m *controllerMode) start() {
@@ -84,6 +88,20 @@ const (
 	controllerRetryMin = 200 * time.Millisecond
 	controllerRetryMax = 5 * time.Second
 )
+
+// alterRetryPause: after a refused ALTER_SYNC_STATE_SET, slave changes do
+// not trigger checks for this long (the acks of a candidate would send
+// one per ack).
+const alterRetryPause = time.Second
+
+// kickCheck asks the controller loop for a SyncStateSet check without
+// blocking (the HA server's OnSlaveChange, on a connection's goroutine).
+func (m *controllerMode) kickCheck() {
+	select {
+	case m.check <- struct{}{}:
+	default:
+	}
+}
 
 // run registers with the controller (retrying until it works), then
 // applies notifications as they come, asks for the set's master every
@@ -125,6 +143,12 @@ func (m *controllerMode) run(ctx context.Context) {
 			err = m.syncReplicaInfo(ctx)
 		case <-checkT.C:
 			m.checkSyncStateSet(ctx)
+		case <-m.check:
+			// A slave came, went or caught up; after a refusal the
+			// ticker alone retries for a while.
+			if m.now().Sub(m.alterFail) >= alterRetryPause {
+				m.checkSyncStateSet(ctx)
+			}
 		}
 		if err != nil && ctx.Err() == nil {
 			m.loopWarn.Log(m.log, slog.LevelWarn, "broker: controller mode: role change failed, retrying", "err", err)
@@ -302,17 +326,17 @@ func (m *controllerMode) elect(ctx context.Context) error {
 
 func (m *controllerMode) changeToMaster(ctx context.Context, mi *client.MasterInfo) error {
 	m.log.Info("broker: the controller names this broker master", "epoch", mi.MasterEpoch, "syncStateSet", mi.SyncStateSet)
+	set := slices.Clone(mi.SyncStateSet)
+	if self := m.id.Load(); !slices.Contains(set, self) {
+		set = append(set, self)
+	}
+	m.startSet.Store(&set)
 	if err := m.r.BecomeMaster(ctx, mi.MasterEpoch); err != nil {
 		return err
 	}
 	m.masterEpoch.Store(mi.MasterEpoch)
 	m.master = true
-	start := m.r.store.CommitLogMaxOffset()
-	if e, ok := m.r.store.Epochs().Last(); ok && e.Epoch == mi.MasterEpoch {
-		start = e.StartOffset
-	}
 	m.sssEpoch = -1 // take the controller's set whatever its epoch
-	m.tracker = newSyncStateTracker(m.id.Load(), mi.MasterEpoch, start, m.r.bc.HAMaxTimeSlaveNotCatchup, mi.SyncStateSet, m.now())
 	m.changeSyncStateSet(mi.SyncStateSet, mi.SyncStateSetEpoch)
 	return nil
 }
@@ -329,12 +353,10 @@ func (m *controllerMode) changeToSlave(ctx context.Context, mi *client.MasterInf
 	}
 	// The slave no longer answers for the SyncStateSet.
 	m.master = false
-	m.tracker = nil
 	m.r.ack.Store(nil)
-	err = m.r.becomeSlaveWith(ctx, mi.MasterAddress, haAddr, m.id.Load(), mi.MasterEpoch, func(st Store) error {
-		return variant.prepareSlave(st, cache)
-	})
-	if err != nil {
+	// The AutoSwitch handshake cuts the store to the consistent point and
+	// the transfers bring the master's epoch entries (variant.go).
+	if err := m.r.BecomeSlave(ctx, mi.MasterAddress, haAddr, m.id.Load(), mi.MasterEpoch); err != nil {
 		return err
 	}
 	m.masterEpoch.Store(mi.MasterEpoch)
@@ -358,7 +380,9 @@ func defaultHAAddr(main string) string {
 // masterEpochCache asks the master at addr for its epoch file
 // (GET_BROKER_EPOCH_CACHE) until it holds epoch and answers as master
 // (brokerId 0, its HA server running): the master may still be taking
-// it when the notification reaches its slaves.
+// it when the notification reaches its slaves. The answer names the
+// master's HA address (rocketd's own member; the HA handshake then
+// fences a master still older than epoch, ha.ClientConfig.MasterEpoch).
 func (m *controllerMode) masterEpochCache(ctx context.Context, addr string, epoch int32) (*protocol.EpochEntryCache, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
@@ -395,21 +419,21 @@ func (m *controllerMode) epochCache(ctx context.Context, addr string) (*protocol
 }
 
 // changeSyncStateSet takes a SyncStateSet newer than the one held (Java's
-// changeSyncStateSet) and publishes the ack policy.
+// changeSyncStateSet): the HA server's confirm offset and waits follow it.
 func (m *controllerMode) changeSyncStateSet(ids []int64, epoch int32) {
 	if epoch <= m.sssEpoch {
 		return
 	}
 	m.log.Info("broker: SyncStateSet", "from", m.sss, "to", ids, "epoch", epoch)
 	m.sss, m.sssEpoch = slices.Clone(ids), epoch
-	if m.tracker != nil {
-		m.tracker.adopt(ids, m.now())
+	if s := m.r.cur.Load().server; s != nil && m.master {
+		s.SetSyncStateSet(ids)
 	}
 	m.publishAck()
 }
 
-// publishAck makes puts wait for the SyncStateSet's members
-// (allAckInSyncStateSet) on a master.
+// publishAck makes puts answer SLAVE_NOT_AVAILABLE while the SyncStateSet
+// is smaller than minInSyncReplicas (allAckInSyncStateSet) on a master.
 func (m *controllerMode) publishAck() {
 	bc := m.r.bc
 	if !m.master || !bc.AllAckInSyncStateSet {
@@ -417,76 +441,32 @@ func (m *controllerMode) publishAck() {
 		return
 	}
 	self := m.id.Load()
-	members := slices.DeleteFunc(slices.Clone(m.sss), func(id int64) bool { return id == self })
-	m.r.ack.Store(&ackPolicy{members: members, minInSync: bc.MinInSyncReplicas, timeout: bc.SyncFlushTimeout, resolve: m.resolveHost})
+	n := len(slices.DeleteFunc(slices.Clone(m.sss), func(id int64) bool { return id == self })) + 1
+	m.r.ack.Store(&ackPolicy{setSize: n, minInSync: bc.MinInSyncReplicas})
 }
 
-// resolveHost names the replica whose main address has host, when only
-// one has (today's HA connections carry no brokerId; -1: unknown).
-func (m *controllerMode) resolveHost(host string) int64 {
-	p := m.hostIDs.Load()
-	if p == nil {
-		return -1
-	}
-	if ids := (*p)[host]; len(ids) == 1 {
-		return ids[0]
-	}
-	return -1
-}
-
-// checkSyncStateSet is Java's checkSyncStateSetAndDoReport: the replicas'
-// progress, the tracker's decision, ALTER_SYNC_STATE_SET when it differs.
+// checkSyncStateSet is Java's checkSyncStateSetAndDoReport: the HA
+// server proposes the set from its slaves' acks and caught-up times by
+// brokerId (Server.ProposeSyncStateSet), ALTER_SYNC_STATE_SET when it
+// differs.
 func (m *controllerMode) checkSyncStateSet(ctx context.Context) {
-	if !m.master || m.tracker == nil {
+	if !m.master || m.sssEpoch < 0 {
+		return
+	}
+	s := m.r.cur.Load().server
+	if s == nil {
 		return
 	}
 	bc := m.r.bc
-	ctx, cancel := context.WithTimeout(ctx, bc.CheckSyncStateSetPeriod)
-	defer cancel()
-	info, ok, err := m.cl.GetSyncStateData(ctx, bc.BrokerName)
-	if err != nil || !ok {
-		m.checkWarn.Log(m.log, slog.LevelWarn, "broker: SyncStateSet check: replicas unknown", "err", err)
-		return
-	}
-	self := m.id.Load()
-	hosts := map[string][]int64{}
-	var progress []replicaProgress
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for _, rep := range slices.Concat(info.InSyncReplicas, info.NotInSyncReplicas) {
-		if rep.BrokerID == self || rep.BrokerAddress == "" {
-			continue
-		}
-		m.replicas[rep.BrokerID] = rep.BrokerAddress
-		if h, _, err := net.SplitHostPort(rep.BrokerAddress); err == nil {
-			hosts[h] = append(hosts[h], rep.BrokerID)
-		}
-		if !rep.Alive {
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			p := replicaProgress{ID: rep.BrokerID}
-			if c, err := m.epochCache(ctx, rep.BrokerAddress); err == nil {
-				p.Reached, p.MaxOffset = true, c.MaxOffset
-				if n := len(c.EpochList); n > 0 {
-					p.LastEpoch = c.EpochList[n-1].Epoch
-				}
-			}
-			mu.Lock()
-			progress = append(progress, p)
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	m.hostIDs.Store(&hosts)
-	next, changed := m.tracker.decide(m.now(), m.r.store.CommitLogMaxOffset(), m.sss, progress)
+	next, changed := s.ProposeSyncStateSet(time.Now(), bc.HAMaxTimeSlaveNotCatchup)
 	if !changed {
 		return
 	}
-	epoch, err := m.cl.AlterSyncStateSet(ctx, bc.BrokerName, self, m.masterEpoch.Load(), next, m.sssEpoch)
+	ctx, cancel := context.WithTimeout(ctx, bc.CheckSyncStateSetPeriod)
+	defer cancel()
+	epoch, err := m.cl.AlterSyncStateSet(ctx, bc.BrokerName, m.id.Load(), m.masterEpoch.Load(), next, m.sssEpoch)
 	if err != nil {
+		m.alterFail = m.now()
 		m.checkWarn.Log(m.log, slog.LevelWarn, "broker: ALTER_SYNC_STATE_SET refused", "from", m.sss, "to", next, "err", err)
 		if c := client.Code(err); c == protocol.ControllerFencedSyncStateSetEpoch || c == protocol.ControllerFencedMasterEpoch {
 			// Someone else moved the set or the master: learn it.

@@ -1,16 +1,22 @@
 package role
 
 import (
+	"context"
 	"errors"
 	"log/slog"
+	"net/netip"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/rocketd/rocketd/internal/config"
+	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
 	"github.com/rocketd/rocketd/internal/store"
+	"github.com/rocketd/rocketd/internal/store/commitlog"
+	"github.com/rocketd/rocketd/internal/testutil/wait"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
 
@@ -68,76 +74,6 @@ func TestBrokerMetadataFiles(t *testing.T) {
 	}
 }
 
-// TestSyncStateSetDecisions drives the tracker with a fake clock: a member
-// that stops catching up leaves after haMaxTimeSlaveNotCatchup and not
-// before; a replica outside the set joins once it holds the confirm
-// offset and follows the master's epoch; a replica still on an old epoch
-// (a returning old master) never joins, whatever its offset.
-func TestSyncStateSetDecisions(t *testing.T) {
-	t0 := time.Unix(1_000_000, 0)
-	lag := 15 * time.Second
-	tr := newSyncStateTracker(1, 3, 1000, lag, []int64{1, 2, 3}, t0)
-	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
-	p := func(id, off int64, epoch int32) replicaProgress {
-		return replicaProgress{ID: id, MaxOffset: off, LastEpoch: epoch, Reached: true}
-	}
-	check := func(now time.Time, end int64, cur []int64, reps []replicaProgress, want []int64, wantChanged bool) {
-		t.Helper()
-		got, changed := tr.decide(now, end, cur, reps)
-		if !slices.Equal(got, want) || changed != wantChanged {
-			t.Fatalf("at +%v: decide = %v changed %v, want %v changed %v", now.Sub(t0), got, changed, want, wantChanged)
-		}
-	}
-	set := []int64{1, 2, 3}
-	// Both slaves caught up.
-	check(at(5), 2000, set, []replicaProgress{p(2, 2000, 3), p(3, 2000, 3)}, set, false)
-	// 3 stops at 3000 while the master goes on: at +20 it holds what
-	// the master held at +10, so it was caught up at +10, not later.
-	check(at(10), 3000, set, []replicaProgress{p(2, 3000, 3), p(3, 3000, 3)}, set, false)
-	check(at(20), 4000, set, []replicaProgress{p(2, 4000, 3), p(3, 3000, 3)}, set, false)
-	check(at(25), 5000, set, []replicaProgress{p(2, 5000, 3), {ID: 3}}, set, false) // unreachable: 15 s not over yet
-	set2 := []int64{1, 2}
-	check(at(26), 6000, set, []replicaProgress{p(2, 6000, 3), p(3, 3500, 3)}, set2, true)
-	// 3 comes back but below the confirm offset (2's end): not yet.
-	check(at(30), 7000, set2, []replicaProgress{p(2, 7000, 3), p(3, 6500, 3)}, set2, false)
-	// Holding the confirm offset: it joins.
-	check(at(35), 8000, set2, []replicaProgress{p(2, 7500, 3), p(3, 7500, 3)}, set, true)
-	// A replica 4 on an older epoch with more data never joins.
-	check(at(40), 9000, set, []replicaProgress{p(2, 9000, 3), p(3, 9000, 3), p(4, 99999, 2)}, set, false)
-	// Once it follows epoch 3 and holds the confirm offset, it does.
-	check(at(45), 9000, set, []replicaProgress{p(2, 9000, 3), p(3, 9000, 3), p(4, 9000, 3)}, []int64{1, 2, 3, 4}, true)
-	// A master alone: members all gone after the lag.
-	tr2 := newSyncStateTracker(5, 1, 0, lag, []int64{5, 6}, t0)
-	if got, changed := tr2.decide(at(16), 100, []int64{5, 6}, nil); !slices.Equal(got, []int64{5}) || !changed {
-		t.Fatalf("unconnected member kept: %v %v", got, changed)
-	}
-}
-
-// TestAckPolicyCovered: every named member must hold the offset; unnamed
-// members are matched by unnamed connections, each of which must hold it.
-func TestAckPolicyCovered(t *testing.T) {
-	p := &ackPolicy{members: []int64{2, 3}}
-	for _, c := range []struct {
-		name string
-		acks []slaveAck
-		want bool
-	}{
-		{"both named", []slaveAck{{2, 100}, {3, 100}}, true},
-		{"one named behind", []slaveAck{{2, 100}, {3, 99}}, false},
-		{"one missing", []slaveAck{{2, 100}}, false},
-		{"non-member named does not count", []slaveAck{{2, 100}, {4, 100}}, false},
-		{"unnamed pair", []slaveAck{{-1, 100}, {-1, 100}}, true},
-		{"unnamed one behind", []slaveAck{{-1, 100}, {-1, 50}}, false},
-		{"unnamed too few", []slaveAck{{-1, 100}}, false},
-		{"mixed", []slaveAck{{2, 100}, {-1, 100}}, true},
-		{"mixed lagging unnamed", []slaveAck{{2, 100}, {-1, 100}, {-1, 10}}, false},
-	} {
-		if got := p.covered(c.acks, 100); got != c.want {
-			t.Errorf("%s: covered = %v, want %v", c.name, got, c.want)
-		}
-	}
-}
-
 // TestRoleChangedFenced: a NOTIFY_BROKER_ROLE_CHANGED for an older master
 // epoch than the one followed is refused and never reaches the loop; a
 // newer one does; a header without a parsable epoch is refused.
@@ -173,72 +109,96 @@ func TestRoleChangedFenced(t *testing.T) {
 	}
 }
 
-// TestPrepareSlaveTruncates: a returning old master whose log goes on past
-// the epoch it shares with the new master is cut to the consistent point,
-// and takes the master's epochs; a fresh replica is not cut.
-func TestPrepareSlaveTruncates(t *testing.T) {
-	fs := vfs.NewMem()
-	for _, d := range []string{"/e", "/f", "/g"} {
-		if err := fs.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
+// TestControllerModeReplicatesByBrokerID: in controller mode the role's
+// HA server and client speak AutoSwitch: the slave handshakes with its
+// brokerId (the master's SlaveInfos name it), the master starts with the
+// SyncStateSet of its promotion, a connecting slave asks the controller
+// loop for a check, and the proposal expands the set by that id once the
+// slave caught up; a put waits for every member (allAckInSyncStateSet).
+func TestControllerModeReplicatesByBrokerID(t *testing.T) {
+	bc := config.NewBrokerConfig()
+	bc.EnsureDefaults()
+	bc.EnableControllerMode = true
+	bc.AllAckInSyncStateSet = true
+	newRole := func(id int64) *Role {
+		r := &Role{cfg: Config{HAListenAddr: "127.0.0.1:0", SegmentSize: 1 << 20}, bc: &bc, log: discardLogger()}
+		r.ctl = &controllerMode{r: r, log: r.log, now: time.Now, check: make(chan struct{}, 1)}
+		r.ctl.id.Store(id)
+		return r
 	}
-	ep, err := store.OpenEpochs(fs, "/e/"+store.EpochFile)
+	storeCfg := func(dir string, slave bool) store.Config {
+		return store.Config{Dir: dir, FS: vfs.Default, SegmentSize: 1 << 20, CQUnitsPerFile: 1000, MaxMessageSize: 64 << 10,
+			StoreHost: netip.MustParseAddrPort("127.0.0.1:10911"), CQFlushInterval: 20 * time.Millisecond,
+			FlushInterval: 20 * time.Millisecond, Slave: slave}
+	}
+
+	mr := newRole(1)
+	mr.ctl.startSet.Store(&[]int64{1})
+	srv := mr.newServer(config.AsyncMaster)
+	mcfg := storeCfg(t.TempDir(), false)
+	mcfg.Replica = srv
+	ms, err := store.Open(mcfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ep.Append(1, 0); err != nil {
+	t.Cleanup(func() { _ = ms.Close() })
+	if err := ms.Epochs().Append(1, 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := ep.Append(2, 500); err != nil {
+	if err := srv.Start(ms); err != nil {
 		t.Fatal(err)
 	}
-	st := &fakeStore{epochs: ep, end: 900}
-	// The new master took epoch 3 at 700: epoch 2 ended at 700 there.
-	master := &protocol.EpochEntryCache{EpochList: []protocol.EpochEntry{{Epoch: 1, StartOffset: 0, EndOffset: 500},
-		{Epoch: 2, StartOffset: 500, EndOffset: 700}, {Epoch: 3, StartOffset: 700, EndOffset: 1 << 62}}, MaxOffset: 1200}
-	if err := (classicHA{}).prepareSlave(st, master); err != nil {
-		t.Fatal(err)
+	t.Cleanup(func() { _ = srv.Close() })
+	if got := srv.SyncStateSet(); !slices.Equal(got, []int64{1}) {
+		t.Fatalf("master's SyncStateSet %v, want the promotion's [1]", got)
 	}
-	if st.truncatedTo != 700 {
-		t.Fatalf("truncated to %d, want 700", st.truncatedTo)
+	put := func() {
+		t.Helper()
+		rec := &message.Record{Topic: "T", QueueID: 0, Body: []byte("hello"), BornHost: netip.MustParseAddrPort("10.0.0.1:5000"),
+			BornTimestamp: time.Now().UnixMilli()}
+		if res := ms.PutMessage(context.Background(), rec, store.PutOptions{}); res.Status != commitlog.PutOK {
+			t.Fatalf("put: %+v", res)
+		}
 	}
-	var got []int32
-	for _, e := range ep.Entries() {
-		got = append(got, e.Epoch)
-	}
-	if !slices.Equal(got, []int32{1, 2, 3}) {
-		t.Fatalf("epochs after %v", ep.Entries())
-	}
-	// No shared epoch: refused.
-	ep2, _ := store.OpenEpochs(fs, "/f/"+store.EpochFile)
-	if err := ep2.Append(9, 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := (classicHA{}).prepareSlave(&fakeStore{epochs: ep2, end: 10}, master); !errors.Is(err, ErrNoConsistentPoint) {
-		t.Fatalf("no consistent point: %v", err)
-	}
-	// A fresh replica: nothing cut, epochs copied.
-	ep3, _ := store.OpenEpochs(fs, "/g/"+store.EpochFile)
-	fresh := &fakeStore{epochs: ep3, end: 100, truncatedTo: -1}
-	if err := (classicHA{}).prepareSlave(fresh, master); err != nil || fresh.truncatedTo != -1 || len(ep3.Entries()) != 3 {
-		t.Fatalf("fresh replica: err %v truncated %d epochs %v", err, fresh.truncatedTo, ep3.Entries())
-	}
-}
+	put()
 
-// fakeStore is the part of the store prepareSlave uses.
-type fakeStore struct {
-	Store
-	epochs      *store.Epochs
-	end         int64
-	truncatedTo int64
-}
+	sr := newRole(2)
+	addr := srv.Addr().String()
+	sr.masterHA.Store(&addr)
+	sr.assigned.Store(true)
+	ss, err := store.Open(storeCfg(t.TempDir(), true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ss.Close() })
+	c := sr.newClient(2, 1)
+	if err := c.Start(ss); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
 
-func (f *fakeStore) Epochs() *store.Epochs     { return f.epochs }
-func (f *fakeStore) CommitLogMaxOffset() int64 { return f.end }
-func (f *fakeStore) TruncateTo(off int64) error {
-	f.truncatedTo, f.end = off, off
-	return f.epochs.TruncateSuffixByOffset(off)
+	wait.For(t, 10*time.Second, "the slave known to the master by brokerId 2, caught up", func() bool {
+		in := srv.SlaveInfos()
+		return len(in) == 1 && in[0].BrokerID == 2 && in[0].Connected && in[0].Acked == ms.CommitLogMaxOffset()
+	})
+	select {
+	case <-mr.ctl.check:
+	default:
+		t.Fatal("the slave's arrival asked for no SyncStateSet check")
+	}
+	set, changed := srv.ProposeSyncStateSet(time.Now(), bc.HAMaxTimeSlaveNotCatchup)
+	if !changed || !slices.Equal(set, []int64{1, 2}) {
+		t.Fatalf("proposal %v changed %v, want [1 2]", set, changed)
+	}
+	if got := ss.Epochs().LastEpoch(); got != 1 {
+		t.Fatalf("slave's epoch file ends at epoch %d, want the master's 1", got)
+	}
+	// With 2 in the set a put is answered once the slave acked it.
+	srv.SetSyncStateSet(set)
+	put()
+	if a := srv.SlaveInfos()[0].Acked; a != ms.CommitLogMaxOffset() {
+		t.Fatalf("put answered before the member acked: ack %d, end %d", a, ms.CommitLogMaxOffset())
+	}
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }

@@ -59,31 +59,34 @@
 // (epoch file's last epoch, CommitLog end, confirm offset,
 // brokerElectionPriority, controllerHeartBeatTimeoutMills).
 //
-// A slave of a controller-named master first asks it for its epoch file
+// Controller mode replicates with RocketMQ 5's AutoSwitch HA protocol
+// (internal/ha, doc.go "AutoSwitch mode"; variant.go); master/slave mode
+// without a controller stays on the classic one. A slave of a
+// controller-named master first asks it for its epoch file
 // (GET_BROKER_EPOCH_CACHE, which every controller-mode broker serves,
 // with rocketd's haServerAddr member naming the HA address) until the
-// file holds the epoch followed, and cuts its own store to the
-// consistent point of the two files before the HA client starts
-// (store.ConsistentPoint, Store.TruncateTo; no local epochs: a new
-// replica, nothing cut), then copies the master's newer entries into its
-// own file, since today's HA protocol does not carry them.
+// file holds the epoch followed; its HA client then handshakes with its
+// brokerId, refuses a master older than that epoch, cuts the store to
+// the consistent point of the two epoch files before it reports anything
+// (no local epochs: a new replica, nothing cut; no shared epoch: it
+// replicates nothing and says why) and appends each epoch's entry as the
+// epoch's first bytes arrive. syncFromLastFile and asyncLearner are the
+// handshake's flags.
 //
-// A master keeps the SyncStateSet (syncStateTracker, Java's
-// maybeShrinkSyncStateSet/maybeExpandInSyncStateSet): every
-// checkSyncStateSetPeriod it reads its replicas' ends and epochs
-// (CONTROLLER_GET_SYNC_STATE_DATA for their addresses, then
-// GET_BROKER_EPOCH_CACHE), drops a member not caught up for
-// haMaxTimeSlaveNotCatchup and adds a replica of its epoch that holds the
-// confirm offset, through ALTER_SYNC_STATE_SET with both epochs. With
-// allAckInSyncStateSet=true a put is answered once every member has it
-// (ackPolicy), SLAVE_NOT_AVAILABLE while the set is smaller than
-// minInSyncReplicas; else brokerRole's SYNC_MASTER/ASYNC_MASTER rule.
-//
-// The HA protocol is behind one seam, haVariant (variant.go): today's
-// classicHA prepares the slave's store as above and tells a master's
-// slaves apart by host (their main addresses from the controller); the
-// AutoSwitch variant (epoch handshake, truncation in the HA client,
-// brokerIds on the connections) implements the same two methods.
+// A master keeps the SyncStateSet: its HA server knows each slave's ack
+// and caught-up time by brokerId and proposes the set
+// (ha.Server.ProposeSyncStateSet: Java's maybeShrinkSyncStateSet and
+// maybeExpandInSyncStateSet, the one copy of those rules), every
+// checkSyncStateSetPeriod and whenever a slave connects, disconnects or
+// catches up (OnSlaveChange; at most once a second after a refusal); a
+// change goes through ALTER_SYNC_STATE_SET with both epochs and, once
+// accepted, to the HA server (SetSyncStateSet). With
+// allAckInSyncStateSet=true a put waits in the HA server for every
+// member's ack, SLAVE_NOT_AVAILABLE while the set is smaller than
+// minInSyncReplicas (ackPolicy); else brokerRole's
+// SYNC_MASTER/ASYNC_MASTER rule over any slave. The AutoSwitch protocol
+// has no authentication challenge: config.Validate refuses
+// authenticationEnabled with enableControllerMode.
 //
 // # NameServer registration
 //

@@ -169,7 +169,7 @@ func New(cfg Config, scfg *store.Config) *Role {
 		st.server = r.newServer(bc.BrokerRole)
 	} else {
 		scfg.Slave = true
-		st.client = r.newClient()
+		st.client = r.newClient(bc.BrokerID, 0)
 		st.meta = newSlaveSync(r, r.masterMainAddr, cfg.SlaveSyncInterval, cfg.SlaveFullSyncInterval)
 	}
 	r.cur.Store(st)
@@ -178,12 +178,10 @@ func New(cfg Config, scfg *store.Config) *Role {
 
 func (r *Role) newServer(role config.BrokerRole) *ha.Server {
 	bc := r.bc
-	return ha.NewServer(ha.ServerConfig{
-		Addr:        r.cfg.HAListenAddr,
-		SegmentSize: r.cfg.SegmentSize,
-		// allAckInSyncStateSet waits on the server for the first slave's
-		// ack (ackPolicy.wait).
-		Sync:                 role == config.SyncMaster || (r.ctl != nil && bc.AllAckInSyncStateSet),
+	cfg := ha.ServerConfig{
+		Addr:                 r.cfg.HAListenAddr,
+		SegmentSize:          r.cfg.SegmentSize,
+		Sync:                 role == config.SyncMaster,
 		TransferBatchSize:    bc.HATransferBatchSize,
 		HeartbeatInterval:    bc.HASendHeartbeatInterval,
 		HousekeepingInterval: bc.HAHousekeepingInterval,
@@ -192,19 +190,36 @@ func (r *Role) newServer(role config.BrokerRole) *ha.Server {
 		Authenticator:        r.cfg.Authenticator,
 		Logger:               r.log,
 		TLS:                  r.cfg.TLSListener,
-	})
+	}
+	if r.ctl == nil {
+		return ha.NewServer(cfg)
+	}
+	r.ctl.autoSwitchServer(&cfg, role)
+	s := ha.NewServer(cfg)
+	// The SyncStateSet the controller named with the promotion, before
+	// any put can wait on the server.
+	if set := r.ctl.startSet.Load(); set != nil {
+		s.SetSyncStateSet(*set)
+	}
+	return s
 }
 
-func (r *Role) newClient() *ha.Client {
+// newClient is a slave's HA client; in controller mode an AutoSwitch one
+// handshaking as brokerID and following epoch.
+func (r *Role) newClient(brokerID int64, epoch int32) *ha.Client {
 	bc := r.bc
-	return ha.NewClient(ha.ClientConfig{
+	cfg := ha.ClientConfig{
 		MasterAddr:           r.masterHAAddr,
 		HeartbeatInterval:    bc.HASendHeartbeatInterval,
 		HousekeepingInterval: bc.HAHousekeepingInterval,
 		Credentials:          r.cfg.Credentials,
 		Logger:               r.log,
 		TLS:                  r.cfg.TLSClient,
-	})
+	}
+	if r.ctl != nil {
+		r.ctl.autoSwitchClient(&cfg, brokerID, epoch)
+	}
+	return ha.NewClient(cfg)
 }
 
 // replica is the store's Replica: puts of a SYNC_MASTER wait on the HA
@@ -225,19 +240,18 @@ func (w replica) Wait(ctx context.Context, end int64) commitlog.PutStatus {
 }
 
 // confirmOffset is what the broker reports to the controller as its
-// confirm offset: on a master the end every SyncStateSet member acked
-// (allAckInSyncStateSet; else end), on a slave its end.
+// confirm offset: on a master the HA server's (Java's
+// computeConfirmOffset: the smallest ack of the SyncStateSet's slaves),
+// on a slave its end.
 func (r *Role) confirmOffset(end int64) int64 {
 	cur := r.cur.Load()
-	p := r.ack.Load()
-	if cur.server == nil || p == nil || len(p.members) == 0 {
+	if cur.server == nil {
 		return end
 	}
-	confirm := end
-	for _, a := range variant.slaveAcks(cur.server, p.resolve) {
-		confirm = min(confirm, a.Acked)
+	if c := cur.server.ConfirmOffset(); c >= 0 {
+		return min(c, end)
 	}
-	return max(confirm, 0)
+	return end
 }
 
 // HAListenAddr is override when set, else haListenPort (listenPort+1) on
