@@ -119,15 +119,6 @@ func (r *Role) becomeMaster(ctx context.Context, epoch int32) error {
 // it follows the new master. An epoch older than the current one is
 // refused (StaleEpochError).
 func (r *Role) BecomeSlave(ctx context.Context, masterAddr, masterHAAddr string, brokerID int64, epoch int32) error {
-	return r.becomeSlaveWith(ctx, masterAddr, masterHAAddr, brokerID, epoch, nil)
-}
-
-// becomeSlaveWith is BecomeSlave running prepare on the store once it
-// refuses puts and nothing replicates into it, before the HA client
-// starts (controller mode: the cut to the consistent point). If prepare
-// fails the broker stays a slave that replicates nothing and does not
-// register (undecided) at its former epoch, and the error is returned.
-func (r *Role) becomeSlaveWith(ctx context.Context, masterAddr, masterHAAddr string, brokerID int64, epoch int32, prepare func(Store) error) error {
 	if brokerID <= masterID {
 		return fmt.Errorf("broker: become slave: brokerId %d: a slave's brokerId is > 0", brokerID)
 	}
@@ -135,7 +126,7 @@ func (r *Role) becomeSlaveWith(ctx context.Context, masterAddr, masterHAAddr str
 		return fmt.Errorf("broker: become slave: master address %q and HA address %q are both needed", masterAddr, masterHAAddr)
 	}
 	r.mu.Lock()
-	err := r.becomeSlave(masterAddr, masterHAAddr, brokerID, epoch, prepare)
+	err := r.becomeSlave(masterAddr, masterHAAddr, brokerID, epoch)
 	r.mu.Unlock()
 	if err != nil {
 		return err
@@ -143,7 +134,7 @@ func (r *Role) becomeSlaveWith(ctx context.Context, masterAddr, masterHAAddr str
 	return r.reg.awaitRound(ctx)
 }
 
-func (r *Role) becomeSlave(masterAddr, masterHAAddr string, brokerID int64, epoch int32, prepare func(Store) error) error {
+func (r *Role) becomeSlave(masterAddr, masterHAAddr string, brokerID int64, epoch int32) error {
 	cur, err := r.changeable(epoch)
 	if err != nil {
 		return err
@@ -163,13 +154,6 @@ func (r *Role) becomeSlave(masterAddr, masterHAAddr string, brokerID int64, epoc
 	}
 	if err := cur.stop(); err != nil {
 		r.log.Warn("broker: stop replication", "err", err)
-	}
-	if prepare != nil {
-		// The store takes nothing now: neither puts nor replicated bytes.
-		if err := prepare(r.store); err != nil {
-			r.cur.Store(&state{role: config.Slave, brokerID: brokerID, epoch: cur.epoch, undecided: true})
-			return fmt.Errorf("broker: become slave of %s: %w", masterAddr, err)
-		}
 	}
 	r.masterAddr.Store(&masterAddr)
 	r.masterHA.Store(&masterHAAddr)

@@ -132,9 +132,8 @@ type state struct {
 	server   *ha.Server
 	client   *ha.Client
 	meta     *slaveSync
-	// undecided: controller mode before the controller named a role, or
-	// after a change to slave that could not prepare the store: the store
-	// refuses puts, nothing replicates, the broker does not register.
+	// undecided: controller mode before the controller named a role: the
+	// store refuses puts, nothing replicates, the broker does not register.
 	undecided bool
 }
 
