@@ -241,16 +241,20 @@ func (w replica) Wait(ctx context.Context, end int64) commitlog.PutStatus {
 // confirmOffset is what the broker reports to the controller as its
 // confirm offset: on a master the HA server's (Java's
 // computeConfirmOffset: the smallest ack of the SyncStateSet's slaves),
-// on a slave its end.
+// on a slave the one its master last sent (its end until one came).
 func (r *Role) confirmOffset(end int64) int64 {
 	cur := r.cur.Load()
-	if cur.server == nil {
+	c := int64(-1)
+	switch {
+	case cur.server != nil:
+		c = cur.server.ConfirmOffset()
+	case cur.client != nil:
+		c = cur.client.ConfirmOffset()
+	}
+	if c < 0 {
 		return end
 	}
-	if c := cur.server.ConfirmOffset(); c >= 0 {
-		return min(c, end)
-	}
-	return end
+	return min(c, end)
 }
 
 // HAListenAddr is override when set, else haListenPort (listenPort+1) on
