@@ -49,7 +49,7 @@ func (b *Broker) startMetrics(cfg *Config, rpc *metrics.RPC, fs vfs.FS) error {
 		// once, for GET_BROKER_RUNTIME_INFO and the metrics alike.
 		Counts: b.stats,
 	})
-	reg, err := metrics.NewRegistry(col, rpc)
+	reg, err := metrics.NewRegistry(col, rpc, b.events)
 	if err != nil {
 		return fmt.Errorf("broker: %w", err)
 	}
