@@ -380,8 +380,9 @@ func Start(cfg Config) (_ *Broker, err error) {
 			ReviveQueueNum: int32(bc.ReviveQueueNum), ReviveInterval: bc.ReviveInterval,
 			RetryV2: bc.EnableRetryTopicV2, RetryProbability: bc.PopFromRetryProbability,
 			OrderInfoPath: filepath.Join(mopts.Dir, pop.OrderInfoFile), FS: fs,
-			Notify: func(topic string, holdQueue int32, tagsCode int64) { b.holder.Notify(topic, holdQueue, 1, tagsCode) },
-			Logger: log,
+			Notify:    func(topic string, holdQueue int32, tagsCode int64) { b.holder.Notify(topic, holdQueue, 1, tagsCode) },
+			SentToDLQ: b.sentToDLQ(),
+			Logger:    log,
 		}); err != nil {
 			return nil, fmt.Errorf("broker: %w", err)
 		}
@@ -427,7 +428,8 @@ func Start(cfg Config) (_ *Broker, err error) {
 		confFile = b.cfg.RuntimeConfigFile()
 	}
 	proc, err := processor.New(processor.Deps{
-		Config: &b.cfg, Live: config.NewBrokerRuntime(&b.cfg, confFile), Store: b.store, Topics: b.topics, Groups: b.groups, Offsets: b.offsets,
+		SentToDLQ: b.sentToDLQ(),
+		Config:    &b.cfg, Live: config.NewBrokerRuntime(&b.cfg, confFile), Store: b.store, Topics: b.topics, Groups: b.groups, Offsets: b.offsets,
 		Clients: b.clients, Holder: b.holder, StoreHost: storeHost, InMemoryBytes: scfg.InMemoryBytes, SendHooks: cfg.SendHooks, Txn: b.txn,
 		RequestModes: modes, Mappings: mappings, TopicRoute: route, Forward: forward, AwaitRegistration: b.role.AwaitRegistration, Users: users, ACLs: acls,
 		HARuntime: b.role.HARuntimeInfo, Role: b.role.BrokerRole, Pop: b.pop, Stats: b.stats,

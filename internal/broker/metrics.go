@@ -230,3 +230,13 @@ func familiesOf(f processor.Families) []*remoting.Family {
 	}
 	return out
 }
+
+// sentToDLQ counts rocketmq_send_to_dlq_messages_total (nil: metrics off).
+func (b *Broker) sentToDLQ() func(group, topic string) {
+	if b.events == nil {
+		return nil
+	}
+	return func(group, topic string) {
+		b.events.SentToDLQ(group, topic, b.topics.IsSystemTopic(topic))
+	}
+}

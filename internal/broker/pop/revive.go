@@ -240,6 +240,9 @@ func (r *reviver) reviveOne(ck *CheckPoint, offset int64) error {
 	if !res.Status.Stored() {
 		return fmt.Errorf("revive %s@%d offset %d into %s: %s", ck.Topic, ck.QueueID, offset, rec.Topic, res.Status)
 	}
+	if s.cfg.SentToDLQ != nil && meta.IsDLQTopic(rec.Topic) {
+		s.cfg.SentToDLQ(ck.CID, ck.Topic)
+	}
 	return nil
 }
 
