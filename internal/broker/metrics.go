@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/rocketd/rocketd/internal/broker/processor"
+	"github.com/rocketd/rocketd/internal/broker/timer"
 	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/metrics"
 	"github.com/rocketd/rocketd/internal/protocol"
@@ -196,6 +198,24 @@ func (s *metricsSource) Store() metrics.StoreStats {
 	if d := s.b.delivery.Load(); s.b.cfg.TimerWheelEnable && d != nil {
 		ts := d.timer.Stats()
 		out.TimerEnabled, out.TimerEnqueued, out.TimerDelivered = true, ts.Enqueued, ts.Delivered
+		// As TimerMessageStore's getEnqueueBehindMessages,
+		// getDequeueBehindMessages and getDequeueBehind (seconds).
+		now := time.Now().UnixMilli()
+		out.TimerEnqueueBehind = max(st.MaxOffset(timer.Topic, 0)-ts.EnqueueOffset, 0)
+		if out.TimerEnqueueBehind > 0 {
+			if born := st.MessageStoreTimestamp(timer.Topic, 0, ts.EnqueueOffset); born > 0 {
+				out.TimerEnqueueLatencyMs = max(now-born, 0)
+			}
+		}
+		out.TimerDequeueBehind = ts.InMemory
+		if ts.WatermarkMs > 0 {
+			out.TimerDequeueLatencyS = max(now-ts.WatermarkMs, 0) / 1000
+		}
+		tm := d.timer.Metrics()
+		out.TimingMessages = make(map[string]int64, len(tm))
+		for topic, m := range tm {
+			out.TimingMessages[topic] = m.Count
+		}
 	}
 	return out
 }
