@@ -380,9 +380,10 @@ func Start(cfg Config) (_ *Broker, err error) {
 			ReviveQueueNum: int32(bc.ReviveQueueNum), ReviveInterval: bc.ReviveInterval,
 			RetryV2: bc.EnableRetryTopicV2, RetryProbability: bc.PopFromRetryProbability,
 			OrderInfoPath: filepath.Join(mopts.Dir, pop.OrderInfoFile), FS: fs,
-			Notify:    func(topic string, holdQueue int32, tagsCode int64) { b.holder.Notify(topic, holdQueue, 1, tagsCode) },
-			SentToDLQ: b.sentToDLQ(),
-			Logger:    log,
+			Notify:         func(topic string, holdQueue int32, tagsCode int64) { b.holder.Notify(topic, holdQueue, 1, tagsCode) },
+			SentToDLQ:      b.sentToDLQ(),
+			RevivedToRetry: b.events.RevivedToRetryFunc(),
+			Logger:         log,
 		}); err != nil {
 			return nil, fmt.Errorf("broker: %w", err)
 		}

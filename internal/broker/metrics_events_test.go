@@ -119,3 +119,38 @@ func TestMetricsTxnDLQTimer(t *testing.T) {
 		t.Errorf("after restart: rocketmq_half_messages %v over %d series, want 1 in one", v, series)
 	}
 }
+
+// TestMetricsPopRevive: a popped message never acked, with retryMaxTimes
+// 2, is revived twice into the retry topic
+// (rocketmq_pop_revive_retry_messages_total, PUT_OK) and then into the
+// DLQ (rocketmq_send_to_dlq_messages_total).
+func TestMetricsPopRevive(t *testing.T) {
+	c := startCluster(t, func(bc *config.BrokerConfig) {
+		popTune(bc)
+		bc.MetricsExporterType = config.MetricsProm
+	})
+	addr := c.b.Addr()
+	topic, group := uniq(t, "MetricsPop"), uniq(t, "MetricsPopG")
+	c.createTopic(topic, 1)
+	gc := protocol.NewSubscriptionGroupConfig(group)
+	gc.RetryMaxTimes = 2
+	body, err := protocol.MarshalFastJSON(&gc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := c.invoke(addr, protocol.UpdateAndCreateSubscriptionGroup, nil, body); r.Code != protocol.Success {
+		t.Fatalf("create group: %d %s", r.Code, r.Remark)
+	}
+	c.sendRaw(addr, topic, "TagA", "dead")
+	wait.For(t, 20*time.Second, "message in the DLQ", func() bool {
+		c.popRaw(addr, popReq{group: group, topic: topic, queue: -1, invisible: 300, pollTime: 300})
+		return c.b.Store().MaxOffset("%DLQ%"+group, 0) == 1
+	})
+	mfs := scrape(t, c.b.MetricsAddr())
+	if v, _ := sumOf(mfs, "rocketmq_pop_revive_retry_messages_total", "consumer_group="+group, "put_status=PUT_OK"); v != 2 {
+		t.Errorf("revive retry messages %v, want 2", v)
+	}
+	if v, series := sumOf(mfs, "rocketmq_send_to_dlq_messages_total", "consumer_group="+group, "is_system=false"); series != 1 || v != 1 {
+		t.Errorf("sent to DLQ %v over %d series, want 1 in one", v, series)
+	}
+}

@@ -210,7 +210,7 @@ var rip46Families = []string{
 	"rocketmq_timer_dequeue_latency", "rocketmq_timing_messages",
 	// Events
 	"rocketmq_half_messages", "rocketmq_commit_messages_total", "rocketmq_rollback_messages_total",
-	"rocketmq_finish_message_latency", "rocketmq_send_to_dlq_messages_total",
+	"rocketmq_finish_message_latency", "rocketmq_send_to_dlq_messages_total", "rocketmq_pop_revive_retry_messages_total",
 }
 
 // TestEveryFamilyPresent: with Counts wired and a window passed, every
@@ -226,6 +226,7 @@ func TestEveryFamilyPresent(t *testing.T) {
 	ev.HalfPut("T")
 	ev.Finished("T", true, 0, 1000)
 	ev.SentToDLQ("g1", "T", false)
+	ev.RevivedToRetry("g1", "T", "PUT_OK")
 	mfs := gather(t, c, ev)
 	if got := value(t, mfs, "rocketmq_timing_messages", "topic=T", "storage_type=local", "storage_medium=disk"); got != 1 {
 		t.Errorf("rocketmq_timing_messages{topic=T} = %v, want 1", got)

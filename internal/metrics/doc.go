@@ -58,6 +58,7 @@
 //	rocketmq_finish_message_latency          topic                                       Events: per commit, (now - half's born time) / 1000; buckets
 //	  (histogram)                                                                        5, 60, 600, 3600, 43200, 86400 (Java's: seconds, unit declared "ms")
 //	rocketmq_send_to_dlq_messages_total      consumer_group, topic, is_system            Events: messages moved to a DLQ (below)
+//	rocketmq_pop_revive_retry_messages_total consumer_group, topic, put_status           Events: revived messages put into their retry topic
 //	rocketmq_rpc_latency (histogram, ms)     protocol_type=remoting, is_long_polling,    each answered request
 //	                                         request_code, response_code, result
 //	rocketmq_messages_in_total               topic, message_type, is_system              Counts
@@ -90,9 +91,16 @@
 // follow TimerMessageStore's getEnqueueBehindMessages / getDequeueBehind;
 // the latencies' units are Java's values' (enqueue: ms, dequeue: s).
 //
+// rocketmq_pop_revive_retry_messages_total counts each put of a revived
+// message into its retry topic, stored or not, with the put's status name
+// (PUT_OK, ...), as PopReviveService.reviveRetry; topic is the popped
+// topic (the check point's).
+//
 // Not exported yet: rocketmq_timer_message_snapshot (rocketd's timer
 // files messages in buckets, not Java's per-second wheel slots) and the
-// POP families (PopMetricsManager).
+// other POP families of PopMetricsManager (rocketmq_pop_revive_in/out_
+// message_total, rocketmq_pop_revive_lag/latency, the buffer sizes and
+// rocketmq_pop_buffer_scan_time_consume).
 //
 // # rocketmq-exporter families
 //

@@ -37,7 +37,12 @@ type Events struct {
 
 	txn  sync.Map // topic -> *txnCell
 	dlqs sync.Map // dlqKey -> *atomic.Uint64
+
+	reviveRetry *prometheus.Desc
+	retries     sync.Map // retryKey -> *atomic.Uint64
 }
+
+type retryKey struct{ group, topic, status string }
 
 type dlqKey struct {
 	group, topic string
@@ -53,6 +58,8 @@ func NewEvents(base prometheus.Labels) *Events {
 		finish:    prometheus.NewDesc("rocketmq_finish_message_latency", "Transaction finish latency", []string{"topic"}, base),
 		dlq: prometheus.NewDesc("rocketmq_send_to_dlq_messages_total", "Consumer send to DLQ messages",
 			[]string{"consumer_group", "topic", "is_system"}, base),
+		reviveRetry: prometheus.NewDesc("rocketmq_pop_revive_retry_messages_total", "Total number of retry messages",
+			[]string{"consumer_group", "topic", "put_status"}, base),
 	}
 }
 
@@ -135,9 +142,33 @@ func (e *Events) SentToDLQ(group, topic string, system bool) {
 	c.(*atomic.Uint64).Add(1)
 }
 
+// RevivedToRetry counts a popped message of topic that the POP revive
+// service put into group's retry topic, with the put's status (Java's
+// PutMessageStatus name): rocketmq_pop_revive_retry_messages_total
+// (PopMetricsManager.incPopReviveRetryMessageCount).
+func (e *Events) RevivedToRetry(group, topic, putStatus string) {
+	if e == nil {
+		return
+	}
+	k := retryKey{group, topic, putStatus}
+	c, ok := e.retries.Load(k)
+	if !ok {
+		c, _ = e.retries.LoadOrStore(retryKey{strings.Clone(group), strings.Clone(topic), strings.Clone(putStatus)}, new(atomic.Uint64))
+	}
+	c.(*atomic.Uint64).Add(1)
+}
+
+// RevivedToRetryFunc is RevivedToRetry as a callback; nil when e is.
+func (e *Events) RevivedToRetryFunc() func(group, topic, putStatus string) {
+	if e == nil {
+		return nil
+	}
+	return e.RevivedToRetry
+}
+
 // Describe implements prometheus.Collector.
 func (e *Events) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{e.half, e.commits, e.rollbacks, e.finish, e.dlq} {
+	for _, d := range []*prometheus.Desc{e.half, e.commits, e.rollbacks, e.finish, e.dlq, e.reviveRetry} {
 		ch <- d
 	}
 }
@@ -167,6 +198,11 @@ func (e *Events) Collect(ch chan<- prometheus.Metric) {
 	e.dlqs.Range(func(k, v any) bool {
 		key := k.(dlqKey)
 		em.counter(e.dlq, float64(v.(*atomic.Uint64).Load()), key.group, key.topic, boolLabel(key.system))
+		return true
+	})
+	e.retries.Range(func(k, v any) bool {
+		key := k.(retryKey)
+		em.counter(e.reviveRetry, float64(v.(*atomic.Uint64).Load()), key.group, key.topic, key.status)
 		return true
 	})
 }

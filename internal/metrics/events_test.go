@@ -22,6 +22,7 @@ func TestEventsTransactionsAndDLQ(t *testing.T) {
 	e.SentToDLQ("g1", "%RETRY%g1", false)
 	e.SentToDLQ("g1", "%RETRY%g1", false)
 	e.SentToDLQ("CID_RMQ_SYS_X", "T", false)
+	e.RevivedToRetryFunc()("g1", "T", "PUT_OK")
 
 	mfs := gather(t, e)
 	for _, c := range []struct {
@@ -38,6 +39,7 @@ func TestEventsTransactionsAndDLQ(t *testing.T) {
 		{"rocketmq_finish_message_latency", 1, []string{"topic=T"}},
 		{"rocketmq_send_to_dlq_messages_total", 2, []string{"consumer_group=g1", "topic=%RETRY%g1", "is_system=false"}},
 		{"rocketmq_send_to_dlq_messages_total", 1, []string{"consumer_group=CID_RMQ_SYS_X", "topic=T", "is_system=true"}},
+		{"rocketmq_pop_revive_retry_messages_total", 1, []string{"consumer_group=g1", "topic=T", "put_status=PUT_OK"}},
 	} {
 		if got := value(t, mfs, c.name, c.l...); got != c.want {
 			t.Errorf("%s%v = %v, want %v", c.name, c.l, got, c.want)
@@ -65,6 +67,10 @@ func TestNilEventsRecordNothing(t *testing.T) {
 	e.HalfDone("T")
 	e.Finished("T", true, 0, 0)
 	e.SentToDLQ("g", "T", false)
+	e.RevivedToRetry("g", "T", "PUT_OK")
+	if e.RevivedToRetryFunc() != nil {
+		t.Error("nil Events gave a callback")
+	}
 }
 
 // BenchmarkEventsHalfPut: the per-half-message cost once the topic's
