@@ -128,9 +128,14 @@ type Broker struct {
 	tlsListener remoting.TLSListener
 	tlsClient   *tls.Config
 
-	fams     processor.Families // the main server's, for the metrics
-	metrics  *metrics.Server    // nil: metricsExporterType is not PROM
-	bootTime time.Time
+	fams    processor.Families // the main server's, for the metrics
+	metrics *metrics.Server    // nil: metricsExporterType is not PROM
+	// events counts the transaction and DLQ families (nil: metrics off;
+	// its methods are nil-safe).
+	events *metrics.Events
+	// saveEvents writes the half-message counts at close (nil: metrics off).
+	saveEvents func() error
+	bootTime   time.Time
 
 	closeOnce sync.Once
 	closeErr  error
@@ -182,6 +187,9 @@ func Start(cfg Config) (_ *Broker, err error) {
 		return nil, err
 	}
 	rpc := newRPCMetrics(&bc)
+	if rpc != nil {
+		b.events = metrics.NewEvents(metrics.BaseLabels(bc.BrokerClusterName, bc.BrokerName))
+	}
 	b.srv = remoting.NewServer(remoting.ServerConfig{Addr: listen, Logger: log, TLS: tlsl, Observer: observer(rpc)})
 	b.vip = remoting.NewServer(remoting.ServerConfig{Addr: vipListen, Logger: log, TLS: tlsl, Observer: observer(rpc)})
 	// Authentication guards every request from the first one on, on both
@@ -372,8 +380,10 @@ func Start(cfg Config) (_ *Broker, err error) {
 			ReviveQueueNum: int32(bc.ReviveQueueNum), ReviveInterval: bc.ReviveInterval,
 			RetryV2: bc.EnableRetryTopicV2, RetryProbability: bc.PopFromRetryProbability,
 			OrderInfoPath: filepath.Join(mopts.Dir, pop.OrderInfoFile), FS: fs,
-			Notify: func(topic string, holdQueue int32, tagsCode int64) { b.holder.Notify(topic, holdQueue, 1, tagsCode) },
-			Logger: log,
+			Notify:         func(topic string, holdQueue int32, tagsCode int64) { b.holder.Notify(topic, holdQueue, 1, tagsCode) },
+			SentToDLQ:      b.sentToDLQ(),
+			RevivedToRetry: b.events.RevivedToRetryFunc(),
+			Logger:         log,
 		}); err != nil {
 			return nil, fmt.Errorf("broker: %w", err)
 		}
@@ -393,7 +403,14 @@ func Start(cfg Config) (_ *Broker, err error) {
 		})
 	}
 
-	// Transactions: half messages, END_TRANSACTION, the check-back.
+	// Transactions: half messages, END_TRANSACTION, the check-back. The
+	// half-message counts of the metrics start from the last clean close.
+	if b.events != nil {
+		if err := loadTxnMetrics(fs, mopts.Dir, b.events); err != nil {
+			log.Warn("broker: half-message counts start from 0", "err", err)
+		}
+		b.saveEvents = func() error { return saveTxnMetrics(fs, mopts.Dir, b.events) }
+	}
 	if b.txn, err = b.newTxn(storeHost, scfg.FileReservedTime); err != nil {
 		return nil, err
 	}
@@ -412,7 +429,8 @@ func Start(cfg Config) (_ *Broker, err error) {
 		confFile = b.cfg.RuntimeConfigFile()
 	}
 	proc, err := processor.New(processor.Deps{
-		Config: &b.cfg, Live: config.NewBrokerRuntime(&b.cfg, confFile), Store: b.store, Topics: b.topics, Groups: b.groups, Offsets: b.offsets,
+		SentToDLQ: b.sentToDLQ(),
+		Config:    &b.cfg, Live: config.NewBrokerRuntime(&b.cfg, confFile), Store: b.store, Topics: b.topics, Groups: b.groups, Offsets: b.offsets,
 		Clients: b.clients, Holder: b.holder, StoreHost: storeHost, InMemoryBytes: scfg.InMemoryBytes, SendHooks: cfg.SendHooks, Txn: b.txn,
 		RequestModes: modes, Mappings: mappings, TopicRoute: route, Forward: forward, AwaitRegistration: b.role.AwaitRegistration, Users: users, ACLs: acls,
 		HARuntime: b.role.HARuntimeInfo, Role: b.role.BrokerRole, Pop: b.pop, Stats: b.stats,
@@ -600,6 +618,9 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		// blocked on a client that does not read ends with its connection)
 		// and before the offsets holding its progress are persisted.
 		errs = append(errs, b.txn.Close())
+		if b.saveEvents != nil {
+			errs = append(errs, b.saveEvents())
+		}
 		errs = append(errs, b.holder.Close(), b.clients.Close(), b.nsClient.Close())
 		// Replication stops once no request runs: a SYNC_MASTER's puts
 		// are answered; a slave's last appended bytes get dispatched by

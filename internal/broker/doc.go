@@ -108,7 +108,15 @@
 // answered request to rocketmq_rpc_latency. With tls.server.mode=enforcing
 // the listener serves HTTPS only (the broker's certificate); otherwise
 // plain HTTP. OTLP_GRPC and LOG are refused at start. The message and byte
-// counts are the runtime statistics' (package broker/stats).
+// counts are the runtime statistics' (package broker/stats). The
+// transaction and DLQ families are counted as things happen
+// (metrics.Events): the transaction service reports half messages stored,
+// settled and discarded (txn.Observer), the send-back and %RETRY% send
+// paths and the POP revive service report DLQ stores. The half-message
+// counts are saved at a clean close to
+// <storePathRootDir>/config/transactionMetrics (Java's file and JSON) and
+// loaded at start; after a crash they are those of the last clean close.
+// The timer families are read from the timer at scrape time.
 //
 // # Lifecycle
 //

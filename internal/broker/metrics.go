@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/rocketd/rocketd/internal/broker/processor"
+	"github.com/rocketd/rocketd/internal/broker/timer"
 	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/metrics"
 	"github.com/rocketd/rocketd/internal/protocol"
@@ -49,7 +51,7 @@ func (b *Broker) startMetrics(cfg *Config, rpc *metrics.RPC, fs vfs.FS) error {
 		// once, for GET_BROKER_RUNTIME_INFO and the metrics alike.
 		Counts: b.stats,
 	})
-	reg, err := metrics.NewRegistry(col, rpc)
+	reg, err := metrics.NewRegistry(col, rpc, b.events)
 	if err != nil {
 		return fmt.Errorf("broker: %w", err)
 	}
@@ -196,6 +198,24 @@ func (s *metricsSource) Store() metrics.StoreStats {
 	if d := s.b.delivery.Load(); s.b.cfg.TimerWheelEnable && d != nil {
 		ts := d.timer.Stats()
 		out.TimerEnabled, out.TimerEnqueued, out.TimerDelivered = true, ts.Enqueued, ts.Delivered
+		// As TimerMessageStore's getEnqueueBehindMessages,
+		// getDequeueBehindMessages and getDequeueBehind (seconds).
+		now := time.Now().UnixMilli()
+		out.TimerEnqueueBehind = max(st.MaxOffset(timer.Topic, 0)-ts.EnqueueOffset, 0)
+		if out.TimerEnqueueBehind > 0 {
+			if born := st.MessageStoreTimestamp(timer.Topic, 0, ts.EnqueueOffset); born > 0 {
+				out.TimerEnqueueLatencyMs = max(now-born, 0)
+			}
+		}
+		out.TimerDequeueBehind = ts.InMemory
+		if ts.WatermarkMs > 0 {
+			out.TimerDequeueLatencyS = max(now-ts.WatermarkMs, 0) / 1000
+		}
+		tm := d.timer.Metrics()
+		out.TimingMessages = make(map[string]int64, len(tm))
+		for topic, m := range tm {
+			out.TimingMessages[topic] = m.Count
+		}
 	}
 	return out
 }
@@ -229,4 +249,14 @@ func familiesOf(f processor.Families) []*remoting.Family {
 		}
 	}
 	return out
+}
+
+// sentToDLQ counts rocketmq_send_to_dlq_messages_total (nil: metrics off).
+func (b *Broker) sentToDLQ() func(group, topic string) {
+	if b.events == nil {
+		return nil
+	}
+	return func(group, topic string) {
+		b.events.SentToDLQ(group, topic, b.topics.IsSystemTopic(topic))
+	}
 }

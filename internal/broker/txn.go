@@ -7,6 +7,7 @@ import (
 
 	"github.com/rocketd/rocketd/internal/broker/txn"
 	"github.com/rocketd/rocketd/internal/config"
+	"github.com/rocketd/rocketd/internal/metrics"
 )
 
 // newTxn builds the transaction service over the broker's store, metadata
@@ -37,7 +38,8 @@ func (b *Broker) newTxn(storeHost netip.AddrPort, fileReserved time.Duration) (*
 		Committed: func(topic string, msgs, bytes int) {
 			b.stats.TopicPut(topic, msgs, bytes)
 		},
-		Logger: b.log,
+		Observer: txnObserver(b.events),
+		Logger:   b.log,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
@@ -51,4 +53,12 @@ func (b *Broker) newTxn(storeHost netip.AddrPort, fileReserved time.Duration) (*
 		return nil, fmt.Errorf("broker: %w", err)
 	}
 	return s, nil
+}
+
+// txnObserver is e as a txn.Observer: nil stays a nil interface.
+func txnObserver(e *metrics.Events) txn.Observer {
+	if e == nil {
+		return nil
+	}
+	return e
 }

@@ -143,6 +143,13 @@ func (c *Collector) collectBroker(e *emitter, topics []Topic, src Source, st Sto
 	if st.TimerEnabled {
 		e.counter(d.timerEnqueueTotal, float64(st.TimerEnqueued), storage...)
 		e.counter(d.timerDequeueTotal, float64(st.TimerDelivered), storage...)
+		e.gauge(d.timerEnqueueLag, float64(st.TimerEnqueueBehind), storage...)
+		e.gauge(d.timerEnqueueLatency, float64(st.TimerEnqueueLatencyMs), storage...)
+		e.gauge(d.timerDequeueLag, float64(st.TimerDequeueBehind), storage...)
+		e.gauge(d.timerDequeueLatency, float64(st.TimerDequeueLatencyS), storage...)
+		for topic, n := range st.TimingMessages {
+			e.gauge(d.timingMessages, float64(n), "local", "disk", topic)
+		}
 	}
 }
 

@@ -34,6 +34,8 @@ func testState() (*fakeSource, *fakeCounts) {
 			CommitLogMinOffset: 0, CommitLogMaxOffset: 4096, FlushBehindBytes: 100, DispatchBehind: 7,
 			DiskUsedBytes: 1 << 30, DiskTotalBytes: 4 << 30, CommitLogDiskRatio: 0.25, ConsumeQueueDiskRatio: 0.25,
 			EarliestMessageTime: 1_000_000, TimerEnabled: true, TimerEnqueued: 3, TimerDelivered: 2,
+			TimerEnqueueBehind: 1, TimerEnqueueLatencyMs: 50, TimerDequeueBehind: 2, TimerDequeueLatencyS: 1,
+			TimingMessages: map[string]int64{"T": 1},
 		},
 		procs: []Processor{{Name: "send", Queued: 2}, {Name: "pull", Queued: 1}},
 	}
@@ -204,6 +206,11 @@ var rip46Families = []string{
 	"rocketmq_consumer_inflight_messages", "rocketmq_consumer_queueing_latency", "rocketmq_consumer_ready_messages",
 	"rocketmq_storage_size", "rocketmq_storage_flush_behind_bytes", "rocketmq_storage_dispatch_behind_bytes",
 	"rocketmq_storage_message_reserve_time", "rocketmq_timer_enqueue_total", "rocketmq_timer_dequeue_total",
+	"rocketmq_timer_enqueue_lag", "rocketmq_timer_enqueue_latency", "rocketmq_timer_dequeue_lag",
+	"rocketmq_timer_dequeue_latency", "rocketmq_timing_messages",
+	// Events
+	"rocketmq_half_messages", "rocketmq_commit_messages_total", "rocketmq_rollback_messages_total",
+	"rocketmq_finish_message_latency", "rocketmq_send_to_dlq_messages_total", "rocketmq_pop_revive_retry_messages_total",
 }
 
 // TestEveryFamilyPresent: with Counts wired and a window passed, every
@@ -215,7 +222,15 @@ func TestEveryFamilyPresent(t *testing.T) {
 	c := newTestCollector(src, counts, clk)
 	gather(t, c)
 	clk.t = clk.t.Add(DefaultRateWindow)
-	mfs := gather(t, c)
+	ev := NewEvents(BaseLabels("c", "b"))
+	ev.HalfPut("T")
+	ev.Finished("T", true, 0, 1000)
+	ev.SentToDLQ("g1", "T", false)
+	ev.RevivedToRetry("g1", "T", "PUT_OK")
+	mfs := gather(t, c, ev)
+	if got := value(t, mfs, "rocketmq_timing_messages", "topic=T", "storage_type=local", "storage_medium=disk"); got != 1 {
+		t.Errorf("rocketmq_timing_messages{topic=T} = %v, want 1", got)
+	}
 	for _, name := range append(append([]string(nil), exporterFamilies...), rip46Families...) {
 		t.Run(name, func(t *testing.T) {
 			if mfs[name] == nil || len(mfs[name].GetMetric()) == 0 {

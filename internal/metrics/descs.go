@@ -19,6 +19,8 @@ type descs struct {
 	lagMessages, lagLatency, inflight, queueingLatency, ready         *prometheus.Desc
 	storageSize, flushBehind, dispatchBehind, reserveTime             *prometheus.Desc
 	timerEnqueueTotal, timerDequeueTotal                              *prometheus.Desc
+	timerEnqueueLag, timerEnqueueLatency, timingMessages              *prometheus.Desc
+	timerDequeueLag, timerDequeueLatency                              *prometheus.Desc
 	// rocketmq-exporter (RMQMetricsCollector).
 	producerTPS, producerSize, consumerTPS, consumerSize              *prometheus.Desc
 	brokerTPS, brokerQPS                                              *prometheus.Desc
@@ -59,17 +61,22 @@ func newDescs(base prometheus.Labels) descs {
 		producerConns:    rip("rocketmq_producer_connections", "Producer connections", "language", "version", "protocol_type"),
 		consumerConns: rip("rocketmq_consumer_connections", "Consumer connections",
 			"consumer_group", "language", "version", "consume_mode", "protocol_type", "is_system"),
-		lagMessages:       rip("rocketmq_consumer_lag_messages", "Consumer lag messages", lag...),
-		lagLatency:        rip("rocketmq_consumer_lag_latency", "Consumer lag time (milliseconds)", lag...),
-		inflight:          rip("rocketmq_consumer_inflight_messages", "Consumer inflight messages", lag...),
-		queueingLatency:   rip("rocketmq_consumer_queueing_latency", "Consumer queueing time (milliseconds)", lag...),
-		ready:             rip("rocketmq_consumer_ready_messages", "Consumer ready messages", lag...),
-		storageSize:       rip("rocketmq_storage_size", "Broker storage size (bytes)", storage...),
-		flushBehind:       rip("rocketmq_storage_flush_behind_bytes", "Broker flush behind bytes", storage...),
-		dispatchBehind:    rip("rocketmq_storage_dispatch_behind_bytes", "Broker dispatch behind bytes", storage...),
-		reserveTime:       rip("rocketmq_storage_message_reserve_time", "Broker message reserve time (milliseconds)", storage...),
-		timerEnqueueTotal: rip("rocketmq_timer_enqueue_total", "Total number of timer enqueue", storage...),
-		timerDequeueTotal: rip("rocketmq_timer_dequeue_total", "Total number of timer dequeue", storage...),
+		lagMessages:         rip("rocketmq_consumer_lag_messages", "Consumer lag messages", lag...),
+		lagLatency:          rip("rocketmq_consumer_lag_latency", "Consumer lag time (milliseconds)", lag...),
+		inflight:            rip("rocketmq_consumer_inflight_messages", "Consumer inflight messages", lag...),
+		queueingLatency:     rip("rocketmq_consumer_queueing_latency", "Consumer queueing time (milliseconds)", lag...),
+		ready:               rip("rocketmq_consumer_ready_messages", "Consumer ready messages", lag...),
+		storageSize:         rip("rocketmq_storage_size", "Broker storage size (bytes)", storage...),
+		flushBehind:         rip("rocketmq_storage_flush_behind_bytes", "Broker flush behind bytes", storage...),
+		dispatchBehind:      rip("rocketmq_storage_dispatch_behind_bytes", "Broker dispatch behind bytes", storage...),
+		reserveTime:         rip("rocketmq_storage_message_reserve_time", "Broker message reserve time (milliseconds)", storage...),
+		timerEnqueueTotal:   rip("rocketmq_timer_enqueue_total", "Total number of timer enqueue", storage...),
+		timerDequeueTotal:   rip("rocketmq_timer_dequeue_total", "Total number of timer dequeue", storage...),
+		timerEnqueueLag:     rip("rocketmq_timer_enqueue_lag", "Timer enqueue messages lag", storage...),
+		timerEnqueueLatency: rip("rocketmq_timer_enqueue_latency", "Timer enqueue latency (milliseconds)", storage...),
+		timerDequeueLag:     rip("rocketmq_timer_dequeue_lag", "Timer dequeue messages lag", storage...),
+		timerDequeueLatency: rip("rocketmq_timer_dequeue_latency", "Timer dequeue latency", storage...),
+		timingMessages:      rip("rocketmq_timing_messages", "Current message number in timing", append(storage, "topic")...),
 
 		producerTPS:         exp("rocketmq_producer_tps", "TopicPutNums", topicNums...),
 		producerSize:        exp("rocketmq_producer_message_size", "TopicPutMessageSize", topicNums...),

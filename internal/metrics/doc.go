@@ -47,6 +47,18 @@
 //	rocketmq_storage_message_reserve_time    (same)                                      now - oldest message's store time (ms)
 //	rocketmq_timer_enqueue_total             (same)                                      timer entries read since start
 //	rocketmq_timer_dequeue_total             (same)                                      timer messages delivered since start
+//	rocketmq_timer_enqueue_lag               (same)                                      timer-queue messages not read into the timer yet
+//	rocketmq_timer_enqueue_latency           (same)                                      now - store time of the first of them (ms; 0: none)
+//	rocketmq_timer_dequeue_lag               (same)                                      held messages loaded for delivery, not delivered yet
+//	rocketmq_timer_dequeue_latency           (same)                                      (now - delivery watermark) / 1000 (Java's getDequeueBehind: seconds)
+//	rocketmq_timing_messages                 storage_type, storage_medium, topic         held timer messages per real topic (the timer's timermetrics counts)
+//	rocketmq_half_messages                   topic                                       Events: half messages neither committed, rolled back nor discarded
+//	rocketmq_commit_messages_total           topic                                       Events: END_TRANSACTION commits
+//	rocketmq_rollback_messages_total         topic                                       Events: END_TRANSACTION rollbacks
+//	rocketmq_finish_message_latency          topic                                       Events: per commit, (now - half's born time) / 1000; buckets
+//	  (histogram)                                                                        5, 60, 600, 3600, 43200, 86400 (Java's: seconds, unit declared "ms")
+//	rocketmq_send_to_dlq_messages_total      consumer_group, topic, is_system            Events: messages moved to a DLQ (below)
+//	rocketmq_pop_revive_retry_messages_total consumer_group, topic, put_status           Events: revived messages put into their retry topic
 //	rocketmq_rpc_latency (histogram, ms)     protocol_type=remoting, is_long_polling,    each answered request
 //	                                         request_code, response_code, result
 //	rocketmq_messages_in_total               topic, message_type, is_system              Counts
@@ -65,11 +77,30 @@
 // observed, so is_long_polling is always false and result is success or
 // oneway.
 //
-// Not exported yet: rocketmq_half_messages, rocketmq_send_to_dlq_messages_total,
-// rocketmq_commit/rollback_messages_total, rocketmq_finish_message_latency,
-// rocketmq_timer_enqueue/dequeue_lag and _latency, rocketmq_timing_messages,
-// rocketmq_timer_message_snapshot and the POP families: the broker keeps no
-// state they could be read from at scrape time.
+// Events counts where things happen (atomic adds on a per-topic cell, no
+// lock once the cell exists). Half messages are counted by their
+// REAL_TOPIC: +1 when stored, -1 when committed, rolled back or discarded
+// to TRANS_CHECK_MAX_TIME_TOPIC after too many checks (never below 0);
+// the broker saves them at a clean close (HalfCounts, AddHalf). DLQ
+// sends are counted where a message is stored in %DLQ%group: a send back
+// (CONSUMER_SEND_MSG_BACK, which gRPC's ForwardMessageToDeadLetterQueue
+// uses too; topic = originTopic), a send to %RETRY%group past its
+// reconsume times (topic = the %RETRY% topic, counted at the redirect as
+// Java's SendMessageProcessor does) and the POP revive service (topic =
+// the popped topic; Java does not count these). Timer lag and latency
+// follow TimerMessageStore's getEnqueueBehindMessages / getDequeueBehind;
+// the latencies' units are Java's values' (enqueue: ms, dequeue: s).
+//
+// rocketmq_pop_revive_retry_messages_total counts each put of a revived
+// message into its retry topic, stored or not, with the put's status name
+// (PUT_OK, ...), as PopReviveService.reviveRetry; topic is the popped
+// topic (the check point's).
+//
+// Not exported yet: rocketmq_timer_message_snapshot (rocketd's timer
+// files messages in buckets, not Java's per-second wheel slots) and the
+// other POP families of PopMetricsManager (rocketmq_pop_revive_in/out_
+// message_total, rocketmq_pop_revive_lag/latency, the buffer sizes and
+// rocketmq_pop_buffer_scan_time_consume).
 //
 // # rocketmq-exporter families
 //

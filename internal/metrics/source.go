@@ -99,8 +99,21 @@ type StoreStats struct {
 	TimerEnqueued  int64
 	TimerDelivered int64
 	// TimerEnqueueBehind is the number of timer-topic messages not yet
-	// read into the timer.
-	TimerEnqueueBehind int64
+	// read into the timer (rocketmq_timer_enqueue_lag);
+	// TimerEnqueueLatencyMs is how long the first of them has waited
+	// (rocketmq_timer_enqueue_latency, 0 when none waits).
+	TimerEnqueueBehind    int64
+	TimerEnqueueLatencyMs int64
+	// TimerDequeueBehind is the number of held messages loaded for
+	// delivery and not delivered yet (rocketmq_timer_dequeue_lag);
+	// TimerDequeueLatencyS is now minus the time up to which every held
+	// message was delivered, in seconds as Java's getDequeueBehind
+	// (rocketmq_timer_dequeue_latency).
+	TimerDequeueBehind   int64
+	TimerDequeueLatencyS int64
+	// TimingMessages is the number of held messages per real topic
+	// (rocketmq_timing_messages).
+	TimingMessages map[string]int64
 }
 
 // Processor is one request family's queue.

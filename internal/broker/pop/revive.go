@@ -237,8 +237,15 @@ func (r *reviver) reviveOne(ck *CheckPoint, offset int64) error {
 	}
 	rec.Properties = props
 	res := s.cfg.Store.PutMessage(context.Background(), &rec, store.PutOptions{NoDelayRewrite: true})
+	if s.cfg.RevivedToRetry != nil && !meta.IsDLQTopic(rec.Topic) {
+		// PopReviveService.reviveRetry counts every put, stored or not.
+		s.cfg.RevivedToRetry(ck.CID, ck.Topic, res.Status.String())
+	}
 	if !res.Status.Stored() {
 		return fmt.Errorf("revive %s@%d offset %d into %s: %s", ck.Topic, ck.QueueID, offset, rec.Topic, res.Status)
+	}
+	if s.cfg.SentToDLQ != nil && meta.IsDLQTopic(rec.Topic) {
+		s.cfg.SentToDLQ(ck.CID, ck.Topic)
 	}
 	return nil
 }

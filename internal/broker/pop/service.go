@@ -59,7 +59,14 @@ type Config struct {
 	// Notify wakes the pops held on topic and hold queue (see HoldQueue)
 	// whose filter may match tagsCode (WakeAll: every one).
 	Notify func(topic string, holdQueue int32, tagsCode int64)
-	Logger *slog.Logger
+	// SentToDLQ, when set, is told of each message the revive service
+	// stored in group's DLQ (topic: the popped topic); it must not block.
+	SentToDLQ func(group, topic string)
+	// RevivedToRetry, when set, is told of each put of a revived message
+	// into its retry topic and the put's status (PUT_OK, ...); it must
+	// not block (rocketmq_pop_revive_retry_messages_total).
+	RevivedToRetry func(group, topic, putStatus string)
+	Logger         *slog.Logger
 }
 
 // Service serves POP consumption: pops, acks, invisibility changes, the

@@ -50,6 +50,11 @@ type Deps struct {
 	// SendHooks observe every send request (Java's SendMessageHook:
 	// tracing, metrics, auditing), in order.
 	SendHooks []SendHook
+	// SentToDLQ, when set, is told of each message a consumer's send back
+	// (or a %RETRY% send past its reconsume times) stored in group's DLQ;
+	// topic is the consumed topic as Java labels it
+	// (rocketmq_send_to_dlq_messages_total). It must not block.
+	SentToDLQ func(group, topic string)
 	// Txn serves half messages and END_TRANSACTION. Nil: transactional
 	// sends are refused with NO_PERMISSION.
 	Txn *txn.Service
@@ -156,6 +161,7 @@ type Processor struct {
 	role            func() config.BrokerRole
 	pop             *pop.Service
 	stats           *stats.Stats
+	sentToDLQ       func(group, topic string)
 	fams            Families // set by Register
 	extras          func(map[string]string)
 	timerCheckpoint func() (protocol.TimerCheckpoint, bool)
@@ -189,7 +195,7 @@ func New(d Deps) (*Processor, error) {
 	}
 	return &Processor{
 		cfg: d.Config, rt: rt, store: d.Store, topics: d.Topics, groups: d.Groups, offsets: d.Offsets,
-		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, inMemory: d.InMemoryBytes, sendHooks: d.SendHooks, txn: d.Txn, modes: d.RequestModes, mappings: d.Mappings, route: d.TopicRoute, awaitReg: d.AwaitRegistration, forwardFn: d.Forward, users: d.Users, acls: d.ACLs, haRuntime: d.HARuntime, role: d.Role, pop: d.Pop, stats: d.Stats, extras: d.RuntimeExtras, timerCheckpoint: d.TimerCheckpoint, timerMetrics: d.TimerMetrics, timerRecall: d.TimerRecall, log: log,
+		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, inMemory: d.InMemoryBytes, sendHooks: d.SendHooks, txn: d.Txn, modes: d.RequestModes, mappings: d.Mappings, route: d.TopicRoute, awaitReg: d.AwaitRegistration, forwardFn: d.Forward, users: d.Users, acls: d.ACLs, haRuntime: d.HARuntime, role: d.Role, pop: d.Pop, stats: d.Stats, sentToDLQ: d.SentToDLQ, extras: d.RuntimeExtras, timerCheckpoint: d.TimerCheckpoint, timerMetrics: d.TimerMetrics, timerRecall: d.TimerRecall, log: log,
 		region: d.Config.RegionID, traceOn: strconv.FormatBool(d.Config.TraceOn),
 		storedProps: [3]message.Prop{
 			{Key: message.PropertyCluster, Value: d.Config.BrokerClusterName},

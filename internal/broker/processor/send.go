@@ -212,6 +212,11 @@ func (p *Processor) retryOrDLQ(h *protocol.SendMessageRequestHeader, req *remoti
 	if err != nil {
 		return protocol.SystemError, fmt.Sprintf("topic[%s] not exist", meta.DLQTopic(group))
 	}
+	if p.sentToDLQ != nil {
+		// Counted at the redirect, labelled with the %RETRY% topic, as
+		// SendMessageProcessor does.
+		p.sentToDLQ(group, rec.Topic)
+	}
 	rec.Topic = dlq.TopicName
 	rec.QueueID = randomQueue(meta.DLQQueueNums)
 	// The delay level is cleared: a dead letter is not redelivered.

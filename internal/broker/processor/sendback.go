@@ -97,6 +97,10 @@ func (p *Processor) handleSendBack(_ *remoting.Conn, req *remoting.Command) *rem
 
 	res := p.store.PutMessage(context.Background(), &rec, store.PutOptions{NoWait: true})
 	if res.Status.Stored() {
+		if p.sentToDLQ != nil && meta.IsDLQTopic(rec.Topic) {
+			// AbstractSendMessageProcessor labels it with the origin topic.
+			p.sentToDLQ(h.Group, h.OriginTopic)
+		}
 		backTopic, _ := message.Property(props, message.PropertyRetryTopic)
 		p.stats.SendBack(h.Group, backTopic)
 		return ok(nil)

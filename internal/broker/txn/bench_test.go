@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/netip"
 	"strconv"
+	"sync/atomic"
 	"testing"
 
 	"github.com/rocketd/rocketd/internal/broker/meta"
@@ -16,7 +17,21 @@ import (
 // message put, then END_TRANSACTION commit (lookup, committed message, op
 // record). 1 KiB body, ASYNC_FLUSH, no network.
 func BenchmarkHalfAndCommit(b *testing.B) {
-	e := newEnv(b, nil)
+	b.Run("observer=off", func(b *testing.B) { benchHalfAndCommit(b, nil) })
+	b.Run("observer=on", func(b *testing.B) {
+		benchHalfAndCommit(b, func(c *Config) { c.Observer = &countingObserver{} })
+	})
+}
+
+// countingObserver stands for metrics.Events (an atomic add per call).
+type countingObserver struct{ n atomic.Int64 }
+
+func (o *countingObserver) HalfPut(string)                      { o.n.Add(1) }
+func (o *countingObserver) HalfDone(string)                     { o.n.Add(-1) }
+func (o *countingObserver) Finished(string, bool, int64, int64) { o.n.Add(-1) }
+
+func benchHalfAndCommit(b *testing.B, tune func(*Config)) {
+	e := newEnv(b, tune)
 	body := make([]byte, 1024)
 	props := message.EncodeProperties(map[string]string{
 		message.PropertyTransactionPrepared: "true", message.PropertyProducerGroup: "pg", message.PropertyTags: "a",

@@ -267,6 +267,10 @@ func (s *Service) discard(r *message.Record) bool {
 	}
 	s.log.Info("txn: half message discarded after too many checks", "halfOffset", r.QueueOffset,
 		"uniqKey", settleKey(r), "to", meta.TransCheckMaxTopic)
+	if s.cfg.Observer != nil {
+		topic, _ := message.Property(r.Properties, message.PropertyRealTopic)
+		s.cfg.Observer.HalfDone(topic)
+	}
 	return true
 }
 

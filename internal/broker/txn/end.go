@@ -65,6 +65,10 @@ func (s *Service) End(ctx context.Context, h *protocol.EndTransactionRequestHead
 		// the settled set absorbs while this process lives.
 		s.log.Warn("txn: op record not stored", "halfOffset", half.QueueOffset, "status", res.Status)
 	}
+	if s.cfg.Observer != nil {
+		topic, _ := message.Property(half.Properties, message.PropertyRealTopic)
+		s.cfg.Observer.Finished(topic, h.CommitOrRollback == protocol.TransactionCommitType, half.BornTimestamp, now.UnixMilli())
+	}
 	return protocol.Success, ""
 }
 

@@ -37,5 +37,10 @@ func (s *Service) PutHalf(ctx context.Context, r *message.Record, opts store.Put
 	// A DELAY property must not park a half message in the schedule topic:
 	// it would leave the half queue and never be checked.
 	opts.NoDelayRewrite = true
-	return s.cfg.Store.PutMessage(ctx, r, opts)
+	res := s.cfg.Store.PutMessage(ctx, r, opts)
+	if s.cfg.Observer != nil && res.Status == store.PutOK {
+		topic, _ := message.Property(r.Properties, message.PropertyRealTopic)
+		s.cfg.Observer.HalfPut(topic)
+	}
+	return res
 }

@@ -50,9 +50,24 @@ type Config struct {
 	// its topic, message count and bytes written (the broker's statistics
 	// count it as a put, as Java's EndTransactionProcessor does).
 	Committed func(topic string, msgs, bytes int)
+	// Observer, when set, is told of half messages stored, settled and
+	// discarded (the transaction metrics); it must not block.
+	Observer Observer
 	// Now is the clock (default time.Now).
 	Now    func() time.Time
 	Logger *slog.Logger // default: discard
+}
+
+// Observer follows the half messages per real topic (REAL_TOPIC):
+// metrics.Events implements it.
+type Observer interface {
+	// HalfPut: a half message was stored.
+	HalfPut(topic string)
+	// Finished: a half message born at bornMs was committed or rolled
+	// back at nowMs.
+	Finished(topic string, commit bool, bornMs, nowMs int64)
+	// HalfDone: a half message was discarded after too many checks.
+	HalfDone(topic string)
 }
 
 // Defaults of Config (rocketmq-spec.md §11.1).
