@@ -3,7 +3,9 @@ package broker_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -400,7 +402,8 @@ func TestControllerModeFailover(t *testing.T) {
 }
 
 // sameLog checks that two CommitLogs hold the same bytes up to the last
-// non-zero byte of either.
+// non-zero byte of either. A segment of adir that bdir lacks must be empty:
+// a store prepares its next segment before it needs it.
 func sameLog(t *testing.T, adir, bdir string) {
 	t.Helper()
 	files, err := os.ReadDir(adir)
@@ -413,6 +416,9 @@ func sameLog(t *testing.T, adir, bdir string) {
 			t.Fatal(err)
 		}
 		b, err := os.ReadFile(filepath.Join(bdir, f.Name()))
+		if errors.Is(err, fs.ErrNotExist) && len(bytes.TrimRight(a, "\x00")) == 0 {
+			continue // prepared ahead on one side, nothing written to it yet
+		}
 		if err != nil {
 			t.Fatalf("segment %s: %v", f.Name(), err)
 		}

@@ -24,6 +24,14 @@ function el(tag, attrs, ...children) {
 const results = {};
 
 // resultLine is a form's result paragraph, showing its last result.
+// redrawSoon redraws the page a moment after a change, so that it shows
+// the broker's new state; not if the user has gone to another page since,
+// whose form it would wipe.
+function redrawSoon() {
+  const here = location.hash;
+  setTimeout(() => { if (location.hash === here) render(); }, 300);
+}
+
 function resultLine(id) {
   const r = results[id];
   return el("p", { id, class: r ? r.cls : "" }, r ? r.text : "");
@@ -141,7 +149,7 @@ const pages = {
         const r = await post("/api/topics", { topic: f.topic.value.trim(), cluster: f.cluster.value.trim(),
           readQueues: +f.readQueues.value, writeQueues: +f.writeQueues.value, order: f.order.checked });
         showResult(out, "ok", "created " + r.topic + " on " + r.brokers.join(", "));
-        setTimeout(render, 300);
+        redrawSoon();
       } catch (e) { showResult(out, "error", e.message); }
     } },
     el("label", {}, "topic", el("input", { name: "topic", required: "", pattern: "[A-Za-z0-9%|_-]{1,127}" })),
@@ -195,7 +203,7 @@ const pages = {
       try {
         const r = await post("/api/group/reset", { group: name, topic: f.topic.value, timestamp: ts });
         showResult(out, "ok", "reset " + r.topic + " on " + r.brokers.join(", "));
-        setTimeout(render, 300);
+        redrawSoon();
       } catch (e) { showResult(out, "error", e.message); }
     } },
     el("label", {}, "topic", el("select", { name: "topic" }, topics.map((t) => el("option", { value: t }, t)))),
