@@ -1,157 +1,22 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/rocketd/rocketd/bench/internal/child"
 )
 
-// process is one rocketd child: its command line, log file and exit.
-type process struct {
-	name    string
-	bin     string
-	args    []string
-	logPath string
-
-	cmd      *exec.Cmd
-	log      *os.File
-	logStart int64         // size of the log file when this run started
-	exited   chan struct{} // closed once Wait returned
-}
-
-// start runs the process (again, after a kill) with its output appended to
-// its log file.
-func (p *process) start() error {
-	f, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(f, "=== %s start %s\n", time.Now().Format(time.RFC3339Nano), strings.Join(p.args, " "))
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return err
-	}
-	p.logStart = st.Size()
-	cmd := exec.Command(p.bin, p.args...)
-	cmd.Stdout, cmd.Stderr = f, f
-	// Own process group: a signal to the harness's terminal does not reach
-	// the broker behind the harness's back.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		f.Close()
-		return fmt.Errorf("start %s: %w", p.name, err)
-	}
-	p.cmd, p.log, p.exited = cmd, f, make(chan struct{})
-	go func(exited chan struct{}) { _ = cmd.Wait(); close(exited) }(p.exited)
-	return nil
-}
-
-func (p *process) running() bool {
-	if p.cmd == nil {
-		return false
-	}
-	select {
-	case <-p.exited:
-		return false
-	default:
-		return true
-	}
-}
-
-// kill sends SIGKILL (SIGCONT too: a stopped process) and waits for the
-// exit.
-func (p *process) kill() {
-	if !p.running() {
-		return
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGKILL)
-	_ = p.cmd.Process.Signal(syscall.SIGCONT)
-	<-p.exited
-	p.log.Close()
-}
-
-// stop sends SIGTERM and waits up to grace, then SIGKILL.
-func (p *process) stop(grace time.Duration) {
-	if !p.running() {
-		return
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	_ = p.cmd.Process.Signal(syscall.SIGCONT)
-	select {
-	case <-p.exited:
-		p.log.Close()
-	case <-time.After(grace):
-		p.kill()
-	}
-}
-
-func (p *process) signal(sig syscall.Signal) error {
-	if !p.running() {
-		return fmt.Errorf("%s is not running", p.name)
-	}
-	return p.cmd.Process.Signal(sig)
-}
-
-// stopped reports whether /proc says the process is stopped by a signal
-// (state T): kill(2) returns before every thread has stopped.
-func (p *process) stopped() bool {
-	if !p.running() {
-		return false
-	}
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(p.cmd.Process.Pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(stat, ')')
-	return i >= 0 && i+2 < len(stat) && stat[i+2] == 'T'
-}
-
-// waitLog polls what this run of the process logged until it contains
-// text.
-func (p *process) waitLog(ctx context.Context, text string, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		if b, err := os.ReadFile(p.logPath); err == nil && int64(len(b)) >= p.logStart &&
-			bytes.Contains(b[p.logStart:], []byte(text)) {
-			return nil
-		}
-		if !p.running() {
-			return fmt.Errorf("%s exited before logging %q:\n%s", p.name, text, p.logTail(20))
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s: no %q in its log after %v:\n%s", p.name, text, timeout, p.logTail(20))
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
-
-// logTail returns the last n lines of the process's log.
-func (p *process) logTail(n int) string {
-	b, err := os.ReadFile(p.logPath)
-	if err != nil {
-		return err.Error()
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
+// process is one rocketd child (bench/internal/child).
+type process = child.Process
 
 // cluster is the NameServer, the master and (unless role is "none") a slave
 // as separate rocketd processes on loopback.
@@ -240,10 +105,10 @@ func startCluster(ctx context.Context, s clusterSpec) (*cluster, error) {
 	}
 	c := &cluster{nsAddr: "127.0.0.1:" + strconv.Itoa(ports[0]), masterAddr: "127.0.0.1:" + strconv.Itoa(ports[1]),
 		masterStore: s.masterStore}
-	c.ns = &process{name: "namesrv", bin: s.bin, logPath: filepath.Join(s.dir, "namesrv.log"),
-		args: []string{"namesrv", "--log-level", "warn", "--port", strconv.Itoa(ports[0]),
+	c.ns = &process{Name: "namesrv", Bin: s.bin, LogPath: filepath.Join(s.dir, "namesrv.log"),
+		Args: []string{"namesrv", "--log-level", "warn", "--port", strconv.Itoa(ports[0]),
 			"--kv-config", filepath.Join(s.dir, "kvConfig.json")}}
-	if err := c.ns.start(); err != nil {
+	if err := c.ns.Start(); err != nil {
 		return nil, err
 	}
 	if err := waitTCP(ctx, c.ns, c.nsAddr, 30*time.Second); err != nil {
@@ -261,15 +126,15 @@ func startCluster(ctx context.Context, s clusterSpec) (*cluster, error) {
 		c.stop()
 		return nil, err
 	}
-	c.master = &process{name: "master", bin: s.bin, logPath: filepath.Join(s.dir, "master.log"),
-		args: []string{"broker", "--log-level", "info", "-c", mconf}}
-	if err := c.master.start(); err != nil {
+	c.master = &process{Name: "master", Bin: s.bin, LogPath: filepath.Join(s.dir, "master.log"),
+		Args: []string{"broker", "--log-level", "info", "-c", mconf}}
+	if err := c.master.Start(); err != nil {
 		c.stop()
 		return nil, err
 	}
 	// Registered with the NameServer: a slave started before that learns
 	// the master's address only at its next registration, 30 s later.
-	if err := c.master.waitLog(ctx, "broker ready", 60*time.Second); err != nil {
+	if err := c.master.WaitLog(ctx, "broker ready", 60*time.Second); err != nil {
 		c.stop()
 		return nil, err
 	}
@@ -282,9 +147,9 @@ func startCluster(ctx context.Context, s clusterSpec) (*cluster, error) {
 			c.stop()
 			return nil, err
 		}
-		c.slave = &process{name: "slave", bin: s.bin, logPath: filepath.Join(s.dir, "slave.log"),
-			args: []string{"broker", "--log-level", "info", "-c", sconf}}
-		if err := c.slave.start(); err != nil {
+		c.slave = &process{Name: "slave", Bin: s.bin, LogPath: filepath.Join(s.dir, "slave.log"),
+			Args: []string{"broker", "--log-level", "info", "-c", sconf}}
+		if err := c.slave.Start(); err != nil {
 			c.stop()
 			return nil, err
 		}
@@ -300,7 +165,7 @@ func startCluster(ctx context.Context, s clusterSpec) (*cluster, error) {
 func (c *cluster) stop() {
 	for _, p := range []*process{c.slave, c.master, c.ns} {
 		if p != nil {
-			p.stop(20 * time.Second)
+			p.Stop(20 * time.Second)
 		}
 	}
 }
@@ -315,11 +180,11 @@ func waitTCP(ctx context.Context, p *process, addr string, timeout time.Duration
 			conn.Close()
 			return nil
 		}
-		if !p.running() {
-			return fmt.Errorf("%s exited before %s accepted connections:\n%s", p.name, addr, p.logTail(20))
+		if !p.Running() {
+			return fmt.Errorf("%s exited before %s accepted connections:\n%s", p.Name, addr, p.LogTail(20))
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s: nothing listening on %s after %v: %w", p.name, addr, timeout, err)
+			return fmt.Errorf("%s: nothing listening on %s after %v: %w", p.Name, addr, timeout, err)
 		}
 		select {
 		case <-ctx.Done():

@@ -159,7 +159,7 @@ func (e *env) setup(ctx context.Context) error {
 		}
 	}
 	if _, ok := e.probeUntil(ctx, 60*time.Second); !ok {
-		return fmt.Errorf("no successful send within 60 s of the start:\n%s", e.c.master.logTail(20))
+		return fmt.Errorf("no successful send within 60 s of the start:\n%s", e.c.master.LogTail(20))
 	}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
@@ -268,7 +268,7 @@ func (e *env) cycle(ctx context.Context, cr *cycleResult) error {
 		cr.loadRecovery, cr.loadResumed = ok.Sub(e.led.faultMark[cr.n]), true
 	}
 	e.led.mu.Unlock()
-	if !e.c.master.running() {
+	if !e.c.master.Running() {
 		// The master died after recovering: restart it so that the read
 		// can run, and say so.
 		cr.notes = append(cr.notes, "master exited after the recovery; restarted to read")
@@ -291,10 +291,10 @@ func (e *env) cycle(ctx context.Context, cr *cycleResult) error {
 // ends when the new process starts.
 func (e *env) killMaster(cr *cycleResult) (time.Time, error) {
 	e.led.markFault(cr.n, time.Now())
-	e.c.master.kill()
+	e.c.master.Kill()
 	cleared := time.Now()
 	e.led.markCleared(cr.n, cleared)
-	return cleared, e.c.master.start()
+	return cleared, e.c.master.Start()
 }
 
 // fillDisk fills the master's file system and keeps it full until a send
@@ -324,7 +324,7 @@ func (e *env) fillDisk(ctx context.Context, cr *cycleResult) (time.Time, error) 
 		if !refusedAt.IsZero() && time.Since(refusedAt) >= e.o.fault {
 			break
 		}
-		if !e.c.master.running() {
+		if !e.c.master.Running() {
 			cr.notes = append(cr.notes, "master exited on the full disk")
 			break
 		}
@@ -337,10 +337,10 @@ func (e *env) fillDisk(ctx context.Context, cr *cycleResult) (time.Time, error) 
 	}
 	cleared := time.Now()
 	e.led.markCleared(cr.n, cleared)
-	if !e.c.master.running() {
-		cr.notes = append(cr.notes, "exit: "+lastLine(e.c.master.logTail(3)))
+	if !e.c.master.Running() {
+		cr.notes = append(cr.notes, "exit: "+lastLine(e.c.master.LogTail(3)))
 		cr.restarted = true
-		if err := e.c.master.start(); err != nil {
+		if err := e.c.master.Start(); err != nil {
 			return cleared, err
 		}
 	}
@@ -352,20 +352,20 @@ func (e *env) stopSlave(ctx context.Context, cr *cycleResult) (time.Time, error)
 	if e.c.slave == nil {
 		return time.Time{}, errors.New("no slave to stop")
 	}
-	if err := e.c.slave.signal(syscall.SIGSTOP); err != nil {
+	if err := e.c.slave.Signal(syscall.SIGSTOP); err != nil {
 		return time.Time{}, err
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for !e.c.slave.stopped() {
+	for !e.c.slave.Stopped() {
 		if time.Now().After(deadline) {
-			_ = e.c.slave.signal(syscall.SIGCONT)
+			_ = e.c.slave.Signal(syscall.SIGCONT)
 			return time.Time{}, errors.New("the slave did not stop within 10 s of SIGSTOP")
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	e.led.markFault(cr.n, time.Now())
 	serr := sleep(ctx, e.o.fault)
-	if err := e.c.slave.signal(syscall.SIGCONT); err != nil {
+	if err := e.c.slave.Signal(syscall.SIGCONT); err != nil {
 		return time.Time{}, err
 	}
 	cleared := time.Now()
@@ -396,8 +396,8 @@ func (e *env) recover(ctx context.Context, cr *cycleResult, cleared time.Time) {
 }
 
 func (e *env) restartMaster(ctx context.Context) error {
-	e.c.master.kill()
-	if err := e.c.master.start(); err != nil {
+	e.c.master.Kill()
+	if err := e.c.master.Start(); err != nil {
 		return err
 	}
 	return waitTCP(ctx, e.c.master, e.c.masterAddr, 60*time.Second)

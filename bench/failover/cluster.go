@@ -1,118 +1,24 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/rocketd/rocketd/bench/internal/child"
 	"github.com/rocketd/rocketd/internal/controller/client"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
 )
 
-// process is one rocketd child: its command line, log file and exit.
-type process struct {
-	name, bin, logPath string
-	args               []string
-
-	cmd      *exec.Cmd
-	log      *os.File
-	logStart int64
-	exited   chan struct{}
-}
-
-// start runs the process (again, after a kill), its output appended to its
-// log file.
-func (p *process) start() error {
-	f, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return err
-	}
-	p.logStart = st.Size()
-	cmd := exec.Command(p.bin, p.args...)
-	cmd.Stdout, cmd.Stderr = f, f
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		f.Close()
-		return fmt.Errorf("start %s: %w", p.name, err)
-	}
-	p.cmd, p.log, p.exited = cmd, f, make(chan struct{})
-	go func(exited chan struct{}) { _ = cmd.Wait(); close(exited) }(p.exited)
-	return nil
-}
-
-func (p *process) running() bool {
-	if p.cmd == nil {
-		return false
-	}
-	select {
-	case <-p.exited:
-		return false
-	default:
-		return true
-	}
-}
-
-// kill sends SIGKILL and waits for the exit.
-func (p *process) kill() {
-	if !p.running() {
-		return
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGKILL)
-	<-p.exited
-	p.log.Close()
-}
-
-// stop sends SIGTERM and waits up to grace, then SIGKILL.
-func (p *process) stop(grace time.Duration) {
-	if !p.running() {
-		return
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.exited:
-		p.log.Close()
-	case <-time.After(grace):
-		p.kill()
-	}
-}
-
-// waitLog polls this run's log until it contains text.
-func (p *process) waitLog(ctx context.Context, text string, timeout time.Duration) error {
-	return poll(ctx, timeout, fmt.Sprintf("%s to log %q", p.name, text), func() (bool, error) {
-		if !p.running() {
-			return false, fmt.Errorf("%s exited:\n%s", p.name, p.logTail(20))
-		}
-		b, err := os.ReadFile(p.logPath)
-		return err == nil && int64(len(b)) >= p.logStart && bytes.Contains(b[p.logStart:], []byte(text)), nil
-	})
-}
-
-func (p *process) logTail(n int) string {
-	b, err := os.ReadFile(p.logPath)
-	if err != nil {
-		return err.Error()
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
+// process is one rocketd child (bench/internal/child).
+type process = child.Process
 
 // poll calls cond every 20 ms until it is true, fails, ctx ends or
 // timeout passes.
@@ -228,27 +134,27 @@ func startCluster(ctx context.Context, bin, dir string) (_ *cluster, err error) 
 		}); err != nil {
 			return c, err
 		}
-		p := &process{name: fmt.Sprintf("controller%d", i), bin: bin, logPath: filepath.Join(dir, fmt.Sprintf("controller%d.log", i)),
-			args: []string{"controller", "-c", conf}}
-		if err := p.start(); err != nil {
+		p := &process{Name: fmt.Sprintf("controller%d", i), Bin: bin, LogPath: filepath.Join(dir, fmt.Sprintf("controller%d.log", i)),
+			Args: []string{"controller", "-c", conf}}
+		if err := p.Start(); err != nil {
 			return c, err
 		}
 		c.ctls = append(c.ctls, p)
 	}
 	for _, p := range c.ctls {
-		if err := p.waitLog(ctx, "controller ready", 30*time.Second); err != nil {
+		if err := p.WaitLog(ctx, "controller ready", 30*time.Second); err != nil {
 			return c, err
 		}
 	}
 	if c.ctl, err = client.New(strings.Join(ctlAddrs, ";"), c.rc); err != nil {
 		return c, err
 	}
-	c.ns = &process{name: "namesrv", bin: bin, logPath: filepath.Join(dir, "namesrv.log"),
-		args: []string{"namesrv", "--port", strconv.Itoa(ports[6]), "--kv-config", filepath.Join(dir, "kv.json")}}
-	if err := c.ns.start(); err != nil {
+	c.ns = &process{Name: "namesrv", Bin: bin, LogPath: filepath.Join(dir, "namesrv.log"),
+		Args: []string{"namesrv", "--port", strconv.Itoa(ports[6]), "--kv-config", filepath.Join(dir, "kv.json")}}
+	if err := c.ns.Start(); err != nil {
 		return c, err
 	}
-	if err := c.ns.waitLog(ctx, "NameServer ready", 30*time.Second); err != nil {
+	if err := c.ns.WaitLog(ctx, "NameServer ready", 30*time.Second); err != nil {
 		return c, err
 	}
 	for i := range 3 {
@@ -266,12 +172,12 @@ func startCluster(ctx context.Context, bin, dir string) (_ *cluster, err error) 
 		}); err != nil {
 			return c, err
 		}
-		b := &broker{process: &process{name: name, bin: bin, logPath: filepath.Join(dir, name+".log"),
-			args: []string{"broker", "--log-level", "info", "-c", conf}}, addr: "127.0.0.1:" + strconv.Itoa(port)}
-		if err := b.start(); err != nil {
+		b := &broker{process: &process{Name: name, Bin: bin, LogPath: filepath.Join(dir, name+".log"),
+			Args: []string{"broker", "--log-level", "info", "-c", conf}}, addr: "127.0.0.1:" + strconv.Itoa(port)}
+		if err := b.Start(); err != nil {
 			return c, err
 		}
-		if err := b.waitLog(ctx, "broker ready", 60*time.Second); err != nil {
+		if err := b.WaitLog(ctx, "broker ready", 60*time.Second); err != nil {
 			return c, err
 		}
 		c.brokers = append(c.brokers, b)
@@ -323,13 +229,13 @@ func (c *cluster) byAddr(addr string) *broker {
 // stop ends every process: brokers, NameServer, controllers.
 func (c *cluster) stop() {
 	for _, b := range c.brokers {
-		b.stop(20 * time.Second)
+		b.Stop(20 * time.Second)
 	}
 	if c.ns != nil {
-		c.ns.stop(10 * time.Second)
+		c.ns.Stop(10 * time.Second)
 	}
 	for _, p := range c.ctls {
-		p.stop(10 * time.Second)
+		p.Stop(10 * time.Second)
 	}
 	if c.ctl != nil {
 		_ = c.ctl.Close()

@@ -82,8 +82,8 @@ func runCycle(ctx context.Context, c *cluster, o options, led *ledger, i int) (c
 	if victim == nil {
 		return res, fmt.Errorf("master %s is none of the brokers", mi.MasterAddress)
 	}
-	res.killed = victim.name
-	victim.kill()
+	res.killed = victim.Name
+	victim.Kill()
 	t0 := time.Now()
 	led.killed(i, t0)
 	if err := poll(ctx, 60*time.Second, "a new master", func() (bool, error) {
@@ -99,13 +99,13 @@ func runCycle(ctx context.Context, c *cluster, o options, led *ledger, i int) (c
 	}
 	res.write = at.Sub(t0)
 	if b := c.byAddr(by); b != nil {
-		res.master = b.name
+		res.master = b.Name
 	}
 	// The old master rejoins as a slave.
-	if err := victim.start(); err != nil {
+	if err := victim.Start(); err != nil {
 		return res, err
 	}
-	if err := victim.waitLog(ctx, "broker ready", 60*time.Second); err != nil {
+	if err := victim.WaitLog(ctx, "broker ready", 60*time.Second); err != nil {
 		return res, err
 	}
 	if err := c.waitSyncStateSet(ctx, 3, 90*time.Second); err != nil {

@@ -28,17 +28,7 @@ type receiptHandle struct {
 // are ignored, as Java's decode does.
 func parseReceiptHandle(s string) (receiptHandle, bool) {
 	var f [9]string
-	n, rest := 0, s
-	for n < len(f) {
-		i := strings.IndexByte(rest, ' ')
-		if i < 0 {
-			f[n] = rest
-			n++
-			break
-		}
-		f[n], rest = rest[:i], rest[i+1:]
-		n++
-	}
+	n := pop.SplitFields(s, f[:])
 	if n < 8 {
 		return receiptHandle{}, false
 	}

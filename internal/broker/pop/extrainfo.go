@@ -27,23 +27,30 @@ func (e ExtraInfo) String() string {
 		e.Mark, e.BrokerName, e.QueueID, e.QueueOffset)
 }
 
+// SplitFields splits s at single spaces into f and returns how many
+// fields it filled; text beyond len(f) fields is dropped, as Java's
+// receipt-handle decoders ignore extra fields. It does not allocate.
+func SplitFields(s string, f []string) int {
+	n, rest := 0, s
+	for n < len(f) {
+		i := strings.IndexByte(rest, ' ')
+		if i < 0 {
+			f[n] = rest
+			return n + 1
+		}
+		f[n], rest = rest[:i], rest[i+1:]
+		n++
+	}
+	return n
+}
+
 // ParseExtraInfo reads a receipt handle. Java's accessors need at least
 // the first field for the one they read; the processors read fields 1-4
 // and 6, so fewer than seven fields is refused. Fields beyond the eighth
 // are ignored. It allocates nothing but its error (one call per ack).
 func ParseExtraInfo(s string) (ExtraInfo, error) {
 	var f [8]string
-	n, rest := 0, s
-	for n < len(f) {
-		i := strings.IndexByte(rest, ' ')
-		if i < 0 {
-			f[n] = rest
-			n++
-			break
-		}
-		f[n], rest = rest[:i], rest[i+1:]
-		n++
-	}
+	n := SplitFields(s, f[:])
 	if n < 7 {
 		return ExtraInfo{}, fmt.Errorf("extraInfo %q: %d fields, want 7 or 8", s, strings.Count(s, " ")+1)
 	}

@@ -1,0 +1,153 @@
+// Package child runs rocketd processes for the bench harnesses (bench/chaos,
+// bench/failover): start, kill -9, stop, SIGSTOP/SIGCONT, and waits on what
+// a run logged.
+package child
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Process is one rocketd child: its command line, log file and exit.
+type Process struct {
+	Name    string
+	Bin     string
+	Args    []string
+	LogPath string
+
+	cmd      *exec.Cmd
+	log      *os.File
+	logStart int64         // size of the log file when this run started
+	exited   chan struct{} // closed once Wait returned
+}
+
+// Start runs the process (again, after a kill) with its output appended to
+// its log file.
+func (p *Process) Start() error {
+	f, err := os.OpenFile(p.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(f, "=== %s start %s\n", time.Now().Format(time.RFC3339Nano), strings.Join(p.Args, " "))
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return err
+	}
+	p.logStart = st.Size()
+	cmd := exec.Command(p.Bin, p.Args...)
+	cmd.Stdout, cmd.Stderr = f, f
+	// Own process group: a signal to the harness's terminal does not reach
+	// the broker behind the harness's back.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		f.Close()
+		return fmt.Errorf("start %s: %w", p.Name, err)
+	}
+	p.cmd, p.log, p.exited = cmd, f, make(chan struct{})
+	go func(exited chan struct{}) { _ = cmd.Wait(); close(exited) }(p.exited)
+	return nil
+}
+
+func (p *Process) Running() bool {
+	if p.cmd == nil {
+		return false
+	}
+	select {
+	case <-p.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// Kill sends SIGKILL (SIGCONT too: a stopped process) and waits for the
+// exit.
+func (p *Process) Kill() {
+	if !p.Running() {
+		return
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	_ = p.cmd.Process.Signal(syscall.SIGCONT)
+	<-p.exited
+	p.log.Close()
+}
+
+// Stop sends SIGTERM and waits up to grace, then SIGKILL.
+func (p *Process) Stop(grace time.Duration) {
+	if !p.Running() {
+		return
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	_ = p.cmd.Process.Signal(syscall.SIGCONT)
+	select {
+	case <-p.exited:
+		p.log.Close()
+	case <-time.After(grace):
+		p.Kill()
+	}
+}
+
+func (p *Process) Signal(sig syscall.Signal) error {
+	if !p.Running() {
+		return fmt.Errorf("%s is not running", p.Name)
+	}
+	return p.cmd.Process.Signal(sig)
+}
+
+// Stopped reports whether /proc says the process is stopped by a signal
+// (state T): kill(2) returns before every thread has stopped.
+func (p *Process) Stopped() bool {
+	if !p.Running() {
+		return false
+	}
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(p.cmd.Process.Pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	return i >= 0 && i+2 < len(stat) && stat[i+2] == 'T'
+}
+
+// WaitLog polls what this run of the process logged until it contains
+// text.
+func (p *Process) WaitLog(ctx context.Context, text string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		if b, err := os.ReadFile(p.LogPath); err == nil && int64(len(b)) >= p.logStart &&
+			bytes.Contains(b[p.logStart:], []byte(text)) {
+			return nil
+		}
+		if !p.Running() {
+			return fmt.Errorf("%s exited before logging %q:\n%s", p.Name, text, p.LogTail(20))
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s: no %q in its log after %v:\n%s", p.Name, text, timeout, p.LogTail(20))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// LogTail returns the last n lines of the process's log.
+func (p *Process) LogTail(n int) string {
+	b, err := os.ReadFile(p.LogPath)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
