@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/rocketd/rocketd/bench/internal/child"
 	"github.com/rocketd/rocketd/internal/testutil/proc"
 )
 
@@ -43,11 +44,11 @@ func TestParseFlags(t *testing.T) {
 }
 
 func TestBodyFor(t *testing.T) {
-	a, b := bodyFor("c001-w00-0000001", 256), bodyFor("c001-w00-0000002", 256)
+	a, b := child.Body("c001-w00-0000001", 256), child.Body("c001-w00-0000002", 256)
 	if len(a) != 256 || !bytes.HasPrefix(a, []byte("c001-w00-0000001|")) || bytes.Equal(a[17:], b[17:]) {
 		t.Errorf("bodies %q / %q", a, b)
 	}
-	if !bytes.Equal(a, bodyFor("c001-w00-0000001", 256)) {
+	if !bytes.Equal(a, child.Body("c001-w00-0000001", 256)) {
 		t.Error("bodyFor is not deterministic")
 	}
 }

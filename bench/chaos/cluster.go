@@ -5,11 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/rocketd/rocketd/bench/internal/child"
@@ -61,45 +58,10 @@ func brokerProps(s clusterSpec, nsAddr string, port, haPort int, store string) m
 	}
 }
 
-func writeConf(path string, kv map[string]string) error {
-	keys := make([]string, 0, len(kv))
-	for k := range kv {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		fmt.Fprintf(&b, "%s=%s\n", k, kv[k])
-	}
-	return os.WriteFile(path, []byte(b.String()), 0o644)
-}
-
-// freePorts returns n distinct loopback ports that were free a moment ago.
-// All are held open together so none is returned twice.
-func freePorts(n int) ([]int, error) {
-	var lns []net.Listener
-	defer func() {
-		for _, l := range lns {
-			l.Close()
-		}
-	}()
-	var ports []int
-	for len(ports) < n {
-		// Every interface: the HA listener may bind them all.
-		l, err := net.Listen("tcp", ":0")
-		if err != nil {
-			return nil, fmt.Errorf("free port: %w", err)
-		}
-		lns = append(lns, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
-}
-
 // startCluster starts the processes and waits until each accepts
 // connections.
 func startCluster(ctx context.Context, s clusterSpec) (*cluster, error) {
-	ports, err := freePorts(5)
+	ports, err := child.FreePorts(5)
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +84,7 @@ func startCluster(ctx context.Context, s clusterSpec) (*cluster, error) {
 	mkv := brokerProps(s, c.nsAddr, ports[1], ports[2], s.masterStore)
 	mkv["brokerId"], mkv["brokerRole"] = "0", role
 	mconf := filepath.Join(s.dir, "master.conf")
-	if err := writeConf(mconf, mkv); err != nil {
+	if err := child.WriteConf(mconf, mkv); err != nil {
 		c.stop()
 		return nil, err
 	}
@@ -143,7 +105,7 @@ func startCluster(ctx context.Context, s clusterSpec) (*cluster, error) {
 		skv := brokerProps(s, c.nsAddr, ports[3], ports[4], c.slaveStore)
 		skv["brokerId"], skv["brokerRole"] = "1", "SLAVE"
 		sconf := filepath.Join(s.dir, "slave.conf")
-		if err := writeConf(sconf, skv); err != nil {
+		if err := child.WriteConf(sconf, skv); err != nil {
 			c.stop()
 			return nil, err
 		}

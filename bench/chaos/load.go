@@ -10,6 +10,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
+	"github.com/rocketd/rocketd/bench/internal/child"
 )
 
 // ack is where the broker said (SEND_OK) it stored a message.
@@ -138,25 +139,6 @@ func sendOutcome(r *primitive.SendResult, err error) string {
 	return fmt.Sprintf("status %d", r.Status)
 }
 
-// bodyFor is the body of the message with key: the key, then filler bytes
-// that depend on the key, size bytes in all (at least the key). Read-back
-// compares bodies with it. Bodies stay under the client's 4 KiB
-// compression threshold.
-func bodyFor(key string, size int) []byte {
-	b := make([]byte, max(size, len(key)+1))
-	n := copy(b, key)
-	b[n] = '|'
-	var h uint32 = 2166136261
-	for i := 0; i < len(key); i++ {
-		h = (h ^ uint32(key[i])) * 16777619
-	}
-	for i := n + 1; i < len(b); i++ {
-		h = h*1103515245 + 12345
-		b[i] = 'a' + byte(h>>16)%26
-	}
-	return b
-}
-
 // loadGen is the official Go client's producer, shared by the workers.
 type loadGen struct {
 	p        rocketmq.Producer
@@ -203,7 +185,7 @@ func (g *loadGen) start(cycle int) (stop func()) {
 				sent++
 				mu.Unlock()
 				key := fmt.Sprintf("c%03d-w%02d-%07d", cycle, w, i)
-				msg := primitive.NewMessage(g.topic, bodyFor(key, g.bodySize))
+				msg := primitive.NewMessage(g.topic, child.Body(key, g.bodySize))
 				msg.WithKeys([]string{key})
 				start := time.Now()
 				r, err := g.p.SendSync(context.Background(), msg)

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/rocketd/rocketd/bench/internal/child"
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
@@ -22,7 +23,7 @@ type position struct {
 // topicScan is everything one read of the topic found.
 type topicScan struct {
 	byKey     map[string][]position
-	badBody   map[string]bool // a copy of the key whose body is not bodyFor(key)
+	badBody   map[string]bool // a copy of the key whose body is not child.Body(key)
 	minOffset []int64         // per queue
 	maxOffset []int64
 	messages  int
@@ -131,7 +132,7 @@ func (r *reader) readQueue(ctx context.Context, s *topicScan, qid int, from, to 
 					continue
 				}
 				s.byKey[key] = append(s.byKey[key], position{queueID: int(rec.QueueID), queueOffset: rec.QueueOffset})
-				if !bytes.Equal(rec.Body, bodyFor(key, r.bodySize)) {
+				if !bytes.Equal(rec.Body, child.Body(key, r.bodySize)) {
 					s.badBody[key] = true
 				}
 			}

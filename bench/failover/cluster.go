@@ -3,10 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
-	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -43,47 +40,6 @@ func poll(ctx context.Context, timeout time.Duration, what string, cond func() (
 	}
 }
 
-func writeConf(path string, kv map[string]string) error {
-	keys := make([]string, 0, len(kv))
-	for k := range kv {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		fmt.Fprintf(&b, "%s=%s\n", k, kv[k])
-	}
-	return os.WriteFile(path, []byte(b.String()), 0o644)
-}
-
-// freePorts returns n distinct ports that were free a moment ago (all held
-// open together), none of whose neighbours (a broker's port+1 and -2)
-// is among the others.
-func freePorts(n int) ([]int, error) {
-	var lns []net.Listener
-	defer func() {
-		for _, l := range lns {
-			l.Close()
-		}
-	}()
-	used := map[int]bool{}
-	var ports []int
-	for len(ports) < n {
-		l, err := net.Listen("tcp", ":0")
-		if err != nil {
-			return nil, fmt.Errorf("free port: %w", err)
-		}
-		lns = append(lns, l)
-		p := l.Addr().(*net.TCPAddr).Port
-		if used[p] || used[p+1] || used[p-1] || used[p+2] || used[p-2] {
-			continue
-		}
-		used[p] = true
-		ports = append(ports, p)
-	}
-	return ports, nil
-}
-
 const (
 	clusterName = "FailoverCluster"
 	brokerName  = "failover-broker"
@@ -110,7 +66,7 @@ type cluster struct {
 // startCluster starts three controllers, a NameServer and three brokers in
 // controller mode, the first one elected master.
 func startCluster(ctx context.Context, bin, dir string) (_ *cluster, err error) {
-	ports, err := freePorts(3*2 + 1 + 3*2)
+	ports, err := child.FreePorts(3*2 + 1 + 3*2)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +83,7 @@ func startCluster(ctx context.Context, bin, dir string) (_ *cluster, err error) 
 	}
 	for i := range 3 {
 		conf := filepath.Join(dir, fmt.Sprintf("controller%d.conf", i))
-		if err := writeConf(conf, map[string]string{
+		if err := child.WriteConf(conf, map[string]string{
 			"controllerDLegerGroup": "failover", "controllerDLegerPeers": strings.Join(peers, ";"),
 			"controllerDLegerSelfId": fmt.Sprintf("n%d", i), "controllerStorePath": filepath.Join(dir, "controller"),
 			"listenPort": strconv.Itoa(ports[2*i+1]), "scanNotActiveBrokerInterval": "1000", "scanInactiveMasterInterval": "1000",
@@ -161,7 +117,7 @@ func startCluster(ctx context.Context, bin, dir string) (_ *cluster, err error) 
 		port, haPort := ports[7+2*i], ports[8+2*i]
 		name := fmt.Sprintf("broker-%c", 'a'+i)
 		conf := filepath.Join(dir, name+".conf")
-		if err := writeConf(conf, map[string]string{
+		if err := child.WriteConf(conf, map[string]string{
 			"brokerClusterName": clusterName, "brokerName": brokerName, "brokerIP1": "127.0.0.1",
 			"namesrvAddr": c.nsAddr, "listenPort": strconv.Itoa(port), "haListenPort": strconv.Itoa(haPort),
 			"storePathRootDir": filepath.Join(dir, name), "mappedFileSizeCommitLog": strconv.Itoa(16 << 20),

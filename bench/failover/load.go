@@ -9,6 +9,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
+	"github.com/rocketd/rocketd/bench/internal/child"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
 )
@@ -74,23 +75,6 @@ func (l *ledger) clientResume() (time.Duration, bool) {
 	return l.firstOK.Sub(l.killedAt), true
 }
 
-// bodyFor is the body of the message with key: the key, '|', then bytes
-// derived from the key, size bytes in all.
-func bodyFor(key string, size int) []byte {
-	b := make([]byte, max(size, len(key)+1))
-	n := copy(b, key)
-	b[n] = '|'
-	var h uint32 = 2166136261
-	for i := 0; i < len(key); i++ {
-		h = (h ^ uint32(key[i])) * 16777619
-	}
-	for i := n + 1; i < len(b); i++ {
-		h = h*1103515245 + 12345
-		b[i] = 'a' + byte(h>>16)%26
-	}
-	return b
-}
-
 // load is the official Go client's producer shared by the workers, which
 // run until stop.
 type load struct {
@@ -118,7 +102,7 @@ func startLoad(nsAddr string, workers, bodySize int, led *ledger) (*load, error)
 			defer g.wg.Done()
 			for i := 0; ctx.Err() == nil; i++ {
 				key := fmt.Sprintf("w%02d-%08d", w, i)
-				msg := primitive.NewMessage(topic, bodyFor(key, bodySize))
+				msg := primitive.NewMessage(topic, child.Body(key, bodySize))
 				msg.WithKeys([]string{key})
 				begun := time.Now()
 				r, err := p.SendSync(context.Background(), msg)

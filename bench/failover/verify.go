@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/rocketd/rocketd/bench/internal/child"
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
@@ -141,7 +142,7 @@ func readQueue(ctx context.Context, rc *remoting.Client, addr string, qid int, f
 					continue
 				}
 				byKey[key] = append(byKey[key], position{int(rec.QueueID), rec.QueueOffset})
-				if !bytes.Equal(rec.Body, bodyFor(key, bodySize)) {
+				if !bytes.Equal(rec.Body, child.Body(key, bodySize)) {
 					badBody[key] = true
 				}
 			}

@@ -7,8 +7,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -150,4 +152,65 @@ func (p *Process) LogTail(n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// WriteConf writes kv as a properties file (broker.conf), keys sorted.
+func WriteConf(path string, kv map[string]string) error {
+	keys := make([]string, 0, len(kv))
+	for k := range kv {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s=%s\n", k, kv[k])
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+// FreePorts returns n distinct ports that were free a moment ago (all held
+// open together), none of whose neighbours (a broker's port+1 and -2)
+// is among the others.
+func FreePorts(n int) ([]int, error) {
+	var lns []net.Listener
+	defer func() {
+		for _, l := range lns {
+			l.Close()
+		}
+	}()
+	used := map[int]bool{}
+	var ports []int
+	for len(ports) < n {
+		l, err := net.Listen("tcp", ":0")
+		if err != nil {
+			return nil, fmt.Errorf("free port: %w", err)
+		}
+		lns = append(lns, l)
+		p := l.Addr().(*net.TCPAddr).Port
+		if used[p] || used[p+1] || used[p-1] || used[p+2] || used[p-2] {
+			continue
+		}
+		used[p] = true
+		ports = append(ports, p)
+	}
+	return ports, nil
+}
+
+// Body is the body of the message with key: the key, then filler bytes
+// that depend on the key, size bytes in all (at least the key). Read-back
+// compares bodies with it. Bodies stay under the client's 4 KiB
+// compression threshold.
+func Body(key string, size int) []byte {
+	b := make([]byte, max(size, len(key)+1))
+	n := copy(b, key)
+	b[n] = '|'
+	var h uint32 = 2166136261
+	for i := 0; i < len(key); i++ {
+		h = (h ^ uint32(key[i])) * 16777619
+	}
+	for i := n + 1; i < len(b); i++ {
+		h = h*1103515245 + 12345
+		b[i] = 'a' + byte(h>>16)%26
+	}
+	return b
 }
