@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -198,10 +197,7 @@ func TestControllerModeFailover(t *testing.T) {
 	}
 	if raceEnabled {
 		// The Go client's pull consumer races with itself (race_on_test.go).
-		out, err := exec.Command("go", "test", "-count=1", "-run", "^TestControllerModeFailover$", ".").CombinedOutput()
-		if err != nil {
-			t.Fatalf("test without -race: %v\n%s", err, out)
-		}
+		proc.RerunWithoutRace(t)
 		return
 	}
 	rlog.SetLogLevel("error")

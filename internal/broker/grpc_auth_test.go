@@ -6,7 +6,6 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/rocketd/rocketd/internal/auth"
 	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/testutil/proc"
 )
 
 // startGRPCAuthCluster is startAuthCluster with authorization and the
@@ -61,10 +61,7 @@ func TestGRPCAuthSDK(t *testing.T) {
 		// The v5.1.4 SDK races with itself under -race (see
 		// TestGRPCProducerAndSimpleConsumer); the server's side runs under
 		// -race in TestGRPCAuthRaw.
-		out, err := exec.Command("go", "test", "-count=1", "-run", "^TestGRPCAuthSDK$", ".").CombinedOutput()
-		if err != nil {
-			t.Fatalf("SDK test without -race: %v\n%s", err, out)
-		}
+		proc.RerunWithoutRace(t)
 		return
 	}
 	allowed, forbidden, group := uniq(t, "GrpcAuthOk"), uniq(t, "GrpcAuthNo"), uniq(t, "GrpcAuthGroup")

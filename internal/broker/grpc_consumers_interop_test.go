@@ -3,7 +3,6 @@ package broker_test
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/testutil/proc"
 	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
@@ -23,10 +23,7 @@ func TestGRPCSDKConsumers(t *testing.T) {
 	if raceEnabled {
 		// The SDK races with itself (see TestGRPCProducerAndSimpleConsumer):
 		// run this test in a build without the race detector.
-		out, err := exec.Command("go", "test", "-count=1", "-run", "^TestGRPCSDKConsumers$", ".").CombinedOutput()
-		if err != nil {
-			t.Fatalf("SDK test without -race: %v\n%s", err, out)
-		}
+		proc.RerunWithoutRace(t)
 		return
 	}
 	rmq.EnableSsl = false

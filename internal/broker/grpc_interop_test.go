@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/testutil/proc"
 	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
@@ -115,10 +115,7 @@ func TestGRPCProducerAndSimpleConsumer(t *testing.T) {
 		// without a lock, which -race reports. Run this test in a build
 		// without the race detector instead of skipping it; the server's
 		// side runs under -race in TestGRPCRawReceiveAck.
-		out, err := exec.Command("go", "test", "-count=1", "-run", "^TestGRPCProducerAndSimpleConsumer$", ".").CombinedOutput()
-		if err != nil {
-			t.Fatalf("SDK test without -race: %v\n%s", err, out)
-		}
+		proc.RerunWithoutRace(t)
 		return
 	}
 	c := startGRPCCluster(t)

@@ -3,7 +3,6 @@ package broker_test
 import (
 	"context"
 	"errors"
-	"os/exec"
 	"strconv"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/protocol"
+	"github.com/rocketd/rocketd/internal/testutil/proc"
 )
 
 func startGRPCRecallCluster(t *testing.T) *cluster {
@@ -46,10 +46,7 @@ func TestGRPCRecallSDK(t *testing.T) {
 		// As TestGRPCProducerAndSimpleConsumer: the SDK's producer races
 		// with itself under -race; the server side of recall runs under
 		// -race in TestGRPCRecallRaw.
-		out, err := exec.Command("go", "test", "-count=1", "-run", "^TestGRPCRecallSDK$", ".").CombinedOutput()
-		if err != nil {
-			t.Fatalf("SDK test without -race: %v\n%s", err, out)
-		}
+		proc.RerunWithoutRace(t)
 		return
 	}
 	c := startGRPCRecallCluster(t)

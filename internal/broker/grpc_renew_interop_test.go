@@ -3,7 +3,6 @@ package broker_test
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/rocketd/rocketd/internal/config"
+	"github.com/rocketd/rocketd/internal/testutil/proc"
 	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
@@ -26,10 +26,7 @@ import (
 func TestGRPCPushAutoRenew(t *testing.T) {
 	if raceEnabled {
 		// The SDK races with itself (see TestGRPCProducerAndSimpleConsumer).
-		out, err := exec.Command("go", "test", "-count=1", "-run", "^TestGRPCPushAutoRenew$", ".").CombinedOutput()
-		if err != nil {
-			t.Fatalf("SDK test without -race: %v\n%s", err, out)
-		}
+		proc.RerunWithoutRace(t)
 		return
 	}
 	rmq.EnableSsl = false

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -19,6 +18,7 @@ import (
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
+	"github.com/rocketd/rocketd/internal/testutil/proc"
 	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
@@ -526,10 +526,7 @@ func TestGoClientOrderly(t *testing.T) {
 		// goroutine and read by the orderly consume goroutine without a
 		// lock, which -race reports. Run this test in a build without the
 		// race detector instead of skipping it.
-		out, err := exec.Command("go", "test", "-count=1", "-run", "^TestGoClientOrderly$", ".").CombinedOutput()
-		if err != nil {
-			t.Fatalf("orderly test without -race: %v\n%s", err, out)
-		}
+		proc.RerunWithoutRace(t)
 		return
 	}
 	c := startCluster(t, nil)

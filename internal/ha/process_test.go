@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -108,10 +107,7 @@ func TestProcessSyncMasterKilledMidLoad(t *testing.T) {
 	if raceEnabled {
 		// The Go client's pull consumer races with itself (race_on_test.go):
 		// run this test in a build without the race detector instead.
-		out, err := exec.Command("go", "test", "-count=1", "-run", "^TestProcessSyncMasterKilledMidLoad$", ".").CombinedOutput()
-		if err != nil {
-			t.Fatalf("test without -race: %v\n%s", err, out)
-		}
+		proc.RerunWithoutRace(t)
 		return
 	}
 	c := startHACluster(t, "SYNC_MASTER")
