@@ -51,6 +51,17 @@ func startJavaPeer(t *testing.T, lib, name string, args ...string) *proc.Process
 
 // sameAsJavaFiles compares the Java store's CommitLog files under dir with
 // s's log over [first file, end).
+// readableTo reports whether the store's log can be read up to end (an
+// appended record is readable once the committer has written it).
+func readableTo(s *store.Store, end int64) bool {
+	buf, err := s.ReadRaw(end-1, 1)
+	if err != nil {
+		return false
+	}
+	defer buf.Release()
+	return len(buf.Bytes) == 1
+}
+
 func sameAsJavaFiles(t *testing.T, dir string, s *store.Store, end int64) {
 	t.Helper()
 	files, err := os.ReadDir(filepath.Join(dir, "commitlog"))
@@ -199,8 +210,8 @@ func TestJavaInteropAutoSwitch(t *testing.T) {
 		end, _ := strconv.ParseInt(mm[1], 10, 64)
 		s := newSlaveStore(t, t.TempDir())
 		c := startASClient(t, s, fmt.Sprintf("127.0.0.1:%d", port), 2, nil)
-		wait.For(t, 60*time.Second, "the rocketd slave at the Java master's end", func() bool {
-			return s.CommitLogMaxOffset() == end && c.ConfirmOffset() == end
+		wait.For(t, 60*time.Second, "the rocketd slave at the Java master's end, readable", func() bool {
+			return s.CommitLogMaxOffset() == end && c.ConfirmOffset() == end && readableTo(s, end)
 		})
 		sameAsJavaFiles(t, dir, s, end)
 		if got, want := epochsOf(s), javaEpochs(p.Log()); len(want) != 2 || !slices.Equal(got, want) {
