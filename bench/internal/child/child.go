@@ -170,7 +170,9 @@ func WriteConf(path string, kv map[string]string) error {
 
 // FreePorts returns n distinct ports that were free a moment ago (all held
 // open together), none of whose neighbours (a broker's port+1 and -2)
-// is among the others.
+// is among the others, and whose port+1 and port-2 were free too. Tests
+// of other packages run at the same time and pick ports of their own, so
+// a port can still be taken between here and its use.
 func FreePorts(n int) ([]int, error) {
 	var lns []net.Listener
 	defer func() {
@@ -190,10 +192,32 @@ func FreePorts(n int) ([]int, error) {
 		if used[p] || used[p+1] || used[p-1] || used[p+2] || used[p-2] {
 			continue
 		}
+		// A broker on p also listens on p+1 (HA) and p-2 (VIP): take only
+		// a port whose neighbours are free too, and hold them as well.
+		held, ok := holdPorts(p+1, p-2)
+		lns = append(lns, held...)
+		if !ok {
+			continue
+		}
 		used[p] = true
 		ports = append(ports, p)
 	}
 	return ports, nil
+}
+
+// holdPorts listens on each port; ok is false when one is taken.
+func holdPorts(ports ...int) (lns []net.Listener, ok bool) {
+	for _, p := range ports {
+		if p <= 0 || p > 65535 {
+			return lns, false
+		}
+		l, err := net.Listen("tcp", fmt.Sprintf(":%d", p))
+		if err != nil {
+			return lns, false
+		}
+		lns = append(lns, l)
+	}
+	return lns, true
 }
 
 // Body is the body of the message with key: the key, then filler bytes
