@@ -78,6 +78,17 @@ func (r *received) len() int {
 	return len(r.msgs)
 }
 
+// describe lists what r received, in order, as body@broker/queue/offset.
+func (r *received) describe() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var b strings.Builder
+	for _, m := range r.seq {
+		fmt.Fprintf(&b, "%s@%s/%d/%d ", m.Body, m.Queue.BrokerName, m.Queue.QueueId, m.QueueOffset)
+	}
+	return b.String()
+}
+
 func (r *received) get(body string) (*primitive.MessageExt, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

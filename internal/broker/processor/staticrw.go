@@ -207,6 +207,17 @@ func (p *Processor) pullStatic(c *mappingCtx, h *protocol.PullMessageRequestHead
 	if err != nil {
 		return cur, remoting.NewResponse(protocol.SystemError, err.Error())
 	}
+	switch fresp.Code {
+	case protocol.Success, protocol.PullNotFound, protocol.PullRetryImmediately, protocol.PullOffsetMoved:
+	default:
+		// Any other answer (SYSTEM_BUSY of a loaded broker, a refused
+		// subscription) carries no offsets: read as a pull status it
+		// would look like the end of the item and move the consumer past
+		// its messages. Java's RpcClient makes it an exception, answered
+		// SYSTEM_ERROR; the client pulls the same offset again.
+		return cur, remoting.NewResponse(protocol.SystemError,
+			fmt.Sprintf("forwarded pull to %s: unexpected remote response code %d: %s", cur.Bname, fresp.Code, fresp.Remark))
+	}
 	var rh protocol.PullMessageResponseHeader
 	if err := rh.Decode(fresp.Ext()); err != nil {
 		return cur, remoting.NewResponse(protocol.SystemError, "forwarded pull: "+err.Error())

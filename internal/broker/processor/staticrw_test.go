@@ -277,3 +277,28 @@ func TestStaticTopicForwardUnreachable(t *testing.T) {
 		t.Fatalf("pull of an unreachable item: %d %q", r.Code, r.Remark)
 	}
 }
+
+// TestStaticTopicForwardedPullRefused: a forwarded pull the other broker
+// answers with a code that is no pull status (SYSTEM_BUSY of a loaded
+// broker: no offsets in its header) is SYSTEM_ERROR, as Java's RpcClient
+// makes it, never the end of the item: read as one, it moved a consumer
+// past the item's messages.
+func TestStaticTopicForwardedPullRefused(t *testing.T) {
+	e := newEnv(t, func(c *config.BrokerConfig, d *processor.Deps) {
+		d.TopicRoute = func(context.Context, string) (protocol.TopicRouteData, bool, error) {
+			return protocol.TopicRouteData{BrokerDatas: []protocol.BrokerData{
+				{Cluster: "c", BrokerName: "broker-b", BrokerAddrs: map[int64]string{0: "127.0.0.1:1"}},
+			}}, true, nil
+		}
+		d.Forward = func(context.Context, string, *remoting.Command) (*remoting.Command, error) {
+			return remoting.NewResponse(protocol.SystemBusy, "[TIMEOUT_CLEAN_QUEUE]broker busy"), nil
+		}
+	})
+	if r := e.createStatic(movedQueue("SB", "broker-a"), 1, false); r.Code != protocol.Success {
+		t.Fatalf("create: %d %s", r.Code, r.Remark)
+	}
+	r := e.call(protocol.PullMessage, protocol.Ext(pullHeader("g", "SB", 0, 0, "*")), nil)
+	if r.Code != protocol.SystemError || !strings.Contains(r.Remark, "unexpected remote response code 2") {
+		t.Fatalf("pull of an item whose broker is busy: %d %q", r.Code, r.Remark)
+	}
+}
