@@ -45,7 +45,7 @@ var allowed = map[string][]string{
 	"store/fdcache":      {"vfs"},
 	"store/checkpoint":   {"vfs"},
 	"store/commitlog":    {"store/segment", "vfs", "message", "lograte", "lifecycle"},
-	"store/consumequeue": {"store/fdcache", "vfs"},
+	"store/consumequeue": {"store/fdcache", "store/segment", "vfs"},
 	"store/index":        {"vfs", "message"},
 	"store": {"store/segment", "store/checkpoint", "store/commitlog", "store/consumequeue",
 		"store/index", "store/fdcache", "vfs", "message", "config", "lograte", "lifecycle"},

@@ -45,6 +45,11 @@
 // Truncation and recovery zero the bytes after the
 // new end, so that stale units can never reappear as valid after a crash.
 //
+// Files: the list of a queue's files, their naming, lookup by offset,
+// truncation and deletion are package segment's (a segment.Queue per
+// queue, created in place, with gaps allowed); this package owns what the
+// files hold (units) and when they are synced.
+//
 // Descriptors: a queue keeps its file list and positions in memory and
 // opens a file only to use it, through the Options.Files cache (package
 // fdcache), which keeps at most its cap of files open, closing the least

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/rocketd/rocketd/internal/store/segment"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
 
@@ -72,7 +73,7 @@ func FuzzRecover(f *testing.F) {
 		if err := vfs.MkdirAllSync(fs, dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		file, _ := fs.Create(dir + "/" + fileName(0))
+		file, _ := fs.Create(dir + "/" + segment.Name(0))
 		file.Truncate(per * UnitSize)
 		file.WriteAt(data, 0)
 		file.Close()
@@ -93,7 +94,7 @@ func FuzzRecover(f *testing.F) {
 		if n != int64(ValidPrefix(padded)) {
 			t.Fatalf("max %d for %d valid units", n, ValidPrefix(padded))
 		}
-		content, _ := vfs.ReadFile(fs, dir+"/"+fileName(0))
+		content, _ := vfs.ReadFile(fs, dir+"/"+segment.Name(0))
 		if !bytes.Equal(content[n*UnitSize:], make([]byte, len(content)-int(n*UnitSize))) {
 			t.Fatal("bytes after the recovered end are not zero")
 		}

@@ -7,11 +7,11 @@ import (
 	"io/fs"
 	"log/slog"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"sync/atomic"
 
 	"github.com/rocketd/rocketd/internal/store/fdcache"
+	"github.com/rocketd/rocketd/internal/store/segment"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
 
@@ -19,9 +19,6 @@ import (
 // (deleted by retention while the reader looked): GetMessage's
 // OFFSET_FOUND_NULL.
 var ErrFileMissing = errors.New("consumequeue: no file for offset")
-
-// ErrBadFile reports a queue file with the wrong size or name.
-var ErrBadFile = errors.New("consumequeue: bad file")
 
 // pageSize is the unit of the flush thresholds ("least pages").
 const pageSize = 4096
@@ -54,18 +51,33 @@ func (o *Options) ensureDefaults() {
 	}
 }
 
-// file is one queue file. Its descriptor belongs to the Files cache: opened
-// on demand, closed when the cache needs room, never while in use. A file
-// dropped from the queue is forgotten by the cache, so a reader that still
-// has it gets ErrFileMissing instead of reading a deleted file.
-type file struct {
-	start   int64 // logical byte offset of the first unit
-	h       *fdcache.File
-	wrote   atomic.Int64 // bytes of committed units in this file
-	flushed atomic.Int64 // bytes known durable
+// cached is a queue file's handle for its segment.File: a file of the
+// Files cache, opened on demand and closed when the cache needs room, never
+// while in use. Close forgets it, so that a reader still holding a removed
+// file gets ErrFileMissing instead of reading a deleted file.
+type cached struct{ *fdcache.File }
+
+func (c cached) Close() error {
+	c.Forget()
+	return nil
 }
 
-func (f *file) path() string { return f.h.Path() }
+// cacheHandles makes the segment files' handles through the Files cache.
+type cacheHandles struct{ c *fdcache.Cache }
+
+func (h cacheHandles) Open(path string) segment.Handle { return cached{h.c.File(path)} }
+
+func (h cacheHandles) Create(path string) (segment.Handle, error) {
+	f, err := h.c.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	f.Release() // created held; the cache keeps it open while it has room
+	return cached{f}, nil
+}
+
+// cacheFile is the Files cache's file under f.
+func cacheFile(f *segment.File) *fdcache.File { return f.Handle().(cached).File }
 
 // Queue is the ConsumeQueue of one (topic, queueId).
 //
@@ -78,14 +90,13 @@ type Queue struct {
 	queueID  int32
 	dir      string
 	fs       vfs.FS
-	files    *fdcache.Cache
 	fileSize int64
 	log      *slog.Logger
 
-	mu struct {
-		sync.RWMutex
-		files []*file // ascending start, contiguous
-	}
+	// seg is the list of files (named, found, rolled, truncated and
+	// deleted by package segment). A file's Wrote is the bytes of its
+	// committed units, Flushed the bytes known durable.
+	seg       *segment.Queue
 	written   atomic.Int64 // logical byte end of committed (visible) units
 	minLogic  atomic.Int64 // logical byte offset of the first readable unit
 	maxPhysic atomic.Int64 // end of the last appended record (pending included)
@@ -100,62 +111,50 @@ type Queue struct {
 	dirSynced atomic.Int64
 }
 
-func fileName(start int64) string { return fmt.Sprintf("%020d", start) }
+func newQueue(dir, topic string, queueID int32, o Options) *Queue {
+	return &Queue{topic: topic, queueID: queueID, dir: dir, fs: o.FS,
+		fileSize: int64(o.UnitsPerFile) * UnitSize,
+		log:      o.Logger.With("topic", topic, "queueId", queueID)}
+}
+
+// segConfig describes the queue's files to package segment: created in
+// place on demand through the Files cache, their directory entries made
+// durable by Flush (dirGen counts them), a missing middle file tolerated
+// (read as ErrFileMissing).
+func (q *Queue) segConfig(o Options) segment.Config {
+	return segment.Config{Dir: q.dir, FS: o.FS, Size: q.fileSize, Logger: q.log,
+		Handles: cacheHandles{o.Files}, CreateInPlace: true, AllowGaps: true,
+		// Counted once the entry may exist (even when the create failed
+		// half way): a Flush that read the count before must not mark
+		// the entry durable by syncing the directory before it was there.
+		OnCreate: func() { q.dirGen.Add(1) }}
+}
 
 // openQueue loads the files under dir (possibly none) without keeping them
 // open. Each loaded file claims to be full until Recover finds its end.
 func openQueue(dir, topic string, queueID int32, o Options) (*Queue, error) {
-	q := &Queue{topic: topic, queueID: queueID, dir: dir, fs: o.FS, files: o.Files,
-		fileSize: int64(o.UnitsPerFile) * UnitSize,
-		log:      o.Logger.With("topic", topic, "queueId", queueID)}
-	names, err := o.FS.List(dir)
-	if err != nil && !isNotExist(err) {
-		return nil, fmt.Errorf("consumequeue: list %s: %w", dir, err)
+	q := newQueue(dir, topic, queueID, o)
+	seg, err := segment.Open(q.segConfig(o))
+	if err != nil {
+		return nil, fmt.Errorf("consumequeue: open %s/%d: %w", topic, queueID, err)
 	}
-	for _, name := range names {
-		if len(name) != 20 {
-			continue // tmp files and strays
-		}
-		start, err := strconv.ParseInt(name, 10, 64)
-		if err != nil || start < 0 {
-			continue
-		}
-		if start%q.fileSize != 0 {
-			q.closeFiles()
-			return nil, fmt.Errorf("%w: %s/%s is not a multiple of the file size %d", ErrBadFile, dir, name, q.fileSize)
-		}
-		path := filepath.Join(dir, name)
-		st, err := o.FS.Stat(path)
-		if err != nil {
-			q.closeFiles()
-			return nil, fmt.Errorf("consumequeue: stat %s: %w", path, err)
-		}
-		qf := &file{start: start, h: q.files.File(path)}
-		if size := st.Size(); size < q.fileSize {
-			// A file created just before a crash may not have reached its
-			// full size; growing it reads back zeros (= no units).
-			if err := qf.h.Truncate(q.fileSize); err != nil {
-				qf.h.Forget()
-				q.closeFiles()
-				return nil, fmt.Errorf("consumequeue: extend %s: %w", path, err)
-			}
-		} else if size > q.fileSize {
-			q.closeFiles()
-			return nil, fmt.Errorf("%w: %s has %d bytes, want %d", ErrBadFile, path, size, q.fileSize)
-		}
-		qf.wrote.Store(q.fileSize)
-		qf.flushed.Store(q.fileSize)
-		if n := len(q.mu.files); n > 0 && q.mu.files[n-1].start+q.fileSize != start {
-			q.log.Warn("consumequeue: gap between files", "before", q.mu.files[n-1].path(), "after", path)
-		}
-		q.mu.files = append(q.mu.files, qf)
-	}
-	if len(q.mu.files) > 0 {
-		last := q.mu.files[len(q.mu.files)-1]
-		q.written.Store(last.start + q.fileSize)
-		q.minLogic.Store(q.mu.files[0].start)
+	q.seg = seg
+	if first, last := seg.First(), seg.Last(); last != nil {
+		q.written.Store(last.End())
+		q.minLogic.Store(first.Start())
 	}
 	return q, nil
+}
+
+// createQueue returns a new queue without files (none exist yet).
+func createQueue(dir, topic string, queueID int32, o Options) *Queue {
+	q := newQueue(dir, topic, queueID, o)
+	seg, err := segment.New(q.segConfig(o))
+	if err != nil {
+		panic(err) // a complete config: New cannot refuse it
+	}
+	q.seg = seg
+	return q
 }
 
 func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
@@ -193,7 +192,7 @@ func (q *Queue) Append(queueOffset int64, u Unit) bool {
 	}
 	expect := queueOffset * UnitSize
 	end := q.written.Load() + int64(len(q.pending))
-	if end == 0 && q.fileCount() == 0 && expect != 0 {
+	if end == 0 && q.seg.Len() == 0 && expect != 0 {
 		// First unit of a queue that starts mid-way: its file begins at the
 		// file boundary below expect and is padded up to it (spec §6.3).
 		start := expect - expect%q.fileSize
@@ -206,7 +205,7 @@ func (q *Queue) Append(queueOffset int64, u Unit) bool {
 		q.log.Debug("consumequeue: unit below the queue end ignored", "queueOffset", queueOffset, "maxOffset", end/UnitSize)
 		return false
 	case expect > end:
-		if end != q.minLogic.Load() || q.fileCount() > 0 || len(q.pending) > 0 {
+		if end != q.minLogic.Load() || q.seg.Len() > 0 || len(q.pending) > 0 {
 			q.log.Warn("consumequeue: gap in queue filled", "from", end/UnitSize, "to", queueOffset)
 		}
 		for ; end < expect; end += UnitSize {
@@ -220,21 +219,6 @@ func (q *Queue) Append(queueOffset int64, u Unit) bool {
 
 // HasPending reports whether Append staged units that Commit has not written.
 func (q *Queue) HasPending() bool { return len(q.pending) > 0 }
-
-func (q *Queue) fileCount() int {
-	q.mu.RLock()
-	defer q.mu.RUnlock()
-	return len(q.mu.files)
-}
-
-func (q *Queue) lastFile() *file {
-	q.mu.RLock()
-	defer q.mu.RUnlock()
-	if len(q.mu.files) == 0 {
-		return nil
-	}
-	return q.mu.files[len(q.mu.files)-1]
-}
 
 // Commit writes the staged units (one WriteAt per file touched) and makes
 // them visible. On error the units stay staged and Commit may be retried.
@@ -252,17 +236,17 @@ func (q *Queue) Commit() error {
 	}()
 	for done < len(q.pending) {
 		pos := q.written.Load()
-		f := q.lastFile()
-		if f == nil || pos >= f.start+q.fileSize {
+		f := q.seg.Last()
+		if f == nil || pos >= f.End() {
 			// Make the full file durable before its successor exists:
 			// recovery trusts every file before the last three without
 			// scanning, so no later file may outlive an earlier one's data.
-			if f != nil && f.flushed.Load() < f.wrote.Load() {
-				w := f.wrote.Load()
-				if err := f.h.Sync(); err != nil {
-					return fmt.Errorf("consumequeue: sync full file %s: %w", f.path(), err)
+			if f != nil && f.Flushed() < f.Wrote() {
+				w := f.Wrote()
+				if err := f.Sync(); err != nil {
+					return fmt.Errorf("consumequeue: sync full file: %w", err)
 				}
-				f.flushed.Store(max(f.flushed.Load(), w))
+				f.SetFlushed(max(f.Flushed(), w))
 			}
 			if f != nil {
 				// Its name too (once per file rolled: cheap).
@@ -270,74 +254,28 @@ func (q *Queue) Commit() error {
 					return err
 				}
 			}
-			nf, err := q.createFile(pos - pos%q.fileSize)
+			// The file's entry and the topic and queue directories become
+			// durable with the next Flush (Set.Flush syncs each directory
+			// once for every queue created since): syncing three
+			// directories per new queue here held dispatch to a few
+			// hundred new queues a second.
+			nf, err := q.seg.Roll(pos)
 			if err != nil {
-				return err
+				return fmt.Errorf("consumequeue: %s/%d: %w", q.topic, q.queueID, err)
 			}
 			f = nf
 		}
-		rel := pos - f.start
-		n := min(int64(len(q.pending)-done), q.fileSize-rel)
-		if _, err := f.h.WriteAt(q.pending[done:done+int(n)], rel); err != nil {
-			return fmt.Errorf("consumequeue: write %s at %d: %w", f.path(), rel, err)
+		rel := pos - f.Start()
+		n := min(int64(len(q.pending)-done), f.Size()-rel)
+		if _, err := f.WriteAt(q.pending[done:done+int(n)], rel); err != nil {
+			return fmt.Errorf("consumequeue: %w", err)
 		}
-		f.wrote.Store(rel + n)
+		f.SetWrote(rel + n)
+		f.SetCommitted(rel + n)
 		q.written.Store(pos + n)
 		done += int(n)
 	}
 	return nil
-}
-
-// createFile creates the zero-filled file starting at start and appends it.
-func (q *Queue) createFile(start int64) (*file, error) {
-	// The file's entry and the topic and queue directories become durable
-	// with the next Flush (Set.Flush syncs each directory once for every
-	// queue created since): syncing three directories per new queue here
-	// held dispatch to a few hundred new queues a second.
-	if err := q.fs.MkdirAll(q.dir, 0o755); err != nil {
-		return nil, fmt.Errorf("consumequeue: mkdir %s: %w", q.dir, err)
-	}
-	path := filepath.Join(q.dir, fileName(start))
-	h, err := q.files.Create(path)
-	// Counted once the entry exists (even when the create failed half
-	// way): a Flush that read the count before must not mark the entry
-	// durable by syncing the directory before it was there.
-	q.dirGen.Add(1)
-	if err != nil {
-		return nil, fmt.Errorf("consumequeue: create %s: %w", path, err)
-	}
-	defer h.Release()
-	if err := h.Truncate(q.fileSize); err != nil {
-		h.Forget()
-		return nil, fmt.Errorf("consumequeue: size %s: %w", path, err)
-	}
-	qf := &file{start: start, h: h}
-	q.mu.Lock()
-	q.mu.files = append(q.mu.files, qf)
-	q.mu.Unlock()
-	q.log.Debug("consumequeue: new file", "path", path)
-	return qf, nil
-}
-
-// fileFor returns the file holding logical byte pos (nil if none).
-func (q *Queue) fileFor(pos int64) *file {
-	q.mu.RLock()
-	defer q.mu.RUnlock()
-	files := q.mu.files
-	if len(files) == 0 || pos < files[0].start {
-		return nil
-	}
-	i := int((pos - files[0].start) / q.fileSize)
-	if i >= len(files) || files[i].start > pos || pos >= files[i].start+q.fileSize {
-		// not contiguous: search
-		for _, f := range files {
-			if f.start <= pos && pos < f.start+q.fileSize {
-				return f
-			}
-		}
-		return nil
-	}
-	return files[i]
 }
 
 // Read returns up to maxUnits committed units starting at queue offset
@@ -349,24 +287,24 @@ func (q *Queue) Read(offset int64, maxUnits int) (Units, error) {
 	if offset < 0 || pos >= end || maxUnits <= 0 {
 		return Units{First: offset}, nil
 	}
-	f := q.fileFor(pos)
+	f := q.seg.Find(pos)
 	if f == nil {
 		return Units{First: offset}, fmt.Errorf("%w: %s/%d offset %d", ErrFileMissing, q.topic, q.queueID, offset)
 	}
-	n := min(end, f.start+q.fileSize) - pos
+	n := min(end, f.End()) - pos
 	n = min(n, int64(maxUnits)*UnitSize)
 	bp := readPool.Get().(*[]byte)
 	if int64(cap(*bp)) < n {
 		*bp = make([]byte, n)
 	}
 	b := (*bp)[:n]
-	if _, err := f.h.ReadAt(b, pos-f.start); err != nil && !errors.Is(err, io.EOF) {
+	if _, err := f.ReadAt(b, pos-f.Start()); err != nil && !errors.Is(err, io.EOF) {
 		readPool.Put(bp)
 		if errors.Is(err, fdcache.ErrForgotten) {
-			// Deleted by retention since fileFor found it.
+			// Deleted by retention since Find found it.
 			return Units{First: offset}, fmt.Errorf("%w: %s/%d offset %d", ErrFileMissing, q.topic, q.queueID, offset)
 		}
-		return Units{First: offset}, fmt.Errorf("consumequeue: read %s at %d: %w", f.path(), pos-f.start, err)
+		return Units{First: offset}, fmt.Errorf("consumequeue: %w", err)
 	}
 	return Units{First: offset, buf: bp, b: b}, nil
 }
@@ -390,24 +328,24 @@ func (q *Queue) Flush(leastPages int) error {
 	if err := q.syncDirs(); err != nil {
 		return err
 	}
-	q.mu.RLock()
-	var dirty []*file
-	for _, f := range q.mu.files {
-		if f.flushed.Load() < f.wrote.Load() {
-			dirty = append(dirty, f)
+	var dirty []*segment.File
+	q.seg.View(func(files []*segment.File) {
+		for _, f := range files {
+			if f.Flushed() < f.Wrote() {
+				dirty = append(dirty, f)
+			}
 		}
-	}
-	q.mu.RUnlock()
+	})
 	var firstErr error
 	for _, f := range dirty {
-		w := f.wrote.Load()
-		if firstErr == nil && (leastPages <= 0 || w-f.flushed.Load() >= int64(leastPages)*pageSize) {
-			if err := f.h.Sync(); errors.Is(err, fdcache.ErrForgotten) {
+		w := f.Wrote()
+		if firstErr == nil && (leastPages <= 0 || w-f.Flushed() >= int64(leastPages)*pageSize) {
+			if err := f.Sync(); errors.Is(err, fdcache.ErrForgotten) {
 				continue // deleted meanwhile
 			} else if err != nil {
-				firstErr = fmt.Errorf("consumequeue: sync %s: %w", f.path(), err)
+				firstErr = fmt.Errorf("consumequeue: %w", err)
 			} else {
-				f.flushed.Store(max(f.flushed.Load(), w))
+				f.SetFlushed(max(f.Flushed(), w))
 			}
 		}
 	}
@@ -457,30 +395,31 @@ func (q *Queue) FirstUnsynced() (phys int64, ok bool, err error) {
 	// Files whose directory entries are not synced yet are the newest
 	// unsynced ones: all of their units are at risk.
 	unsyncedNames := q.dirGen.Load() - q.dirSynced.Load()
-	q.mu.RLock()
-	var f *file
+	var f *segment.File
 	pos := int64(0)
-	for i, x := range q.mu.files {
-		if int64(len(q.mu.files)-i) <= unsyncedNames && x.wrote.Load() > 0 {
-			f = x
-			break
+	q.seg.View(func(files []*segment.File) {
+		for i, x := range files {
+			if int64(len(files)-i) <= unsyncedNames && x.Wrote() > 0 {
+				f = x
+				return
+			}
+			if x.Flushed() < x.Wrote() {
+				// flushed only grows, and only past whole synced units:
+				// the unit at it (rounded down) was unsynced at least
+				// when read.
+				f, pos = x, x.Flushed()/UnitSize*UnitSize
+				return
+			}
 		}
-		if x.flushed.Load() < x.wrote.Load() {
-			// flushed only grows, and only past whole synced units: the
-			// unit at it (rounded down) was unsynced at least when read.
-			f, pos = x, x.flushed.Load()/UnitSize*UnitSize
-			break
-		}
-	}
-	q.mu.RUnlock()
+	})
 	if f == nil {
 		return 0, false, nil
 	}
 	var b [UnitSize]byte
-	if _, err := f.h.ReadAt(b[:], pos); errors.Is(err, fdcache.ErrForgotten) {
+	if _, err := f.ReadAt(b[:], pos); errors.Is(err, fdcache.ErrForgotten) {
 		return 0, false, nil // deleted meanwhile
 	} else if err != nil {
-		return 0, false, fmt.Errorf("consumequeue: read %s at %d: %w", f.path(), pos, err)
+		return 0, false, fmt.Errorf("consumequeue: %w", err)
 	}
 	u, err := ParseUnit(b[:])
 	if err != nil || !u.Valid() || u.IsFiller() {
@@ -495,24 +434,18 @@ func (q *Queue) Dirty() bool {
 	if q.dirGen.Load() != q.dirSynced.Load() {
 		return true
 	}
-	q.mu.RLock()
-	defer q.mu.RUnlock()
-	for _, f := range q.mu.files {
-		if f.flushed.Load() < f.wrote.Load() {
-			return true
+	dirty := false
+	q.seg.View(func(files []*segment.File) {
+		for _, f := range files {
+			if f.Flushed() < f.Wrote() {
+				dirty = true
+				return
+			}
 		}
-	}
-	return false
+	})
+	return dirty
 }
 
 // closeFiles drops the queue's files without syncing them: their
 // descriptors close now, or when their readers finish.
-func (q *Queue) closeFiles() {
-	q.mu.Lock()
-	files := q.mu.files
-	q.mu.files = nil
-	q.mu.Unlock()
-	for _, f := range files {
-		f.h.Forget()
-	}
-}
+func (q *Queue) closeFiles() { _ = q.seg.Close() }

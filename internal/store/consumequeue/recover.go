@@ -3,6 +3,8 @@ package consumequeue
 import (
 	"fmt"
 	"io"
+
+	"github.com/rocketd/rocketd/internal/store/segment"
 )
 
 // Recovery reads a file firstScanChunk bytes first, doubling up to
@@ -20,15 +22,15 @@ const (
 func nextChunk(n int) int { return min(2*n, scanChunk) }
 
 // readFull reads b at off from f, treating io.EOF after a full read as success.
-func readFull(f *file, b []byte, off int64) error {
-	n, err := f.h.ReadAt(b, off)
+func readFull(f *segment.File, b []byte, off int64) error {
+	n, err := f.ReadAt(b, off)
 	if n == len(b) {
 		return nil
 	}
 	if err == nil {
-		err = io.ErrUnexpectedEOF
+		err = fmt.Errorf("read %s at %d: %w", f.Path(), off, io.ErrUnexpectedEOF)
 	}
-	return fmt.Errorf("consumequeue: read %s at %d: %w", f.path(), off, err)
+	return fmt.Errorf("consumequeue: %w", err)
 }
 
 // Recover finds the end of the queue after a restart (spec §7 step 4): files
@@ -39,21 +41,15 @@ func readFull(f *file, b []byte, off int64) error {
 // reappear as valid units.
 func (q *Queue) Recover() error {
 	q.pending = q.pending[:0]
-	q.mu.RLock()
-	files := append([]*file(nil), q.mu.files...)
-	q.mu.RUnlock()
+	files := q.seg.Files() // each full, as loaded
 	if len(files) == 0 {
 		q.written.Store(0)
 		q.minLogic.Store(0)
 		q.maxPhysic.Store(0)
 		return nil
 	}
-	q.minLogic.Store(files[0].start)
+	q.minLogic.Store(files[0].Start())
 	from := max(0, len(files)-3)
-	for _, f := range files[:from] {
-		f.wrote.Store(q.fileSize)
-		f.flushed.Store(q.fileSize)
-	}
 	buf := make([]byte, min(scanChunk, q.fileSize))
 	size := firstScanChunk
 	var lastEnd int64 = -1
@@ -63,13 +59,14 @@ scan:
 	for i := from; i < len(files); i++ {
 		f := files[i]
 		// Held for the scan: one open, however many chunks.
-		if err := f.h.Hold(); err != nil {
-			return fmt.Errorf("consumequeue: recover %s: %w", f.path(), err)
+		h := cacheFile(f)
+		if err := h.Hold(); err != nil {
+			return fmt.Errorf("consumequeue: recover %s: %w", f.Path(), err)
 		}
 		for pos := int64(0); pos < q.fileSize; pos, size = pos+int64(size), nextChunk(size) {
 			chunk := buf[:min(int64(size), q.fileSize-pos)]
 			if err := readFull(f, chunk, pos); err != nil {
-				f.h.Release()
+				h.Release()
 				return err
 			}
 			n := ValidPrefix(chunk)
@@ -80,29 +77,24 @@ scan:
 			}
 			if n*UnitSize < len(chunk) {
 				endFile, endPos = i, pos+int64(n*UnitSize)
-				f.h.Release()
+				h.Release()
 				break scan
 			}
 		}
-		f.h.Release()
-		f.wrote.Store(q.fileSize)
-		f.flushed.Store(q.fileSize)
+		h.Release()
 	}
-	// Drop files after the end file.
-	for _, f := range files[endFile+1:] {
-		if err := q.removeFile(f); err != nil {
-			return err
-		}
-	}
+	// Drop the files after the end file (durably, last first) and set the
+	// end file's positions to the end.
 	f := files[endFile]
+	if err := q.seg.Truncate(f.Start() + endPos); err != nil {
+		return fmt.Errorf("consumequeue: recover %s/%d: %w", q.topic, q.queueID, err)
+	}
 	if err := q.zeroStaleTail(f, endPos); err != nil {
 		return err
 	}
-	f.wrote.Store(endPos)
-	f.flushed.Store(endPos)
-	q.written.Store(f.start + endPos)
+	q.written.Store(f.Start() + endPos)
 	if lastEnd < 0 {
-		lastEnd = q.lastUnitEndBefore(f.start + endPos)
+		lastEnd = q.lastUnitEndBefore(f.Start() + endPos)
 	}
 	q.maxPhysic.Store(max(lastEnd, 0))
 	return nil
@@ -124,7 +116,7 @@ func (q *Queue) lastUnitEndBefore(pos int64) int64 {
 // zeroStaleTail zeroes the non-zero bytes that follow pos in f, up to the
 // first all-zero chunk, and syncs them. A queue's writes are sequential, so
 // stale units form one run right after the end.
-func (q *Queue) zeroStaleTail(f *file, pos int64) error {
+func (q *Queue) zeroStaleTail(f *segment.File, pos int64) error {
 	buf := make([]byte, min(scanChunk, q.fileSize))
 	end := pos
 	size := firstScanChunk
@@ -148,29 +140,17 @@ func (q *Queue) zeroStaleTail(f *file, pos int64) error {
 	if end == pos {
 		return nil
 	}
-	q.log.Info("consumequeue: zeroing stale units after the end", "path", f.path(), "from", pos, "to", end)
-	if _, err := f.h.WriteAt(make([]byte, end-pos), pos); err != nil {
-		return fmt.Errorf("consumequeue: zero %s at %d: %w", f.path(), pos, err)
-	}
-	if err := f.h.Sync(); err != nil {
-		return fmt.Errorf("consumequeue: sync %s: %w", f.path(), err)
-	}
-	return nil
+	q.log.Info("consumequeue: zeroing stale units after the end", "path", f.Path(), "from", pos, "to", end)
+	return zeroAndSync(f, pos, end)
 }
 
-// removeFile drops f from the list and deletes it.
-func (q *Queue) removeFile(f *file) error {
-	q.mu.Lock()
-	for i, g := range q.mu.files {
-		if g == f {
-			q.mu.files = append(q.mu.files[:i:i], q.mu.files[i+1:]...)
-			break
-		}
+// zeroAndSync writes zeros over [from, to) of f and syncs it.
+func zeroAndSync(f *segment.File, from, to int64) error {
+	if _, err := f.WriteAt(make([]byte, to-from), from); err != nil {
+		return fmt.Errorf("consumequeue: zero: %w", err)
 	}
-	q.mu.Unlock()
-	f.h.Forget()
-	if err := q.fs.Remove(f.path()); err != nil && !isNotExist(err) {
-		return fmt.Errorf("consumequeue: remove %s: %w", f.path(), err)
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("consumequeue: %w", err)
 	}
 	return nil
 }
@@ -182,14 +162,14 @@ func (q *Queue) removeFile(f *file) error {
 func (q *Queue) Truncate(phyEnd int64) error {
 	q.pending = q.pending[:0]
 	for {
-		f := q.lastFile()
+		f := q.seg.Last()
 		if f == nil {
 			q.written.Store(0)
 			q.minLogic.Store(0)
 			q.maxPhysic.Store(0)
 			return nil
 		}
-		wrote := f.wrote.Load()
+		wrote := f.Wrote()
 		data := make([]byte, wrote)
 		if err := readFull(f, data, 0); err != nil {
 			return err
@@ -206,30 +186,29 @@ func (q *Queue) Truncate(phyEnd int64) error {
 			}
 			keep = pos + UnitSize
 		}
-		if keep == 0 && wrote > 0 || keep == 0 && q.fileCount() > 1 {
-			q.log.Info("consumequeue: delete file past the commitlog end", "path", f.path(), "commitlogEnd", phyEnd)
-			if err := q.removeFile(f); err != nil {
-				return err
+		if keep == 0 && (wrote > 0 || q.seg.Len() > 1) {
+			// As RocketMQ: a file whose first unit is past the end goes.
+			q.log.Info("consumequeue: delete file past the commitlog end", "path", f.Path(), "commitlogEnd", phyEnd)
+			if err := q.seg.TruncateDropEmpty(f.Start()); err != nil {
+				return fmt.Errorf("consumequeue: truncate %s/%d: %w", q.topic, q.queueID, err)
 			}
 			continue
 		}
 		if int64(keep) < wrote {
-			q.log.Info("consumequeue: truncate", "path", f.path(), "from", wrote, "to", keep, "commitlogEnd", phyEnd)
-			if _, err := f.h.WriteAt(make([]byte, wrote-int64(keep)), int64(keep)); err != nil {
-				return fmt.Errorf("consumequeue: zero %s at %d: %w", f.path(), keep, err)
+			q.log.Info("consumequeue: truncate", "path", f.Path(), "from", wrote, "to", keep, "commitlogEnd", phyEnd)
+			if err := zeroAndSync(f, int64(keep), wrote); err != nil {
+				return err
 			}
-			if err := f.h.Sync(); err != nil {
-				return fmt.Errorf("consumequeue: sync %s: %w", f.path(), err)
-			}
-			f.wrote.Store(int64(keep))
-			f.flushed.Store(int64(keep))
+			f.SetWrote(int64(keep))
+			f.SetCommitted(int64(keep))
+			f.SetFlushed(int64(keep))
 		}
-		q.written.Store(f.start + int64(keep))
+		q.written.Store(f.Start() + int64(keep))
 		if q.minLogic.Load() > q.written.Load() {
 			q.minLogic.Store(q.written.Load())
 		}
 		if lastEnd < 0 {
-			lastEnd = q.lastUnitEndBefore(f.start)
+			lastEnd = q.lastUnitEndBefore(f.Start())
 		}
 		q.maxPhysic.Store(max(lastEnd, 0))
 		return nil
@@ -240,28 +219,25 @@ func (q *Queue) Truncate(phyEnd int64) error {
 // below phyMin, the CommitLog's new min offset, then recomputes MinOffset.
 // It returns the number of files deleted.
 func (q *Queue) DeleteBelow(phyMin int64) (int, error) {
-	deleted := 0
-	for {
-		q.mu.RLock()
-		var f *file
-		if len(q.mu.files) > 1 {
-			f = q.mu.files[0]
-		}
-		q.mu.RUnlock()
-		if f == nil {
-			break
-		}
+	files := q.seg.Files()
+	cut := int64(-1) // the end of the last head file wholly below phyMin
+	for _, f := range files[:max(len(files)-1, 0)] {
 		var last [UnitSize]byte
-		if err := readFull(f, last[:], q.fileSize-UnitSize); err != nil {
-			return deleted, err
+		if err := readFull(f, last[:], f.Size()-UnitSize); err != nil {
+			return 0, err
 		}
 		if u := unitAt(last[:], 0); !u.IsFiller() && u.Offset >= phyMin {
 			break
 		}
-		if err := q.removeFile(f); err != nil {
-			return deleted, err
+		cut = f.End()
+	}
+	deleted := 0
+	if cut >= 0 {
+		n, err := q.seg.DeleteBelow(cut)
+		if err != nil {
+			return n, fmt.Errorf("consumequeue: %s/%d: %w", q.topic, q.queueID, err)
 		}
-		deleted++
+		deleted = n
 	}
 	return deleted, q.CorrectMinOffset(phyMin)
 }
@@ -271,15 +247,13 @@ func (q *Queue) DeleteBelow(phyMin int64) (int, error) {
 // binary search inside it (units are in CommitLog order). A queue with no
 // such unit gets MinOffset == MaxOffset.
 func (q *Queue) CorrectMinOffset(phyMin int64) error {
-	q.mu.RLock()
-	files := append([]*file(nil), q.mu.files...)
-	q.mu.RUnlock()
+	files := q.seg.Files()
 	end := q.written.Load()
 	from := q.minLogic.Load()
 	below := func(u Unit) bool { return u.IsFiller() || !u.Valid() || u.Offset < phyMin }
 	for _, f := range files {
-		lo := max(f.start, from) / UnitSize
-		hi := min(f.start+q.fileSize, end) / UnitSize // exclusive
+		lo := max(f.Start(), from) / UnitSize
+		hi := min(f.End(), end) / UnitSize // exclusive
 		if lo >= hi {
 			continue
 		}
@@ -310,9 +284,9 @@ func (q *Queue) CorrectMinOffset(phyMin int64) error {
 }
 
 // unitIn reads the unit at queue offset off from f (held by the caller).
-func (q *Queue) unitIn(f *file, off int64) (Unit, error) {
+func (q *Queue) unitIn(f *segment.File, off int64) (Unit, error) {
 	var b [UnitSize]byte
-	if err := readFull(f, b[:], off*UnitSize-f.start); err != nil {
+	if err := readFull(f, b[:], off*UnitSize-f.Start()); err != nil {
 		return Unit{}, err
 	}
 	return unitAt(b[:], 0), nil
@@ -321,14 +295,8 @@ func (q *Queue) unitIn(f *file, off int64) (Unit, error) {
 // Destroy closes and deletes every file of the queue and its directory.
 func (q *Queue) Destroy() error {
 	q.destroyed.Store(true)
-	q.mu.Lock()
-	files := q.mu.files
-	q.mu.files = nil
-	q.mu.Unlock()
+	q.closeFiles()
 	var firstErr error
-	for _, f := range files {
-		f.h.Forget()
-	}
 	if err := q.fs.RemoveAll(q.dir); err != nil {
 		firstErr = fmt.Errorf("consumequeue: remove %s: %w", q.dir, err)
 	}

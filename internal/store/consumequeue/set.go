@@ -97,10 +97,7 @@ func (s *Set) GetOrCreate(topic string, queueID int32) *Queue {
 		return q
 	}
 	topic = strings.Clone(topic) // the caller's string may alias a read buffer
-	q := &Queue{topic: topic, queueID: queueID,
-		dir: filepath.Join(s.dir, topic, strconv.Itoa(int(queueID))), fs: s.opts.FS, files: s.opts.Files,
-		fileSize: int64(s.opts.UnitsPerFile) * UnitSize,
-		log:      s.opts.Logger.With("topic", topic, "queueId", queueID)}
+	q := createQueue(filepath.Join(s.dir, topic, strconv.Itoa(int(queueID))), topic, queueID, s.opts)
 	if s.mu.queues[topic] == nil {
 		s.mu.queues[topic] = map[int32]*Queue{}
 	}

@@ -355,6 +355,9 @@ func (a *allocator) createHere(start int64) (*File, error) {
 // synced, renamed into place, directory synced, reopened. A zero-filled
 // file is only started when the disk has room for it (checkRoom).
 func (q *Queue) create(start int64) (*File, error) {
+	if q.cfg.CreateInPlace {
+		return q.createInPlace(start)
+	}
 	name := filepath.Join(q.cfg.Dir, Name(start))
 	tmp := name + tmpSuffix
 	fsys := q.cfg.FS
@@ -405,4 +408,33 @@ func (q *Queue) create(start int64) (*File, error) {
 func (q *Queue) discard(f *File) {
 	f.removed.Store(true)
 	f.Release()
+}
+
+// createInPlace makes the file for start directly under its name, sized,
+// nothing synced (Config.CreateInPlace): the owner makes the entry durable.
+func (q *Queue) createInPlace(start int64) (*File, error) {
+	name := filepath.Join(q.cfg.Dir, Name(start))
+	if err := q.cfg.FS.MkdirAll(q.cfg.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("segment: create %s: mkdir: %w", name, err)
+	}
+	var (
+		h   Handle
+		err error
+	)
+	if q.cfg.Handles != nil {
+		h, err = q.cfg.Handles.Create(name)
+	} else {
+		h, err = q.cfg.FS.Create(name)
+	}
+	if q.cfg.OnCreate != nil {
+		q.cfg.OnCreate() // even on failure: the entry may exist
+	}
+	if err != nil {
+		return nil, fmt.Errorf("segment: create %s: %w", name, err)
+	}
+	if err := h.Truncate(q.cfg.Size); err != nil {
+		_ = h.Close()
+		return nil, fmt.Errorf("segment: create %s: size: %w", name, err)
+	}
+	return q.wrap(newFile(q.cfg.FS, name, h, start, q.cfg.Size)), nil
 }

@@ -1,6 +1,6 @@
 // Package segment holds fixed-size, offset-named data files and the ordered
-// list of them: the storage unit of the CommitLog (and usable by the consume
-// queues, which use the same naming scheme).
+// list of them: the storage unit of the CommitLog and of every ConsumeQueue
+// (same naming scheme, smaller files).
 //
 // # Naming and sizes
 //
@@ -63,7 +63,7 @@
 //     is sticky: every later write or sync of the file returns it. A write
 //     error is not: the owner takes the unwritten bytes back (a full disk)
 //     and may write there again.
-//  4. Removed from the Queue by Truncate (dirty tail) or DeleteExpired /
+//  4. Removed from the Queue by Truncate / TruncateDropEmpty (dirty tail) or DeleteExpired /
 //     DeleteBelow (retention; DeleteExpired with force also removes head
 //     files not yet expired, logged and counted as such). Readers that called Hold keep the file open:
 //     the file is closed, and deleted from disk when it was removed, when the
@@ -72,4 +72,18 @@
 //     files from the last one down, syncing the directory after each, so a
 //     crash leaves a contiguous prefix and a later file of the same name is
 //     never deleted by a late release.
+//
+// # Many small queues
+//
+// A store has one queue per ConsumeQueue, 100,000 of them or more, each of
+// a few small files. Three Config fields make a Queue cheap enough for
+// that: Handles (files read and written through the owner's handles, say
+// a descriptor cache that opens a file only while it is used; Open then
+// only stats them), CreateInPlace (a new file is created and sized under
+// its name by Roll, without the allocator, the ".tmp" rename or any sync:
+// the owner syncs the directories, OnCreate telling it when an entry
+// appears; a missing directory is an empty queue, and New makes one
+// without listing) and AllowGaps (a file lost in the middle is logged and
+// left as a hole that Find does not cover, as RocketMQ reads such a
+// ConsumeQueue). A Queue whose Start is never called carries no allocator.
 package segment

@@ -2,10 +2,33 @@ package segment
 
 import (
 	"fmt"
+	"io"
 	"sync/atomic"
 
 	"github.com/rocketd/rocketd/internal/vfs"
 )
+
+// Handle is what a File reads, writes and syncs through: by default the
+// vfs.File opened when the File was loaded or created, kept open for the
+// File's life; with Config.Handles, whatever that returns (for example a
+// handle that opens the file only while it is used). Close is called once,
+// at the File's last Release.
+type Handle interface {
+	io.ReaderAt
+	io.WriterAt
+	Sync() error
+	Truncate(size int64) error
+	Close() error
+}
+
+// Handles makes the Handles of a Queue's files (Config.Handles).
+type Handles interface {
+	// Open returns a handle on the existing file at path; it need not
+	// open the file yet.
+	Open(path string) Handle
+	// Create creates (or truncates) the file at path.
+	Create(path string) (Handle, error)
+}
 
 // File is one fixed-size segment: a vfs.File covering the global byte range
 // [Start, Start+Size) of its log, with the positions described in the package
@@ -19,7 +42,7 @@ type File struct {
 	start int64
 	size  int64
 	path  string
-	file  vfs.File
+	file  Handle
 	fs    vfs.FS
 
 	wrote     atomic.Int64
@@ -35,7 +58,7 @@ type File struct {
 	onLastRelease func(f *File, err error) // logs close/remove failures; may be nil
 }
 
-func newFile(fs vfs.FS, path string, vf vfs.File, start, size int64) *File {
+func newFile(fs vfs.FS, path string, vf Handle, start, size int64) *File {
 	f := &File{start: start, size: size, path: path, file: vf, fs: fs}
 	f.refs.Store(1)
 	return f
@@ -49,6 +72,9 @@ func (f *File) Size() int64 { return f.size }
 
 // End is the global offset just past the file's last byte.
 func (f *File) End() int64 { return f.start + f.size }
+
+// Handle is what the file is read and written through (see Config.Handles).
+func (f *File) Handle() Handle { return f.file }
 
 // Path is the file's path.
 func (f *File) Path() string { return f.path }

@@ -3,10 +3,13 @@ package segment
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rocketd/rocketd/internal/vfs"
@@ -28,6 +31,26 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock of the allocator's retry back-off. Default time.Now.
 	Now func() time.Time
+
+	// Handles, when set, makes the handles the files are read and written
+	// through (a descriptor cache for a store of many small queues, say);
+	// Open then only stats the files instead of opening them. nil: each
+	// file is opened with FS and stays open.
+	Handles Handles
+	// CreateInPlace makes Roll create a new file directly under its name
+	// (created and sized, nothing synced) instead of preparing
+	// "<name>.tmp" and renaming it; Open leaves a missing Dir alone (an
+	// empty queue) and Roll makes it (MkdirAll, not synced). The owner
+	// makes new directory entries durable: OnCreate, when set, is called
+	// once for each file creation Roll starts, before its result is known
+	// (an entry may exist even when the creation failed).
+	CreateInPlace bool
+	OnCreate      func()
+	// AllowGaps makes Open load files that do not follow each other (one
+	// lost in the middle) instead of refusing the directory: the gap is
+	// logged and Find finds no file in it. Every file must then start at a
+	// multiple of Size.
+	AllowGaps bool
 }
 
 func (c *Config) validate() error {
@@ -56,13 +79,16 @@ func (c *Config) validate() error {
 // after the lookup while retention or truncation may run concurrently must
 // use FindHeld (or Hold the result and check it) and Release it afterwards.
 type Queue struct {
-	cfg   Config
-	alloc *allocator
+	cfg Config
+	// alloc is made by Start (written under mu): a queue that never starts
+	// it creates its files in Roll and carries no allocator.
+	alloc atomic.Pointer[allocator]
 	stats rollStats
 
 	mu struct {
 		sync.RWMutex
-		files []*File
+		files  []*File
+		closed bool // Close ran: Start makes no allocator
 	}
 }
 
@@ -73,12 +99,16 @@ func Open(cfg Config) (*Queue, error) {
 		return nil, err
 	}
 	q := &Queue{cfg: cfg}
-	q.alloc = newAllocator(q)
-	if err := vfs.MkdirAllSync(cfg.FS, cfg.Dir, 0o755); err != nil {
-		return nil, fmt.Errorf("segment: create %s: %w", cfg.Dir, err)
+	if !cfg.CreateInPlace {
+		if err := vfs.MkdirAllSync(cfg.FS, cfg.Dir, 0o755); err != nil {
+			return nil, fmt.Errorf("segment: create %s: %w", cfg.Dir, err)
+		}
 	}
 	names, err := cfg.FS.List(cfg.Dir)
 	if err != nil {
+		if cfg.CreateInPlace && errors.Is(err, fs.ErrNotExist) {
+			return q, nil
+		}
 		return nil, fmt.Errorf("segment: list %s: %w", cfg.Dir, err)
 	}
 	var files []*File
@@ -87,58 +117,117 @@ func Open(cfg Config) (*Queue, error) {
 			f.Release()
 		}
 	}
+	last := lastSegmentName(names)
 	for _, name := range names {
 		path := filepath.Join(cfg.Dir, name)
 		if strings.HasSuffix(name, tmpSuffix) {
-			// An unfinished preallocation: never part of the log.
-			if err := cfg.FS.Remove(path); err != nil {
-				closeAll()
-				return nil, fmt.Errorf("segment: remove leftover %s: %w", path, err)
+			if _, err := ParseName(strings.TrimSuffix(name, tmpSuffix)); err == nil {
+				// An unfinished preallocation: never part of the log.
+				if err := cfg.FS.Remove(path); err != nil {
+					closeAll()
+					return nil, fmt.Errorf("segment: remove leftover %s: %w", path, err)
+				}
+				cfg.Logger.Info("segment: removed unfinished preallocation", "path", path)
+				continue
 			}
-			cfg.Logger.Info("segment: removed unfinished preallocation", "path", path)
-			continue
 		}
 		start, err := ParseName(name)
 		if err != nil {
 			cfg.Logger.Warn("segment: ignoring file with a foreign name", "path", path)
 			continue
 		}
-		if len(files) > 0 {
-			if prev := files[len(files)-1]; prev.End() != start {
-				closeAll()
-				return nil, fmt.Errorf("segment: %s: starts at %d but the previous file ends at %d", path, start, prev.End())
-			}
+		if err := q.checkPlace(files, path, start); err != nil {
+			closeAll()
+			return nil, err
 		}
-		vf, err := cfg.FS.OpenReadWrite(path)
+		f, err := q.load(path, start, name == last)
 		if err != nil {
 			closeAll()
-			return nil, fmt.Errorf("segment: open %s: %w", path, err)
+			return nil, err
 		}
-		size, err := vf.Size()
-		if err == nil && size < cfg.Size && name == lastSegmentName(names) {
-			// A last file cut short (a crash while the file system
-			// extended it, or a half-truncated copy): extend it with zeros;
-			// recovery then stops at the end of its valid records.
-			cfg.Logger.Warn("segment: extending a short last file", "path", path, "size", size, "want", cfg.Size)
-			if err = vf.Truncate(cfg.Size); err == nil {
-				err = vf.Sync()
-			}
-			size = cfg.Size
-		}
-		if err == nil && size != cfg.Size {
-			err = fmt.Errorf("size %d, want %d", size, cfg.Size)
-		}
-		if err != nil {
-			_ = vf.Close()
-			closeAll()
-			return nil, fmt.Errorf("segment: load %s: %w", path, err)
-		}
-		f := q.wrap(newFile(cfg.FS, path, vf, start, cfg.Size))
-		f.setPositions(cfg.Size)
 		files = append(files, f)
 	}
 	q.mu.files = files
 	return q, nil
+}
+
+// New returns an empty queue over cfg.Dir without looking at the directory
+// (a queue known to have no files yet); cfg.CreateInPlace must be set, so
+// that the directory is made by the first Roll.
+func New(cfg Config) (*Queue, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if !cfg.CreateInPlace {
+		return nil, errors.New("segment: New without Config.CreateInPlace")
+	}
+	return &Queue{cfg: cfg}, nil
+}
+
+// checkPlace checks that a file starting at start may follow files: right
+// after the last one, or with Config.AllowGaps after a gap, aligned.
+func (q *Queue) checkPlace(files []*File, path string, start int64) error {
+	if q.cfg.AllowGaps && start%q.cfg.Size != 0 {
+		return fmt.Errorf("segment: %s: start %d is not a multiple of the file size %d", path, start, q.cfg.Size)
+	}
+	if len(files) == 0 {
+		return nil
+	}
+	prev := files[len(files)-1]
+	switch {
+	case prev.End() == start:
+		return nil
+	case q.cfg.AllowGaps && prev.End() < start:
+		q.cfg.Logger.Warn("segment: gap between files", "before", prev.path, "after", path)
+		return nil
+	}
+	return fmt.Errorf("segment: %s: starts at %d but the previous file ends at %d", path, start, prev.End())
+}
+
+// load opens (or, with Config.Handles, stats) the file at path. A last
+// file cut short (a crash while the file system extended it, or a
+// half-truncated copy) is extended with zeros; recovery then stops at the
+// end of its valid records. Any other size is refused.
+func (q *Queue) load(path string, start int64, last bool) (*File, error) {
+	var (
+		h    Handle
+		size int64
+	)
+	if q.cfg.Handles != nil {
+		st, err := q.cfg.FS.Stat(path)
+		if err != nil {
+			return nil, fmt.Errorf("segment: stat %s: %w", path, err)
+		}
+		h, size = q.cfg.Handles.Open(path), st.Size()
+	} else {
+		vf, err := q.cfg.FS.OpenReadWrite(path)
+		if err != nil {
+			return nil, fmt.Errorf("segment: open %s: %w", path, err)
+		}
+		if size, err = vf.Size(); err != nil {
+			_ = vf.Close()
+			return nil, fmt.Errorf("segment: load %s: %w", path, err)
+		}
+		h = vf
+	}
+	var err error
+	if size < q.cfg.Size && last {
+		q.cfg.Logger.Warn("segment: extending a short last file", "path", path, "size", size, "want", q.cfg.Size)
+		if err = h.Truncate(q.cfg.Size); err == nil {
+			err = h.Sync()
+		}
+		size = q.cfg.Size
+	}
+	if err == nil && size != q.cfg.Size {
+		err = fmt.Errorf("size %d, want %d", size, q.cfg.Size)
+	}
+	if err != nil {
+		_ = h.Close()
+		return nil, fmt.Errorf("segment: load %s: %w", path, err)
+	}
+	f := q.wrap(newFile(q.cfg.FS, path, h, start, q.cfg.Size))
+	f.setPositions(q.cfg.Size)
+	return f, nil
 }
 
 func (q *Queue) wrap(f *File) *File {
@@ -156,9 +245,20 @@ func (q *Queue) lastRelease(f *File, err error) {
 // the last one (a log reopened with its last file partly written rolls
 // into a ready file). Without it, Roll creates files synchronously.
 func (q *Queue) Start() {
-	q.alloc.start()
+	q.mu.Lock()
+	if q.mu.closed {
+		q.mu.Unlock()
+		return // a closed queue stays closed
+	}
+	a := q.alloc.Load()
+	if a == nil {
+		a = newAllocator(q)
+		q.alloc.Store(a)
+	}
+	q.mu.Unlock()
+	a.start()
 	if last := q.Last(); last != nil {
-		q.alloc.prefetch(last.End())
+		a.prefetch(last.End())
 	}
 }
 
@@ -166,7 +266,10 @@ func (q *Queue) Start() {
 // until it is ready (it stays with the allocator until that Roll) or its
 // preparation failed (a *BackoffError). The allocator must be started.
 func (q *Queue) Prepare(start int64) error {
-	_, err := q.alloc.await(q.nextStart(start), false)
+	err := errNotRunning
+	if a := q.alloc.Load(); a != nil {
+		_, err = a.await(q.nextStart(start), false)
+	}
 	if errors.Is(err, errNotRunning) {
 		return fmt.Errorf("segment: prepare %s: %w", Name(q.nextStart(start)), err)
 	}
@@ -176,9 +279,13 @@ func (q *Queue) Prepare(start int64) error {
 // PrepareErr is the error of the latest failed preparation while the
 // allocator has not prepared a file since: why rolls fail now.
 func (q *Queue) PrepareErr() error {
-	q.alloc.mu.Lock()
-	defer q.alloc.mu.Unlock()
-	return q.alloc.failed
+	a := q.alloc.Load()
+	if a == nil {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.failed
 }
 
 // nextStart is where the next Roll(start) puts its file: the end of the
@@ -196,7 +303,12 @@ func (q *Queue) nextStart(start int64) int64 {
 // the Queue's reference on every file; files held by readers close when they
 // are released.
 func (q *Queue) Close() error {
-	q.alloc.close()
+	q.mu.Lock()
+	q.mu.closed = true
+	q.mu.Unlock()
+	if a := q.alloc.Load(); a != nil {
+		a.close()
+	}
 	q.mu.Lock()
 	files := q.mu.files
 	q.mu.files = nil
@@ -225,6 +337,16 @@ func (q *Queue) Files() []*File {
 	q.mu.RLock()
 	defer q.mu.RUnlock()
 	return append([]*File(nil), q.mu.files...)
+}
+
+// View calls fn with the list of files, oldest first, under the list's
+// read lock: a look at every file without copying the list. fn must not
+// keep or change the slice, nor call the methods of q that change the
+// list (Roll, Truncate, Delete*, Close), and should be quick.
+func (q *Queue) View(fn func(files []*File)) {
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	fn(q.mu.files)
 }
 
 // First returns the first file, or nil.
@@ -262,10 +384,18 @@ func (q *Queue) findLocked(offset int64) *File {
 		return nil
 	}
 	i := (offset - files[0].start) / q.cfg.Size
-	if i >= int64(len(files)) {
+	if i < int64(len(files)) && files[i].Contains(offset) {
+		return files[i]
+	}
+	if !q.cfg.AllowGaps {
 		return nil
 	}
-	return files[i]
+	// A gap before offset: the files are still in order.
+	j := sort.Search(len(files), func(k int) bool { return files[k].End() > offset })
+	if j < len(files) && files[j].Contains(offset) {
+		return files[j]
+	}
+	return nil
 }
 
 // FindHeld is Find plus Hold: the file cannot be closed until the caller
@@ -289,7 +419,14 @@ func (q *Queue) FindHeld(offset int64) *File {
 func (q *Queue) Roll(start int64) (*File, error) {
 	start = q.nextStart(start)
 	began := time.Now()
-	f, err := q.alloc.get(start)
+	a := q.alloc.Load()
+	var f *File
+	var err error
+	if a != nil {
+		f, err = a.get(start)
+	} else {
+		f, err = q.create(start)
+	}
 	q.stats.note(time.Since(began))
 	if err != nil {
 		return nil, err
@@ -304,7 +441,9 @@ func (q *Queue) Roll(start int64) (*File, error) {
 	}
 	q.mu.files = append(q.mu.files, f)
 	q.mu.Unlock()
-	q.alloc.prefetch(start + q.cfg.Size)
+	if a != nil {
+		a.prefetch(start + q.cfg.Size)
+	}
 	q.cfg.Logger.Debug("segment: rolled", "path", f.path)
 	return f, nil
 }
@@ -319,9 +458,20 @@ func (q *Queue) Roll(start int64) (*File, error) {
 // (beyond the new end) goes first, then the files from the last one down,
 // each unlinked at once and its directory synced, so a crash leaves the
 // files a contiguous prefix of the queue, never a gap that Open refuses.
-func (q *Queue) Truncate(end int64) error {
-	if err := q.alloc.dropPrepared(); err != nil {
-		return err
+func (q *Queue) Truncate(end int64) error { return q.truncate(end, true) }
+
+// TruncateDropEmpty is Truncate except that a file starting exactly at end is
+// removed too: afterwards the last file ends at end (or holds it), or the
+// queue is empty. For an owner that rolls to a new file only when it writes
+// there (RocketMQ's ConsumeQueue deletes such a file).
+func (q *Queue) TruncateDropEmpty(end int64) error { return q.truncate(end, false) }
+
+func (q *Queue) truncate(end int64, keepEmpty bool) error {
+	a := q.alloc.Load()
+	if a != nil {
+		if err := a.dropPrepared(); err != nil {
+			return err
+		}
 	}
 	q.mu.Lock()
 	var keep, drop []*File
@@ -330,7 +480,7 @@ func (q *Queue) Truncate(end int64) error {
 		case f.End() <= end:
 			f.setPositions(f.size)
 			keep = append(keep, f)
-		case f.start <= end:
+		case f.start < end || f.start == end && keepEmpty:
 			f.setPositions(end - f.start)
 			keep = append(keep, f)
 		default:
@@ -352,8 +502,8 @@ func (q *Queue) Truncate(end int64) error {
 	if err != nil {
 		return fmt.Errorf("segment: truncate at %d: %w", end, err)
 	}
-	if len(drop) > 0 {
-		q.alloc.retrySoon()
+	if len(drop) > 0 && a != nil {
+		a.retrySoon()
 	}
 	return nil
 }
@@ -381,7 +531,9 @@ func (q *Queue) syncRemoved(n int) error {
 		return nil
 	}
 	// Space may be back for a preparation that failed on a full disk.
-	q.alloc.retrySoon()
+	if a := q.alloc.Load(); a != nil {
+		a.retrySoon()
+	}
 	if err := q.cfg.FS.SyncDir(q.cfg.Dir); err != nil {
 		return fmt.Errorf("segment: sync dir %s: %w", q.cfg.Dir, err)
 	}
