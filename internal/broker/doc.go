@@ -113,9 +113,12 @@
 // (metrics.Events): the transaction service reports half messages stored,
 // settled and discarded (txn.Observer), the send-back and %RETRY% send
 // paths and the POP revive service report DLQ stores. The half-message
-// counts are saved at a clean close to
-// <storePathRootDir>/config/transactionMetrics (Java's file and JSON) and
-// loaded at start; after a crash they are those of the last clean close.
+// counts are saved to <storePathRootDir>/config/transactionMetrics (Java's
+// file and JSON) every transactionMetricFlushInterval (10 s, an owned
+// goroutine, as Java's TransactionMetricsFlushService) and at a clean
+// close, and loaded at start; after a crash they are those of the last
+// save: what changed in the last interval before the crash is missing
+// from them.
 // The timer families are read from the timer at scrape time.
 //
 // # Lifecycle
