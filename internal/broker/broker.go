@@ -375,6 +375,10 @@ func Start(cfg Config) (_ *Broker, err error) {
 	// POP consumption, on a master only (check points, acks and revived
 	// messages are writes): its held pops wait in the same holder.
 	if bc.IsMaster() {
+		var reviveLog pop.ReviveObserver
+		if b.events != nil {
+			reviveLog = b.events
+		}
 		if b.pop, err = pop.New(pop.Config{
 			Store: b.store, Topics: b.topics, Groups: b.groups, Offsets: b.offsets,
 			BrokerName: bc.BrokerName, Cluster: bc.BrokerClusterName, StoreHost: storeHost,
@@ -384,6 +388,7 @@ func Start(cfg Config) (_ *Broker, err error) {
 			Notify:         func(topic string, holdQueue int32, tagsCode int64) { b.holder.Notify(topic, holdQueue, 1, tagsCode) },
 			SentToDLQ:      b.sentToDLQ(),
 			RevivedToRetry: b.events.RevivedToRetryFunc(),
+			ReviveLog:      reviveLog,
 			Logger:         log,
 		}); err != nil {
 			return nil, fmt.Errorf("broker: %w", err)

@@ -112,7 +112,9 @@
 // transaction and DLQ families are counted as things happen
 // (metrics.Events): the transaction service reports half messages stored,
 // settled and discarded (txn.Observer), the send-back and %RETRY% send
-// paths and the POP revive service report DLQ stores. The half-message
+// paths and the POP revive service report DLQ stores, the POP service
+// its revive log records put and read (pop.ReviveObserver); the revive
+// lag is read from the POP service at scrape time. The half-message
 // counts are saved to <storePathRootDir>/config/transactionMetrics (Java's
 // file and JSON) every transactionMetricFlushInterval (10 s, an owned
 // goroutine, as Java's TransactionMetricsFlushService) and at a clean

@@ -220,6 +220,18 @@ func (s *metricsSource) Store() metrics.StoreStats {
 	return out
 }
 
+func (s *metricsSource) ReviveLags() []metrics.ReviveLag {
+	if s.b.pop == nil {
+		return nil
+	}
+	lags := s.b.pop.ReviveLags(time.Now())
+	out := make([]metrics.ReviveLag, len(lags))
+	for i, l := range lags {
+		out[i] = metrics.ReviveLag{QueueID: l.QueueID, Messages: l.Messages, LatencyMs: l.LatencyMs}
+	}
+	return out
+}
+
 // processorNames are Java's processor labels of rocketd's families.
 var processorNames = map[string]string{
 	"send": "send", "pull": "pull", "heartbeat": "heartbeat", "consumerManage": "consumer_manager",

@@ -123,7 +123,10 @@ func TestMetricsTxnDLQTimer(t *testing.T) {
 // TestMetricsPopRevive: a popped message never acked, with retryMaxTimes
 // 2, is revived twice into the retry topic
 // (rocketmq_pop_revive_retry_messages_total, PUT_OK) and then into the
-// DLQ (rocketmq_send_to_dlq_messages_total).
+// DLQ (rocketmq_send_to_dlq_messages_total). Each of its three pops put
+// a check point into the revive log, which the revive service read back
+// (rocketmq_pop_revive_in/out_message_total, CK); every revive queue
+// has a rocketmq_pop_revive_lag and _latency series.
 func TestMetricsPopRevive(t *testing.T) {
 	c := startCluster(t, func(bc *config.BrokerConfig) {
 		popTune(bc)
@@ -152,5 +155,19 @@ func TestMetricsPopRevive(t *testing.T) {
 	}
 	if v, series := sumOf(mfs, "rocketmq_send_to_dlq_messages_total", "consumer_group="+group, "is_system=false"); series != 1 || v != 1 {
 		t.Errorf("sent to DLQ %v over %d series, want 1 in one", v, series)
+	}
+	if v, _ := sumOf(mfs, "rocketmq_pop_revive_in_message_total", "consumer_group="+group, "revive_message_type=CK", "put_status=PUT_OK"); v != 3 {
+		t.Errorf("check points put %v, want 3", v)
+	}
+	if v, _ := sumOf(mfs, "rocketmq_pop_revive_out_message_total", "consumer_group="+group, "revive_message_type=CK"); v != 3 {
+		t.Errorf("check points read back %v, want 3", v)
+	}
+	if v, _ := sumOf(mfs, "rocketmq_pop_revive_in_message_total", "consumer_group="+group, "revive_message_type=ACK"); v != 0 {
+		t.Errorf("acks put %v, want 0", v)
+	}
+	for _, name := range []string{"rocketmq_pop_revive_lag", "rocketmq_pop_revive_latency"} {
+		if _, series := sumOf(mfs, name, "node_type=broker"); series != config.DefaultReviveQueueNum {
+			t.Errorf("%s: %d series, want one per revive queue (%d)", name, series, config.DefaultReviveQueueNum)
+		}
 	}
 }

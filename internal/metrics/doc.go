@@ -59,6 +59,13 @@
 //	  (histogram)                                                                        5, 60, 600, 3600, 43200, 86400 (Java's: seconds, unit declared "ms")
 //	rocketmq_send_to_dlq_messages_total      consumer_group, topic, is_system            Events: messages moved to a DLQ (below)
 //	rocketmq_pop_revive_retry_messages_total consumer_group, topic, put_status           Events: revived messages put into their retry topic
+//	rocketmq_pop_revive_in_message_total     consumer_group, topic, revive_message_type, Events: check point (CK) and ack (ACK) records put
+//	                                         put_status                                  into the revive log (below)
+//	rocketmq_pop_revive_out_message_total    consumer_group, topic, queue_id,            Events: the same records read back by the revive service
+//	                                         revive_message_type
+//	rocketmq_pop_revive_lag                  queue_id                                    Source.ReviveLags: revive records not read yet + check points
+//	                                                                                     due whose revive failed (below)
+//	rocketmq_pop_revive_latency              queue_id                                    (same): how long the oldest of them has waited (ms)
 //	rocketmq_rpc_latency (histogram, ms)     protocol_type=remoting, is_long_polling,    each answered request
 //	                                         request_code, response_code, result
 //	rocketmq_messages_in_total               topic, message_type, is_system              Counts
@@ -96,11 +103,38 @@
 // (PUT_OK, ...), as PopReviveService.reviveRetry; topic is the popped
 // topic (the check point's).
 //
+// The other POP families follow PopMetricsManager. revive_in counts
+// every revive log put, stored or not, with Java's labels: a pop's check
+// point and CHANGE_MESSAGE_INVISIBLETIME's new one are CK, ACK_MESSAGE's
+// ack, each BATCH_ACK_MESSAGE entry's bAck record and
+// CHANGE_MESSAGE_INVISIBLETIME's ack of the old check point are ACK (Java
+// counts the same puts; its ck buffer may merge a check point with its
+// acks in memory and put neither, rocketd writes every record). revive_out
+// counts each ck, ack and bAck record the revive service reads (again
+// after a restart, from its saved position, as Java). Java puts check
+// points into the revive queue through its timer wheel, so that they
+// arrive when due, and its revive lag is the queue's records past the
+// revive offset; rocketd stores them at once and its revive service reads
+// every record each round (reviveInterval), keeping the check points not
+// due in memory. Its lag is therefore what the revive service has not
+// dealt with: records after its read position (between two rounds) plus
+// check points due whose revive failed (a retry or DLQ put refused; tried
+// again next round); the latency is now minus the store time of the first
+// unread record or the revive time of the oldest failed check point,
+// whichever is earlier; 0 for a queue not read yet (Java: before its
+// first round). Java declares the lag's unit "milliseconds" although it
+// is a record count; rocketd names no unit.
+//
+// Not exported, because rocketd has nothing they could truly measure:
+// rocketmq_pop_checkpoint_buffer_size and rocketmq_pop_offset_buffer_size
+// (Java's PopBufferMergeService holds check points and acks in memory
+// before writing them to the revive log; rocketd writes each one at once,
+// waiting for the store, and has no such buffer) and
+// rocketmq_pop_buffer_scan_time_consume (the duration of that buffer's
+// scan).
+//
 // Not exported yet: rocketmq_timer_message_snapshot (rocketd's timer
-// files messages in buckets, not Java's per-second wheel slots) and the
-// other POP families of PopMetricsManager (rocketmq_pop_revive_in/out_
-// message_total, rocketmq_pop_revive_lag/latency, the buffer sizes and
-// rocketmq_pop_buffer_scan_time_consume).
+// files messages in buckets, not Java's per-second wheel slots).
 //
 // # rocketmq-exporter families
 //
