@@ -211,6 +211,12 @@ func (s *metricsSource) Store() metrics.StoreStats {
 		if ts.WatermarkMs > 0 {
 			out.TimerDequeueLatencyS = max(now-ts.WatermarkMs, 0) / 1000
 		}
+		if bounds, ok := d.timer.Snapshot(); ok {
+			out.TimerSnapshot = make([]metrics.TimerBound, len(bounds))
+			for i, b := range bounds {
+				out.TimerSnapshot[i] = metrics.TimerBound{BoundS: b.BoundS, Count: b.Count}
+			}
+		}
 		tm := d.timer.Metrics()
 		out.TimingMessages = make(map[string]int64, len(tm))
 		for topic, m := range tm {

@@ -32,8 +32,9 @@ func (c *cluster) sendRawMsg(addr, topic, props, body string) protocol.SendMessa
 // half messages, one committed and one rolled back, leave
 // rocketmq_half_messages at 1 with one commit, one rollback and one
 // finish-latency sample; a send back with delay level -1 counts one
-// rocketmq_send_to_dlq_messages_total; a timer message due in an hour is
-// one rocketmq_timing_messages of its topic. The half-message count
+// rocketmq_send_to_dlq_messages_total; a timer message due in two hours is
+// one rocketmq_timing_messages of its topic and in the 4 h range of
+// rocketmq_timer_message_snapshot. The half-message count
 // survives a clean restart (the transactionMetrics file).
 func TestMetricsTxnDLQTimer(t *testing.T) {
 	c := startCluster(t, func(bc *config.BrokerConfig) { bc.MetricsExporterType = config.MetricsProm })
@@ -71,7 +72,7 @@ func TestMetricsTxnDLQTimer(t *testing.T) {
 		t.Fatalf("send back: %d %s", resp.Code, resp.Remark)
 	}
 
-	timerProps := message.SetProperty("", message.PropertyTimerDeliverMS, strconv.FormatInt(time.Now().Add(time.Hour).UnixMilli(), 10))
+	timerProps := message.SetProperty("", message.PropertyTimerDeliverMS, strconv.FormatInt(time.Now().Add(2*time.Hour).UnixMilli(), 10))
 	c.sendRawMsg(addr, topic, timerProps, "later")
 
 	base := []string{"cluster=" + config.DefaultBrokerClusterName, "node_type=broker", "node_id=" + config.DefaultBrokerName}
@@ -102,6 +103,15 @@ func TestMetricsTxnDLQTimer(t *testing.T) {
 				last = w.name + ": " + strconv.FormatFloat(v, 'g', -1, 64) + " over " + strconv.Itoa(series) + " series"
 				return false
 			}
+		}
+		// The message due in two hours is in the 4 h range of the snapshot.
+		if v, series := sumOf(mfs, "rocketmq_timer_message_snapshot", append([]string{"timer_bound_s=14400", "storage_type=local"}, base...)...); series != 1 || v != 1 {
+			last = "rocketmq_timer_message_snapshot{timer_bound_s=14400}: " + strconv.FormatFloat(v, 'g', -1, 64)
+			return false
+		}
+		if _, series := sumOf(mfs, "rocketmq_timer_message_snapshot", base...); series != 8 {
+			last = "rocketmq_timer_message_snapshot: " + strconv.Itoa(series) + " series, want 8"
+			return false
 		}
 		for _, name := range []string{"rocketmq_timer_enqueue_lag", "rocketmq_timer_enqueue_latency",
 			"rocketmq_timer_dequeue_lag", "rocketmq_timer_dequeue_latency"} {

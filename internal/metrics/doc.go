@@ -52,6 +52,8 @@
 //	rocketmq_timer_dequeue_lag               (same)                                      held messages loaded for delivery, not delivered yet
 //	rocketmq_timer_dequeue_latency           (same)                                      (now - delivery watermark) / 1000 (Java's getDequeueBehind: seconds)
 //	rocketmq_timing_messages                 storage_type, storage_medium, topic         held timer messages per real topic (the timer's timermetrics counts)
+//	rocketmq_timer_message_snapshot          storage_type, storage_medium, timer_bound_s held timer messages due in [now + previous bound, now + bound)
+//	                                                                                     seconds, bounds 5 60 300 900 3600 14400 28800 86400 (below)
 //	rocketmq_half_messages                   topic                                       Events: half messages neither committed, rolled back nor discarded
 //	rocketmq_commit_messages_total           topic                                       Events: END_TRANSACTION commits
 //	rocketmq_rollback_messages_total         topic                                       Events: END_TRANSACTION rollbacks
@@ -133,8 +135,16 @@
 // rocketmq_pop_buffer_scan_time_consume (the duration of that buffer's
 // scan).
 //
-// Not exported yet: rocketmq_timer_message_snapshot (rocketd's timer
-// files messages in buckets, not Java's per-second wheel slots).
+// rocketmq_timer_message_snapshot is Java's DefaultStoreMetricsManager
+// gauge over TimerMetrics' timerDist: for each bound, the messages in the
+// wheel slots from the previous bound (0 for the first) to it, counted
+// from the current second. rocketd files messages in bucket files, not
+// per-second slots, so its timer keeps per-second counts of the next 24 h
+// in memory (package broker/timer, snapshot.go: 4 bytes a second, ~360
+// KB once a timer message was held) and fills them from each bucket file
+// as the bucket comes within 24 h; after a start the family is left out
+// until the bucket files within 24 h have been read (one per timer
+// round). A recalled message is counted until its time, as Java's slot.
 //
 // # rocketmq-exporter families
 //
