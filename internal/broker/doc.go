@@ -118,9 +118,11 @@
 // counts are saved to <storePathRootDir>/config/transactionMetrics (Java's
 // file and JSON) every transactionMetricFlushInterval (10 s, an owned
 // goroutine, as Java's TransactionMetricsFlushService) and at a clean
-// close, and loaded at start; after a crash they are those of the last
-// save: what changed in the last interval before the crash is missing
-// from them.
+// close, and loaded at start. After a crash (the store's last exit not
+// clean) they are rebuilt before any request is served from the half
+// and op queues (txn.Service.CountLive, one read from the check
+// progress to the queues' ends); only if that fails are the saved counts
+// used, missing what changed in the last interval before the crash.
 // The timer families are read from the timer at scrape time.
 //
 // # Lifecycle

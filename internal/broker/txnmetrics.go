@@ -17,10 +17,11 @@ import (
 // (BrokerPathConfigHelper.getTransactionMetricsPath) and JSON form. It is
 // read at start and written every transactionMetricFlushInterval (10 s;
 // Java's TransactionMetricsFlushService) and at a clean close. After a
-// crash the counts are those of the last flush: the half messages stored,
-// settled or discarded in the last interval before the crash (at most
-// transactionMetricFlushInterval of them) are missing from the counts
-// for good, as with Java.
+// crash the saved counts miss what changed in the last interval (Java
+// keeps that error for good); rocketd rebuilds them instead, before
+// serving, from the half and op queues (txn.Service.CountLive: the half
+// messages the check-back still considers open), and keeps the saved
+// ones only if that read fails.
 const TransactionMetricsFile = "transactionMetrics"
 
 type txnMetricsFile struct {

@@ -17,19 +17,23 @@ import (
 	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
-// TestHalfCountsSurviveKill: three half messages stored and one committed,
-// the periodic flush (transactionMetricFlushInterval=100) writes
-// config/transactionMetrics while the broker runs; the rocketd process is
-// killed with SIGKILL and started again on the same data:
-// rocketmq_half_messages of the topic is 2 again, and a later commit
-// takes it to 1.
+// TestHalfCountsSurviveKill: three half messages stored and one
+// committed, the rocketd process killed with SIGKILL before any save of
+// config/transactionMetrics (transactionMetricFlushInterval=1h) and
+// started again on the same data: rocketmq_half_messages of the topic is
+// 2 again, rebuilt from the half and op queues. Restarted cleanly with
+// transactionMetricFlushInterval=100, a commit takes it to 1 and the
+// periodic flush, not a close, writes 1 to the file.
 func TestHalfCountsSurviveKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs rocketd")
 	}
 	mPort := proc.FreePort(t)
-	sp := newServeProc(t, "metricsExporterType=PROM\nmetricsPromExporterPort="+strconv.Itoa(mPort)+
-		"\ntransactionMetricFlushInterval=100\n")
+	conf := func(interval string) string {
+		return "metricsExporterType=PROM\nmetricsPromExporterPort=" + strconv.Itoa(mPort) +
+			"\ntransactionMetricFlushInterval=" + interval + "\n"
+	}
+	sp := newServeProc(t, conf("3600000"))
 	mAddr := "127.0.0.1:" + strconv.Itoa(mPort)
 	rc := remoting.NewClient(remoting.ClientConfig{})
 	defer rc.Close()
@@ -64,13 +68,40 @@ func TestHalfCountsSurviveKill(t *testing.T) {
 	halfCount := func() (float64, int) {
 		return sumOf(scrape(t, mAddr), "rocketmq_half_messages", "topic="+topic)
 	}
-	wait.For(t, 10*time.Second, "rocketmq_half_messages 2", func() bool {
-		v, n := halfCount()
-		return n == 1 && v == 2
-	})
-	// The periodic flush, not a close, wrote the count.
+	if v, n := halfCount(); n != 1 || v != 2 {
+		t.Fatalf("rocketmq_half_messages %v over %d series, want 2 in one", v, n)
+	}
 	file := filepath.Join(sp.data, "store", "config", "transactionMetrics")
-	wait.For(t, 10*time.Second, "count 2 in "+file, func() bool {
+	if _, err := os.Stat(file); !os.IsNotExist(err) {
+		t.Fatalf("%s before any save: %v", file, err)
+	}
+
+	stopRocketd(t, rd, syscall.SIGKILL)
+	rc.CloseConn(sp.addr)
+	rc.CloseConn(sp.nsAddr)
+	rd = startRocketd(t, sp.bin, sp.args...)
+	if !strings.Contains(rd.Log(), "cleanLastExit=false") || !strings.Contains(rd.Log(), "half-message counts rebuilt") {
+		t.Fatalf("restart after SIGKILL did not recover abnormally and rebuild the counts:\n%s", rd.Log())
+	}
+	if v, n := halfCount(); n != 1 || v != 2 {
+		t.Fatalf("after SIGKILL: rocketmq_half_messages %v over %d series, want 2 in one", v, n)
+	}
+
+	// The periodic flush.
+	if err := os.WriteFile(filepath.Join(sp.dir, "broker.conf"),
+		[]byte("brokerIP1=127.0.0.1\nmapedFileSizeCommitLog=16777216\nmappedFileSizeConsumeQueue=60000\n"+conf("100")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stopRocketd(t, rd, syscall.SIGTERM)
+	rc.CloseConn(sp.addr)
+	rc.CloseConn(sp.nsAddr)
+	rd = startRocketd(t, sp.bin, sp.args...)
+	defer stopRocketd(t, rd, syscall.SIGTERM)
+	commit(h2)
+	if v, n := halfCount(); n != 1 || v != 1 {
+		t.Fatalf("after a commit: rocketmq_half_messages %v over %d series, want 1 in one", v, n)
+	}
+	wait.For(t, 10*time.Second, "count 1 in "+file, func() bool {
 		b, err := os.ReadFile(file)
 		if err != nil {
 			return false
@@ -78,22 +109,6 @@ func TestHalfCountsSurviveKill(t *testing.T) {
 		var f struct {
 			TransactionCount map[string]struct{ Count int64 } `json:"transactionCount"`
 		}
-		return json.Unmarshal(b, &f) == nil && f.TransactionCount[topic].Count == 2
+		return json.Unmarshal(b, &f) == nil && f.TransactionCount[topic].Count == 1
 	})
-
-	stopRocketd(t, rd, syscall.SIGKILL)
-	rc.CloseConn(sp.addr)
-	rc.CloseConn(sp.nsAddr)
-	rd = startRocketd(t, sp.bin, sp.args...)
-	defer stopRocketd(t, rd, syscall.SIGTERM)
-	if !strings.Contains(rd.Log(), "cleanLastExit=false") {
-		t.Fatalf("restart after SIGKILL did not recover abnormally:\n%s", rd.Log())
-	}
-	if v, n := halfCount(); n != 1 || v != 2 {
-		t.Fatalf("after SIGKILL: rocketmq_half_messages %v over %d series, want 2 in one", v, n)
-	}
-	commit(h2)
-	if v, n := halfCount(); n != 1 || v != 1 {
-		t.Fatalf("after a commit: rocketmq_half_messages %v over %d series, want 1 in one", v, n)
-	}
 }

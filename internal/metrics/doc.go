@@ -90,7 +90,8 @@
 // lock once the cell exists). Half messages are counted by their
 // REAL_TOPIC: +1 when stored, -1 when committed, rolled back or discarded
 // to TRANS_CHECK_MAX_TIME_TOPIC after too many checks (never below 0);
-// the broker saves them at a clean close (HalfCounts, AddHalf). DLQ
+// the broker saves them periodically and at a clean close (HalfCounts,
+// AddHalf) and rebuilds them after a crash (SetHalfCounts). DLQ
 // sends are counted where a message is stored in %DLQ%group: a send back
 // (CONSUMER_SEND_MSG_BACK, which gRPC's ForwardMessageToDeadLetterQueue
 // uses too; topic = originTopic), a send to %RETRY%group past its

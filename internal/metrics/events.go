@@ -144,8 +144,8 @@ func (e *Events) Finished(topic string, commit bool, bornMs, nowMs int64) {
 	c.finished.Add(1)
 }
 
-// decHalf decrements a half count, never below 0: after a restart the
-// counts start from 0 (see doc.go), so a settlement of an older half
+// decHalf decrements a half count, never below 0: counts loaded at
+// start may be stale (see doc.go), so a settlement of an older half
 // message must not make it negative.
 func decHalf(n *atomic.Int64) {
 	for {
@@ -290,6 +290,22 @@ func (e *Events) HalfCounts() map[string]int64 {
 		return true
 	})
 	return out
+}
+
+// SetHalfCounts replaces every topic's half-message count with counts
+// (a topic absent from it: 0), e.g. counts rebuilt from the half queue at
+// start. Call it before half messages are counted concurrently.
+func (e *Events) SetHalfCounts(counts map[string]int64) {
+	if e == nil {
+		return
+	}
+	e.txn.Range(func(k, v any) bool {
+		v.(*txnCell).half.Store(max(counts[k.(string)], 0))
+		return true
+	})
+	for topic, n := range counts {
+		e.txnCell(topic).half.Store(max(n, 0))
+	}
 }
 
 // AddHalf adds n to topic's half-message count (a saved count loaded at

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"fmt"
 	"testing"
 )
 
@@ -111,5 +112,17 @@ func BenchmarkEventsRevivePut(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		e.RevivePut("group", "topic", false, "PUT_OK")
+	}
+}
+
+// TestSetHalfCounts: rebuilt counts replace the loaded ones; a topic the
+// rebuild did not find drops to 0.
+func TestSetHalfCounts(t *testing.T) {
+	e := NewEvents(BaseLabels("c", "b"))
+	e.AddHalf("A", 5)
+	e.AddHalf("B", 2)
+	e.SetHalfCounts(map[string]int64{"A": 1, "C": 3})
+	if got := fmt.Sprint(e.HalfCounts()); got != "map[A:1 B:0 C:3]" {
+		t.Fatalf("half counts %s", got)
 	}
 }
