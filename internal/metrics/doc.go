@@ -145,7 +145,7 @@
 // KB once a timer message was held) and fills them from each bucket file
 // as the bucket comes within 24 h; after a start the family is left out
 // until the bucket files within 24 h have been read (one per timer
-// round). A recalled message is counted until its time, as Java's slot.
+// round). A recalled message stays counted until its time.
 //
 // # rocketmq-exporter families
 //
