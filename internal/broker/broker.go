@@ -133,9 +133,10 @@ type Broker struct {
 	// events counts the transaction and DLQ families (nil: metrics off;
 	// its methods are nil-safe).
 	events *metrics.Events
-	// saveEvents writes the half-message counts at close (nil: metrics off).
-	saveEvents func() error
-	bootTime   time.Time
+	// txnSaver writes the half-message counts periodically and at close
+	// (nil: metrics off).
+	txnSaver *meta.Periodic
+	bootTime time.Time
 
 	closeOnce sync.Once
 	closeErr  error
@@ -374,6 +375,10 @@ func Start(cfg Config) (_ *Broker, err error) {
 	// POP consumption, on a master only (check points, acks and revived
 	// messages are writes): its held pops wait in the same holder.
 	if bc.IsMaster() {
+		var reviveLog pop.ReviveObserver
+		if b.events != nil {
+			reviveLog = b.events
+		}
 		if b.pop, err = pop.New(pop.Config{
 			Store: b.store, Topics: b.topics, Groups: b.groups, Offsets: b.offsets,
 			BrokerName: bc.BrokerName, Cluster: bc.BrokerClusterName, StoreHost: storeHost,
@@ -383,6 +388,7 @@ func Start(cfg Config) (_ *Broker, err error) {
 			Notify:         func(topic string, holdQueue int32, tagsCode int64) { b.holder.Notify(topic, holdQueue, 1, tagsCode) },
 			SentToDLQ:      b.sentToDLQ(),
 			RevivedToRetry: b.events.RevivedToRetryFunc(),
+			ReviveLog:      reviveLog,
 			Logger:         log,
 		}); err != nil {
 			return nil, fmt.Errorf("broker: %w", err)
@@ -404,12 +410,17 @@ func Start(cfg Config) (_ *Broker, err error) {
 	}
 
 	// Transactions: half messages, END_TRANSACTION, the check-back. The
-	// half-message counts of the metrics start from the last clean close.
+	// half-message counts of the metrics start from the last save
+	// (periodic, and at a clean close).
 	if b.events != nil {
 		if err := loadTxnMetrics(fs, mopts.Dir, b.events); err != nil {
 			log.Warn("broker: half-message counts start from 0", "err", err)
 		}
-		b.saveEvents = func() error { return saveTxnMetrics(fs, mopts.Dir, b.events) }
+		save := func() error { return saveTxnMetrics(fs, mopts.Dir, b.events) }
+		if b.txnSaver, err = meta.StartPeriodic(TransactionMetricsFile, bc.TransactionMetricFlushInterval, save, log); err != nil {
+			return nil, fmt.Errorf("broker: %w", err)
+		}
+		closers = append(closers, func() error { b.txnSaver.Stop(); return nil })
 	}
 	if b.txn, err = b.newTxn(storeHost, scfg.FileReservedTime); err != nil {
 		return nil, err
@@ -618,8 +629,8 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		// blocked on a client that does not read ends with its connection)
 		// and before the offsets holding its progress are persisted.
 		errs = append(errs, b.txn.Close())
-		if b.saveEvents != nil {
-			errs = append(errs, b.saveEvents())
+		if b.txnSaver != nil {
+			errs = append(errs, b.txnSaver.Close())
 		}
 		errs = append(errs, b.holder.Close(), b.clients.Close(), b.nsClient.Close())
 		// Replication stops once no request runs: a SYNC_MASTER's puts

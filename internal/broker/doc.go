@@ -112,10 +112,17 @@
 // transaction and DLQ families are counted as things happen
 // (metrics.Events): the transaction service reports half messages stored,
 // settled and discarded (txn.Observer), the send-back and %RETRY% send
-// paths and the POP revive service report DLQ stores. The half-message
-// counts are saved at a clean close to
-// <storePathRootDir>/config/transactionMetrics (Java's file and JSON) and
-// loaded at start; after a crash they are those of the last clean close.
+// paths and the POP revive service report DLQ stores, the POP service
+// its revive log records put and read (pop.ReviveObserver); the revive
+// lag is read from the POP service at scrape time. The half-message
+// counts are saved to <storePathRootDir>/config/transactionMetrics (Java's
+// file and JSON) every transactionMetricFlushInterval (10 s, an owned
+// goroutine, as Java's TransactionMetricsFlushService) and at a clean
+// close, and loaded at start. After a crash (the store's last exit not
+// clean) they are rebuilt before any request is served from the half
+// and op queues (txn.Service.CountLive, one read from the check
+// progress to the queues' ends); only if that fails are the saved counts
+// used, missing what changed in the last interval before the crash.
 // The timer families are read from the timer at scrape time.
 //
 // # Lifecycle

@@ -211,11 +211,29 @@ func (s *metricsSource) Store() metrics.StoreStats {
 		if ts.WatermarkMs > 0 {
 			out.TimerDequeueLatencyS = max(now-ts.WatermarkMs, 0) / 1000
 		}
+		if bounds, ok := d.timer.Snapshot(); ok {
+			out.TimerSnapshot = make([]metrics.TimerBound, len(bounds))
+			for i, b := range bounds {
+				out.TimerSnapshot[i] = metrics.TimerBound{BoundS: b.BoundS, Count: b.Count}
+			}
+		}
 		tm := d.timer.Metrics()
 		out.TimingMessages = make(map[string]int64, len(tm))
 		for topic, m := range tm {
 			out.TimingMessages[topic] = m.Count
 		}
+	}
+	return out
+}
+
+func (s *metricsSource) ReviveLags() []metrics.ReviveLag {
+	if s.b.pop == nil {
+		return nil
+	}
+	lags := s.b.pop.ReviveLags(time.Now())
+	out := make([]metrics.ReviveLag, len(lags))
+	for i, l := range lags {
+		out[i] = metrics.ReviveLag{QueueID: l.QueueID, Messages: l.Messages, LatencyMs: l.LatencyMs}
 	}
 	return out
 }

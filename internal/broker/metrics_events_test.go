@@ -32,8 +32,9 @@ func (c *cluster) sendRawMsg(addr, topic, props, body string) protocol.SendMessa
 // half messages, one committed and one rolled back, leave
 // rocketmq_half_messages at 1 with one commit, one rollback and one
 // finish-latency sample; a send back with delay level -1 counts one
-// rocketmq_send_to_dlq_messages_total; a timer message due in an hour is
-// one rocketmq_timing_messages of its topic. The half-message count
+// rocketmq_send_to_dlq_messages_total; a timer message due in two hours is
+// one rocketmq_timing_messages of its topic and in the 4 h range of
+// rocketmq_timer_message_snapshot. The half-message count
 // survives a clean restart (the transactionMetrics file).
 func TestMetricsTxnDLQTimer(t *testing.T) {
 	c := startCluster(t, func(bc *config.BrokerConfig) { bc.MetricsExporterType = config.MetricsProm })
@@ -71,7 +72,7 @@ func TestMetricsTxnDLQTimer(t *testing.T) {
 		t.Fatalf("send back: %d %s", resp.Code, resp.Remark)
 	}
 
-	timerProps := message.SetProperty("", message.PropertyTimerDeliverMS, strconv.FormatInt(time.Now().Add(time.Hour).UnixMilli(), 10))
+	timerProps := message.SetProperty("", message.PropertyTimerDeliverMS, strconv.FormatInt(time.Now().Add(2*time.Hour).UnixMilli(), 10))
 	c.sendRawMsg(addr, topic, timerProps, "later")
 
 	base := []string{"cluster=" + config.DefaultBrokerClusterName, "node_type=broker", "node_id=" + config.DefaultBrokerName}
@@ -103,6 +104,15 @@ func TestMetricsTxnDLQTimer(t *testing.T) {
 				return false
 			}
 		}
+		// The message due in two hours is in the 4 h range of the snapshot.
+		if v, series := sumOf(mfs, "rocketmq_timer_message_snapshot", append([]string{"timer_bound_s=14400", "storage_type=local"}, base...)...); series != 1 || v != 1 {
+			last = "rocketmq_timer_message_snapshot{timer_bound_s=14400}: " + strconv.FormatFloat(v, 'g', -1, 64)
+			return false
+		}
+		if _, series := sumOf(mfs, "rocketmq_timer_message_snapshot", base...); series != 8 {
+			last = "rocketmq_timer_message_snapshot: " + strconv.Itoa(series) + " series, want 8"
+			return false
+		}
 		for _, name := range []string{"rocketmq_timer_enqueue_lag", "rocketmq_timer_enqueue_latency",
 			"rocketmq_timer_dequeue_lag", "rocketmq_timer_dequeue_latency"} {
 			if _, series := sumOf(mfs, name, base...); series != 1 {
@@ -123,7 +133,10 @@ func TestMetricsTxnDLQTimer(t *testing.T) {
 // TestMetricsPopRevive: a popped message never acked, with retryMaxTimes
 // 2, is revived twice into the retry topic
 // (rocketmq_pop_revive_retry_messages_total, PUT_OK) and then into the
-// DLQ (rocketmq_send_to_dlq_messages_total).
+// DLQ (rocketmq_send_to_dlq_messages_total). Each of its three pops put
+// a check point into the revive log, which the revive service read back
+// (rocketmq_pop_revive_in/out_message_total, CK); every revive queue
+// has a rocketmq_pop_revive_lag and _latency series.
 func TestMetricsPopRevive(t *testing.T) {
 	c := startCluster(t, func(bc *config.BrokerConfig) {
 		popTune(bc)
@@ -152,5 +165,19 @@ func TestMetricsPopRevive(t *testing.T) {
 	}
 	if v, series := sumOf(mfs, "rocketmq_send_to_dlq_messages_total", "consumer_group="+group, "is_system=false"); series != 1 || v != 1 {
 		t.Errorf("sent to DLQ %v over %d series, want 1 in one", v, series)
+	}
+	if v, _ := sumOf(mfs, "rocketmq_pop_revive_in_message_total", "consumer_group="+group, "revive_message_type=CK", "put_status=PUT_OK"); v != 3 {
+		t.Errorf("check points put %v, want 3", v)
+	}
+	if v, _ := sumOf(mfs, "rocketmq_pop_revive_out_message_total", "consumer_group="+group, "revive_message_type=CK"); v != 3 {
+		t.Errorf("check points read back %v, want 3", v)
+	}
+	if v, _ := sumOf(mfs, "rocketmq_pop_revive_in_message_total", "consumer_group="+group, "revive_message_type=ACK"); v != 0 {
+		t.Errorf("acks put %v, want 0", v)
+	}
+	for _, name := range []string{"rocketmq_pop_revive_lag", "rocketmq_pop_revive_latency"} {
+		if _, series := sumOf(mfs, name, "node_type=broker"); series != config.DefaultReviveQueueNum {
+			t.Errorf("%s: %d series, want one per revive queue (%d)", name, series, config.DefaultReviveQueueNum)
+		}
 	}
 }

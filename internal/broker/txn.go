@@ -44,6 +44,18 @@ func (b *Broker) newTxn(storeHost netip.AddrPort, fileReserved time.Duration) (*
 	if err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
+	if b.events != nil && !b.store.LastExitOK() {
+		// After a crash the saved half-message counts miss what changed
+		// since their last save: rebuild them from the half and op
+		// queues, before the check-back and any request can change them.
+		start := time.Now()
+		if counts, err := s.CountLive(); err != nil {
+			b.log.Warn("broker: half-message counts not rebuilt, the saved ones are kept", "err", err)
+		} else {
+			b.events.SetHalfCounts(counts)
+			b.log.Info("broker: half-message counts rebuilt after an abnormal exit", "topics", len(counts), "took", time.Since(start))
+		}
+	}
 	// The check-back writes to the store: masters only (rocketmq-spec.md
 	// §11.2). A slave keeps the service for END_TRANSACTION's refusal.
 	if b.cfg.BrokerRole == config.Slave {

@@ -15,9 +15,13 @@ import (
 // TransactionMetricsFile keeps rocketmq_half_messages' counts across
 // restarts, under the config directory: Java's TransactionMetrics file
 // (BrokerPathConfigHelper.getTransactionMetricsPath) and JSON form. It is
-// written at a clean close and read at start; after a crash the counts
-// are those of the last clean close (approximate, as Java's, which
-// flushes every transactionMetricFlushInterval).
+// read at start and written every transactionMetricFlushInterval (10 s;
+// Java's TransactionMetricsFlushService) and at a clean close. After a
+// crash the saved counts miss what changed in the last interval (Java
+// keeps that error for good); rocketd rebuilds them instead, before
+// serving, from the half and op queues (txn.Service.CountLive: the half
+// messages the check-back still considers open), and keeps the saved
+// ones only if that read fails.
 const TransactionMetricsFile = "transactionMetrics"
 
 type txnMetricsFile struct {
@@ -87,6 +91,9 @@ func saveTxnMetrics(fsys vfs.FS, dir string, e *metrics.Events) error {
 	}
 	if err := fsys.Rename(tmp, filepath.Join(dir, TransactionMetricsFile)); err != nil {
 		return fmt.Errorf("broker: rename %s: %w", TransactionMetricsFile, err)
+	}
+	if err := fsys.SyncDir(dir); err != nil {
+		return fmt.Errorf("broker: sync %s's directory: %w", TransactionMetricsFile, err)
 	}
 	return nil
 }

@@ -76,6 +76,9 @@ const (
 	DefaultRegisterBrokerTimeout       = 6 * time.Second
 	DefaultRegisterNameServerPeriod    = 30 * time.Second
 	DefaultFlushConsumerOffsetInterval = 5 * time.Second
+	// DefaultTransactionMetricFlushInterval is Java's
+	// transactionMetricFlushInterval.
+	DefaultTransactionMetricFlushInterval = 10 * time.Second
 	// POP consumption (package broker/pop).
 	DefaultReviveQueueNum = 8
 	DefaultReviveInterval = time.Second
@@ -557,6 +560,11 @@ type BrokerConfig struct {
 	// MetricsPprofEnable (rocketd's own key; false) serves net/http/pprof
 	// under /debug/pprof/ on the metrics listener.
 	MetricsPprofEnable bool `prop:"metricsPprofEnable"`
+	// TransactionMetricFlushInterval is how often the half-message counts
+	// of rocketmq_half_messages are saved to config/transactionMetrics
+	// (Java's TransactionMetricsFlushService; 10 s), besides a clean
+	// close: after a crash they are at most this old.
+	TransactionMetricFlushInterval time.Duration `prop:"transactionMetricFlushInterval" unit:"ms"`
 	// ConfigBlackList lists the ';'-separated keys UPDATE_BROKER_CONFIG
 	// refuses besides Java's fixed brokerConfigPath, rocketmqHome and
 	// configBlackList (default "configBlackList;brokerConfigPath").
@@ -708,6 +716,7 @@ func (c *BrokerConfig) ensureBaseDefaults() {
 	setDur(&c.RegisterNameServerPeriod, DefaultRegisterNameServerPeriod)
 	setDur(&c.ShortPollingTime, DefaultShortPollingTime)
 	setDur(&c.FlushConsumerOffsetInterval, DefaultFlushConsumerOffsetInterval)
+	setDur(&c.TransactionMetricFlushInterval, DefaultTransactionMetricFlushInterval)
 	setInt(&c.ReviveQueueNum, DefaultReviveQueueNum)
 	setDur(&c.ReviveInterval, DefaultReviveInterval)
 	setString(&c.DefaultMessageRequestMode, DefaultMessageRequestMode)
@@ -990,6 +999,7 @@ func (c *BrokerConfig) Validate() error {
 		{"flushIntervalConsumeQueue", c.FlushIntervalConsumeQueue},
 		{"flushConsumeQueueThoroughInterval", c.FlushConsumeQueueThoroughInterval},
 		{"flushConsumerOffsetInterval", c.FlushConsumerOffsetInterval},
+		{"transactionMetricFlushInterval", c.TransactionMetricFlushInterval},
 		{"flushDelayOffsetInterval", c.FlushDelayOffsetInterval},
 		{"registerBrokerTimeoutMills", c.RegisterBrokerTimeout},
 		{"registerNameServerPeriod", c.RegisterNameServerPeriod},

@@ -133,6 +133,7 @@ var brokerFieldReaders = map[string]string{
 	"MetricsPromExporterHost":           "internal/broker:MetricsAddr",
 	"MetricsPromExporterPort":           "internal/broker:MetricsAddr",
 	"MetricsPprofEnable":                "internal/broker",
+	"TransactionMetricFlushInterval":    "internal/broker",
 	"ConfigBlackList":                   "internal/config:BlackList",
 	"ConsoleEnable":                     "internal/broker",
 	"ConsoleListenAddr":                 "internal/broker",

@@ -101,6 +101,11 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.collectLag(&e, now, groups, byName)
 	c.collectOffsets(&e, now, topics, byName, groups)
 	c.collectRuntime(&e, st, src.Processors())
+	for _, l := range src.ReviveLags() {
+		q := strconv.Itoa(int(l.QueueID))
+		e.gauge(c.d.popReviveLag, float64(l.Messages), q)
+		e.gauge(c.d.popReviveLatency, float64(l.LatencyMs), q)
+	}
 	if c.cfg.Counts != nil {
 		c.collectCounts(&e, now, byName)
 	}
@@ -147,6 +152,9 @@ func (c *Collector) collectBroker(e *emitter, topics []Topic, src Source, st Sto
 		e.gauge(d.timerEnqueueLatency, float64(st.TimerEnqueueLatencyMs), storage...)
 		e.gauge(d.timerDequeueLag, float64(st.TimerDequeueBehind), storage...)
 		e.gauge(d.timerDequeueLatency, float64(st.TimerDequeueLatencyS), storage...)
+		for _, b := range st.TimerSnapshot {
+			e.gauge(d.timerSnapshot, float64(b.Count), "local", "disk", strconv.FormatInt(b.BoundS, 10))
+		}
 		for topic, n := range st.TimingMessages {
 			e.gauge(d.timingMessages, float64(n), "local", "disk", topic)
 		}

@@ -35,6 +35,7 @@ func testState() (*fakeSource, *fakeCounts) {
 			DiskUsedBytes: 1 << 30, DiskTotalBytes: 4 << 30, CommitLogDiskRatio: 0.25, ConsumeQueueDiskRatio: 0.25,
 			EarliestMessageTime: 1_000_000, TimerEnabled: true, TimerEnqueued: 3, TimerDelivered: 2,
 			TimerEnqueueBehind: 1, TimerEnqueueLatencyMs: 50, TimerDequeueBehind: 2, TimerDequeueLatencyS: 1,
+			TimerSnapshot:  []TimerBound{{5, 1}, {60, 0}, {86400, 2}},
 			TimingMessages: map[string]int64{"T": 1},
 		},
 		procs: []Processor{{Name: "send", Queued: 2}, {Name: "pull", Queued: 1}},
@@ -211,6 +212,9 @@ var rip46Families = []string{
 	// Events
 	"rocketmq_half_messages", "rocketmq_commit_messages_total", "rocketmq_rollback_messages_total",
 	"rocketmq_finish_message_latency", "rocketmq_send_to_dlq_messages_total", "rocketmq_pop_revive_retry_messages_total",
+	"rocketmq_pop_revive_in_message_total", "rocketmq_pop_revive_out_message_total",
+	// Source.ReviveLags, StoreStats.TimerSnapshot
+	"rocketmq_pop_revive_lag", "rocketmq_pop_revive_latency", "rocketmq_timer_message_snapshot",
 }
 
 // TestEveryFamilyPresent: with Counts wired and a window passed, every
@@ -227,7 +231,26 @@ func TestEveryFamilyPresent(t *testing.T) {
 	ev.Finished("T", true, 0, 1000)
 	ev.SentToDLQ("g1", "T", false)
 	ev.RevivedToRetry("g1", "T", "PUT_OK")
+	ev.RevivePut("g1", "T", true, "PUT_OK")
+	ev.ReviveGot("g1", "T", 3, false)
+	src.revive = []ReviveLag{{QueueID: 3, Messages: 4, LatencyMs: 1500}}
 	mfs := gather(t, c, ev)
+	for _, w := range []struct {
+		name   string
+		labels []string
+		v      float64
+	}{
+		{"rocketmq_pop_revive_in_message_total", []string{"consumer_group=g1", "topic=T", "revive_message_type=CK", "put_status=PUT_OK"}, 1},
+		{"rocketmq_pop_revive_out_message_total", []string{"consumer_group=g1", "topic=T", "queue_id=3", "revive_message_type=ACK"}, 1},
+		{"rocketmq_pop_revive_lag", []string{"queue_id=3"}, 4},
+		{"rocketmq_pop_revive_latency", []string{"queue_id=3"}, 1500},
+		{"rocketmq_timer_message_snapshot", []string{"timer_bound_s=5", "storage_type=local", "storage_medium=disk"}, 1},
+		{"rocketmq_timer_message_snapshot", []string{"timer_bound_s=86400"}, 2},
+	} {
+		if got := value(t, mfs, w.name, w.labels...); got != w.v {
+			t.Errorf("%s%v = %v, want %v", w.name, w.labels, got, w.v)
+		}
+	}
 	if got := value(t, mfs, "rocketmq_timing_messages", "topic=T", "storage_type=local", "storage_medium=disk"); got != 1 {
 		t.Errorf("rocketmq_timing_messages{topic=T} = %v, want 1", got)
 	}

@@ -20,7 +20,9 @@ type descs struct {
 	storageSize, flushBehind, dispatchBehind, reserveTime             *prometheus.Desc
 	timerEnqueueTotal, timerDequeueTotal                              *prometheus.Desc
 	timerEnqueueLag, timerEnqueueLatency, timingMessages              *prometheus.Desc
-	timerDequeueLag, timerDequeueLatency                              *prometheus.Desc
+	timerDequeueLag, timerDequeueLatency, timerSnapshot               *prometheus.Desc
+	// RIP-46 POP (PopMetricsConstant).
+	popReviveLag, popReviveLatency *prometheus.Desc
 	// rocketmq-exporter (RMQMetricsCollector).
 	producerTPS, producerSize, consumerTPS, consumerSize              *prometheus.Desc
 	brokerTPS, brokerQPS                                              *prometheus.Desc
@@ -77,6 +79,10 @@ func newDescs(base prometheus.Labels) descs {
 		timerDequeueLag:     rip("rocketmq_timer_dequeue_lag", "Timer dequeue messages lag", storage...),
 		timerDequeueLatency: rip("rocketmq_timer_dequeue_latency", "Timer dequeue latency", storage...),
 		timingMessages:      rip("rocketmq_timing_messages", "Current message number in timing", append(storage, "topic")...),
+		timerSnapshot: rip("rocketmq_timer_message_snapshot", "Timer message distribution snapshot, only count timing messages in 24h.",
+			append(storage, "timer_bound_s")...),
+		popReviveLag:     rip("rocketmq_pop_revive_lag", "The processing lag of revive topic", "queue_id"),
+		popReviveLatency: rip("rocketmq_pop_revive_latency", "The processing latency of revive topic (milliseconds)", "queue_id"),
 
 		producerTPS:         exp("rocketmq_producer_tps", "TopicPutNums", topicNums...),
 		producerSize:        exp("rocketmq_producer_message_size", "TopicPutMessageSize", topicNums...),

@@ -52,6 +52,8 @@
 //	rocketmq_timer_dequeue_lag               (same)                                      held messages loaded for delivery, not delivered yet
 //	rocketmq_timer_dequeue_latency           (same)                                      (now - delivery watermark) / 1000 (Java's getDequeueBehind: seconds)
 //	rocketmq_timing_messages                 storage_type, storage_medium, topic         held timer messages per real topic (the timer's timermetrics counts)
+//	rocketmq_timer_message_snapshot          storage_type, storage_medium, timer_bound_s held timer messages due in [now + previous bound, now + bound)
+//	                                                                                     seconds, bounds 5 60 300 900 3600 14400 28800 86400 (below)
 //	rocketmq_half_messages                   topic                                       Events: half messages neither committed, rolled back nor discarded
 //	rocketmq_commit_messages_total           topic                                       Events: END_TRANSACTION commits
 //	rocketmq_rollback_messages_total         topic                                       Events: END_TRANSACTION rollbacks
@@ -59,6 +61,13 @@
 //	  (histogram)                                                                        5, 60, 600, 3600, 43200, 86400 (Java's: seconds, unit declared "ms")
 //	rocketmq_send_to_dlq_messages_total      consumer_group, topic, is_system            Events: messages moved to a DLQ (below)
 //	rocketmq_pop_revive_retry_messages_total consumer_group, topic, put_status           Events: revived messages put into their retry topic
+//	rocketmq_pop_revive_in_message_total     consumer_group, topic, revive_message_type, Events: check point (CK) and ack (ACK) records put
+//	                                         put_status                                  into the revive log (below)
+//	rocketmq_pop_revive_out_message_total    consumer_group, topic, queue_id,            Events: the same records read back by the revive service
+//	                                         revive_message_type
+//	rocketmq_pop_revive_lag                  queue_id                                    Source.ReviveLags: revive records not read yet + check points
+//	                                                                                     due whose revive failed (below)
+//	rocketmq_pop_revive_latency              queue_id                                    (same): how long the oldest of them has waited (ms)
 //	rocketmq_rpc_latency (histogram, ms)     protocol_type=remoting, is_long_polling,    each answered request
 //	                                         request_code, response_code, result
 //	rocketmq_messages_in_total               topic, message_type, is_system              Counts
@@ -81,7 +90,8 @@
 // lock once the cell exists). Half messages are counted by their
 // REAL_TOPIC: +1 when stored, -1 when committed, rolled back or discarded
 // to TRANS_CHECK_MAX_TIME_TOPIC after too many checks (never below 0);
-// the broker saves them at a clean close (HalfCounts, AddHalf). DLQ
+// the broker saves them periodically and at a clean close (HalfCounts,
+// AddHalf) and rebuilds them after a crash (SetHalfCounts). DLQ
 // sends are counted where a message is stored in %DLQ%group: a send back
 // (CONSUMER_SEND_MSG_BACK, which gRPC's ForwardMessageToDeadLetterQueue
 // uses too; topic = originTopic), a send to %RETRY%group past its
@@ -96,11 +106,46 @@
 // (PUT_OK, ...), as PopReviveService.reviveRetry; topic is the popped
 // topic (the check point's).
 //
-// Not exported yet: rocketmq_timer_message_snapshot (rocketd's timer
-// files messages in buckets, not Java's per-second wheel slots) and the
-// other POP families of PopMetricsManager (rocketmq_pop_revive_in/out_
-// message_total, rocketmq_pop_revive_lag/latency, the buffer sizes and
-// rocketmq_pop_buffer_scan_time_consume).
+// The other POP families follow PopMetricsManager. revive_in counts
+// every revive log put, stored or not, with Java's labels: a pop's check
+// point and CHANGE_MESSAGE_INVISIBLETIME's new one are CK, ACK_MESSAGE's
+// ack, each BATCH_ACK_MESSAGE entry's bAck record and
+// CHANGE_MESSAGE_INVISIBLETIME's ack of the old check point are ACK (Java
+// counts the same puts; its ck buffer may merge a check point with its
+// acks in memory and put neither, rocketd writes every record). revive_out
+// counts each ck, ack and bAck record the revive service reads (again
+// after a restart, from its saved position, as Java). Java puts check
+// points into the revive queue through its timer wheel, so that they
+// arrive when due, and its revive lag is the queue's records past the
+// revive offset; rocketd stores them at once and its revive service reads
+// every record each round (reviveInterval), keeping the check points not
+// due in memory. Its lag is therefore what the revive service has not
+// dealt with: records after its read position (between two rounds) plus
+// check points due whose revive failed (a retry or DLQ put refused; tried
+// again next round); the latency is now minus the store time of the first
+// unread record or the revive time of the oldest failed check point,
+// whichever is earlier; 0 for a queue not read yet (Java: before its
+// first round). Java declares the lag's unit "milliseconds" although it
+// is a record count; rocketd names no unit.
+//
+// Not exported, because rocketd has nothing they could truly measure:
+// rocketmq_pop_checkpoint_buffer_size and rocketmq_pop_offset_buffer_size
+// (Java's PopBufferMergeService holds check points and acks in memory
+// before writing them to the revive log; rocketd writes each one at once,
+// waiting for the store, and has no such buffer) and
+// rocketmq_pop_buffer_scan_time_consume (the duration of that buffer's
+// scan).
+//
+// rocketmq_timer_message_snapshot is Java's DefaultStoreMetricsManager
+// gauge over TimerMetrics' timerDist: for each bound, the messages in the
+// wheel slots from the previous bound (0 for the first) to it, counted
+// from the current second. rocketd files messages in bucket files, not
+// per-second slots, so its timer keeps per-second counts of the next 24 h
+// in memory (package broker/timer, snapshot.go: 4 bytes a second, ~360
+// KB once a timer message was held) and fills them from each bucket file
+// as the bucket comes within 24 h; after a start the family is left out
+// until the bucket files within 24 h have been read (one per timer
+// round). A recalled message stays counted until its time.
 //
 // # rocketmq-exporter families
 //

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -40,6 +41,32 @@ type Events struct {
 
 	reviveRetry *prometheus.Desc
 	retries     sync.Map // retryKey -> *atomic.Uint64
+
+	reviveIn, reviveOut *prometheus.Desc
+	reviveIns           sync.Map // reviveInKey -> *atomic.Uint64
+	reviveOuts          sync.Map // reviveOutKey -> *atomic.Uint64
+}
+
+// reviveInKey and reviveOutKey label the revive log's records: kind is
+// Java's PopReviveMessageType name (CK or ACK).
+type reviveInKey struct{ group, topic, kind, status string }
+
+type reviveOutKey struct {
+	group, topic, kind string
+	queueID            int32
+}
+
+// Java's PopReviveMessageType names.
+const (
+	reviveCK  = "CK"
+	reviveAck = "ACK"
+)
+
+func reviveKind(ck bool) string {
+	if ck {
+		return reviveCK
+	}
+	return reviveAck
 }
 
 type retryKey struct{ group, topic, status string }
@@ -60,6 +87,10 @@ func NewEvents(base prometheus.Labels) *Events {
 			[]string{"consumer_group", "topic", "is_system"}, base),
 		reviveRetry: prometheus.NewDesc("rocketmq_pop_revive_retry_messages_total", "Total number of retry messages",
 			[]string{"consumer_group", "topic", "put_status"}, base),
+		reviveIn: prometheus.NewDesc("rocketmq_pop_revive_in_message_total", "Total number of put message to revive topic",
+			[]string{"consumer_group", "topic", "revive_message_type", "put_status"}, base),
+		reviveOut: prometheus.NewDesc("rocketmq_pop_revive_out_message_total", "Total number of get message from revive topic",
+			[]string{"consumer_group", "topic", "queue_id", "revive_message_type"}, base),
 	}
 }
 
@@ -113,8 +144,8 @@ func (e *Events) Finished(topic string, commit bool, bornMs, nowMs int64) {
 	c.finished.Add(1)
 }
 
-// decHalf decrements a half count, never below 0: after a restart the
-// counts start from 0 (see doc.go), so a settlement of an older half
+// decHalf decrements a half count, never below 0: counts loaded at
+// start may be stale (see doc.go), so a settlement of an older half
 // message must not make it negative.
 func decHalf(n *atomic.Int64) {
 	for {
@@ -158,6 +189,37 @@ func (e *Events) RevivedToRetry(group, topic, putStatus string) {
 	c.(*atomic.Uint64).Add(1)
 }
 
+// RevivePut counts a record of group and topic put into the POP revive
+// log (a check point when ck, else an ack or batch ack), with the put's
+// status name: rocketmq_pop_revive_in_message_total
+// (PopMetricsManager.incPopReviveCkPutCount / incPopReviveAckPutCount).
+func (e *Events) RevivePut(group, topic string, ck bool, putStatus string) {
+	if e == nil {
+		return
+	}
+	k := reviveInKey{group, topic, reviveKind(ck), putStatus}
+	c, ok := e.reviveIns.Load(k)
+	if !ok {
+		c, _ = e.reviveIns.LoadOrStore(reviveInKey{strings.Clone(group), strings.Clone(topic), k.kind, strings.Clone(putStatus)}, new(atomic.Uint64))
+	}
+	c.(*atomic.Uint64).Add(1)
+}
+
+// ReviveGot counts a record of group and topic the revive service read
+// from revive queue queueID: rocketmq_pop_revive_out_message_total
+// (PopMetricsManager.incPopReviveCkGetCount / incPopReviveAckGetCount).
+func (e *Events) ReviveGot(group, topic string, queueID int32, ck bool) {
+	if e == nil {
+		return
+	}
+	k := reviveOutKey{group, topic, reviveKind(ck), queueID}
+	c, ok := e.reviveOuts.Load(k)
+	if !ok {
+		c, _ = e.reviveOuts.LoadOrStore(reviveOutKey{strings.Clone(group), strings.Clone(topic), k.kind, queueID}, new(atomic.Uint64))
+	}
+	c.(*atomic.Uint64).Add(1)
+}
+
 // RevivedToRetryFunc is RevivedToRetry as a callback; nil when e is.
 func (e *Events) RevivedToRetryFunc() func(group, topic, putStatus string) {
 	if e == nil {
@@ -168,7 +230,7 @@ func (e *Events) RevivedToRetryFunc() func(group, topic, putStatus string) {
 
 // Describe implements prometheus.Collector.
 func (e *Events) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{e.half, e.commits, e.rollbacks, e.finish, e.dlq, e.reviveRetry} {
+	for _, d := range []*prometheus.Desc{e.half, e.commits, e.rollbacks, e.finish, e.dlq, e.reviveRetry, e.reviveIn, e.reviveOut} {
 		ch <- d
 	}
 }
@@ -205,6 +267,16 @@ func (e *Events) Collect(ch chan<- prometheus.Metric) {
 		em.counter(e.reviveRetry, float64(v.(*atomic.Uint64).Load()), key.group, key.topic, key.status)
 		return true
 	})
+	e.reviveIns.Range(func(k, v any) bool {
+		key := k.(reviveInKey)
+		em.counter(e.reviveIn, float64(v.(*atomic.Uint64).Load()), key.group, key.topic, key.kind, key.status)
+		return true
+	})
+	e.reviveOuts.Range(func(k, v any) bool {
+		key := k.(reviveOutKey)
+		em.counter(e.reviveOut, float64(v.(*atomic.Uint64).Load()), key.group, key.topic, strconv.Itoa(int(key.queueID)), key.kind)
+		return true
+	})
 }
 
 // HalfCounts returns the half-message count of each topic counted.
@@ -218,6 +290,22 @@ func (e *Events) HalfCounts() map[string]int64 {
 		return true
 	})
 	return out
+}
+
+// SetHalfCounts replaces every topic's half-message count with counts
+// (a topic absent from it: 0), e.g. counts rebuilt from the half queue at
+// start. Call it before half messages are counted concurrently.
+func (e *Events) SetHalfCounts(counts map[string]int64) {
+	if e == nil {
+		return
+	}
+	e.txn.Range(func(k, v any) bool {
+		v.(*txnCell).half.Store(max(counts[k.(string)], 0))
+		return true
+	})
+	for topic, n := range counts {
+		e.txnCell(topic).half.Store(max(n, 0))
+	}
 }
 
 // AddHalf adds n to topic's half-message count (a saved count loaded at

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"fmt"
 	"testing"
 )
 
@@ -68,6 +69,8 @@ func TestNilEventsRecordNothing(t *testing.T) {
 	e.Finished("T", true, 0, 0)
 	e.SentToDLQ("g", "T", false)
 	e.RevivedToRetry("g", "T", "PUT_OK")
+	e.RevivePut("g", "T", false, "PUT_OK")
+	e.ReviveGot("g", "T", 0, true)
 	if e.RevivedToRetryFunc() != nil {
 		t.Error("nil Events gave a callback")
 	}
@@ -88,11 +91,38 @@ func TestEventsAllocateNothingOnceKnown(t *testing.T) {
 	e := NewEvents(BaseLabels("c", "b"))
 	e.HalfPut("T")
 	e.SentToDLQ("g", "T", false)
+	e.RevivePut("g", "T", false, "PUT_OK")
+	e.ReviveGot("g", "T", 1, false)
 	if n := testing.AllocsPerRun(100, func() {
 		e.HalfPut("T")
 		e.Finished("T", true, 0, 1000)
 		e.SentToDLQ("g", "T", false)
+		e.RevivePut("g", "T", false, "PUT_OK") // per ack: the hot one
+		e.ReviveGot("g", "T", 1, false)
 	}); n != 0 {
 		t.Errorf("%v allocations per event, want 0", n)
+	}
+}
+
+// BenchmarkEventsRevivePut: the per-ack cost of
+// rocketmq_pop_revive_in_message_total once the series exists.
+func BenchmarkEventsRevivePut(b *testing.B) {
+	e := NewEvents(BaseLabels("c", "b"))
+	e.RevivePut("group", "topic", false, "PUT_OK")
+	b.ReportAllocs()
+	for b.Loop() {
+		e.RevivePut("group", "topic", false, "PUT_OK")
+	}
+}
+
+// TestSetHalfCounts: rebuilt counts replace the loaded ones; a topic the
+// rebuild did not find drops to 0.
+func TestSetHalfCounts(t *testing.T) {
+	e := NewEvents(BaseLabels("c", "b"))
+	e.AddHalf("A", 5)
+	e.AddHalf("B", 2)
+	e.SetHalfCounts(map[string]int64{"A": 1, "C": 3})
+	if got := fmt.Sprint(e.HalfCounts()); got != "map[A:1 B:0 C:3]" {
+		t.Fatalf("half counts %s", got)
 	}
 }

@@ -20,6 +20,7 @@ type fakeSource struct {
 	producers []Client
 	store     StoreStats
 	procs     []Processor
+	revive    []ReviveLag
 }
 
 func (f *fakeSource) Topics() []Topic { return append([]Topic(nil), f.topics...) }
@@ -54,6 +55,7 @@ func (f *fakeSource) Producers() []Client             { return f.producers }
 func (f *fakeSource) SubscriptionGroups() int         { return len(f.groups) + 1 }
 func (f *fakeSource) Store() StoreStats               { return f.store }
 func (f *fakeSource) Processors() []Processor         { return f.procs }
+func (f *fakeSource) ReviveLags() []ReviveLag         { return f.revive }
 
 // fakeCounts are cumulative counts set by the test.
 type fakeCounts struct {

@@ -25,6 +25,17 @@ type Source interface {
 	Store() StoreStats
 	// Processors lists the request families and their queue lengths.
 	Processors() []Processor
+	// ReviveLags lists the POP revive queues' processing lags (none when
+	// POP is off).
+	ReviveLags() []ReviveLag
+}
+
+// ReviveLag is one POP revive queue's processing lag
+// (rocketmq_pop_revive_lag and rocketmq_pop_revive_latency).
+type ReviveLag struct {
+	QueueID   int32
+	Messages  int64 // records waiting for the revive service
+	LatencyMs int64 // how long the oldest of them has waited
 }
 
 // Counts gives cumulative message and byte counts since the broker
@@ -114,6 +125,17 @@ type StoreStats struct {
 	// TimingMessages is the number of held messages per real topic
 	// (rocketmq_timing_messages).
 	TimingMessages map[string]int64
+	// TimerSnapshot is the held messages due within each of
+	// TimerSnapshotBounds (rocketmq_timer_message_snapshot); nil leaves
+	// the family out.
+	TimerSnapshot []TimerBound
+}
+
+// TimerBound is the number of held messages due in (the previous
+// bound, BoundS] seconds from now.
+type TimerBound struct {
+	BoundS int64
+	Count  int64
 }
 
 // Processor is one request family's queue.

@@ -69,3 +69,33 @@ func (a *autoPersist) stop() bool {
 	a.loop.Close()
 	return first
 }
+
+// Periodic calls a persist function every interval on an owned goroutine
+// (the loop behind StartAutoPersist, for a file outside the tables: the
+// broker's transactionMetrics). Its failures are logged rate-limited.
+type Periodic struct {
+	auto    autoPersist
+	persist func() error
+}
+
+// StartPeriodic starts calling persist every interval; name labels the
+// goroutine and the log lines.
+func StartPeriodic(name string, interval time.Duration, persist func() error, log *slog.Logger) (*Periodic, error) {
+	p := &Periodic{persist: persist}
+	if err := p.auto.start(name, interval, persist, log); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Stop ends the goroutine and waits for it (no last call).
+func (p *Periodic) Stop() { p.auto.stop() }
+
+// Close stops the goroutine and calls persist a last time (the first
+// Close only; later ones return nil).
+func (p *Periodic) Close() error {
+	if !p.auto.stop() {
+		return nil
+	}
+	return p.persist()
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/rocketd/rocketd/internal/broker/meta"
@@ -41,6 +42,15 @@ type reviveQueue struct {
 	// ack and key are apply's scratch space.
 	ack ackView
 	key []byte
+	obs ReviveObserver // nil: not counted
+
+	// What ReviveLags reads (scrapes run on other goroutines): next
+	// (-1 until the queue's position is loaded), the check points due
+	// whose revive failed (kept for the next round) and the earliest
+	// revive time among them (ms).
+	readTo        atomic.Int64
+	overdue       atomic.Int64
+	oldestOverdue atomic.Int64
 }
 
 type pendingCK struct {
@@ -54,7 +64,9 @@ func newReviver(s *Service) *reviver {
 	r := &reviver{s: s}
 	r.warn.Every = 30 * time.Second
 	for q := range s.cfg.ReviveQueueNum {
-		r.queues = append(r.queues, &reviveQueue{id: q, pending: make(map[string]*pendingCK)})
+		rq := &reviveQueue{id: q, pending: make(map[string]*pendingCK), obs: s.cfg.ReviveLog}
+		rq.readTo.Store(-1)
+		r.queues = append(r.queues, rq)
 	}
 	return r
 }
@@ -97,16 +109,24 @@ func (r *reviver) runQueue(q *reviveQueue, now int64) {
 			break
 		}
 	}
+	q.readTo.Store(q.next)
+	var overdue, oldest int64
 	for key, p := range q.pending {
 		if p.ck.Revive() > now {
 			continue
 		}
 		if err := r.revive(&p.ck, p.acked); err != nil {
 			r.failed(err)
+			overdue++
+			if oldest == 0 || p.ck.Revive() < oldest {
+				oldest = p.ck.Revive()
+			}
 			continue // kept: tried again next round
 		}
 		delete(q.pending, key)
 	}
+	q.overdue.Store(overdue)
+	q.oldestOverdue.Store(oldest)
 	progress := q.next
 	for _, p := range q.pending {
 		progress = min(progress, p.at)
@@ -128,6 +148,9 @@ func (q *reviveQueue) apply(rec []byte, at int64) {
 		if json.Unmarshal(r.Body, &ck) != nil || ck.Num <= 0 {
 			return
 		}
+		if q.obs != nil {
+			q.obs.ReviveGot(ck.CID, ck.Topic, q.id, true)
+		}
 		key := ck.key()
 		if _, dup := q.pending[key]; !dup {
 			q.pending[key] = &pendingCK{ck: ck, at: at}
@@ -147,6 +170,13 @@ func (q *reviveQueue) apply(rec []byte, at int64) {
 		}
 		q.key = v.appendKey(q.key[:0])
 		p, ok := q.pending[string(q.key)]
+		if q.obs != nil {
+			if ok {
+				q.obs.ReviveGot(p.ck.CID, p.ck.Topic, q.id, false) // the same group and topic
+			} else {
+				q.obs.ReviveGot(string(v.group), string(v.topic), q.id, false)
+			}
+		}
 		if !ok {
 			return // its check point is resolved already
 		}
@@ -253,4 +283,44 @@ func (r *reviver) reviveOne(ck *CheckPoint, offset int64) error {
 // failed logs a revive failure, at most once every 30 s.
 func (r *reviver) failed(err error) {
 	r.warn.Log(r.s.log, slog.LevelWarn, "pop: revive failed, retried next round", "err", err)
+}
+
+// ReviveLag is one revive queue's processing lag (PopReviveService's
+// getReviveBehindMessages and getReviveBehindMillis).
+type ReviveLag struct {
+	QueueID int32
+	// Messages: records of the queue the revive service has not read
+	// yet, plus check points due whose revive failed (retried next
+	// round).
+	Messages int64
+	// LatencyMs: how long the oldest of them has waited: now minus the
+	// store time of the first unread record, or minus the revive time
+	// of the earliest failed check point, whichever is longer; 0 when
+	// nothing waits.
+	LatencyMs int64
+}
+
+// ReviveLags returns each revive queue's lag at now; a queue the revive
+// service has not read yet has none (Java: 0 before its first round).
+// Safe for concurrent use.
+func (s *Service) ReviveLags(now time.Time) []ReviveLag {
+	out := make([]ReviveLag, 0, len(s.reviver.queues))
+	nowMs := now.UnixMilli()
+	for _, q := range s.reviver.queues {
+		l := ReviveLag{QueueID: q.id}
+		if next := q.readTo.Load(); next >= 0 {
+			unread := max(s.cfg.Store.MaxOffset(s.reviveTopic, q.id)-next, 0)
+			l.Messages = unread + q.overdue.Load()
+			if unread > 0 {
+				if at := s.cfg.Store.MessageStoreTimestamp(s.reviveTopic, q.id, next); at > 0 {
+					l.LatencyMs = max(nowMs-at, 0)
+				}
+			}
+			if oldest := q.oldestOverdue.Load(); q.overdue.Load() > 0 && oldest > 0 {
+				l.LatencyMs = max(l.LatencyMs, nowMs-oldest)
+			}
+		}
+		out = append(out, l)
+	}
+	return out
 }

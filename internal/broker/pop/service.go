@@ -66,7 +66,23 @@ type Config struct {
 	// into its retry topic and the put's status (PUT_OK, ...); it must
 	// not block (rocketmq_pop_revive_retry_messages_total).
 	RevivedToRetry func(group, topic, putStatus string)
-	Logger         *slog.Logger
+	// ReviveLog, when set, is told of each check point and ack record
+	// put into the revive log and read back by the revive service
+	// (rocketmq_pop_revive_in/out_message_total); it must not block.
+	ReviveLog ReviveObserver
+	Logger    *slog.Logger
+}
+
+// ReviveObserver follows the revive log's records (PopMetricsManager's
+// incPopRevive*PutCount and incPopRevive*GetCount): ck is true for a
+// check point, false for an ack or batch ack record.
+type ReviveObserver interface {
+	// RevivePut: a record of group and topic was put, with the put's
+	// status (PUT_OK, ...), stored or not.
+	RevivePut(group, topic string, ck bool, putStatus string)
+	// ReviveGot: the revive service read a record of group and topic
+	// from revive queue queueID.
+	ReviveGot(group, topic string, queueID int32, ck bool)
 }
 
 // Service serves POP consumption: pops, acks, invisibility changes, the
@@ -397,7 +413,9 @@ func lockKey(topic, group string, qid int32) string {
 // to be stored: a pop hands out nothing its check point does not cover.
 func (s *Service) putCheckPoint(ck *CheckPoint, reviveQid int32) error {
 	uniq := ck.key() + keySplit + ckTag
-	return s.putRevive(reviveQid, ckTag, uniq, marshalCK(ck))
+	props := message.AppendProperty(nil, message.PropertyTags, ckTag)
+	props = message.AppendProperty(props, message.PropertyUniqClientMessageIDKeyIdx, uniq)
+	return s.putReviveRecord(reviveQid, marshalCK(ck), string(props), ck.CID, ck.Topic, true)
 }
 
 // putAck writes an "ack" (or "bAck") record into the revive log and waits
@@ -418,26 +436,24 @@ func (s *Service) putAck(a *AckMsg, reviveQid int32) error {
 	b = append(b, message.NameValueSeparator)
 	b = a.appendUniqKey(b)
 	*bp = b
-	return s.putReviveRecord(reviveQid, b[:body:body], string(b[body:]))
+	return s.putReviveRecord(reviveQid, b[:body:body], string(b[body:]), a.ConsumerGroup, a.Topic, false)
 }
 
 // ackBufs holds putAck's scratch buffers (body and properties).
 var ackBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 
-func (s *Service) putRevive(reviveQid int32, tag, uniq string, body []byte) error {
-	props := message.AppendProperty(nil, message.PropertyTags, tag)
-	props = message.AppendProperty(props, message.PropertyUniqClientMessageIDKeyIdx, uniq)
-	return s.putReviveRecord(reviveQid, body, string(props))
-}
-
-// putReviveRecord stores one revive log record; the store copies body, so
-// it may be reused once this returns.
-func (s *Service) putReviveRecord(reviveQid int32, body []byte, props string) error {
+// putReviveRecord stores one revive log record of group and topic (a
+// check point when ck); the store copies body, so it may be reused once
+// this returns.
+func (s *Service) putReviveRecord(reviveQid int32, body []byte, props, group, topic string, ck bool) error {
 	rec := message.Record{
 		Topic: s.reviveTopic, QueueID: reviveQid, Body: body, Properties: props,
 		BornTimestamp: s.cfg.Now().UnixMilli(), BornHost: s.cfg.StoreHost,
 	}
 	res := s.cfg.Store.PutMessage(context.Background(), &rec, store.PutOptions{NoDelayRewrite: true})
+	if s.cfg.ReviveLog != nil {
+		s.cfg.ReviveLog.RevivePut(group, topic, ck, res.Status.String())
+	}
 	if !res.Status.Stored() {
 		return fmt.Errorf("revive log %s queue %d: %s", s.reviveTopic, reviveQid, res.Status)
 	}

@@ -34,6 +34,7 @@ type fixture struct {
 	offsets *meta.Offsets
 	svc     *Service
 	now     time.Time
+	obs     ReviveObserver // set before newService
 }
 
 func newFixture(t testing.TB) *fixture {
@@ -78,6 +79,7 @@ func (f *fixture) newService() *Service {
 		Store: f.st, Topics: f.topics, Groups: f.groups, Offsets: f.offsets, BrokerName: testBroker, Cluster: "C",
 		StoreHost: netip.MustParseAddrPort("127.0.0.1:10911"), ReviveQueueNum: 2, ReviveInterval: time.Hour,
 		OrderInfoPath: filepath.Join(f.dir, "config", OrderInfoFile), Now: func() time.Time { return f.now },
+		ReviveLog: f.obs,
 	})
 	if err != nil {
 		f.t.Fatal(err)

@@ -105,6 +105,22 @@
 // One row per recalled message not yet due: its delivery time
 // (TIMER_OUT_MS) and Java's delete key "<realTopic>+<UNIQ_KEY>".
 //
+// # Snapshot (rocketmq_timer_message_snapshot; snapshot.go)
+//
+// Snapshot counts the held messages due within 5 s, 1 min, 5 min, 15 min,
+// 1 h, 4 h, 8 h and 24 h (each range from the previous bound), as Java's
+// per-second wheel slots give it. The goroutine keeps a count per
+// delivery second for the next 24 h (plus a bucket width and an hour of
+// margin: 4 bytes a second, allocated with the first held message), kept
+// in memory only. Each bucket file is read once (deduplicated, as a load)
+// when the bucket comes within 24 h, at most one per round; an entry
+// filed into a bucket already read is counted at once; an entry leaving
+// the heap (delivered, recalled, dropped) is subtracted; slots of past
+// seconds are cleared as the clock moves. After a start Snapshot reports
+// nothing (ok false) until every bucket file within 24 h has been read.
+// A bucket's second read costs one sequential read of its file (20 bytes
+// an entry, plus the copies skipped over).
+//
 // # Recall (RECALL_MESSAGE, gRPC RecallMessage)
 //
 // A send of a single timer message answers Java's recall handle

@@ -121,6 +121,7 @@ type Service struct {
 	// published by the goroutine after each save.
 	checkpoint atomic.Pointer[Checkpoint]
 	metrics    metrics // pending messages per real topic
+	dist       *dist   // pending messages per second, next 24 h (snapshot.go)
 	recalls    recalls // recalled messages not yet due (recall.go)
 	inMemory   atomic.Int64
 	closeOnce  sync.Once
@@ -180,6 +181,9 @@ func New(cfg Config) (*Service, error) {
 	}
 	s := &Service{cfg: cfg, log: log, b: b, prog: p, saved: p, skip: skip}
 	s.loadedUpTo = b.start(p.watermarkMs)
+	nowMs := cfg.Now().UnixMilli()
+	s.dist = newDist(b.width, nowMs)
+	s.dist.scannedUpTo = b.start(nowMs)
 	s.published.Store(&p)
 	s.checkpoint.Store(&Checkpoint{WatermarkMs: p.watermarkMs, EnqueueOffset: p.enqueueOffset, SavedAtMs: cfg.Now().UnixMilli()})
 	counts, err := readMetrics(cfg.FS, cfg.Dir)
@@ -296,6 +300,11 @@ func (s *Service) round() time.Duration {
 	}
 	wait := s.step()
 	s.publish()
+	nowMs := s.cfg.Now().UnixMilli()
+	s.dist.advance(nowMs)
+	if err := s.scanStep(nowMs); err != nil {
+		s.loadLog.Log(s.log, slog.LevelError, "timer: scan bucket failed", "err", err)
+	}
 	if n == enqueueBatch {
 		wait = 0 // more to read
 	}
@@ -343,6 +352,9 @@ func (s *Service) step() time.Duration {
 			return retryWait
 		}
 		s.heap.pop()
+		if s.b.start(e.deliverMs) < s.dist.scannedUpTo {
+			s.dist.add(e.deliverMs, -1)
+		}
 		s.dirty = true
 	}
 	s.inMemory.Store(int64(len(s.heap)))
@@ -435,6 +447,9 @@ func (s *Service) add(raw []byte, queueOffset int64) {
 		s.b.add(e, raw) // far: keep a copy (never in the heap before its bucket loads)
 	default:
 		s.b.add(e, nil)
+	}
+	if s.b.start(e.deliverMs) < s.dist.scannedUpTo {
+		s.dist.add(e.deliverMs, 1) // a bucket not scanned yet is counted by its scan
 	}
 	if topic, ok := message.Property(rec.Properties, message.PropertyRealTopic); ok {
 		s.metrics.add(topic, 1, s.cfg.Now().UnixMilli())

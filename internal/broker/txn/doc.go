@@ -92,4 +92,14 @@
 //
 // The producer answers with END_TRANSACTION (fromTransactionCheck=true)
 // naming the re-appended copy.
+//
+// # Open half messages (CountLive)
+//
+// CountLive counts, per REAL_TOPIC, the transactions a round would still
+// find open: a half record from the half progress on that no op record
+// from the op progress on settles, each UNIQ_KEY once, a key settled
+// through an older copy below the progress excluded. The broker calls it
+// at start after a crash to rebuild rocketmq_half_messages (Observer's
+// counts); it reads both queues from their progress to their end (about
+// one CheckInterval of half messages plus the open ones).
 package txn
