@@ -202,3 +202,39 @@ func TestControllerModeReplicatesByBrokerID(t *testing.T) {
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// TestUndecidedEpochCacheNotMaster: a controller-mode broker that has not
+// taken a role yet (just started) answers GET_BROKER_EPOCH_CACHE with the
+// brokerId the controller gave it, not the master's 0, even once its
+// epoch file holds the epoch of its promotion: a slave takes brokerId 0
+// at that epoch as "the master's HA server runs" and would otherwise
+// replicate from listenPort+1 instead of the haServerAddr a promoted
+// master answers (a restarted master elected again, test
+// TestControllerModeNoUncleanElection).
+func TestUndecidedEpochCacheNotMaster(t *testing.T) {
+	bc := config.NewBrokerConfig()
+	bc.EnsureDefaults()
+	bc.EnableControllerMode = true
+	r := &Role{cfg: Config{HAListenAddr: "127.0.0.1:0", SegmentSize: 1 << 20}, bc: &bc, log: discardLogger()}
+	r.ctl = &controllerMode{r: r, log: r.log, now: time.Now, check: make(chan struct{}, 1)}
+	r.cur.Store(&state{role: config.Slave, undecided: true})
+	s, err := store.Open(store.Config{Dir: t.TempDir(), FS: vfs.Default, SegmentSize: 1 << 20, CQUnitsPerFile: 1000,
+		MaxMessageSize: 64 << 10, StoreHost: netip.MustParseAddrPort("127.0.0.1:10911"), Slave: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	r.store = s
+	r.ctl.id.Store(1)
+	if err := s.Epochs().Append(3, 0); err != nil { // the promotion took epoch 3
+		t.Fatal(err)
+	}
+	resp := r.HandleEpochCache(nil, remoting.NewRequest(protocol.GetBrokerEpochCache, nil, nil))
+	var c protocol.EpochEntryCache
+	if resp.Code != protocol.Success || protocol.UnmarshalFastJSON(resp.Body, &c) != nil {
+		t.Fatalf("GET_BROKER_EPOCH_CACHE: %d %s", resp.Code, resp.Remark)
+	}
+	if c.BrokerID != 1 || c.HAServerAddr != "" {
+		t.Fatalf("undecided broker answered brokerId %d haServerAddr %q, want 1 and none", c.BrokerID, c.HAServerAddr)
+	}
+}

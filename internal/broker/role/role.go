@@ -452,7 +452,20 @@ func (r *Role) HAStatus() ha.Status {
 func (r *Role) BrokerRole() config.BrokerRole { return r.cur.Load().role }
 
 // BrokerID is the brokerId registered now (0 on a master).
-func (r *Role) BrokerID() int64 { return r.cur.Load().brokerID }
+//
+// In controller mode, before the controller named a role (undecided), it
+// is the id the controller gave (0 until known), never the master's 0 once
+// known: GET_BROKER_EPOCH_CACHE answers it, and a slave takes brokerId 0
+// with the promoted epoch as "the master's HA server runs" (Java answers
+// the assigned id until changeToMaster sets MASTER_ID too). The
+// promotion writes the epoch file before it replaces the state.
+func (r *Role) BrokerID() int64 {
+	cur := r.cur.Load()
+	if cur.undecided && r.ctl != nil {
+		return r.ctl.id.Load()
+	}
+	return cur.brokerID
+}
 
 // Epoch is the master epoch the broker took (master) or follows (slave)
 // by the last role change; 0 before any.
