@@ -481,9 +481,10 @@ type BrokerConfig struct {
 	// AllAckInSyncStateSet (false): in controller mode a send is answered
 	// once every member of the SyncStateSet has it.
 	AllAckInSyncStateSet bool `prop:"allAckInSyncStateSet"`
-	// MinInSyncReplicas (1): with AllAckInSyncStateSet, a send is only
-	// answered SEND_OK while the SyncStateSet (the master included) has
-	// at least this many members.
+	// MinInSyncReplicas (1): in controller mode a master refuses a send
+	// that waits (WAIT not false), before writing it, while the
+	// SyncStateSet (the master included) has fewer members: SYSTEM_ERROR
+	// "in-sync replicas not enough", as Java's IN_SYNC_REPLICAS_NOT_ENOUGH.
 	MinInSyncReplicas int `prop:"minInSyncReplicas"`
 	// HAMaxTimeSlaveNotCatchup (15 s): a master drops a slave from the
 	// SyncStateSet that has not caught up for this long.
