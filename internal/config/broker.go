@@ -829,7 +829,16 @@ func (c *BrokerConfig) Validate() error {
 			bad("minInSyncReplicas %d must be at least 1", c.MinInSyncReplicas)
 		}
 		if c.Auth.AuthenticationEnabled {
-			bad("authenticationEnabled=true with enableControllerMode=true: controller-mode replication (the AutoSwitch HA protocol) has no authentication challenge yet, so a master would stream its CommitLog to anyone reaching its HA port; turn one of them off")
+			// Java's HA protocols (classic and AutoSwitch, 5.x) authenticate
+			// nothing: a Java broker with authenticationEnabled in
+			// controller mode streams its CommitLog to whoever reaches the
+			// HA port. rocketd's HA challenge (internal/ha doc.go,
+			// "Authentication") is its own, for master/slave mode; the
+			// AutoSwitch handshake has no such step, and Java's slaves
+			// could not answer one. Rather than start a broker that
+			// checks every request and then serves its log unchecked, the
+			// pair is refused.
+			bad("authenticationEnabled=true with enableControllerMode=true: controller-mode replication (the AutoSwitch HA protocol) is not authenticated (Java's HA has no authentication; rocketd's HA challenge covers master/slave mode only), so a master would stream its CommitLog to anyone reaching its HA port; turn one of them off")
 		}
 	}
 	if c.FilterServerNums != 0 {
