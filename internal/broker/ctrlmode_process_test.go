@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -120,6 +121,12 @@ func startCtrlCluster(t *testing.T) *ctrlCluster {
 // addBroker prepares (and starts) a controller-mode broker.
 func (c *ctrlCluster) addBroker(t *testing.T, name string) *ctrlBroker {
 	t.Helper()
+	return c.addBrokerWith(t, name, nil)
+}
+
+// addBrokerWith is addBroker with extra broker.conf keys.
+func (c *ctrlCluster) addBrokerWith(t *testing.T, name string, extra map[string]string) *ctrlBroker {
+	t.Helper()
 	avoid := []int{}
 	for _, b := range c.brokers {
 		_, p, _ := strings.Cut(b.addr, ":")
@@ -129,7 +136,7 @@ func (c *ctrlCluster) addBroker(t *testing.T, name string) *ctrlBroker {
 	port := proc.FreeBrokerPort(t, avoid...)
 	b := &ctrlBroker{name: name, addr: "127.0.0.1:" + strconv.Itoa(port), dir: t.TempDir()}
 	b.conf = filepath.Join(b.dir, "broker.conf")
-	writeConf(t, b.conf, map[string]string{
+	kv := map[string]string{
 		"brokerClusterName": ctrlClusterName, "brokerName": ctrlBrokerName, "brokerIP1": "127.0.0.1",
 		"namesrvAddr": c.nsAddr, "listenPort": strconv.Itoa(port), "haListenPort": strconv.Itoa(proc.FreePort(t)),
 		"storePathRootDir": filepath.Join(b.dir, "store"), "mapedFileSizeCommitLog": strconv.Itoa(4 << 20),
@@ -138,7 +145,9 @@ func (c *ctrlCluster) addBroker(t *testing.T, name string) *ctrlBroker {
 		"syncBrokerMetadataPeriod": "1000", "checkSyncStateSetPeriod": "1000", "brokerHeartbeatInterval": "500",
 		"controllerHeartBeatTimeoutMills": "3000", "haMaxTimeSlaveNotCatchup": "5000", "syncFlushTimeout": "3000",
 		"haHousekeepingInterval": "4000",
-	})
+	}
+	maps.Copy(kv, extra)
+	writeConf(t, b.conf, kv)
 	c.brokers = append(c.brokers, b)
 	b.start(t, c)
 	return b
@@ -183,6 +192,222 @@ func (c *ctrlCluster) byAddr(addr string) *ctrlBroker {
 	return nil
 }
 
+// createTopic creates topic (4 queues) on the master and waits until
+// every other broker of the set copied it.
+func (c *ctrlCluster) createTopic(t *testing.T, master *ctrlBroker, topic string) {
+	t.Helper()
+	h := protocol.CreateTopicRequestHeader{Topic: topic, DefaultTopic: "TBW102", ReadQueueNums: 4, WriteQueueNums: 4,
+		Perm: 6, TopicFilterType: protocol.SingleTag}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	r, err := c.rc.Invoke(ctx, master.addr, remoting.NewRequest(protocol.UpdateAndCreateTopic, protocol.Ext(&h), nil))
+	cancel()
+	if err != nil || r.Code != protocol.Success {
+		t.Fatalf("create topic: %v %+v", err, r)
+	}
+	for _, b := range c.brokers {
+		if b == master {
+			continue
+		}
+		wait.For(t, 30*time.Second, b.name+" copies the topic", func() bool {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			r, err := c.rc.Invoke(ctx, b.addr, remoting.NewRequest(protocol.GetAllTopicConfig, nil, nil))
+			return err == nil && r.Code == protocol.Success && bytes.Contains(r.Body, []byte(topic))
+		})
+	}
+}
+
+// syncSender is the official Go client's producer as the load uses it.
+type syncSender interface {
+	SendSync(ctx context.Context, msgs ...*primitive.Message) (*primitive.SendResult, error)
+}
+
+// goProducer starts the official Go client's producer on the NameServer
+// (retries 2, 3 s timeout) and waits for its first SEND_OK ("warm-up").
+func (c *ctrlCluster) goProducer(t *testing.T) syncSender {
+	t.Helper()
+	p, err := producer.NewDefaultProducer(producer.WithNameServer([]string{c.nsAddr}),
+		producer.WithGroupName("ctrl_pg"), producer.WithRetry(2), producer.WithSendMsgTimeout(3*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Shutdown() })
+	return p
+}
+
+// ctrlLoad is four goroutines sending unique bodies through the Go
+// client, every SEND_OK recorded; "warm-up" is acknowledged first.
+type ctrlLoad struct {
+	mu        sync.Mutex
+	acked     map[string]bool
+	killedAt  time.Time
+	killed    bool
+	firstBack time.Duration
+	stop      chan struct{}
+	stopped   bool
+	wg        sync.WaitGroup
+}
+
+func startLoad(p syncSender, topic string) *ctrlLoad {
+	l := &ctrlLoad{acked: map[string]bool{}, stop: make(chan struct{})}
+	l.wg.Add(4)
+	for w := range 4 {
+		go func() {
+			defer l.wg.Done()
+			l.send(p, topic, w)
+		}()
+	}
+	return l
+}
+
+func (l *ctrlLoad) send(p syncSender, topic string, w int) {
+	warm := w == 0
+	for i := 0; ; i++ {
+		select {
+		case <-l.stop:
+			return
+		default:
+		}
+		body := fmt.Sprintf("w%d-m%06d-%s", w, i, strings.Repeat("x", i%100))
+		if warm {
+			body = "warm-up"
+		}
+		begun := time.Now()
+		r, err := p.SendSync(context.Background(), primitive.NewMessage(topic, []byte(body)))
+		if err == nil && r.Status == primitive.SendOK {
+			warm = false
+			l.mu.Lock()
+			l.acked[body] = true
+			// The first send begun after the old master died was
+			// acknowledged by the new one.
+			if l.killed && l.firstBack == 0 && begun.After(l.killedAt) {
+				l.firstBack = time.Since(l.killedAt)
+			}
+			l.mu.Unlock()
+		} else {
+			select {
+			case <-l.stop:
+				return
+			case <-time.After(20 * time.Millisecond): // back off while the set has no master
+			}
+		}
+	}
+}
+
+func (l *ctrlLoad) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.acked)
+}
+
+// markKill records that the master was killed now.
+func (l *ctrlLoad) markKill() {
+	l.mu.Lock()
+	l.killedAt, l.killed = time.Now(), true
+	l.mu.Unlock()
+}
+
+func (l *ctrlLoad) sinceKill() time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return time.Since(l.killedAt)
+}
+
+// firstBackAfterKill is the time from the kill to the first SEND_OK of a
+// send begun after it (0: none yet).
+func (l *ctrlLoad) firstBackAfterKill() time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.firstBack
+}
+
+// close stops the senders, waits for them and returns what was
+// acknowledged. Idempotent.
+func (l *ctrlLoad) close() map[string]bool {
+	l.mu.Lock()
+	if !l.stopped {
+		l.stopped = true
+		close(l.stop)
+	}
+	l.mu.Unlock()
+	l.wg.Wait()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return maps.Clone(l.acked)
+}
+
+// waitNewMaster waits until the controller names a master other than old
+// at epoch minEpoch or later, and returns it.
+func (c *ctrlCluster) waitNewMaster(t *testing.T, old *ctrlBroker, minEpoch int32) *ctrlBroker {
+	t.Helper()
+	var m *ctrlBroker
+	wait.For(t, 30*time.Second, "a new master elected", func() bool {
+		mi, err := c.replicaInfo()
+		if err != nil || !mi.HasMaster || mi.MasterAddress == old.addr || mi.MasterEpoch < minEpoch {
+			return false
+		}
+		m = c.byAddr(mi.MasterAddress)
+		return m != nil
+	})
+	return m
+}
+
+// readAcked reads every queue of topic from b with the Go client's pull
+// consumer until every acknowledged body was read, and returns how many
+// times each body was read.
+func (c *ctrlCluster) readAcked(t *testing.T, b *ctrlBroker, topic string, acked map[string]bool) map[string]int {
+	t.Helper()
+	pc, err := consumer.NewPullConsumer(consumer.WithNameServer([]string{c.nsAddr}), consumer.WithGroupName("ctrl_cg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pc.Subscribe(topic, consumer.MessageSelector{Type: consumer.TAG, Expression: "*"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := pc.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = pc.Shutdown() }()
+	got := map[string]int{}
+	wait.For(t, 60*time.Second, "every acknowledged message read from "+b.name, func() bool {
+		clear(got)
+		mqs, err := pc.GetTopicRouteInfo(topic)
+		if err != nil || len(mqs) == 0 {
+			return false
+		}
+		for _, mq := range mqs {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			r, err := c.rc.Invoke(ctx, b.addr, remoting.NewRequest(protocol.GetMaxOffset,
+				protocol.Ext(&protocol.QueueRequestHeader{Topic: topic, QueueID: int32(mq.QueueId)}), nil))
+			cancel()
+			var maxOff protocol.OffsetResponseHeader
+			if err != nil || r.Code != protocol.Success || maxOff.Decode(r.ExtFields) != nil {
+				return false
+			}
+			for off := int64(0); off < maxOff.Offset; {
+				res, err := pc.PullFrom(context.Background(), mq, off, 32)
+				if err != nil || res.Status != primitive.PullFound {
+					return false
+				}
+				for _, m := range res.GetMessageExts() {
+					got[string(m.Body)]++
+				}
+				off = res.NextBeginOffset
+			}
+		}
+		for b := range acked {
+			if got[b] == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	return got
+}
+
 // TestControllerModeFailover: three controllers, a NameServer and a broker
 // set of three rocketd brokers in controller mode
 // (allAckInSyncStateSet=true). The official Go client sends; the master is
@@ -222,105 +447,20 @@ func TestControllerModeFailover(t *testing.T) {
 	}
 
 	const topic = "CtrlFailoverTopic"
-	h := protocol.CreateTopicRequestHeader{Topic: topic, DefaultTopic: "TBW102", ReadQueueNums: 4, WriteQueueNums: 4,
-		Perm: 6, TopicFilterType: protocol.SingleTag}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	r, err := c.rc.Invoke(ctx, first.addr, remoting.NewRequest(protocol.UpdateAndCreateTopic, protocol.Ext(&h), nil))
-	cancel()
-	if err != nil || r.Code != protocol.Success {
-		t.Fatalf("create topic: %v %+v", err, r)
-	}
-	for _, b := range c.brokers[1:] {
-		wait.For(t, 30*time.Second, b.name+" copies the topic", func() bool {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			defer cancel()
-			r, err := c.rc.Invoke(ctx, b.addr, remoting.NewRequest(protocol.GetAllTopicConfig, nil, nil))
-			return err == nil && r.Code == protocol.Success && bytes.Contains(r.Body, []byte(topic))
-		})
-	}
-
-	p, err := producer.NewDefaultProducer(producer.WithNameServer([]string{c.nsAddr}),
-		producer.WithGroupName("ctrl_pg"), producer.WithRetry(2), producer.WithSendMsgTimeout(3*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = p.Shutdown() }()
-	wait.For(t, 30*time.Second, "a SEND_OK", func() bool {
-		r, err := p.SendSync(context.Background(), primitive.NewMessage(topic, []byte("warm-up")))
-		return err == nil && r.Status == primitive.SendOK
-	})
-
-	var (
-		mu        sync.Mutex
-		acked     = map[string]bool{"warm-up": true}
-		killedAt  time.Time
-		killed    bool
-		firstBack time.Duration
-		stop      = make(chan struct{})
-		wg        sync.WaitGroup
-	)
-	for w := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				body := fmt.Sprintf("w%d-m%06d-%s", w, i, strings.Repeat("x", i%100))
-				begun := time.Now()
-				r, err := p.SendSync(context.Background(), primitive.NewMessage(topic, []byte(body)))
-				if err == nil && r.Status == primitive.SendOK {
-					mu.Lock()
-					acked[body] = true
-					// The first send begun after the old master died
-					// was acknowledged by the new one.
-					if killed && firstBack == 0 && begun.After(killedAt) {
-						firstBack = time.Since(killedAt)
-					}
-					mu.Unlock()
-				} else {
-					select {
-					case <-stop:
-						return
-					case <-time.After(20 * time.Millisecond): // back off while the set has no master
-					}
-				}
-			}
-		}()
-	}
-	count := func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(acked)
-	}
-	wait.For(t, 60*time.Second, "1000 acknowledged sends", func() bool { return count() >= 1000 })
+	c.createTopic(t, first, topic)
+	p := c.goProducer(t)
+	load := startLoad(p, topic)
+	defer load.close()
+	wait.For(t, 60*time.Second, "1000 acknowledged sends", func() bool { return load.count() >= 1000 })
 	first.p.Kill(t)
-	mu.Lock()
-	killedAt, killed = time.Now(), true
-	mu.Unlock()
-	before := count()
-	var newMaster *ctrlBroker
-	wait.For(t, 30*time.Second, "a new master elected", func() bool {
-		mi, err := c.replicaInfo()
-		if err != nil || !mi.HasMaster || mi.MasterAddress == first.addr || mi.MasterEpoch < 2 {
-			return false
-		}
-		newMaster = c.byAddr(mi.MasterAddress)
-		return newMaster != nil
-	})
-	t.Logf("new master %s elected %v after the kill", newMaster.name, time.Since(killedAt))
+	load.markKill()
+	before := load.count()
+	newMaster := c.waitNewMaster(t, first, 2)
+	t.Logf("new master %s elected %v after the kill", newMaster.name, load.sinceKill())
 	// The producer resumes (the Go client reroutes once its route refresh,
 	// every 30 s, names the new master).
-	wait.For(t, 90*time.Second, "the producer to resume on the new master", func() bool { return count() >= before+300 })
-	mu.Lock()
-	t.Logf("%d acknowledged before the kill; first acknowledged send %v after it", before, firstBack)
-	mu.Unlock()
+	wait.For(t, 90*time.Second, "the producer to resume on the new master", func() bool { return load.count() >= before+300 })
+	t.Logf("%d acknowledged before the kill; first acknowledged send %v after it", before, load.firstBackAfterKill())
 
 	// The old master comes back with its brokerId and follows.
 	first.start(t, c)
@@ -329,64 +469,18 @@ func TestControllerModeFailover(t *testing.T) {
 		return err == nil && ec.BrokerID == 1 && ec.HAServerAddr == "" && len(ec.EpochList) > 0 &&
 			ec.EpochList[len(ec.EpochList)-1].Epoch >= 2
 	})
-	close(stop)
-	wg.Wait()
-	n := count()
-	t.Logf("%d acknowledged in all", n)
+	acked := load.close()
+	t.Logf("%d acknowledged in all", len(acked))
 
 	// Every acknowledged message is readable from the new master.
-	pc, err := consumer.NewPullConsumer(consumer.WithNameServer([]string{c.nsAddr}), consumer.WithGroupName("ctrl_cg"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pc.Subscribe(topic, consumer.MessageSelector{Type: consumer.TAG, Expression: "*"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := pc.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = pc.Shutdown() }()
-	got := map[string]int{}
-	wait.For(t, 60*time.Second, "every acknowledged message read from the new master", func() bool {
-		clear(got)
-		mqs, err := pc.GetTopicRouteInfo(topic)
-		if err != nil || len(mqs) == 0 {
-			return false
-		}
-		for _, mq := range mqs {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			r, err := c.rc.Invoke(ctx, newMaster.addr, remoting.NewRequest(protocol.GetMaxOffset,
-				protocol.Ext(&protocol.QueueRequestHeader{Topic: topic, QueueID: int32(mq.QueueId)}), nil))
-			cancel()
-			var maxOff protocol.OffsetResponseHeader
-			if err != nil || r.Code != protocol.Success || maxOff.Decode(r.ExtFields) != nil {
-				return false
-			}
-			for off := int64(0); off < maxOff.Offset; {
-				res, err := pc.PullFrom(context.Background(), mq, off, 32)
-				if err != nil || res.Status != primitive.PullFound {
-					return false
-				}
-				for _, m := range res.GetMessageExts() {
-					got[string(m.Body)]++
-				}
-				off = res.NextBeginOffset
-			}
-		}
-		for b := range acked {
-			if got[b] == 0 {
-				return false
-			}
-		}
-		return true
-	})
+	got := c.readAcked(t, newMaster, topic, acked)
 	dups := 0
 	for _, k := range got {
 		if k > 1 {
 			dups++
 		}
 	}
-	t.Logf("read %d distinct messages, %d acknowledged, 0 lost, %d stored twice (producer retries)", len(got), n, dups)
+	t.Logf("read %d distinct messages, %d acknowledged, 0 lost, %d stored twice (producer retries)", len(got), len(acked), dups)
 
 	// The old master converges with the new master's log.
 	wait.For(t, 60*time.Second, "the old master's CommitLog to reach the new master's end", func() bool {

@@ -484,9 +484,10 @@ type BrokerConfig struct {
 	// AllAckInSyncStateSet (false): in controller mode a send is answered
 	// once every member of the SyncStateSet has it.
 	AllAckInSyncStateSet bool `prop:"allAckInSyncStateSet"`
-	// MinInSyncReplicas (1): with AllAckInSyncStateSet, a send is only
-	// answered SEND_OK while the SyncStateSet (the master included) has
-	// at least this many members.
+	// MinInSyncReplicas (1): in controller mode a master refuses a send
+	// that waits (WAIT not false), before writing it, while the
+	// SyncStateSet (the master included) has fewer members: SYSTEM_ERROR
+	// "in-sync replicas not enough", as Java's IN_SYNC_REPLICAS_NOT_ENOUGH.
 	MinInSyncReplicas int `prop:"minInSyncReplicas"`
 	// HAMaxTimeSlaveNotCatchup (15 s): a master drops a slave from the
 	// SyncStateSet that has not caught up for this long.
@@ -837,7 +838,16 @@ func (c *BrokerConfig) Validate() error {
 			bad("minInSyncReplicas %d must be at least 1", c.MinInSyncReplicas)
 		}
 		if c.Auth.AuthenticationEnabled {
-			bad("authenticationEnabled=true with enableControllerMode=true: controller-mode replication (the AutoSwitch HA protocol) has no authentication challenge yet, so a master would stream its CommitLog to anyone reaching its HA port; turn one of them off")
+			// Java's HA protocols (classic and AutoSwitch, 5.x) authenticate
+			// nothing: a Java broker with authenticationEnabled in
+			// controller mode streams its CommitLog to whoever reaches the
+			// HA port. rocketd's HA challenge (internal/ha doc.go,
+			// "Authentication") is its own, for master/slave mode; the
+			// AutoSwitch handshake has no such step, and Java's slaves
+			// could not answer one. Rather than start a broker that
+			// checks every request and then serves its log unchecked, the
+			// pair is refused.
+			bad("authenticationEnabled=true with enableControllerMode=true: controller-mode replication (the AutoSwitch HA protocol) is not authenticated (Java's HA has no authentication; rocketd's HA challenge covers master/slave mode only), so a master would stream its CommitLog to anyone reaching its HA port; turn one of them off")
 		}
 	}
 	if c.FilterServerNums != 0 {

@@ -18,6 +18,16 @@ type (
 	ReplicaWaiter = commitlog.ReplicaWaiter
 )
 
+// ReplicaAdmitter is implemented by a Config.Replica that can refuse a
+// put before it is written: Java's CommitLog.asyncPutMessage refuses a
+// put that would wait for replicas (WAIT not false) with
+// IN_SYNC_REPLICAS_NOT_ENOUGH when a controller-mode master's SyncStateSet
+// is smaller than minInSyncReplicas, before the append. Admit answers
+// PutOK to let the put go on.
+type ReplicaAdmitter interface {
+	Admit() PutStatus
+}
+
 // Buffer is a read of CommitLog bytes (ReadMessage, ReadRaw,
 // LookMessageByOffset); its owner calls Release when done with it.
 type Buffer = commitlog.Buffer
@@ -34,6 +44,8 @@ const (
 	PropertiesSizeExceeded = commitlog.PropertiesSizeExceeded
 	OSPageCacheBusy        = commitlog.OSPageCacheBusy
 	UnknownError           = commitlog.UnknownError
+	// InSyncReplicasNotEnough: refused before the write (ReplicaAdmitter).
+	InSyncReplicasNotEnough = commitlog.InSyncReplicasNotEnough
 )
 
 // RefusalReason says why puts are refused right now ("" when they are
@@ -101,6 +113,9 @@ func (s *Store) PutMessage(ctx context.Context, r *message.Record, opts PutOptio
 		return PutResult{Status: st}
 	}
 	defer s.putGate.RUnlock()
+	if st := s.admitReplicas(opts); st != PutOK {
+		return PutResult{Status: st}
+	}
 	return s.log.Put(ctx, r, opts)
 }
 
@@ -117,7 +132,23 @@ func (s *Store) PutMessages(ctx context.Context, recs []message.Record, opts Put
 		return PutResult{Status: st}
 	}
 	defer s.putGate.RUnlock()
+	if st := s.admitReplicas(opts); st != PutOK {
+		return PutResult{Status: st}
+	}
 	return s.log.PutBatch(ctx, recs, opts)
+}
+
+// admitReplicas asks the Replica, when it is a ReplicaAdmitter, whether a
+// put that waits (opts.NoWait unset) may be written. A put that does not
+// wait is never refused, as Java's needHandleHA skips WAIT=false.
+func (s *Store) admitReplicas(opts PutOptions) PutStatus {
+	if opts.NoWait {
+		return PutOK
+	}
+	if s.admitter == nil {
+		return PutOK
+	}
+	return s.admitter.Admit()
 }
 
 // delayLevels returns the configured delay levels.

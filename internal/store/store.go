@@ -34,6 +34,7 @@ var ErrClosed = errors.New("store: closed")
 // Store is the message store. All methods are safe for concurrent use.
 type Store struct {
 	cfg         Config
+	admitter    ReplicaAdmitter // cfg.Replica when it refuses puts before the write
 	log         *commitlog.Log
 	cqs         *consumequeue.Set
 	files       *fdcache.Cache // open ConsumeQueue files, at most MaxOpenCQFiles
@@ -93,6 +94,7 @@ func Open(cfg Config) (*Store, error) {
 	}
 	hours, _ := parseDeleteWhen(cfg.DeleteWhen)
 	s := &Store{cfg: cfg, deleteHours: hours}
+	s.admitter, _ = cfg.Replica.(ReplicaAdmitter)
 	s.slave.Store(cfg.Slave)
 	s.listeners.Store(&[]ArrivalListener{})
 	if err := s.open(); err != nil {

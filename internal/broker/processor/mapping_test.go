@@ -38,6 +38,7 @@ func TestPutResponse(t *testing.T) {
 		{store.ServiceNotAvailable, protocol.ServiceNotAvailable, false},
 		{store.OSPageCacheBusy, protocol.SystemError, false},
 		{store.UnknownError, protocol.SystemError, false},
+		{store.InSyncReplicasNotEnough, protocol.SystemError, false},
 	}
 	for _, c := range cases {
 		resp := remoting.NewResponse(protocol.Success, "")

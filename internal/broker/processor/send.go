@@ -255,6 +255,8 @@ func (p *Processor) putResponse(resp *remoting.Command, res store.PutResult, que
 		return fail(resp, protocol.ServiceNotAvailable, remark)
 	case store.OSPageCacheBusy:
 		return fail(resp, protocol.SystemError, "[PC_SYNCHRONIZED]broker busy, start flow control for a while")
+	case store.InSyncReplicasNotEnough:
+		return fail(resp, protocol.SystemError, "in-sync replicas not enough")
 	default:
 		return fail(resp, protocol.SystemError, "UNKNOWN_ERROR")
 	}

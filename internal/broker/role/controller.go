@@ -331,7 +331,10 @@ func (m *controllerMode) changeToMaster(ctx context.Context, mi *client.MasterIn
 		set = append(set, self)
 	}
 	m.startSet.Store(&set)
+	// minInSyncReplicas holds from the first put the promotion admits.
+	m.r.inSync.Store(&inSyncPolicy{setSize: len(set), minInSync: m.r.bc.MinInSyncReplicas})
 	if err := m.r.BecomeMaster(ctx, mi.MasterEpoch); err != nil {
+		m.publishInSync() // back to the role held
 		return err
 	}
 	m.masterEpoch.Store(mi.MasterEpoch)
@@ -353,7 +356,7 @@ func (m *controllerMode) changeToSlave(ctx context.Context, mi *client.MasterInf
 	}
 	// The slave no longer answers for the SyncStateSet.
 	m.master = false
-	m.r.ack.Store(nil)
+	m.r.inSync.Store(nil)
 	// The AutoSwitch handshake cuts the store to the consistent point and
 	// the transfers bring the master's epoch entries (variant.go).
 	if err := m.r.BecomeSlave(ctx, mi.MasterAddress, haAddr, m.id.Load(), mi.MasterEpoch); err != nil {
@@ -429,20 +432,20 @@ func (m *controllerMode) changeSyncStateSet(ids []int64, epoch int32) {
 	if s := m.r.cur.Load().server; s != nil && m.master {
 		s.SetSyncStateSet(ids)
 	}
-	m.publishAck()
+	m.publishInSync()
 }
 
-// publishAck makes puts answer SLAVE_NOT_AVAILABLE while the SyncStateSet
-// is smaller than minInSyncReplicas (allAckInSyncStateSet) on a master.
-func (m *controllerMode) publishAck() {
-	bc := m.r.bc
-	if !m.master || !bc.AllAckInSyncStateSet {
-		m.r.ack.Store(nil)
+// publishInSync makes a master refuse puts that wait, before they are
+// written, while the SyncStateSet is smaller than minInSyncReplicas
+// (inSyncPolicy).
+func (m *controllerMode) publishInSync() {
+	if !m.master {
+		m.r.inSync.Store(nil)
 		return
 	}
 	self := m.id.Load()
 	n := len(slices.DeleteFunc(slices.Clone(m.sss), func(id int64) bool { return id == self })) + 1
-	m.r.ack.Store(&ackPolicy{setSize: n, minInSync: bc.MinInSyncReplicas})
+	m.r.inSync.Store(&inSyncPolicy{setSize: n, minInSync: m.r.bc.MinInSyncReplicas})
 }
 
 // checkSyncStateSet is Java's checkSyncStateSetAndDoReport: the HA

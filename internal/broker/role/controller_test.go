@@ -202,3 +202,107 @@ func TestControllerModeReplicatesByBrokerID(t *testing.T) {
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// TestMinInSyncReplicasRefusesBeforeWrite: a controller-mode master whose
+// SyncStateSet is smaller than minInSyncReplicas refuses a put that waits
+// with IN_SYNC_REPLICAS_NOT_ENOUGH before writing it (the CommitLog does
+// not move), as Java's CommitLog.asyncPutMessage does, whatever
+// allAckInSyncStateSet says; a put that does not wait (WAIT=false) is
+// stored; once the set has minInSyncReplicas members puts are taken, and
+// a slave takes none of this policy.
+func TestMinInSyncReplicasRefusesBeforeWrite(t *testing.T) {
+	bc := config.NewBrokerConfig()
+	bc.EnsureDefaults()
+	bc.EnableControllerMode = true
+	bc.AllAckInSyncStateSet = false
+	bc.MinInSyncReplicas = 2
+	r := &Role{cfg: Config{HAListenAddr: "127.0.0.1:0", SegmentSize: 1 << 20}, bc: &bc, log: discardLogger()}
+	r.ctl = &controllerMode{r: r, log: r.log, now: time.Now, check: make(chan struct{}, 1)}
+	r.ctl.id.Store(1)
+	r.ctl.startSet.Store(&[]int64{1})
+	srv := r.newServer(config.AsyncMaster)
+	s, err := store.Open(store.Config{Dir: t.TempDir(), FS: vfs.Default, SegmentSize: 1 << 20, CQUnitsPerFile: 1000,
+		MaxMessageSize: 64 << 10, StoreHost: netip.MustParseAddrPort("127.0.0.1:10911"), CQFlushInterval: 20 * time.Millisecond,
+		FlushInterval: 20 * time.Millisecond, Replica: replica{r}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	if err := srv.Start(s); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	r.cur.Store(&state{role: config.AsyncMaster, brokerID: masterID, epoch: 1, server: srv})
+	r.ctl.master = true
+	r.ctl.sssEpoch = -1
+	r.ctl.changeSyncStateSet([]int64{1}, 1)
+
+	put := func(opts store.PutOptions) store.PutResult {
+		rec := &message.Record{Topic: "T", QueueID: 0, Body: []byte("hello"), BornHost: netip.MustParseAddrPort("10.0.0.1:5000"),
+			BornTimestamp: time.Now().UnixMilli()}
+		return s.PutMessage(context.Background(), rec, opts)
+	}
+	if res := put(store.PutOptions{}); res.Status != store.InSyncReplicasNotEnough || res.Status.Stored() {
+		t.Fatalf("put with a SyncStateSet of 1 < minInSyncReplicas 2: %v, want IN_SYNC_REPLICAS_NOT_ENOUGH", res.Status)
+	}
+	batch := []message.Record{{Topic: "T", Body: []byte("a"), BornHost: netip.MustParseAddrPort("10.0.0.1:5000")}}
+	if res := s.PutMessages(context.Background(), batch, store.PutOptions{}); res.Status != store.InSyncReplicasNotEnough {
+		t.Fatalf("batch put: %v, want IN_SYNC_REPLICAS_NOT_ENOUGH", res.Status)
+	}
+	if end := s.CommitLogMaxOffset(); end != 0 {
+		t.Fatalf("refused puts were written: CommitLog end %d", end)
+	}
+	if res := put(store.PutOptions{NoWait: true}); res.Status != store.PutOK {
+		t.Fatalf("a put that does not wait: %v, want PUT_OK", res.Status)
+	}
+	r.ctl.changeSyncStateSet([]int64{1, 2}, 2)
+	if res := put(store.PutOptions{}); res.Status != store.PutOK {
+		t.Fatalf("put with a SyncStateSet of 2: %v, want PUT_OK", res.Status)
+	}
+	r.ctl.changeSyncStateSet([]int64{1}, 3)
+	if res := put(store.PutOptions{}); res.Status != store.InSyncReplicasNotEnough {
+		t.Fatalf("put after the shrink: %v, want IN_SYNC_REPLICAS_NOT_ENOUGH", res.Status)
+	}
+	// A demoted master drops the policy.
+	r.ctl.master = false
+	r.ctl.publishInSync()
+	if st := (replica{r}).Admit(); st != store.PutOK {
+		t.Fatalf("Admit on a slave: %v", st)
+	}
+}
+
+// TestUndecidedEpochCacheNotMaster: a controller-mode broker that has not
+// taken a role yet (just started) answers GET_BROKER_EPOCH_CACHE with the
+// brokerId the controller gave it, not the master's 0, even once its
+// epoch file holds the epoch of its promotion: a slave takes brokerId 0
+// at that epoch as "the master's HA server runs" and would otherwise
+// replicate from listenPort+1 instead of the haServerAddr a promoted
+// master answers (a restarted master elected again, test
+// TestControllerModeNoUncleanElection).
+func TestUndecidedEpochCacheNotMaster(t *testing.T) {
+	bc := config.NewBrokerConfig()
+	bc.EnsureDefaults()
+	bc.EnableControllerMode = true
+	r := &Role{cfg: Config{HAListenAddr: "127.0.0.1:0", SegmentSize: 1 << 20}, bc: &bc, log: discardLogger()}
+	r.ctl = &controllerMode{r: r, log: r.log, now: time.Now, check: make(chan struct{}, 1)}
+	r.cur.Store(&state{role: config.Slave, undecided: true})
+	s, err := store.Open(store.Config{Dir: t.TempDir(), FS: vfs.Default, SegmentSize: 1 << 20, CQUnitsPerFile: 1000,
+		MaxMessageSize: 64 << 10, StoreHost: netip.MustParseAddrPort("127.0.0.1:10911"), Slave: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	r.store = s
+	r.ctl.id.Store(1)
+	if err := s.Epochs().Append(3, 0); err != nil { // the promotion took epoch 3
+		t.Fatal(err)
+	}
+	resp := r.HandleEpochCache(nil, remoting.NewRequest(protocol.GetBrokerEpochCache, nil, nil))
+	var c protocol.EpochEntryCache
+	if resp.Code != protocol.Success || protocol.UnmarshalFastJSON(resp.Body, &c) != nil {
+		t.Fatalf("GET_BROKER_EPOCH_CACHE: %d %s", resp.Code, resp.Remark)
+	}
+	if c.BrokerID != 1 || c.HAServerAddr != "" {
+		t.Fatalf("undecided broker answered brokerId %d haServerAddr %q, want 1 and none", c.BrokerID, c.HAServerAddr)
+	}
+}

@@ -82,9 +82,10 @@
 // change goes through ALTER_SYNC_STATE_SET with both epochs and, once
 // accepted, to the HA server (SetSyncStateSet). With
 // allAckInSyncStateSet=true a put waits in the HA server for every
-// member's ack, SLAVE_NOT_AVAILABLE while the set is smaller than
-// minInSyncReplicas (ackPolicy); else brokerRole's
-// SYNC_MASTER/ASYNC_MASTER rule over any slave. The AutoSwitch protocol
+// member's ack; else brokerRole's SYNC_MASTER/ASYNC_MASTER rule over any
+// slave. While the set is smaller than minInSyncReplicas a put that waits
+// is refused before it is written, IN_SYNC_REPLICAS_NOT_ENOUGH
+// (inSyncPolicy), as Java's CommitLog does. The AutoSwitch protocol
 // has no authentication challenge: config.Validate refuses
 // authenticationEnabled with enableControllerMode.
 //

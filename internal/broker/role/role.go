@@ -120,8 +120,9 @@ type Role struct {
 
 	// ctl is controller mode (enableControllerMode; nil otherwise).
 	ctl *controllerMode
-	// ack, when set, is the master's allAckInSyncStateSet policy.
-	ack atomic.Pointer[ackPolicy]
+	// inSync, when set, is a controller-mode master's minInSyncReplicas
+	// policy (variant.go).
+	inSync atomic.Pointer[inSyncPolicy]
 }
 
 // state is one role: a master's (server) or a slave's (client, meta).
@@ -230,12 +231,19 @@ type replica struct{ r *Role }
 // that did would be stored but not replicated.
 func (w replica) Wait(ctx context.Context, end int64) commitlog.PutStatus {
 	if s := w.r.cur.Load().server; s != nil {
-		if p := w.r.ack.Load(); p != nil {
-			return p.wait(ctx, s, end)
-		}
 		return s.Wait(ctx, end)
 	}
 	return commitlog.FlushSlaveTimeout
+}
+
+// Admit refuses a put that waits before it is written while a
+// controller-mode master's SyncStateSet is smaller than minInSyncReplicas
+// (store.ReplicaAdmitter).
+func (w replica) Admit() commitlog.PutStatus {
+	if p := w.r.inSync.Load(); p != nil {
+		return p.admit()
+	}
+	return commitlog.PutOK
 }
 
 // confirmOffset is what the broker reports to the controller as its
@@ -452,7 +460,20 @@ func (r *Role) HAStatus() ha.Status {
 func (r *Role) BrokerRole() config.BrokerRole { return r.cur.Load().role }
 
 // BrokerID is the brokerId registered now (0 on a master).
-func (r *Role) BrokerID() int64 { return r.cur.Load().brokerID }
+//
+// In controller mode, before the controller named a role (undecided), it
+// is the id the controller gave (0 until known), never the master's 0 once
+// known: GET_BROKER_EPOCH_CACHE answers it, and a slave takes brokerId 0
+// with the promoted epoch as "the master's HA server runs" (Java answers
+// the assigned id until changeToMaster sets MASTER_ID too). The
+// promotion writes the epoch file before it replaces the state.
+func (r *Role) BrokerID() int64 {
+	cur := r.cur.Load()
+	if cur.undecided && r.ctl != nil {
+		return r.ctl.id.Load()
+	}
+	return cur.brokerID
+}
 
 // Epoch is the master epoch the broker took (master) or follows (slave)
 // by the last role change; 0 before any.

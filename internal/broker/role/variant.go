@@ -1,8 +1,6 @@
 package role
 
 import (
-	"context"
-
 	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/ha"
 	"github.com/rocketd/rocketd/internal/store/commitlog"
@@ -55,23 +53,26 @@ func (m *controllerMode) autoSwitchClient(cfg *ha.ClientConfig, brokerID int64, 
 	cfg.Credentials = nil // no AutoSwitch challenge (see autoSwitchServer)
 }
 
-// ackPolicy is minInSyncReplicas on an allAckInSyncStateSet master: a put
-// is answered PUT_OK once every member of the SyncStateSet has it (the HA
-// server's own wait, ServerConfig.AllAckInSyncStateSet), and only while
-// the set, the master included, has minInSyncReplicas members (Java
-// refuses before the write with IN_SYNC_REPLICAS_NOT_ENOUGH; here the put
-// is already written, so it is answered SLAVE_NOT_AVAILABLE: stored, not
-// replicated, never SEND_OK). Replaced whole when the set changes.
-type ackPolicy struct {
+// inSyncPolicy is minInSyncReplicas on a controller-mode master: a put
+// that waits is refused before it is written, IN_SYNC_REPLICAS_NOT_ENOUGH,
+// while the SyncStateSet (the master included) has fewer members
+// (Java's CommitLog.asyncPutMessage checks inSyncReplicasNums before the
+// append, whatever allAckInSyncStateSet says: a controller-mode master
+// is always SYNC_MASTER there). The set is the one the controller
+// accepted; Java also counts a proposed larger set while its
+// ALTER_SYNC_STATE_SET is in flight, so rocketd may refuse for that one
+// round trip longer after an expansion. Replaced whole when the set
+// changes. What a put then waits for is the HA server's
+// (ServerConfig.AllAckInSyncStateSet: every member's ack).
+type inSyncPolicy struct {
 	setSize   int // the SyncStateSet's members, the master included
 	minInSync int
 }
 
-// wait waits until every member acknowledged end on s.
-func (p *ackPolicy) wait(ctx context.Context, s *ha.Server, end int64) commitlog.PutStatus {
-	st := s.Wait(ctx, end) // wakes the transfers, waits for the set
-	if p.setSize < p.minInSync && st == commitlog.PutOK {
-		return commitlog.SlaveNotAvailable
+// admit answers InSyncReplicasNotEnough while the set is too small.
+func (p *inSyncPolicy) admit() commitlog.PutStatus {
+	if p.setSize < p.minInSync {
+		return commitlog.InSyncReplicasNotEnough
 	}
-	return st
+	return commitlog.PutOK
 }

@@ -187,6 +187,8 @@ func finalStatus(st store.PutStatus) (int32, string) {
 		return protocol.ServiceNotAvailable, "Service not available now."
 	case store.OSPageCacheBusy:
 		return protocol.SystemError, "OS page cache busy, please try another machine"
+	case store.InSyncReplicasNotEnough:
+		return protocol.SystemError, "in-sync replicas not enough"
 	default:
 		return protocol.SystemError, fmt.Sprintf("UNKNOWN_ERROR (%v)", st)
 	}

@@ -31,19 +31,24 @@ const (
 	OSPageCacheBusy
 	// UnknownError: not stored; an unexpected failure.
 	UnknownError
+	// InSyncReplicasNotEnough: not stored; a controller-mode master's
+	// SyncStateSet is smaller than minInSyncReplicas, so the put was
+	// refused before it was written (Java's CommitLog.asyncPutMessage).
+	InSyncReplicasNotEnough
 )
 
 var putStatusNames = [...]string{
-	PutOK:                  "PUT_OK",
-	FlushDiskTimeout:       "FLUSH_DISK_TIMEOUT",
-	FlushSlaveTimeout:      "FLUSH_SLAVE_TIMEOUT",
-	SlaveNotAvailable:      "SLAVE_NOT_AVAILABLE",
-	ServiceNotAvailable:    "SERVICE_NOT_AVAILABLE",
-	CreateMappedFileFailed: "CREATE_MAPPED_FILE_FAILED",
-	MessageIllegal:         "MESSAGE_ILLEGAL",
-	PropertiesSizeExceeded: "PROPERTIES_SIZE_EXCEEDED",
-	OSPageCacheBusy:        "OS_PAGECACHE_BUSY",
-	UnknownError:           "UNKNOWN_ERROR",
+	PutOK:                   "PUT_OK",
+	FlushDiskTimeout:        "FLUSH_DISK_TIMEOUT",
+	FlushSlaveTimeout:       "FLUSH_SLAVE_TIMEOUT",
+	SlaveNotAvailable:       "SLAVE_NOT_AVAILABLE",
+	ServiceNotAvailable:     "SERVICE_NOT_AVAILABLE",
+	CreateMappedFileFailed:  "CREATE_MAPPED_FILE_FAILED",
+	MessageIllegal:          "MESSAGE_ILLEGAL",
+	PropertiesSizeExceeded:  "PROPERTIES_SIZE_EXCEEDED",
+	OSPageCacheBusy:         "OS_PAGECACHE_BUSY",
+	UnknownError:            "UNKNOWN_ERROR",
+	InSyncReplicasNotEnough: "IN_SYNC_REPLICAS_NOT_ENOUGH",
 }
 
 // String returns the Java enum name.
