@@ -20,24 +20,12 @@ import (
 // LocalSend runs a SEND_MESSAGE(_V2) or SEND_BATCH_MESSAGE request, the
 // send hooks included.
 func (p *Processor) LocalSend(req *remoting.Command, from netip.AddrPort) *remoting.Command {
-	r := p.newSendReply()
-	h := &r.req
-	if err := h.DecodeFrom(req.Code, req); err != nil {
-		return headerError(err)
-	}
-	for _, hook := range p.sendHooks {
-		hook.BeforeSend(nil, h)
-	}
-	resp := p.send(nil, from, req, h, &r.resp)
-	for _, hook := range p.sendHooks {
-		hook.AfterSend(nil, h, resp)
-	}
-	return resp
+	return p.sends.sendHooked(nil, from, req)
 }
 
 // LocalEndTransaction runs an END_TRANSACTION request.
 func (p *Processor) LocalEndTransaction(req *remoting.Command) *remoting.Command {
-	return p.handleEndTransaction(nil, req)
+	return p.sends.handleEndTransaction(nil, req)
 }
 
 // LocalPop runs a POP_MESSAGE request. A pop that finds nothing waits in
@@ -121,7 +109,7 @@ func (p *Processor) LocalChangeInvisible(h *protocol.ChangeInvisibleTimeRequestH
 // LocalSendBack runs CONSUMER_SEND_MSG_BACK (a message to its group's
 // retry topic or, with a negative delay level, to its DLQ).
 func (p *Processor) LocalSendBack(req *remoting.Command) *remoting.Command {
-	return p.handleSendBack(nil, req)
+	return p.sends.handleSendBack(nil, req)
 }
 
 // LocalSubscription is one topic a gRPC consumer subscribes to.

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/netip"
-	"strconv"
 
 	"github.com/rocketd/rocketd/internal/auth"
 	"github.com/rocketd/rocketd/internal/broker/client"
@@ -19,7 +18,6 @@ import (
 	"github.com/rocketd/rocketd/internal/broker/txn"
 	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/lograte"
-	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
 	"github.com/rocketd/rocketd/internal/store"
@@ -135,10 +133,22 @@ type Families struct {
 	Reply                             *remoting.Family // SEND_REPLY_MESSAGE; nil: Send's
 }
 
-// Processor serves the broker's request codes.
+// family is one request family: a type holding only the dependencies its
+// handlers use, which routes its own codes. A new family plugs in as one
+// type and one line in New.
+type family interface {
+	register(srv *remoting.Server, pools Families)
+}
+
+// Processor serves the broker's request codes: the composition of the
+// families, built from Deps by New and routed by Register.
 type Processor struct {
-	cfg             *config.BrokerConfig
-	rt              *config.Runtime[config.BrokerConfig]
+	base
+	sends *sendFamily
+
+	// families in registration order.
+	families []family
+
 	store           *store.Store
 	topics          *meta.Topics
 	groups          *meta.Groups
@@ -158,25 +168,13 @@ type Processor struct {
 	users           *auth.Users
 	acls            *auth.ACLs
 	haRuntime       func() protocol.HARuntimeInfo
-	role            func() config.BrokerRole
 	pop             *pop.Service
 	stats           *stats.Stats
-	sentToDLQ       func(group, topic string)
 	fams            Families // set by Register
 	extras          func(map[string]string)
 	timerCheckpoint func() (protocol.TimerCheckpoint, bool)
 	timerMetrics    func() (protocol.TimerMetrics, bool)
-	timerRecall     func(topic, uniqKey string, deliverMs int64) (timer.RecallStatus, bool)
-	log             *slog.Logger
 	exprCache       exprCache // SQL92 expressions of pulls and CHECK_CLIENT_CONFIG
-
-	// Strings echoed in every send response (ext fields MSG_REGION,
-	// TRACE_ON), computed once.
-	region, traceOn string
-	// storedProps are the properties the send path puts on every stored
-	// message: CLUSTER, and MSG_REGION and TRACE_ON as Java 5.x's
-	// buildMsgContext adds them.
-	storedProps [3]message.Prop
 }
 
 // New returns a Processor over d. Config, Store, Topics, Groups, Offsets and
@@ -193,30 +191,22 @@ func New(d Deps) (*Processor, error) {
 	if rt == nil {
 		rt = config.NewBrokerRuntime(d.Config, "")
 	}
-	return &Processor{
-		cfg: d.Config, rt: rt, store: d.Store, topics: d.Topics, groups: d.Groups, offsets: d.Offsets,
-		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, inMemory: d.InMemoryBytes, sendHooks: d.SendHooks, txn: d.Txn, modes: d.RequestModes, mappings: d.Mappings, route: d.TopicRoute, awaitReg: d.AwaitRegistration, forwardFn: d.Forward, users: d.Users, acls: d.ACLs, haRuntime: d.HARuntime, role: d.Role, pop: d.Pop, stats: d.Stats, sentToDLQ: d.SentToDLQ, extras: d.RuntimeExtras, timerCheckpoint: d.TimerCheckpoint, timerMetrics: d.TimerMetrics, timerRecall: d.TimerRecall, log: log,
-		region: d.Config.RegionID, traceOn: strconv.FormatBool(d.Config.TraceOn),
-		storedProps: [3]message.Prop{
-			{Key: message.PropertyCluster, Value: d.Config.BrokerClusterName},
-			{Key: message.PropertyMsgRegion, Value: d.Config.RegionID},
-			{Key: message.PropertyTraceSwitch, Value: strconv.FormatBool(d.Config.TraceOn)},
-		},
-	}, nil
+	b := base{cfg: d.Config, rt: rt, role: d.Role, log: log}
+	p := &Processor{
+		base: b, store: d.Store, topics: d.Topics, groups: d.Groups, offsets: d.Offsets,
+		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, inMemory: d.InMemoryBytes, txn: d.Txn, modes: d.RequestModes, mappings: d.Mappings, route: d.TopicRoute, awaitReg: d.AwaitRegistration, forwardFn: d.Forward, users: d.Users, acls: d.ACLs, haRuntime: d.HARuntime, pop: d.Pop, stats: d.Stats, extras: d.RuntimeExtras, timerCheckpoint: d.TimerCheckpoint, timerMetrics: d.TimerMetrics,
+	}
+	p.sends = newSendFamily(b, d)
+	p.families = []family{p.sends}
+	return p, nil
 }
 
 // Register routes every request code this package serves on srv.
 func (p *Processor) Register(srv *remoting.Server, f Families) {
 	p.fams = f // runtime info reads the queue lengths
-	// The send handler reads its header without an ext map (send.go).
-	srv.HandleLazyExt(protocol.SendMessage, f.Send, p.handleSend)
-	srv.HandleLazyExt(protocol.SendMessageV2, f.Send, p.handleSend)
-	srv.HandleLazyExt(protocol.SendBatchMessage, f.Send, p.handleSend)
-
-	srv.Handle(protocol.ConsumerSendMsgBack, f.Send, p.handleSendBack)
-	srv.Handle(protocol.EndTransaction, f.Send, p.handleEndTransaction)
-	p.registerReply(srv, f)
-
+	for _, fam := range p.families {
+		fam.register(srv, f)
+	}
 	srv.Handle(protocol.PullMessage, f.Pull, p.handlePull)
 	srv.Handle(protocol.LitePullMessage, f.Pull, p.handleLitePull)
 	srv.Handle(protocol.QueryAssignment, f.Client, p.handleQueryAssignment)
@@ -257,7 +247,6 @@ func (p *Processor) Register(srv *remoting.Server, f Families) {
 	srv.Handle(protocol.UpdateBrokerConfig, f.Admin, p.handleUpdateBrokerConfig)
 	srv.Handle(protocol.GetTimerCheckPoint, f.Admin, p.handleTimerCheckPoint)
 	srv.Handle(protocol.GetTimerMetrics, f.Admin, p.handleTimerMetrics)
-	srv.Handle(protocol.RecallMessage, f.Send, p.handleRecall)
 	srv.Handle(protocol.ResumeCheckHalfMessage, f.Admin, p.masterOnly(p.handleResumeCheckHalf))
 	srv.Handle(protocol.UpdateAndGetGroupForbidden, f.Admin, p.handleGroupForbidden)
 	srv.Handle(protocol.GetProducerConnectionList, f.Admin, p.handleProducerConnections)
@@ -325,14 +314,6 @@ func bodyResponse(v any) *remoting.Command {
 	resp.Body = body
 	return resp
 }
-
-// brokerReadable and brokerWriteable apply brokerPermission.
-func (p *Processor) brokerReadable() bool  { return meta.IsReadable(p.cfg.BrokerPermission) }
-func (p *Processor) brokerWriteable() bool { return meta.IsWriteable(p.cfg.BrokerPermission) }
-
-// live is the configuration's current snapshot: read the keys
-// UPDATE_BROKER_CONFIG may change (config.BrokerLiveKeys) through it.
-func (p *Processor) live() *config.BrokerConfig { return p.rt.Load() }
 
 // randomQueue picks a queue id in [0, n) for a request that named none.
 func randomQueue(n int32) int32 {

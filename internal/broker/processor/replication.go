@@ -140,16 +140,3 @@ func versioned(resp *remoting.Command, stamp, count int64, delta bool) *remoting
 	h.AppendExt(resp.ExtFields)
 	return resp
 }
-
-// masterOnly refuses h's request on a slave: its topics and subscription
-// groups are copies of the master's, overwritten by the next copy
-// (rocketmq-spec.md §12.1).
-func (p *Processor) masterOnly(h remoting.HandlerFunc) remoting.HandlerFunc {
-	return func(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
-		if !p.isMaster() {
-			return remoting.NewResponse(protocol.SystemError,
-				"Can't modify topic or subscription group from slave broker, please execute it from master broker.")
-		}
-		return h(conn, req)
-	}
-}

@@ -12,12 +12,12 @@ import (
 // the record's topic after the put (a put the store refused counts in
 // putMessageFailedTimes): SCHEDULE_TOPIC_XXXX for a delayed
 // message, the half topic for a prepared one, as in Java.
-func (p *Processor) countPut(topic string, res store.PutResult, began time.Time) {
-	p.stats.PutLatency(time.Since(began))
+func (s *sendFamily) countPut(topic string, res store.PutResult, began time.Time) {
+	s.stats.PutLatency(time.Since(began))
 	if res.Status.Stored() {
-		p.stats.TopicPut(topic, int(max(res.MsgNum, 1)), int(res.WroteBytes))
+		s.stats.TopicPut(topic, int(max(res.MsgNum, 1)), int(res.WroteBytes))
 	} else {
-		p.stats.PutFailed()
+		s.stats.PutFailed()
 	}
 }
 
