@@ -37,7 +37,7 @@ func (p *Processor) LocalPop(ctx context.Context, h *protocol.PopMessageRequestH
 		return p.popUnavailable(nil, &remoting.Command{Code: protocol.PopMessage})
 	}
 	req := remoting.NewRequest(protocol.PopMessage, protocol.Ext(h), nil)
-	return p.localHeld(ctx, time.Now().Add(time.Duration(h.PollTime)*time.Millisecond), protocol.PollingTimeout,
+	return localHeld(ctx, p.holder, time.Now().Add(time.Duration(h.PollTime)*time.Millisecond), protocol.PollingTimeout,
 		longpoll.Request{Topic: h.Topic, QueueID: pop.HoldQueue(h.QueueID)},
 		func() *remoting.Command { return p.popMessage(nil, req, false) },
 		func(resp *remoting.Command) { resp.Code = protocol.PollingFull })
@@ -47,18 +47,18 @@ func (p *Processor) LocalPop(ctx context.Context, h *protocol.PopMessageRequestH
 // is held in the long-polling holder (hold names the queue) until an
 // arrival wakes it, the deadline passes or ctx ends, then attempt runs
 // again. A full holder answers at once, through full when it is set.
-func (p *Processor) localHeld(ctx context.Context, deadline time.Time, idle int32, hold longpoll.Request,
+func localHeld(ctx context.Context, holder *longpoll.Holder, deadline time.Time, idle int32, hold longpoll.Request,
 	attempt func() *remoting.Command, full func(*remoting.Command)) *remoting.Command {
 	for {
 		resp := attempt()
 		left := time.Until(deadline)
-		if resp.Code != idle || p.holder == nil || left <= 0 {
+		if resp.Code != idle || holder == nil || left <= 0 {
 			return resp
 		}
 		w := &localWaiter{done: ctx.Done(), woke: make(chan struct{}, 1)}
 		hold.Timeout, hold.Conn = left, w
 		hold.Wake = func() { w.woke <- struct{}{} }
-		switch p.holder.Hold(hold) {
+		switch holder.Hold(hold) {
 		case longpoll.Held:
 		case longpoll.QueueFull, longpoll.Full:
 			if full != nil {
@@ -71,7 +71,7 @@ func (p *Processor) localHeld(ctx context.Context, deadline time.Time, idle int3
 		select {
 		case <-w.woke:
 		case <-ctx.Done():
-			p.holder.DropConn(w)
+			holder.DropConn(w)
 			return resp
 		}
 	}

@@ -17,9 +17,9 @@ import (
 // over or ctx ends. The caller releases the answer's body (resp.Release).
 func (p *Processor) LocalPull(ctx context.Context, h *protocol.PullMessageRequestHeader) *remoting.Command {
 	req := remoting.NewRequest(protocol.PullMessage, protocol.Ext(h), nil)
-	return p.localHeld(ctx, time.Now().Add(time.Duration(h.SuspendTimeoutMillis)*time.Millisecond), protocol.PullNotFound,
+	return localHeld(ctx, p.pulls.holder, time.Now().Add(time.Duration(h.SuspendTimeoutMillis)*time.Millisecond), protocol.PullNotFound,
 		longpoll.Request{Topic: h.Topic, QueueID: h.QueueID, Offset: h.QueueOffset},
-		func() *remoting.Command { return p.pull(nil, req, false) }, nil)
+		func() *remoting.Command { return p.pulls.pull(nil, req, false) }, nil)
 }
 
 // LocalUpdateOffset runs UPDATE_CONSUMER_OFFSET.

@@ -19,11 +19,11 @@ func (p *Processor) handleQueryConsumerOffset(_ *remoting.Conn, req *remoting.Co
 	if err := h.Decode(req.ExtFields); err != nil {
 		return headerError(err)
 	}
-	lc := p.mappingFor(req.ExtFields, h.Topic, h.QueueID)
+	lc := p.static.mappingFor(req.ExtFields, h.Topic, h.QueueID)
 	if !lc.static() {
 		return p.queryConsumerOffset(&h)
 	}
-	item, resp := p.queryOffsetStatic(&lc, &h)
+	item, resp := p.static.queryOffsetStatic(&lc, &h)
 	if resp != nil {
 		return resp
 	}
@@ -83,8 +83,8 @@ func (p *Processor) handleUpdateConsumerOffset(_ *remoting.Conn, req *remoting.C
 	if err := h.Decode(req.ExtFields); err != nil {
 		return headerError(err)
 	}
-	if lc := p.mappingFor(req.ExtFields, h.Topic, h.QueueID); lc.static() {
-		if resp := p.updateOffsetStatic(&lc, &h); resp != nil {
+	if lc := p.static.mappingFor(req.ExtFields, h.Topic, h.QueueID); lc.static() {
+		if resp := p.static.updateOffsetStatic(&lc, &h); resp != nil {
 			return resp
 		}
 	}
@@ -107,8 +107,8 @@ func (p *Processor) handleGetMaxOffset(_ *remoting.Conn, req *remoting.Command) 
 	if err := h.Decode(req.ExtFields); err != nil {
 		return headerError(err)
 	}
-	if lc := p.mappingFor(req.ExtFields, h.Topic, h.QueueID); lc.static() {
-		return p.maxOffsetStatic(&lc, &h)
+	if lc := p.static.mappingFor(req.ExtFields, h.Topic, h.QueueID); lc.static() {
+		return p.static.maxOffsetStatic(&lc, &h)
 	}
 	return ok(&protocol.OffsetResponseHeader{Offset: p.store.MaxOffset(h.Topic, h.QueueID)})
 }
@@ -119,8 +119,8 @@ func (p *Processor) handleGetMinOffset(_ *remoting.Conn, req *remoting.Command) 
 	if err := h.Decode(req.ExtFields); err != nil {
 		return headerError(err)
 	}
-	if lc := p.mappingFor(req.ExtFields, h.Topic, h.QueueID); lc.static() {
-		return p.minOffsetStatic(&lc, &h)
+	if lc := p.static.mappingFor(req.ExtFields, h.Topic, h.QueueID); lc.static() {
+		return p.static.minOffsetStatic(&lc, &h)
 	}
 	return ok(&protocol.OffsetResponseHeader{Offset: p.store.MinOffset(h.Topic, h.QueueID)})
 }
@@ -131,9 +131,9 @@ func (p *Processor) handleSearchOffset(_ *remoting.Conn, req *remoting.Command) 
 	if err := h.Decode(req.ExtFields); err != nil {
 		return headerError(err)
 	}
-	if lc := p.mappingFor(req.ExtFields, h.Topic, h.QueueID); lc.static() {
+	if lc := p.static.mappingFor(req.ExtFields, h.Topic, h.QueueID); lc.static() {
 		boundary := store.ParseBoundary(h.BoundaryType)
-		return p.searchOffsetStatic(&lc, &h, func(queueID int32) int64 {
+		return p.static.searchOffsetStatic(&lc, &h, func(queueID int32) int64 {
 			return p.store.OffsetByTimestamp(h.Topic, queueID, h.Timestamp, boundary)
 		})
 	}
@@ -146,8 +146,8 @@ func (p *Processor) handleEarliestStoreTime(_ *remoting.Conn, req *remoting.Comm
 	if err := h.Decode(req.ExtFields); err != nil {
 		return headerError(err)
 	}
-	if lc := p.mappingFor(req.ExtFields, h.Topic, h.QueueID); lc.static() {
-		return p.earliestTimeStatic(&lc, &h)
+	if lc := p.static.mappingFor(req.ExtFields, h.Topic, h.QueueID); lc.static() {
+		return p.static.earliestTimeStatic(&lc, &h)
 	}
 	return ok(&protocol.GetEarliestMsgStoretimeResponseHeader{Timestamp: p.store.EarliestMessageTime(h.Topic, h.QueueID)})
 }

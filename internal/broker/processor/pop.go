@@ -81,7 +81,7 @@ func (p *Processor) popMessage(conn *remoting.Conn, req *remoting.Command, allow
 	if h.Exp != "" {
 		sub = subscriptionFromExpr(h.Topic, h.Exp, h.ExpType)
 	}
-	filter, fcode, remark := p.pullFilter(&ph, sub, true)
+	filter, fcode, remark := p.filters.pullFilter(&ph, sub, true)
 	if fcode != protocol.Success {
 		return reply(fcode, remark)
 	}

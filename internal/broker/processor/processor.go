@@ -17,7 +17,6 @@ import (
 	"github.com/rocketd/rocketd/internal/broker/timer"
 	"github.com/rocketd/rocketd/internal/broker/txn"
 	"github.com/rocketd/rocketd/internal/config"
-	"github.com/rocketd/rocketd/internal/lograte"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
 	"github.com/rocketd/rocketd/internal/store"
@@ -144,7 +143,10 @@ type family interface {
 // families, built from Deps by New and routed by Register.
 type Processor struct {
 	base
-	sends *sendFamily
+	sends   *sendFamily
+	pulls   *pullFamily
+	static  *staticRW
+	filters *filters
 
 	// families in registration order.
 	families []family
@@ -161,20 +163,17 @@ type Processor struct {
 	txn             *txn.Service
 	modes           *meta.RequestModes
 	mappings        *meta.Mappings
-	route           func(ctx context.Context, topic string) (protocol.TopicRouteData, bool, error)
 	awaitReg        func(ctx context.Context) error
-	forwardFn       func(ctx context.Context, addr string, req *remoting.Command) (*remoting.Command, error)
-	forwardLog      lograte.Limiter // failed forwards: clients retry them in a loop
 	users           *auth.Users
 	acls            *auth.ACLs
 	haRuntime       func() protocol.HARuntimeInfo
 	pop             *pop.Service
 	stats           *stats.Stats
+	route           func(ctx context.Context, topic string) (protocol.TopicRouteData, bool, error)
 	fams            Families // set by Register
 	extras          func(map[string]string)
 	timerCheckpoint func() (protocol.TimerCheckpoint, bool)
 	timerMetrics    func() (protocol.TimerMetrics, bool)
-	exprCache       exprCache // SQL92 expressions of pulls and CHECK_CLIENT_CONFIG
 }
 
 // New returns a Processor over d. Config, Store, Topics, Groups, Offsets and
@@ -194,10 +193,14 @@ func New(d Deps) (*Processor, error) {
 	b := base{cfg: d.Config, rt: rt, role: d.Role, log: log}
 	p := &Processor{
 		base: b, store: d.Store, topics: d.Topics, groups: d.Groups, offsets: d.Offsets,
-		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, inMemory: d.InMemoryBytes, txn: d.Txn, modes: d.RequestModes, mappings: d.Mappings, route: d.TopicRoute, awaitReg: d.AwaitRegistration, forwardFn: d.Forward, users: d.Users, acls: d.ACLs, haRuntime: d.HARuntime, pop: d.Pop, stats: d.Stats, extras: d.RuntimeExtras, timerCheckpoint: d.TimerCheckpoint, timerMetrics: d.TimerMetrics,
+		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, inMemory: d.InMemoryBytes, txn: d.Txn, modes: d.RequestModes, mappings: d.Mappings, route: d.TopicRoute, awaitReg: d.AwaitRegistration, users: d.Users, acls: d.ACLs, haRuntime: d.HARuntime, pop: d.Pop, stats: d.Stats, extras: d.RuntimeExtras, timerCheckpoint: d.TimerCheckpoint, timerMetrics: d.TimerMetrics,
 	}
+	p.static = &staticRW{log: log, store: d.Store, offsets: d.Offsets, mappings: d.Mappings, route: d.TopicRoute, forwardFn: d.Forward}
+	p.filters = &filters{base: b, clients: d.Clients}
 	p.sends = newSendFamily(b, d)
-	p.families = []family{p.sends}
+	p.pulls = &pullFamily{base: b, store: d.Store, topics: d.Topics, groups: d.Groups, offsets: d.Offsets, clients: d.Clients,
+		holder: d.Holder, storeHost: d.StoreHost, stats: d.Stats, static: p.static, filters: p.filters}
+	p.families = []family{p.sends, p.pulls}
 	return p, nil
 }
 
@@ -207,8 +210,6 @@ func (p *Processor) Register(srv *remoting.Server, f Families) {
 	for _, fam := range p.families {
 		fam.register(srv, f)
 	}
-	srv.Handle(protocol.PullMessage, f.Pull, p.handlePull)
-	srv.Handle(protocol.LitePullMessage, f.Pull, p.handleLitePull)
 	srv.Handle(protocol.QueryAssignment, f.Client, p.handleQueryAssignment)
 	srv.Handle(protocol.SetMessageRequestMode, f.Client, p.handleSetMessageRequestMode)
 

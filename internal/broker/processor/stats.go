@@ -25,12 +25,12 @@ func (s *sendFamily) countPut(topic string, res store.PutResult, began time.Time
 // counts them for the group (GROUP_GET_NUMS/SIZE/LATENCY, BROKER_GET_NUMS),
 // any other the store's miss (getMissTps); either one's time since began
 // (the request's arrival) in getMessageEntireTimeMax.
-func (p *Processor) countPull(group, topic string, found bool, msgs, bytes int, began time.Time) {
+func (pl *pullFamily) countPull(group, topic string, found bool, msgs, bytes int, began time.Time) {
 	took := time.Since(began)
-	p.stats.GetLatency(took)
+	pl.stats.GetLatency(took)
 	if found {
-		p.stats.GroupGet(group, topic, msgs, bytes, took)
+		pl.stats.GroupGet(group, topic, msgs, bytes, took)
 	} else {
-		p.stats.GetMiss()
+		pl.stats.GetMiss()
 	}
 }
