@@ -145,6 +145,7 @@ type Processor struct {
 	base
 	sends   *sendFamily
 	pulls   *pullFamily
+	offsetF *offsetFamily
 	static  *staticRW
 	filters *filters
 
@@ -158,8 +159,6 @@ type Processor struct {
 	clients         *client.Registry
 	holder          *longpoll.Holder
 	storeHost       netip.AddrPort
-	inMemory        int64
-	sendHooks       []SendHook
 	txn             *txn.Service
 	modes           *meta.RequestModes
 	mappings        *meta.Mappings
@@ -193,14 +192,15 @@ func New(d Deps) (*Processor, error) {
 	b := base{cfg: d.Config, rt: rt, role: d.Role, log: log}
 	p := &Processor{
 		base: b, store: d.Store, topics: d.Topics, groups: d.Groups, offsets: d.Offsets,
-		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, inMemory: d.InMemoryBytes, txn: d.Txn, modes: d.RequestModes, mappings: d.Mappings, route: d.TopicRoute, awaitReg: d.AwaitRegistration, users: d.Users, acls: d.ACLs, haRuntime: d.HARuntime, pop: d.Pop, stats: d.Stats, extras: d.RuntimeExtras, timerCheckpoint: d.TimerCheckpoint, timerMetrics: d.TimerMetrics,
+		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, txn: d.Txn, modes: d.RequestModes, mappings: d.Mappings, route: d.TopicRoute, awaitReg: d.AwaitRegistration, users: d.Users, acls: d.ACLs, haRuntime: d.HARuntime, pop: d.Pop, stats: d.Stats, extras: d.RuntimeExtras, timerCheckpoint: d.TimerCheckpoint, timerMetrics: d.TimerMetrics,
 	}
 	p.static = &staticRW{log: log, store: d.Store, offsets: d.Offsets, mappings: d.Mappings, route: d.TopicRoute, forwardFn: d.Forward}
 	p.filters = &filters{base: b, clients: d.Clients}
 	p.sends = newSendFamily(b, d)
 	p.pulls = &pullFamily{base: b, store: d.Store, topics: d.Topics, groups: d.Groups, offsets: d.Offsets, clients: d.Clients,
 		holder: d.Holder, storeHost: d.StoreHost, stats: d.Stats, static: p.static, filters: p.filters}
-	p.families = []family{p.sends, p.pulls}
+	p.offsetF = &offsetFamily{base: b, store: d.Store, offsets: d.Offsets, inMemory: d.InMemoryBytes, static: p.static}
+	p.families = []family{p.sends, p.pulls, p.offsetF}
 	return p, nil
 }
 
@@ -212,13 +212,6 @@ func (p *Processor) Register(srv *remoting.Server, f Families) {
 	}
 	srv.Handle(protocol.QueryAssignment, f.Client, p.handleQueryAssignment)
 	srv.Handle(protocol.SetMessageRequestMode, f.Client, p.handleSetMessageRequestMode)
-
-	srv.Handle(protocol.QueryConsumerOffset, f.Offset, p.handleQueryConsumerOffset)
-	srv.Handle(protocol.UpdateConsumerOffset, f.Offset, p.handleUpdateConsumerOffset)
-	srv.Handle(protocol.GetMaxOffset, f.Admin, p.handleGetMaxOffset)
-	srv.Handle(protocol.GetMinOffset, f.Admin, p.handleGetMinOffset)
-	srv.Handle(protocol.SearchOffsetByTimestamp, f.Admin, p.handleSearchOffset)
-	srv.Handle(protocol.GetEarliestMsgStoretime, f.Admin, p.handleEarliestStoreTime)
 
 	srv.Handle(protocol.HeartBeat, f.Client, p.handleHeartbeat)
 	srv.Handle(protocol.CheckClientConfig, f.Client, p.handleCheckClientConfig)
