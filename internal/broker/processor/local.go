@@ -136,20 +136,11 @@ func (p *Processor) LocalHeartbeat(ch client.Channel, info client.ClientInfo, gr
 	for _, g := range producerGroups {
 		hb.ProducerDataSet = append(hb.ProducerDataSet, protocol.ProducerData{GroupName: g})
 	}
-	p.registerClient(ch, info, &hb)
+	p.clientF.registerClient(ch, info, &hb)
 }
 
 // LocalUnregister forgets a gRPC client's consumer group and producer
 // groups on ch (UNREGISTER_CLIENT).
 func (p *Processor) LocalUnregister(ch client.Channel, group string, producerGroups []string) {
-	for _, g := range producerGroups {
-		p.clients.UnregisterProducer(g, ch)
-	}
-	if group != "" {
-		notify := true
-		if gc, found := p.groups.Get(group); found {
-			notify = gc.NotifyConsumerIdsChangedEnable
-		}
-		p.clients.UnregisterConsumer(group, ch, notify)
-	}
+	p.clientF.unregister(ch, group, producerGroups)
 }

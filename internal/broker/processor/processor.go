@@ -146,6 +146,7 @@ type Processor struct {
 	sends   *sendFamily
 	pulls   *pullFamily
 	offsetF *offsetFamily
+	clientF *clientFamily
 	static  *staticRW
 	filters *filters
 
@@ -168,7 +169,6 @@ type Processor struct {
 	haRuntime       func() protocol.HARuntimeInfo
 	pop             *pop.Service
 	stats           *stats.Stats
-	route           func(ctx context.Context, topic string) (protocol.TopicRouteData, bool, error)
 	fams            Families // set by Register
 	extras          func(map[string]string)
 	timerCheckpoint func() (protocol.TimerCheckpoint, bool)
@@ -192,7 +192,7 @@ func New(d Deps) (*Processor, error) {
 	b := base{cfg: d.Config, rt: rt, role: d.Role, log: log}
 	p := &Processor{
 		base: b, store: d.Store, topics: d.Topics, groups: d.Groups, offsets: d.Offsets,
-		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, txn: d.Txn, modes: d.RequestModes, mappings: d.Mappings, route: d.TopicRoute, awaitReg: d.AwaitRegistration, users: d.Users, acls: d.ACLs, haRuntime: d.HARuntime, pop: d.Pop, stats: d.Stats, extras: d.RuntimeExtras, timerCheckpoint: d.TimerCheckpoint, timerMetrics: d.TimerMetrics,
+		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, txn: d.Txn, modes: d.RequestModes, mappings: d.Mappings, awaitReg: d.AwaitRegistration, users: d.Users, acls: d.ACLs, haRuntime: d.HARuntime, pop: d.Pop, stats: d.Stats, extras: d.RuntimeExtras, timerCheckpoint: d.TimerCheckpoint, timerMetrics: d.TimerMetrics,
 	}
 	p.static = &staticRW{log: log, store: d.Store, offsets: d.Offsets, mappings: d.Mappings, route: d.TopicRoute, forwardFn: d.Forward}
 	p.filters = &filters{base: b, clients: d.Clients}
@@ -200,7 +200,9 @@ func New(d Deps) (*Processor, error) {
 	p.pulls = &pullFamily{base: b, store: d.Store, topics: d.Topics, groups: d.Groups, offsets: d.Offsets, clients: d.Clients,
 		holder: d.Holder, storeHost: d.StoreHost, stats: d.Stats, static: p.static, filters: p.filters}
 	p.offsetF = &offsetFamily{base: b, store: d.Store, offsets: d.Offsets, inMemory: d.InMemoryBytes, static: p.static}
-	p.families = []family{p.sends, p.pulls, p.offsetF}
+	p.clientF = &clientFamily{base: b, clients: d.Clients, groups: d.Groups, topics: d.Topics, modes: d.RequestModes,
+		route: d.TopicRoute, filters: p.filters}
+	p.families = []family{p.sends, p.pulls, p.offsetF, p.clientF}
 	return p, nil
 }
 
@@ -210,15 +212,6 @@ func (p *Processor) Register(srv *remoting.Server, f Families) {
 	for _, fam := range p.families {
 		fam.register(srv, f)
 	}
-	srv.Handle(protocol.QueryAssignment, f.Client, p.handleQueryAssignment)
-	srv.Handle(protocol.SetMessageRequestMode, f.Client, p.handleSetMessageRequestMode)
-
-	srv.Handle(protocol.HeartBeat, f.Client, p.handleHeartbeat)
-	srv.Handle(protocol.CheckClientConfig, f.Client, p.handleCheckClientConfig)
-	srv.Handle(protocol.UnregisterClient, f.Client, p.handleUnregisterClient)
-	srv.Handle(protocol.GetConsumerListByGroup, f.Offset, p.handleConsumerList)
-	srv.Handle(protocol.LockBatchMQ, f.Admin, p.handleLockBatch)
-	srv.Handle(protocol.UnlockBatchMQ, f.Admin, p.handleUnlockBatch)
 
 	srv.Handle(protocol.UpdateAndCreateTopic, f.Admin, p.masterOnly(p.handleCreateTopic))
 	srv.Handle(protocol.UpdateAndCreateTopicList, f.Admin, p.masterOnly(p.handleCreateTopicList))

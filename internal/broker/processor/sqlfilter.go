@@ -18,7 +18,7 @@ import (
 // or none; SYSTEM_ERROR when enablePropertyFilter is off; else the
 // expression is compiled and a failure answers SUBSCRIPTION_PARSE_FAILED
 // with the compiler's message.
-func (p *Processor) handleCheckClientConfig(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (c *clientFamily) handleCheckClientConfig(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	if len(req.Body) == 0 {
 		// Java's decode of a missing body throws (SYSTEM_ERROR).
 		return remoting.NewResponse(protocol.SystemError, "CHECK_CLIENT_CONFIG without a body")
@@ -31,11 +31,11 @@ func (p *Processor) handleCheckClientConfig(_ *remoting.Conn, req *remoting.Comm
 	if sub == nil || client.IsTagType(sub.ExpressionType) {
 		return ok(nil)
 	}
-	if !p.live().EnablePropertyFilter {
+	if !c.live().EnablePropertyFilter {
 		return remoting.NewResponse(protocol.SystemError, "The broker does not support consumer to filter message by "+sub.ExpressionType)
 	}
-	if _, err := p.filters.exprCache.compile(sub.ExpressionType, sub.SubString); err != nil {
-		p.log.Warn("check client config: expression does not compile", "client", body.ClientID,
+	if _, err := c.filters.exprCache.compile(sub.ExpressionType, sub.SubString); err != nil {
+		c.log.Warn("check client config: expression does not compile", "client", body.ClientID,
 			"group", body.Group, "expression", sub.SubString, "err", err)
 		return remoting.NewResponse(protocol.SubscriptionParseFailed, err.Error())
 	}
