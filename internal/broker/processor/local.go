@@ -33,13 +33,13 @@ func (p *Processor) LocalEndTransaction(req *remoting.Command) *remoting.Command
 // have arrived (then it pops again), the request's pollTime is over or
 // ctx ends. The caller releases the answer's body (resp.Release).
 func (p *Processor) LocalPop(ctx context.Context, h *protocol.PopMessageRequestHeader) *remoting.Command {
-	if p.pop == nil {
-		return p.popUnavailable(nil, &remoting.Command{Code: protocol.PopMessage})
+	if p.pops.pop == nil {
+		return p.pops.popUnavailable(nil, &remoting.Command{Code: protocol.PopMessage})
 	}
 	req := remoting.NewRequest(protocol.PopMessage, protocol.Ext(h), nil)
-	return localHeld(ctx, p.holder, time.Now().Add(time.Duration(h.PollTime)*time.Millisecond), protocol.PollingTimeout,
+	return localHeld(ctx, p.pops.holder, time.Now().Add(time.Duration(h.PollTime)*time.Millisecond), protocol.PollingTimeout,
 		longpoll.Request{Topic: h.Topic, QueueID: pop.HoldQueue(h.QueueID)},
-		func() *remoting.Command { return p.popMessage(nil, req, false) },
+		func() *remoting.Command { return p.pops.popMessage(nil, req, false) },
 		func(resp *remoting.Command) { resp.Code = protocol.PollingFull })
 }
 
@@ -88,21 +88,21 @@ func (w *localWaiter) Closed() <-chan struct{} { return w.done }
 
 // LocalAck acknowledges one popped message (ACK_MESSAGE).
 func (p *Processor) LocalAck(h *protocol.AckMessageRequestHeader, from string) (code int32, remark string) {
-	if p.pop == nil {
-		r := p.popUnavailable(nil, &remoting.Command{Code: protocol.AckMessage})
+	if p.pops.pop == nil {
+		r := p.pops.popUnavailable(nil, &remoting.Command{Code: protocol.AckMessage})
 		return r.Code, r.Remark
 	}
-	st := p.pop.Ack(h, from)
+	st := p.pops.pop.Ack(h, from)
 	return st.Code, st.Remark
 }
 
 // LocalChangeInvisible runs CHANGE_MESSAGE_INVISIBLETIME.
 func (p *Processor) LocalChangeInvisible(h *protocol.ChangeInvisibleTimeRequestHeader, from string) (protocol.ChangeInvisibleTimeResponseHeader, int32, string) {
-	if p.pop == nil {
-		r := p.popUnavailable(nil, &remoting.Command{Code: protocol.ChangeMessageInvisibleTime})
+	if p.pops.pop == nil {
+		r := p.pops.popUnavailable(nil, &remoting.Command{Code: protocol.ChangeMessageInvisibleTime})
 		return protocol.ChangeInvisibleTimeResponseHeader{}, r.Code, r.Remark
 	}
-	rh, st := p.pop.ChangeInvisible(h, from)
+	rh, st := p.pops.pop.ChangeInvisible(h, from)
 	return rh, st.Code, st.Remark
 }
 

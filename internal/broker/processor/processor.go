@@ -147,8 +147,7 @@ type Processor struct {
 	pulls   *pullFamily
 	offsetF *offsetFamily
 	clientF *clientFamily
-	static  *staticRW
-	filters *filters
+	pops    *popFamily
 
 	// families in registration order.
 	families []family
@@ -158,7 +157,6 @@ type Processor struct {
 	groups          *meta.Groups
 	offsets         *meta.Offsets
 	clients         *client.Registry
-	holder          *longpoll.Holder
 	storeHost       netip.AddrPort
 	txn             *txn.Service
 	modes           *meta.RequestModes
@@ -167,7 +165,6 @@ type Processor struct {
 	users           *auth.Users
 	acls            *auth.ACLs
 	haRuntime       func() protocol.HARuntimeInfo
-	pop             *pop.Service
 	stats           *stats.Stats
 	fams            Families // set by Register
 	extras          func(map[string]string)
@@ -192,17 +189,18 @@ func New(d Deps) (*Processor, error) {
 	b := base{cfg: d.Config, rt: rt, role: d.Role, log: log}
 	p := &Processor{
 		base: b, store: d.Store, topics: d.Topics, groups: d.Groups, offsets: d.Offsets,
-		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, txn: d.Txn, modes: d.RequestModes, mappings: d.Mappings, awaitReg: d.AwaitRegistration, users: d.Users, acls: d.ACLs, haRuntime: d.HARuntime, pop: d.Pop, stats: d.Stats, extras: d.RuntimeExtras, timerCheckpoint: d.TimerCheckpoint, timerMetrics: d.TimerMetrics,
+		clients: d.Clients, storeHost: d.StoreHost, txn: d.Txn, modes: d.RequestModes, mappings: d.Mappings, awaitReg: d.AwaitRegistration, users: d.Users, acls: d.ACLs, haRuntime: d.HARuntime, stats: d.Stats, extras: d.RuntimeExtras, timerCheckpoint: d.TimerCheckpoint, timerMetrics: d.TimerMetrics,
 	}
-	p.static = &staticRW{log: log, store: d.Store, offsets: d.Offsets, mappings: d.Mappings, route: d.TopicRoute, forwardFn: d.Forward}
-	p.filters = &filters{base: b, clients: d.Clients}
+	static := &staticRW{log: log, store: d.Store, offsets: d.Offsets, mappings: d.Mappings, route: d.TopicRoute, forwardFn: d.Forward}
+	fs := &filters{base: b, clients: d.Clients}
 	p.sends = newSendFamily(b, d)
 	p.pulls = &pullFamily{base: b, store: d.Store, topics: d.Topics, groups: d.Groups, offsets: d.Offsets, clients: d.Clients,
-		holder: d.Holder, storeHost: d.StoreHost, stats: d.Stats, static: p.static, filters: p.filters}
-	p.offsetF = &offsetFamily{base: b, store: d.Store, offsets: d.Offsets, inMemory: d.InMemoryBytes, static: p.static}
+		holder: d.Holder, storeHost: d.StoreHost, stats: d.Stats, static: static, filters: fs}
+	p.offsetF = &offsetFamily{base: b, store: d.Store, offsets: d.Offsets, inMemory: d.InMemoryBytes, static: static}
 	p.clientF = &clientFamily{base: b, clients: d.Clients, groups: d.Groups, topics: d.Topics, modes: d.RequestModes,
-		route: d.TopicRoute, filters: p.filters}
-	p.families = []family{p.sends, p.pulls, p.offsetF, p.clientF}
+		route: d.TopicRoute, filters: fs}
+	p.pops = &popFamily{base: b, pop: d.Pop, holder: d.Holder, topics: d.Topics, groups: d.Groups, filters: fs}
+	p.families = []family{p.sends, p.pulls, p.offsetF, p.clientF, p.pops}
 	return p, nil
 }
 
@@ -260,7 +258,6 @@ func (p *Processor) Register(srv *remoting.Server, f Families) {
 	srv.Handle(protocol.DeleteExpiredCommitlog, f.Admin, p.handleDeleteExpiredCommitLog)
 	srv.Handle(protocol.CleanUnusedTopic, f.Admin, p.handleCleanUnusedTopic)
 	p.registerUsers(srv, f)
-	p.registerPop(srv, f)
 	p.registerACLs(srv, f)
 	srv.HandleDefault(f.Admin, notSupported)
 }
