@@ -162,8 +162,6 @@ type Processor struct {
 	modes           *meta.RequestModes
 	mappings        *meta.Mappings
 	awaitReg        func(ctx context.Context) error
-	users           *auth.Users
-	acls            *auth.ACLs
 	haRuntime       func() protocol.HARuntimeInfo
 	stats           *stats.Stats
 	fams            Families // set by Register
@@ -189,7 +187,7 @@ func New(d Deps) (*Processor, error) {
 	b := base{cfg: d.Config, rt: rt, role: d.Role, log: log}
 	p := &Processor{
 		base: b, store: d.Store, topics: d.Topics, groups: d.Groups, offsets: d.Offsets,
-		clients: d.Clients, storeHost: d.StoreHost, txn: d.Txn, modes: d.RequestModes, mappings: d.Mappings, awaitReg: d.AwaitRegistration, users: d.Users, acls: d.ACLs, haRuntime: d.HARuntime, stats: d.Stats, extras: d.RuntimeExtras, timerCheckpoint: d.TimerCheckpoint, timerMetrics: d.TimerMetrics,
+		clients: d.Clients, storeHost: d.StoreHost, txn: d.Txn, modes: d.RequestModes, mappings: d.Mappings, awaitReg: d.AwaitRegistration, haRuntime: d.HARuntime, stats: d.Stats, extras: d.RuntimeExtras, timerCheckpoint: d.TimerCheckpoint, timerMetrics: d.TimerMetrics,
 	}
 	static := &staticRW{log: log, store: d.Store, offsets: d.Offsets, mappings: d.Mappings, route: d.TopicRoute, forwardFn: d.Forward}
 	fs := &filters{base: b, clients: d.Clients}
@@ -200,7 +198,8 @@ func New(d Deps) (*Processor, error) {
 	p.clientF = &clientFamily{base: b, clients: d.Clients, groups: d.Groups, topics: d.Topics, modes: d.RequestModes,
 		route: d.TopicRoute, filters: fs}
 	p.pops = &popFamily{base: b, pop: d.Pop, holder: d.Holder, topics: d.Topics, groups: d.Groups, filters: fs}
-	p.families = []family{p.sends, p.pulls, p.offsetF, p.clientF, p.pops}
+	p.families = []family{p.sends, p.pulls, p.offsetF, p.clientF, p.pops,
+		&authFamily{log: log, users: d.Users, acls: d.ACLs}}
 	return p, nil
 }
 
@@ -257,8 +256,6 @@ func (p *Processor) Register(srv *remoting.Server, f Families) {
 	srv.Handle(protocol.CleanExpiredConsumequeue, f.Admin, p.handleCleanExpiredConsumeQueue)
 	srv.Handle(protocol.DeleteExpiredCommitlog, f.Admin, p.handleDeleteExpiredCommitLog)
 	srv.Handle(protocol.CleanUnusedTopic, f.Admin, p.handleCleanUnusedTopic)
-	p.registerUsers(srv, f)
-	p.registerACLs(srv, f)
 	srv.HandleDefault(f.Admin, notSupported)
 }
 
