@@ -136,11 +136,11 @@ func (p *Processor) LocalHeartbeat(ch client.Channel, info client.ClientInfo, gr
 	for _, g := range producerGroups {
 		hb.ProducerDataSet = append(hb.ProducerDataSet, protocol.ProducerData{GroupName: g})
 	}
-	p.clientF.registerClient(ch, info, &hb)
+	p.clients.registerClient(ch, info, &hb)
 }
 
 // LocalUnregister forgets a gRPC client's consumer group and producer
 // groups on ch (UNREGISTER_CLIENT).
 func (p *Processor) LocalUnregister(ch client.Channel, group string, producerGroups []string) {
-	p.clientF.unregister(ch, group, producerGroups)
+	p.clients.unregister(ch, group, producerGroups)
 }

@@ -140,34 +140,17 @@ type family interface {
 }
 
 // Processor serves the broker's request codes: the composition of the
-// families, built from Deps by New and routed by Register.
+// families, built from Deps by New and routed by Register. It holds no
+// dependency itself; its exported methods (local.go) call a family.
 type Processor struct {
-	base
 	sends   *sendFamily
 	pulls   *pullFamily
-	offsetF *offsetFamily
-	clientF *clientFamily
+	offsets *offsetFamily
+	clients *clientFamily
 	pops    *popFamily
 
-	// families in registration order.
+	// families in registration order: every family, the above included.
 	families []family
-
-	store           *store.Store
-	topics          *meta.Topics
-	groups          *meta.Groups
-	offsets         *meta.Offsets
-	clients         *client.Registry
-	storeHost       netip.AddrPort
-	txn             *txn.Service
-	modes           *meta.RequestModes
-	mappings        *meta.Mappings
-	awaitReg        func(ctx context.Context) error
-	haRuntime       func() protocol.HARuntimeInfo
-	stats           *stats.Stats
-	fams            Families // set by Register
-	extras          func(map[string]string)
-	timerCheckpoint func() (protocol.TimerCheckpoint, bool)
-	timerMetrics    func() (protocol.TimerMetrics, bool)
 }
 
 // New returns a Processor over d. Config, Store, Topics, Groups, Offsets and
@@ -185,77 +168,39 @@ func New(d Deps) (*Processor, error) {
 		rt = config.NewBrokerRuntime(d.Config, "")
 	}
 	b := base{cfg: d.Config, rt: rt, role: d.Role, log: log}
-	p := &Processor{
-		base: b, store: d.Store, topics: d.Topics, groups: d.Groups, offsets: d.Offsets,
-		clients: d.Clients, storeHost: d.StoreHost, txn: d.Txn, modes: d.RequestModes, mappings: d.Mappings, awaitReg: d.AwaitRegistration, haRuntime: d.HARuntime, stats: d.Stats, extras: d.RuntimeExtras, timerCheckpoint: d.TimerCheckpoint, timerMetrics: d.TimerMetrics,
-	}
+	// Shared by several families.
 	static := &staticRW{log: log, store: d.Store, offsets: d.Offsets, mappings: d.Mappings, route: d.TopicRoute, forwardFn: d.Forward}
 	fs := &filters{base: b, clients: d.Clients}
-	p.sends = newSendFamily(b, d)
-	p.pulls = &pullFamily{base: b, store: d.Store, topics: d.Topics, groups: d.Groups, offsets: d.Offsets, clients: d.Clients,
-		holder: d.Holder, storeHost: d.StoreHost, stats: d.Stats, static: static, filters: fs}
-	p.offsetF = &offsetFamily{base: b, store: d.Store, offsets: d.Offsets, inMemory: d.InMemoryBytes, static: static}
-	p.clientF = &clientFamily{base: b, clients: d.Clients, groups: d.Groups, topics: d.Topics, modes: d.RequestModes,
-		route: d.TopicRoute, filters: fs}
-	p.pops = &popFamily{base: b, pop: d.Pop, holder: d.Holder, topics: d.Topics, groups: d.Groups, filters: fs}
-	p.families = []family{p.sends, p.pulls, p.offsetF, p.clientF, p.pops,
-		&authFamily{log: log, users: d.Users, acls: d.ACLs}}
+
+	p := &Processor{
+		sends: newSendFamily(b, d),
+		pulls: &pullFamily{base: b, store: d.Store, topics: d.Topics, groups: d.Groups, offsets: d.Offsets, clients: d.Clients,
+			holder: d.Holder, storeHost: d.StoreHost, stats: d.Stats, static: static, filters: fs},
+		offsets: &offsetFamily{base: b, store: d.Store, offsets: d.Offsets, inMemory: d.InMemoryBytes, static: static},
+		clients: &clientFamily{base: b, clients: d.Clients, groups: d.Groups, topics: d.Topics, modes: d.RequestModes,
+			route: d.TopicRoute, filters: fs},
+		pops: &popFamily{base: b, pop: d.Pop, holder: d.Holder, topics: d.Topics, groups: d.Groups, filters: fs},
+	}
+	p.families = []family{p.sends, p.pulls, p.offsets, p.clients, p.pops,
+		&authFamily{log: log, users: d.Users, acls: d.ACLs},
+		&topicAdmin{base: b, store: d.Store, topics: d.Topics, offsets: d.Offsets, mappings: d.Mappings, awaitReg: d.AwaitRegistration},
+		&groupAdmin{base: b, groups: d.Groups, offsets: d.Offsets, modes: d.RequestModes},
+		&consumerAdmin{base: b, store: d.Store, topics: d.Topics, groups: d.Groups, offsets: d.Offsets, clients: d.Clients,
+			storeHost: d.StoreHost, stats: d.Stats},
+		&brokerAdmin{base: b, store: d.Store, stats: d.Stats, extras: d.RuntimeExtras, haRuntime: d.HARuntime,
+			timerCheckpoint: d.TimerCheckpoint, timerMetrics: d.TimerMetrics},
+		&storeAdmin{log: log, store: d.Store, topics: d.Topics},
+		&messageAdmin{base: b, store: d.Store, txn: d.Txn},
+	}
 	return p, nil
 }
 
-// Register routes every request code this package serves on srv.
+// Register routes every request code this package serves on srv: each
+// family's, then the default processor on the admin pool.
 func (p *Processor) Register(srv *remoting.Server, f Families) {
-	p.fams = f // runtime info reads the queue lengths
 	for _, fam := range p.families {
 		fam.register(srv, f)
 	}
-
-	srv.Handle(protocol.UpdateAndCreateTopic, f.Admin, p.masterOnly(p.handleCreateTopic))
-	srv.Handle(protocol.UpdateAndCreateTopicList, f.Admin, p.masterOnly(p.handleCreateTopicList))
-	srv.Handle(protocol.DeleteTopicInBroker, f.Admin, p.masterOnly(p.handleDeleteTopic))
-	srv.Handle(protocol.GetAllTopicConfig, f.Admin, p.handleAllTopicConfig)
-	srv.Handle(protocol.GetTopicConfig, f.Admin, p.handleGetTopicConfig)
-	srv.Handle(protocol.UpdateAndCreateStaticTopic, f.Admin, p.masterOnly(p.handleCreateStaticTopic))
-	srv.Handle(protocol.GetTopicStatsInfo, f.Admin, p.handleTopicStats)
-	srv.Handle(protocol.GetConsumeStats, f.Admin, p.handleConsumeStats)
-	srv.Handle(protocol.GetBrokerRuntimeInfo, f.Admin, p.handleRuntimeInfo)
-	srv.Handle(protocol.ViewBrokerStatsData, f.Admin, p.handleViewBrokerStats)
-	srv.Handle(protocol.GetAllConsumerOffset, f.Admin, p.handleAllConsumerOffset)
-	srv.Handle(protocol.GetAllSubscriptionGroupConfig, f.Admin, p.handleAllGroups)
-	srv.Handle(protocol.GetAllDelayOffset, f.Admin, p.handleAllDelayOffset)
-	srv.Handle(protocol.UpdateAndCreateSubscriptionGroup, f.Admin, p.masterOnly(p.handleCreateGroup))
-	srv.Handle(protocol.GetConsumerConnectionList, f.Admin, p.handleConsumerConnections)
-	srv.Handle(protocol.ViewMessageByID, f.Admin, p.handleViewMessage)
-	srv.Handle(protocol.QueryMessage, f.Admin, p.handleQueryMessage)
-	srv.Handle(protocol.GetBrokerConfig, f.Admin, p.handleBrokerConfig)
-	srv.Handle(protocol.UpdateBrokerConfig, f.Admin, p.handleUpdateBrokerConfig)
-	srv.Handle(protocol.GetTimerCheckPoint, f.Admin, p.handleTimerCheckPoint)
-	srv.Handle(protocol.GetTimerMetrics, f.Admin, p.handleTimerMetrics)
-	srv.Handle(protocol.ResumeCheckHalfMessage, f.Admin, p.masterOnly(p.handleResumeCheckHalf))
-	srv.Handle(protocol.UpdateAndGetGroupForbidden, f.Admin, p.handleGroupForbidden)
-	srv.Handle(protocol.GetProducerConnectionList, f.Admin, p.handleProducerConnections)
-	srv.Handle(protocol.QueryTopicConsumeByWho, f.Admin, p.handleConsumeByWho)
-	srv.Handle(protocol.GetSystemTopicListFromBroker, f.Admin, p.handleSystemTopicsFromBroker)
-	srv.Handle(protocol.QueryTopicsByConsumer, f.Admin, p.handleTopicsByConsumer)
-	srv.Handle(protocol.QuerySubscriptionByConsumer, f.Admin, p.handleSubscriptionByConsumer)
-	srv.Handle(protocol.QueryConsumeTimeSpan, f.Admin, p.handleConsumeTimeSpan)
-	srv.Handle(protocol.QueryCorrectionOffset, f.Admin, p.handleCorrectionOffset)
-	srv.Handle(protocol.CloneGroupOffset, f.Admin, p.masterOnly(p.handleCloneGroupOffset))
-	srv.Handle(protocol.DeleteSubscriptionGroup, f.Admin, p.masterOnly(p.handleDeleteGroup))
-	srv.Handle(protocol.GetSubscriptionGroupConfig, f.Admin, p.handleGetGroupConfig)
-	srv.Handle(protocol.GetAllProducerInfo, f.Admin, p.handleAllProducerInfo)
-	srv.Handle(protocol.QueryConsumeQueue, f.Admin, p.handleQueryConsumeQueue)
-	srv.Handle(protocol.GetConsumerRunningInfo, f.Admin, p.handleConsumerRunningInfo)
-	srv.Handle(protocol.ConsumeMessageDirectly, f.Admin, p.handleConsumeMessageDirectly)
-	srv.Handle(protocol.InvokeBrokerToGetConsumerStatus, f.Admin, p.handleConsumerStatus)
-	srv.Handle(protocol.InvokeBrokerToResetOffset, f.Admin, p.handleResetOffset)
-	srv.Handle(protocol.UpdateAndCreateSubscriptionGroupList, f.Admin, p.masterOnly(p.handleCreateGroupList))
-	srv.Handle(protocol.GetAllMessageRequestMode, f.Admin, p.handleAllMessageRequestModes)
-	srv.Handle(protocol.GetBrokerConsumeStats, f.Admin, p.handleBrokerConsumeStats)
-	srv.Handle(protocol.GetBrokerHAStatus, f.Admin, p.handleHAStatus)
-	srv.Handle(protocol.CleanExpiredConsumequeue, f.Admin, p.handleCleanExpiredConsumeQueue)
-	srv.Handle(protocol.DeleteExpiredCommitlog, f.Admin, p.handleDeleteExpiredCommitLog)
-	srv.Handle(protocol.CleanUnusedTopic, f.Admin, p.handleCleanUnusedTopic)
 	srv.HandleDefault(f.Admin, notSupported)
 }
 
