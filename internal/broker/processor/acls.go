@@ -14,21 +14,21 @@ import (
 // mqadmin's createAcl, updateAcl, deleteAcl, getAcl and listAcl send.
 // Only SUPER users manage ACLs, as users (superOnly): Java asks for
 // Cluster Update/Get when authorization is on and nothing when it is off.
-func (p *Processor) registerACLs(srv *remoting.Server, f Families) {
-	if p.acls == nil || p.users == nil {
+func (a *authFamily) registerACLs(srv *remoting.Server, f Families) {
+	if a.acls == nil || a.users == nil {
 		return
 	}
-	srv.Handle(protocol.AuthCreateACL, f.Admin, p.superOnly(p.handlePutACL))
-	srv.Handle(protocol.AuthUpdateACL, f.Admin, p.superOnly(p.handlePutACL))
-	srv.Handle(protocol.AuthDeleteACL, f.Admin, p.superOnly(p.handleDeleteACL))
-	srv.Handle(protocol.AuthGetACL, f.Admin, p.superOnly(p.handleGetACL))
-	srv.Handle(protocol.AuthListACL, f.Admin, p.superOnly(p.handleListACL))
+	srv.Handle(protocol.AuthCreateACL, f.Admin, a.superOnly(a.handlePutACL))
+	srv.Handle(protocol.AuthUpdateACL, f.Admin, a.superOnly(a.handlePutACL))
+	srv.Handle(protocol.AuthDeleteACL, f.Admin, a.superOnly(a.handleDeleteACL))
+	srv.Handle(protocol.AuthGetACL, f.Admin, a.superOnly(a.handleGetACL))
+	srv.Handle(protocol.AuthListACL, f.Admin, a.superOnly(a.handleListACL))
 }
 
 // handlePutACL is createAcl and updateAcl, which Java 5.3 implements the
 // same way: a new ACL is stored, an existing one gets the policies merged
 // in. The subject is the body's, else the header's.
-func (p *Processor) handlePutACL(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (a *authFamily) handlePutACL(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	var info auth.AclInfo
 	if len(req.Body) > 0 {
 		if err := json.Unmarshal(req.Body, &info); err != nil {
@@ -40,10 +40,10 @@ func (p *Processor) handlePutACL(_ *remoting.Conn, req *remoting.Command) *remot
 	}
 	acl, err := auth.ACLFromInfo(info, req.ExtField("subject"))
 	if err == nil {
-		err = p.acls.Put(acl)
+		err = a.acls.Put(acl)
 	}
 	if err != nil {
-		return p.authFailure("put acl", err)
+		return a.authFailure("put acl", err)
 	}
 	return ok(nil)
 }
@@ -51,24 +51,24 @@ func (p *Processor) handlePutACL(_ *remoting.Conn, req *remoting.Command) *remot
 // handleDeleteACL removes the entry of the header's resource from the
 // policy of its policyType (CUSTOM when blank or unknown), or the whole
 // ACL when no resource is given.
-func (p *Processor) handleDeleteACL(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (a *authFamily) handleDeleteACL(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	pt, _ := auth.ParsePolicyType(req.ExtField("policyType"))
 	var res *auth.Resource
 	if r, found := auth.ParseResource(req.ExtField("resource")); found {
 		res = &r
 	}
-	if err := p.acls.Delete(req.ExtField("subject"), pt, res); err != nil {
-		return p.authFailure("delete acl", err)
+	if err := a.acls.Delete(req.ExtField("subject"), pt, res); err != nil {
+		return a.authFailure("delete acl", err)
 	}
 	return ok(nil)
 }
 
 // handleGetACL answers the subject's ACL as AclInfo, or no body when the
 // user has none.
-func (p *Processor) handleGetACL(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	acl, found, err := p.acls.Get(req.ExtField("subject"))
+func (a *authFamily) handleGetACL(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	acl, found, err := a.acls.Get(req.ExtField("subject"))
 	if err != nil {
-		return p.authFailure("get acl", err)
+		return a.authFailure("get acl", err)
 	}
 	resp := ok(nil)
 	if found {
@@ -80,8 +80,8 @@ func (p *Processor) handleGetACL(_ *remoting.Conn, req *remoting.Command) *remot
 // handleListACL answers the ACLs matching subjectFilter and
 // resourceFilter (substrings) as a list of AclInfo, or no body when
 // none does.
-func (p *Processor) handleListACL(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	acls := p.acls.List(strings.TrimSpace(req.ExtField("subjectFilter")), strings.TrimSpace(req.ExtField("resourceFilter")))
+func (a *authFamily) handleListACL(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	acls := a.acls.List(strings.TrimSpace(req.ExtField("subjectFilter")), strings.TrimSpace(req.ExtField("resourceFilter")))
 	resp := ok(nil)
 	if len(acls) > 0 {
 		out := make([]auth.AclInfo, 0, len(acls))

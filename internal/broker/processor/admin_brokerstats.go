@@ -12,7 +12,7 @@ import (
 // skipped, so are non-order topics when isOrder is set, and topics the
 // group's online consumers do not subscribe to (when they subscribe to
 // any).
-func (p *Processor) handleBrokerConsumeStats(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (ca *consumerAdmin) handleBrokerConsumeStats(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	if resp := missing(req, "isOrder"); resp != nil {
 		return resp
 	}
@@ -22,13 +22,13 @@ func (p *Processor) handleBrokerConsumeStats(_ *remoting.Conn, req *remoting.Com
 	}
 	out := protocol.ConsumeStatsList{
 		ConsumeStatsList: []map[string][]protocol.ConsumeStats{},
-		BrokerAddr:       p.storeHost.String(),
+		BrokerAddr:       ca.storeHost.String(),
 	}
-	for _, group := range p.groups.Names() {
-		online, _ := p.clients.ConsumerGroup(group)
+	for _, group := range ca.groups.Names() {
+		online, _ := ca.clients.ConsumerGroup(group)
 		list := []protocol.ConsumeStats{}
-		for _, topic := range p.offsets.TopicsOfGroup(group) {
-			tc, found := p.topics.Get(topic)
+		for _, topic := range ca.offsets.TopicsOfGroup(group) {
+			tc, found := ca.topics.Get(topic)
 			if !found || (h.IsOrder && !tc.Order) {
 				continue
 			}
@@ -36,8 +36,8 @@ func (p *Processor) handleBrokerConsumeStats(_ *remoting.Conn, req *remoting.Com
 				continue
 			}
 			stats := protocol.ConsumeStats{OffsetTable: map[protocol.MessageQueue]protocol.OffsetWrapper{}}
-			p.addQueueProgress(&stats, group, topic, tc.WriteQueueNums)
-			stats.ConsumeTps = p.stats.GroupGetTPS(group, topic)
+			ca.addQueueProgress(&stats, group, topic, tc.WriteQueueNums)
+			stats.ConsumeTps = ca.stats.GroupGetTPS(group, topic)
 			for _, w := range stats.OffsetTable {
 				out.TotalDiff += w.BrokerOffset - w.ConsumerOffset
 			}

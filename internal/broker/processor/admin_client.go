@@ -30,8 +30,8 @@ const (
 
 // callConsumer forwards req (its ext fields and body) as code to the
 // consumer clientID of group and returns the client's answer.
-func (p *Processor) callConsumer(code int32, req *remoting.Command, group, clientID string) *remoting.Command {
-	ci, found := p.clients.FindConsumerChannel(group, clientID)
+func (ca *consumerAdmin) callConsumer(code int32, req *remoting.Command, group, clientID string) *remoting.Command {
+	ci, found := ca.clients.FindConsumerChannel(group, clientID)
 	if !found {
 		return remoting.NewResponse(protocol.SystemError, fmt.Sprintf("The Consumer <%s> <%s> not online", group, clientID))
 	}
@@ -55,7 +55,7 @@ func (p *Processor) callConsumer(code int32, req *remoting.Command, group, clien
 
 // handleConsumerRunningInfo serves GET_CONSUMER_RUNNING_INFO (307): the
 // client's own report (subscriptions, queues, thread stacks), forwarded.
-func (p *Processor) handleConsumerRunningInfo(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (ca *consumerAdmin) handleConsumerRunningInfo(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	if resp := missing(req, "consumerGroup", "clientId"); resp != nil {
 		return resp
 	}
@@ -63,14 +63,14 @@ func (p *Processor) handleConsumerRunningInfo(_ *remoting.Conn, req *remoting.Co
 	if err := h.Decode(req.ExtFields); err != nil {
 		return headerError(err)
 	}
-	return p.callConsumer(protocol.GetConsumerRunningInfo, req, h.ConsumerGroup, h.ClientID)
+	return ca.callConsumer(protocol.GetConsumerRunningInfo, req, h.ConsumerGroup, h.ClientID)
 }
 
 // handleConsumeMessageDirectly serves CONSUME_MESSAGE_DIRECTLY (309): the
 // message named by its offset msgId is handed to one consumer, which
 // consumes it and reports the result. As Java, the broker adds its name and
 // the topic's and group's system flags to the header.
-func (p *Processor) handleConsumeMessageDirectly(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (ca *consumerAdmin) handleConsumeMessageDirectly(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	if resp := missing(req, "consumerGroup"); resp != nil {
 		return resp
 	}
@@ -79,28 +79,28 @@ func (p *Processor) handleConsumeMessageDirectly(_ *remoting.Conn, req *remoting
 		return headerError(err)
 	}
 	ext := req.Ext()
-	ext["brokerName"] = p.cfg.BrokerName
+	ext["brokerName"] = ca.cfg.BrokerName
 	if topic := ext["topic"]; topic != "" {
-		if tc, ok := p.topics.Get(topic); ok {
+		if tc, ok := ca.topics.Get(topic); ok {
 			ext["topicSysFlag"] = strconv.Itoa(int(tc.TopicSysFlag))
 		}
 	}
-	if gc, ok := p.groups.Get(h.ConsumerGroup); ok {
+	if gc, ok := ca.groups.Get(h.ConsumerGroup); ok {
 		ext["groupSysFlag"] = strconv.Itoa(int(gc.GroupSysFlag))
 	}
 	if _, offset, err := message.ParseOffsetMsgID(h.MsgID); err == nil {
-		if rec, ok := p.readRecord(offset); ok {
+		if rec, ok := readRecord(ca.store, ca.live().MaxMessageSize, offset); ok {
 			req.Body = rec
 		}
 	}
-	return p.callConsumer(protocol.ConsumeMessageDirectly, req, h.ConsumerGroup, h.ClientID)
+	return ca.callConsumer(protocol.ConsumeMessageDirectly, req, h.ConsumerGroup, h.ClientID)
 }
 
 // handleConsumerStatus serves INVOKE_BROKER_TO_GET_CONSUMER_STATUS (223):
 // each online consumer of the group (or the one whose client id is
 // clientAddr) reports the offsets it holds for the topic's queues.
 // Clients that fail to answer are left out, as in Java.
-func (p *Processor) handleConsumerStatus(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (ca *consumerAdmin) handleConsumerStatus(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	if resp := missing(req, "topic", "group"); resp != nil {
 		return resp
 	}
@@ -108,7 +108,7 @@ func (p *Processor) handleConsumerStatus(_ *remoting.Conn, req *remoting.Command
 	if err := h.Decode(req.ExtFields); err != nil {
 		return headerError(err)
 	}
-	g, found := p.clients.ConsumerGroup(h.Group)
+	g, found := ca.clients.ConsumerGroup(h.Group)
 	if !found || len(g.Channels) == 0 {
 		return remoting.NewResponse(protocol.SystemError, fmt.Sprintf("No Any Consumer online in the consumer group: [%s]", h.Group))
 	}
@@ -121,7 +121,7 @@ func (p *Processor) handleConsumerStatus(_ *remoting.Conn, req *remoting.Command
 		if h.ClientAddr != "" && h.ClientAddr != ci.ClientID {
 			continue
 		}
-		if table, ok := p.askConsumerStatus(ci, ask); ok {
+		if table, ok := ca.askConsumerStatus(ci, ask); ok {
 			body.ConsumerTable[ci.ClientID] = table
 		}
 		if h.ClientAddr != "" {
@@ -132,12 +132,12 @@ func (p *Processor) handleConsumerStatus(_ *remoting.Conn, req *remoting.Command
 }
 
 // askConsumerStatus sends GET_CONSUMER_STATUS_FROM_CLIENT to one client.
-func (p *Processor) askConsumerStatus(ci client.ChannelInfo, ext map[string]string) (map[protocol.MessageQueue]int64, bool) {
+func (ca *consumerAdmin) askConsumerStatus(ci client.ChannelInfo, ext map[string]string) (map[protocol.MessageQueue]int64, bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), consumerStatusTimeout)
 	defer cancel()
 	resp, err := ci.Channel.Invoke(ctx, remoting.NewRequest(protocol.GetConsumerStatusFromClient, ext, nil))
 	if err != nil {
-		p.log.Warn("get consumer status: client did not answer", "client", ci.ClientID, "err", err)
+		ca.log.Warn("get consumer status: client did not answer", "client", ci.ClientID, "err", err)
 		return nil, false
 	}
 	if resp.Code != protocol.Success || len(resp.Body) == 0 {
@@ -145,7 +145,7 @@ func (p *Processor) askConsumerStatus(ci client.ChannelInfo, ext map[string]stri
 	}
 	var st protocol.GetConsumerStatusBody
 	if err := protocol.UnmarshalFastJSON(resp.Body, &st); err != nil {
-		p.log.Warn("get consumer status: bad body", "client", ci.ClientID, "err", err)
+		ca.log.Warn("get consumer status: bad body", "client", ci.ClientID, "err", err)
 		return nil, false
 	}
 	return st.MessageQueueTable, true

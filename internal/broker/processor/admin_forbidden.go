@@ -14,7 +14,7 @@ import (
 // the state now (GroupForbidden). A forbidden group's pulls are answered
 // NO_PERMISSION (pull.go). group and topic are required (SYSTEM_ERROR
 // "the custom field <group> is null", as Java's header check says).
-func (p *Processor) handleGroupForbidden(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (g *groupAdmin) handleGroupForbidden(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
 	if resp := missing(req, "group", "topic"); resp != nil {
 		return resp
 	}
@@ -26,14 +26,14 @@ func (p *Processor) handleGroupForbidden(conn *remoting.Conn, req *remoting.Comm
 		return remoting.NewResponse(protocol.SystemError, "group and topic must not be empty")
 	}
 	if h.Readable.Set {
-		if !p.isMaster() {
+		if !g.isMaster() {
 			return remoting.NewResponse(protocol.SystemError,
 				"Can't modify topic or subscription group from slave broker, please execute it from master broker.")
 		}
-		p.log.Info("group forbidden updated", "group", h.Group, "topic", h.Topic, "readable", h.Readable.Value, "caller", conn.RemoteAddr())
-		if err := p.groups.SetReadForbidden(h.Group, h.Topic, !h.Readable.Value); err != nil {
+		g.log.Info("group forbidden updated", "group", h.Group, "topic", h.Topic, "readable", h.Readable.Value, "caller", conn.RemoteAddr())
+		if err := g.groups.SetReadForbidden(h.Group, h.Topic, !h.Readable.Value); err != nil {
 			return remoting.NewResponse(protocol.SystemError, fmt.Sprintf("persist the forbidden table: %v", err))
 		}
 	}
-	return bodyResponse(&protocol.GroupForbidden{Group: h.Group, Topic: h.Topic, Readable: !p.groups.ReadForbidden(h.Group, h.Topic)})
+	return bodyResponse(&protocol.GroupForbidden{Group: h.Group, Topic: h.Topic, Readable: !g.groups.ReadForbidden(h.Group, h.Topic)})
 }

@@ -28,13 +28,13 @@ func missing(req *remoting.Command, fields ...string) *remoting.Command {
 
 // handleSystemTopicsFromBroker serves GET_SYSTEM_TOPIC_LIST_FROM_BROKER
 // (305): the fixed system topics (Java's TopicValidator set).
-func (p *Processor) handleSystemTopicsFromBroker(_ *remoting.Conn, _ *remoting.Command) *remoting.Command {
+func (t *topicAdmin) handleSystemTopicsFromBroker(_ *remoting.Conn, _ *remoting.Command) *remoting.Command {
 	return bodyResponse(&protocol.TopicList{TopicList: meta.FixedSystemTopics()})
 }
 
 // handleTopicsByConsumer serves QUERY_TOPICS_BY_CONSUMER (343): the topics
 // the group has offsets for here.
-func (p *Processor) handleTopicsByConsumer(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (ca *consumerAdmin) handleTopicsByConsumer(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	if resp := missing(req, "group"); resp != nil {
 		return resp
 	}
@@ -42,16 +42,16 @@ func (p *Processor) handleTopicsByConsumer(_ *remoting.Conn, req *remoting.Comma
 	if err := h.Decode(req.ExtFields); err != nil {
 		return headerError(err)
 	}
-	topics := p.offsets.TopicsOfGroup(h.Group)
+	topics := ca.offsets.TopicsOfGroup(h.Group)
 	if topics == nil {
 		topics = []string{}
 	}
-	return bodyResponse(&protocol.TopicList{TopicList: topics, BrokerAddr: p.storeHost.String()})
+	return bodyResponse(&protocol.TopicList{TopicList: topics, BrokerAddr: ca.storeHost.String()})
 }
 
 // handleSubscriptionByConsumer serves QUERY_SUBSCRIPTION_BY_CONSUMER (345):
 // the subscription the group's online consumers hold for the topic.
-func (p *Processor) handleSubscriptionByConsumer(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (ca *consumerAdmin) handleSubscriptionByConsumer(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	if resp := missing(req, "group"); resp != nil {
 		return resp
 	}
@@ -60,7 +60,7 @@ func (p *Processor) handleSubscriptionByConsumer(_ *remoting.Conn, req *remoting
 		return headerError(err)
 	}
 	body := protocol.QuerySubscriptionResponseBody{Group: h.Group, Topic: h.Topic}
-	if sub, ok := p.clients.FindSubscription(h.Group, h.Topic); ok {
+	if sub, ok := ca.clients.FindSubscription(h.Group, h.Topic); ok {
 		body.SubscriptionData = sub
 	}
 	return bodyResponse(&body)
@@ -69,7 +69,7 @@ func (p *Processor) handleSubscriptionByConsumer(_ *remoting.Conn, req *remoting
 // handleConsumeTimeSpan serves QUERY_CONSUME_TIME_SPAN (303): per write
 // queue of the topic, the store times of its first and last message, of
 // the group's position and how long the next message has waited.
-func (p *Processor) handleConsumeTimeSpan(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (ca *consumerAdmin) handleConsumeTimeSpan(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	if resp := missing(req, "topic", "group"); resp != nil {
 		return resp
 	}
@@ -77,24 +77,24 @@ func (p *Processor) handleConsumeTimeSpan(_ *remoting.Conn, req *remoting.Comman
 	if err := h.Decode(req.ExtFields); err != nil {
 		return headerError(err)
 	}
-	tc, found := p.topics.Get(h.Topic)
+	tc, found := ca.topics.Get(h.Topic)
 	if !found {
 		return remoting.NewResponse(protocol.TopicNotExist, "topic["+h.Topic+"] not exist")
 	}
 	body := protocol.QueryConsumeTimeSpanBody{ConsumeTimeSpanSet: make([]protocol.QueueTimeSpan, 0, tc.WriteQueueNums)}
 	now := time.Now().UnixMilli()
 	for q := int32(0); q < tc.WriteQueueNums; q++ {
-		span := protocol.QueueTimeSpan{MessageQueue: protocol.MessageQueue{Topic: h.Topic, BrokerName: p.cfg.BrokerName, QueueID: q}}
-		lo, hi := p.store.MinOffset(h.Topic, q), p.store.MaxOffset(h.Topic, q)
-		span.MinTimeStamp = p.store.MessageStoreTimestamp(h.Topic, q, lo)
-		span.MaxTimeStamp = p.store.MessageStoreTimestamp(h.Topic, q, hi-1)
-		consumed, _ := p.offsets.Query(h.Group, h.Topic, q)
+		span := protocol.QueueTimeSpan{MessageQueue: protocol.MessageQueue{Topic: h.Topic, BrokerName: ca.cfg.BrokerName, QueueID: q}}
+		lo, hi := ca.store.MinOffset(h.Topic, q), ca.store.MaxOffset(h.Topic, q)
+		span.MinTimeStamp = ca.store.MessageStoreTimestamp(h.Topic, q, lo)
+		span.MaxTimeStamp = ca.store.MessageStoreTimestamp(h.Topic, q, hi-1)
+		consumed, _ := ca.offsets.Query(h.Group, h.Topic, q)
 		span.ConsumeTimeStamp = span.MinTimeStamp
 		if consumed > 0 {
-			span.ConsumeTimeStamp = p.store.MessageStoreTimestamp(h.Topic, q, consumed-1)
+			span.ConsumeTimeStamp = ca.store.MessageStoreTimestamp(h.Topic, q, consumed-1)
 		}
 		if consumed < hi {
-			if next := p.store.MessageStoreTimestamp(h.Topic, q, max(consumed, lo)); next > 0 {
+			if next := ca.store.MessageStoreTimestamp(h.Topic, q, max(consumed, lo)); next > 0 {
 				span.DelayTime = now - next
 			}
 		}
@@ -108,7 +108,7 @@ func (p *Processor) handleConsumeTimeSpan(_ *remoting.Conn, req *remoting.Comman
 // committed, or MaxInt64 where compareGroup is already behind it. Java's
 // version also deletes the filter groups' offsets as a side effect of
 // iterating; rocketd does not.
-func (p *Processor) handleCorrectionOffset(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (ca *consumerAdmin) handleCorrectionOffset(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	if resp := missing(req, "compareGroup", "topic"); resp != nil {
 		return resp
 	}
@@ -120,8 +120,8 @@ func (p *Processor) handleCorrectionOffset(_ *remoting.Conn, req *remoting.Comma
 	if strings.TrimSpace(h.FilterGroups) != "" {
 		exclude = strings.Split(h.FilterGroups, ",")
 	}
-	correction := p.offsets.MinOffsets(h.Topic, exclude, func(q int32) int64 { return p.store.MinOffset(h.Topic, q) })
-	for q, off := range p.offsets.QueryAll(h.CompareGroup, h.Topic) {
+	correction := ca.offsets.MinOffsets(h.Topic, exclude, func(q int32) int64 { return ca.store.MinOffset(h.Topic, q) })
+	for q, off := range ca.offsets.QueryAll(h.CompareGroup, h.Topic) {
 		if cur, ok := correction[q]; ok && cur > off {
 			correction[q] = 1<<63 - 1
 		}
@@ -133,7 +133,7 @@ func (p *Processor) handleCorrectionOffset(_ *remoting.Conn, req *remoting.Comma
 // group's offsets copied to the destination group, for one topic or all
 // the source has. Unless offline, a topic the source's online consumers do
 // not subscribe (while they subscribe others) is skipped, as in Java.
-func (p *Processor) handleCloneGroupOffset(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (ca *consumerAdmin) handleCloneGroupOffset(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	if resp := missing(req, "srcGroup", "destGroup"); resp != nil {
 		return resp
 	}
@@ -143,30 +143,30 @@ func (p *Processor) handleCloneGroupOffset(_ *remoting.Conn, req *remoting.Comma
 	}
 	topics := []string{h.Topic}
 	if strings.TrimSpace(h.Topic) == "" {
-		topics = p.offsets.TopicsOfGroup(h.SrcGroup)
+		topics = ca.offsets.TopicsOfGroup(h.SrcGroup)
 	}
-	online, subscribesAny := p.clients.ConsumerGroup(h.SrcGroup)
+	online, subscribesAny := ca.clients.ConsumerGroup(h.SrcGroup)
 	subscribesAny = subscribesAny && len(online.Subscriptions) > 0
 	for _, topic := range topics {
-		if !p.topics.Contains(topic) {
-			p.log.Warn("clone group offset: topic does not exist", "topic", topic, "src", h.SrcGroup)
+		if !ca.topics.Contains(topic) {
+			ca.log.Warn("clone group offset: topic does not exist", "topic", topic, "src", h.SrcGroup)
 			continue
 		}
 		if !h.Offline && subscribesAny {
-			if _, ok := p.clients.FindSubscription(h.SrcGroup, topic); !ok {
-				p.log.Warn("clone group offset: the source group's consumers do not subscribe the topic",
+			if _, ok := ca.clients.FindSubscription(h.SrcGroup, topic); !ok {
+				ca.log.Warn("clone group offset: the source group's consumers do not subscribe the topic",
 					"topic", topic, "src", h.SrcGroup)
 				continue
 			}
 		}
-		p.offsets.Clone(h.SrcGroup, h.DestGroup, topic)
+		ca.offsets.Clone(h.SrcGroup, h.DestGroup, topic)
 	}
 	return ok(nil)
 }
 
 // handleDeleteGroup serves DELETE_SUBSCRIPTIONGROUP (207): the group's
 // config, and with removeOffset (4.9) / cleanOffset (5.x) its offsets.
-func (p *Processor) handleDeleteGroup(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (g *groupAdmin) handleDeleteGroup(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
 	if resp := missing(req, "groupName"); resp != nil {
 		return resp
 	}
@@ -174,23 +174,23 @@ func (p *Processor) handleDeleteGroup(conn *remoting.Conn, req *remoting.Command
 	if err := h.Decode(req.ExtFields); err != nil {
 		return headerError(err)
 	}
-	if _, err := p.groups.Delete(h.GroupName); err != nil {
+	if _, err := g.groups.Delete(h.GroupName); err != nil {
 		return remoting.ErrorResponse(err)
 	}
 	removed := 0
 	if h.RemoveOffset {
-		removed = p.offsets.DeleteGroup(h.GroupName)
+		removed = g.offsets.DeleteGroup(h.GroupName)
 	}
-	p.log.Info("subscription group deleted", "group", h.GroupName, "offsetsRemoved", removed, "remote", conn.RemoteAddr())
+	g.log.Info("subscription group deleted", "group", h.GroupName, "offsetsRemoved", removed, "remote", conn.RemoteAddr())
 	return ok(nil)
 }
 
 // handleAllProducerInfo serves GET_ALL_PRODUCER_INFO (328): every producer
 // channel by group.
-func (p *Processor) handleAllProducerInfo(_ *remoting.Conn, _ *remoting.Command) *remoting.Command {
+func (ca *consumerAdmin) handleAllProducerInfo(_ *remoting.Conn, _ *remoting.Command) *remoting.Command {
 	table := protocol.ProducerTableInfo{Data: map[string][]protocol.ProducerInfo{}}
-	for _, g := range p.clients.ProducerGroups() {
-		chans := p.clients.ProducerChannels(g)
+	for _, g := range ca.clients.ProducerGroups() {
+		chans := ca.clients.ProducerChannels(g)
 		infos := make([]protocol.ProducerInfo, 0, len(chans))
 		for _, ci := range chans {
 			infos = append(infos, protocol.ProducerInfo{ClientID: ci.ClientID, RemoteIP: ci.Channel.RemoteAddr(),
@@ -208,13 +208,13 @@ const maxQueryConsumeQueueCount = 10000
 // handleQueryConsumeQueue serves QUERY_CONSUME_QUEUE (321, mqadmin
 // queryCq): count units of a ConsumeQueue from index, with the group's
 // subscription when a group is named.
-func (p *Processor) handleQueryConsumeQueue(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (ca *consumerAdmin) handleQueryConsumeQueue(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	var h protocol.QueryConsumeQueueRequestHeader
 	if err := h.Decode(req.ExtFields); err != nil {
 		return headerError(err)
 	}
 	count := int(min(max(h.Count, 0), maxQueryConsumeQueueCount))
-	units, found, err := p.store.QueueUnits(h.Topic, h.QueueID, h.Index, count)
+	units, found, err := ca.store.QueueUnits(h.Topic, h.QueueID, h.Index, count)
 	if !found {
 		return remoting.NewResponse(protocol.SystemError, fmt.Sprintf("%d@%s is not exist!", h.QueueID, h.Topic))
 	}
@@ -222,9 +222,9 @@ func (p *Processor) handleQueryConsumeQueue(_ *remoting.Conn, req *remoting.Comm
 		return remoting.ErrorResponse(err)
 	}
 	body := protocol.QueryConsumeQueueResponseBody{QueueData: make([]protocol.ConsumeQueueData, 0, len(units)),
-		MaxQueueIndex: p.store.MaxOffset(h.Topic, h.QueueID), MinQueueIndex: p.store.MinOffset(h.Topic, h.QueueID)}
+		MaxQueueIndex: ca.store.MaxOffset(h.Topic, h.QueueID), MinQueueIndex: ca.store.MinOffset(h.Topic, h.QueueID)}
 	if _, named := req.ExtFields["consumerGroup"]; named {
-		if sub, ok := p.clients.FindSubscription(h.ConsumerGroup, h.Topic); ok {
+		if sub, ok := ca.clients.FindSubscription(h.ConsumerGroup, h.Topic); ok {
 			body.SubscriptionData = sub
 			body.FilterData = "null" // no ConsumerFilterData: Java's JSON of null
 		} else {
@@ -245,7 +245,7 @@ func (p *Processor) handleQueryConsumeQueue(_ *remoting.Conn, req *remoting.Comm
 // (225): body {groupConfigList: [...]}, each applied as
 // UPDATE_AND_CREATE_SUBSCRIPTIONGROUP would; every config is checked
 // before any is applied.
-func (p *Processor) handleCreateGroupList(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (g *groupAdmin) handleCreateGroupList(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	if len(req.Body) == 0 {
 		return remoting.NewResponse(protocol.SystemError, "UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST without a body")
 	}
@@ -259,7 +259,7 @@ func (p *Processor) handleCreateGroupList(_ *remoting.Conn, req *remoting.Comman
 		}
 	}
 	for _, gc := range list.GroupConfigList {
-		if err := p.groups.Update(gc); err != nil {
+		if err := g.groups.Update(gc); err != nil {
 			return remoting.ErrorResponse(err)
 		}
 	}
@@ -269,11 +269,11 @@ func (p *Processor) handleCreateGroupList(_ *remoting.Conn, req *remoting.Comman
 // handleAllMessageRequestModes serves GET_ALL_MESSAGE_REQUEST_MODE (402):
 // config/messageRequestMode.json's content, or Java's SYSTEM_ERROR when
 // there is no table.
-func (p *Processor) handleAllMessageRequestModes(_ *remoting.Conn, _ *remoting.Command) *remoting.Command {
-	if p.modes == nil {
+func (g *groupAdmin) handleAllMessageRequestModes(_ *remoting.Conn, _ *remoting.Command) *remoting.Command {
+	if g.modes == nil {
 		return remoting.NewResponse(protocol.SystemError, "No message request mode in this broker")
 	}
-	body, err := protocol.MarshalFastJSONPretty(p.modes.Snapshot())
+	body, err := protocol.MarshalFastJSONPretty(g.modes.Snapshot())
 	if err != nil {
 		return remoting.ErrorResponse(err)
 	}

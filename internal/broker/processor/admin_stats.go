@@ -2,6 +2,7 @@ package processor
 
 import (
 	"fmt"
+	"github.com/rocketd/rocketd/internal/store"
 	"math"
 	"strconv"
 
@@ -26,19 +27,45 @@ const (
 	javaAckQueueCapacity      = 100000
 )
 
+// brokerAdmin serves the broker-wide admin codes: runtime info and
+// statistics, the broker config (read and live update), HA status, the
+// timer's checkpoint and metrics, and the delay offsets.
+type brokerAdmin struct {
+	base
+	store           *store.Store
+	stats           *stats.Stats
+	extras          func(map[string]string) // Deps.RuntimeExtras
+	haRuntime       func() protocol.HARuntimeInfo
+	timerCheckpoint func() (protocol.TimerCheckpoint, bool)
+	timerMetrics    func() (protocol.TimerMetrics, bool)
+	fams            Families // the last registered server's pools: runtime info reads their queue lengths
+}
+
+func (ba *brokerAdmin) register(srv *remoting.Server, pools Families) {
+	ba.fams = pools
+	srv.Handle(protocol.GetBrokerRuntimeInfo, pools.Admin, ba.handleRuntimeInfo)
+	srv.Handle(protocol.ViewBrokerStatsData, pools.Admin, ba.handleViewBrokerStats)
+	srv.Handle(protocol.GetBrokerConfig, pools.Admin, ba.handleBrokerConfig)
+	srv.Handle(protocol.UpdateBrokerConfig, pools.Admin, ba.handleUpdateBrokerConfig)
+	srv.Handle(protocol.GetBrokerHAStatus, pools.Admin, ba.handleHAStatus)
+	srv.Handle(protocol.GetTimerCheckPoint, pools.Admin, ba.handleTimerCheckPoint)
+	srv.Handle(protocol.GetTimerMetrics, pools.Admin, ba.handleTimerMetrics)
+	srv.Handle(protocol.GetAllDelayOffset, pools.Admin, ba.handleAllDelayOffset)
+}
+
 // handleRuntimeInfo serves GET_BROKER_RUNTIME_INFO (28) with the keys of
 // Java 5.x's AdminBrokerProcessor.prepareRuntimeInfo (StoreStatsService,
 // DefaultMessageStore, BrokerStats, the thread pools), in Java's formats.
 // Keys of what rocketd measures differently are noted in doc.go.
-func (p *Processor) handleRuntimeInfo(_ *remoting.Conn, _ *remoting.Command) *remoting.Command {
-	return bodyResponse(&protocol.KVTable{Table: p.runtimeInfo()})
+func (ba *brokerAdmin) handleRuntimeInfo(_ *remoting.Conn, _ *remoting.Command) *remoting.Command {
+	return bodyResponse(&protocol.KVTable{Table: ba.runtimeInfo()})
 }
 
-func (p *Processor) runtimeInfo() map[string]string {
+func (ba *brokerAdmin) runtimeInfo() map[string]string {
 	itoa := func(v int64) string { return strconv.FormatInt(v, 10) }
 	utoa := func(v uint64) string { return strconv.FormatUint(v, 10) }
-	rt := p.stats.Runtime()
-	disk := p.store.DiskStatus()
+	rt := ba.stats.Runtime()
+	disk := ba.store.DiskStatus()
 	ratio := strconv.FormatFloat(disk.UsedRatio/100, 'f', -1, 64)
 	m := map[string]string{
 		// StoreStatsService
@@ -64,13 +91,13 @@ func (p *Processor) runtimeInfo() map[string]string {
 		// 4.x tools (mqadmin clusterList 4.9.8) read the old spelling.
 		"getTransferedTps": rt.GetTransferredTps,
 		// DefaultMessageStore
-		"commitLogDiskRatio":                             ratio,
-		"commitLogDiskRatio_" + p.cfg.StorePathCommitLog: ratio,
-		"consumeQueueDiskRatio":                          ratio, // one store root
-		"commitLogMinOffset":                             itoa(p.store.CommitLogMinOffset()),
-		"commitLogMaxOffset":                             itoa(p.store.CommitLogMaxOffset()),
+		"commitLogDiskRatio":                              ratio,
+		"commitLogDiskRatio_" + ba.cfg.StorePathCommitLog: ratio,
+		"consumeQueueDiskRatio":                           ratio, // one store root
+		"commitLogMinOffset":                              itoa(ba.store.CommitLogMinOffset()),
+		"commitLogMaxOffset":                              itoa(ba.store.CommitLogMaxOffset()),
 		// prepareRuntimeInfo
-		"brokerActive":                    strconv.FormatBool(p.isMaster()),
+		"brokerActive":                    strconv.FormatBool(ba.isMaster()),
 		"brokerVersionDesc":               versionDescs[remoting.DefaultVersion],
 		"brokerVersion":                   strconv.Itoa(int(remoting.DefaultVersion)),
 		"msgPutTotalYesterdayMorning":     utoa(rt.PutTotalYesterdayMorning),
@@ -79,15 +106,15 @@ func (p *Processor) runtimeInfo() map[string]string {
 		"msgGetTotalYesterdayMorning":     utoa(rt.GetTotalYesterdayMorning),
 		"msgGetTotalTodayMorning":         utoa(rt.GetTotalTodayMorning),
 		"msgGetTotalTodayNow":             utoa(rt.GetTotalTodayNow),
-		"dispatchBehindBytes":             itoa(p.store.DispatchBehindBytes()),
+		"dispatchBehindBytes":             itoa(ba.store.DispatchBehindBytes()),
 		"pageCacheLockTimeMills":          "0", // the put lock is never held across I/O
-		"earliestMessageTimeStamp":        itoa(p.store.EarliestStoreTime()),
-		"startAcceptSendRequestTimeStamp": itoa(p.cfg.StartAcceptSendRequestTimeStamp),
+		"earliestMessageTimeStamp":        itoa(ba.store.EarliestStoreTime()),
+		"startAcceptSendRequestTimeStamp": itoa(ba.cfg.StartAcceptSendRequestTimeStamp),
 		// No transient store pool: Java reports 0 then and no
 		// remainHowManyDataToCommit.
 		"remainTransientStoreBufferNumbs": "0",
-		"remainHowManyDataToFlush":        humanBytes(p.store.FlushBehindBytes()),
-		"brokerRole":                      string(p.brokerRole()),
+		"remainHowManyDataToFlush":        humanBytes(ba.store.FlushBehindBytes()),
+		"brokerRole":                      string(ba.brokerRole()),
 		// Java's values with timerWheelEnable=false; the broker's
 		// RuntimeExtras sets those of its timer.
 		"timerReadBehind":   "0",
@@ -96,7 +123,7 @@ func (p *Processor) runtimeInfo() map[string]string {
 		"timerEnqueueTps":   "0.0",
 		"timerDequeueTps":   "0.0",
 	}
-	if d, err := vfs.Default.DiskUsage(p.cfg.StorePathRootDir); err == nil {
+	if d, err := vfs.Default.DiskUsage(ba.cfg.StorePathRootDir); err == nil {
 		m["commitLogDirCapacity"] = fmt.Sprintf("Total : %s, Free : %s.", humanBytes(int64(d.Total)), humanBytes(int64(d.Total-d.Used)))
 	}
 	queued := func(f interface{ Queued() int }) string {
@@ -106,28 +133,28 @@ func (p *Processor) runtimeInfo() map[string]string {
 		return strconv.Itoa(f.Queued())
 	}
 	var send, pull, admin interface{ Queued() int }
-	if p.fams.Send != nil {
-		send = p.fams.Send
+	if ba.fams.Send != nil {
+		send = ba.fams.Send
 	}
-	if p.fams.Pull != nil {
-		pull = p.fams.Pull
+	if ba.fams.Pull != nil {
+		pull = ba.fams.Pull
 	}
-	if p.fams.Admin != nil {
-		admin = p.fams.Admin
+	if ba.fams.Admin != nil {
+		admin = ba.fams.Admin
 	}
 	for k, v := range map[string]string{
 		"sendThreadPoolQueueSize":               queued(send),
-		"sendThreadPoolQueueCapacity":           strconv.Itoa(p.cfg.SendThreadPoolQueueCapacity),
+		"sendThreadPoolQueueCapacity":           strconv.Itoa(ba.cfg.SendThreadPoolQueueCapacity),
 		"pullThreadPoolQueueSize":               queued(pull),
-		"pullThreadPoolQueueCapacity":           strconv.Itoa(p.cfg.PullThreadPoolQueueCapacity),
+		"pullThreadPoolQueueCapacity":           strconv.Itoa(ba.cfg.PullThreadPoolQueueCapacity),
 		"litePullThreadPoolQueueSize":           queued(pull),
 		"litePullThreadPoolQueueCapacity":       strconv.Itoa(javaLitePullQueueCapacity),
 		"queryThreadPoolQueueSize":              queued(admin),
-		"queryThreadPoolQueueCapacity":          strconv.Itoa(p.cfg.QueryThreadPoolQueueCapacity),
+		"queryThreadPoolQueueCapacity":          strconv.Itoa(ba.cfg.QueryThreadPoolQueueCapacity),
 		"ackThreadPoolQueueSize":                "0",
 		"ackThreadPoolQueueCapacity":            strconv.Itoa(javaAckQueueCapacity),
 		"EndTransactionQueueSize":               queued(send),
-		"EndTransactionThreadPoolQueueCapacity": strconv.Itoa(p.cfg.EndTransactionPoolQueueCapacity),
+		"EndTransactionThreadPoolQueueCapacity": strconv.Itoa(ba.cfg.EndTransactionPoolQueueCapacity),
 		// rocketd's queues do not stamp their requests unless
 		// brokerFastFailureEnable drops old ones; none waits long then.
 		"sendThreadPoolQueueHeadWaitTimeMills":     "0",
@@ -138,8 +165,8 @@ func (p *Processor) runtimeInfo() map[string]string {
 	} {
 		m[k] = v
 	}
-	if p.extras != nil {
-		p.extras(m)
+	if ba.extras != nil {
+		ba.extras(m)
 	}
 	return m
 }
@@ -157,7 +184,7 @@ func humanBytes(n int64) string {
 // statsAll) as Java's ViewBrokerStatsData: the minute, hour and day
 // snapshots of one statistics item (package stats lists the names and
 // keys), or SYSTEM_ERROR "The stats <name> <key> not exist".
-func (p *Processor) handleViewBrokerStats(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (ba *brokerAdmin) handleViewBrokerStats(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	if resp := missing(req, "statsName", "statsKey"); resp != nil {
 		return resp
 	}
@@ -165,7 +192,7 @@ func (p *Processor) handleViewBrokerStats(_ *remoting.Conn, req *remoting.Comman
 	if err := h.Decode(req.ExtFields); err != nil {
 		return headerError(err)
 	}
-	w, found := p.stats.Item(h.StatsName, h.StatsKey)
+	w, found := ba.stats.Item(h.StatsName, h.StatsKey)
 	if !found {
 		return remoting.NewResponse(protocol.SystemError, fmt.Sprintf("The stats <%s> <%s> not exist", h.StatsName, h.StatsKey))
 	}

@@ -1,6 +1,9 @@
 package processor
 
 import (
+	"github.com/rocketd/rocketd/internal/broker/meta"
+	"github.com/rocketd/rocketd/internal/store"
+	"log/slog"
 	"strings"
 
 	"github.com/rocketd/rocketd/internal/protocol"
@@ -14,40 +17,54 @@ import (
 // MixAll.LMQ_PREFIX), which have no topic config and are never unused.
 const lmqPrefix = "%LMQ%"
 
+// storeAdmin serves the store maintenance codes: clean expired consume
+// queues, delete expired CommitLog files, clean unused topics.
+type storeAdmin struct {
+	log    *slog.Logger
+	store  *store.Store
+	topics *meta.Topics
+}
+
+func (sa *storeAdmin) register(srv *remoting.Server, pools Families) {
+	srv.Handle(protocol.CleanExpiredConsumequeue, pools.Admin, sa.handleCleanExpiredConsumeQueue)
+	srv.Handle(protocol.DeleteExpiredCommitlog, pools.Admin, sa.handleDeleteExpiredCommitLog)
+	srv.Handle(protocol.CleanUnusedTopic, pools.Admin, sa.handleCleanUnusedTopic)
+}
+
 // handleCleanExpiredConsumeQueue serves CLEAN_EXPIRED_CONSUMEQUEUE (306):
 // the ConsumeQueues whose records all lie below the CommitLog's min offset
 // are destroyed, system topics' excepted (Java's cleanExpiredConsumerQueue).
-func (p *Processor) handleCleanExpiredConsumeQueue(_ *remoting.Conn, _ *remoting.Command) *remoting.Command {
-	n, err := p.store.CleanExpiredConsumeQueues(p.topics.IsSystemTopic)
+func (sa *storeAdmin) handleCleanExpiredConsumeQueue(_ *remoting.Conn, _ *remoting.Command) *remoting.Command {
+	n, err := sa.store.CleanExpiredConsumeQueues(sa.topics.IsSystemTopic)
 	if err != nil {
 		return remoting.NewResponse(protocol.SystemError, err.Error())
 	}
-	p.log.Info("processor: cleaned expired consume queues", "count", n)
+	sa.log.Info("processor: cleaned expired consume queues", "count", n)
 	return ok(nil)
 }
 
 // handleDeleteExpiredCommitLog serves DELETE_EXPIRED_COMMITLOG (329): the
 // next cleanup rounds delete expired CommitLog segments whatever
 // deleteWhen says (Java's executeDeleteFilesManually).
-func (p *Processor) handleDeleteExpiredCommitLog(_ *remoting.Conn, _ *remoting.Command) *remoting.Command {
-	p.store.DeleteExpiredManually()
+func (sa *storeAdmin) handleDeleteExpiredCommitLog(_ *remoting.Conn, _ *remoting.Command) *remoting.Command {
+	sa.store.DeleteExpiredManually()
 	return ok(nil)
 }
 
 // handleCleanUnusedTopic serves CLEAN_UNUSED_TOPIC (316): the ConsumeQueues
 // of topics the topic config does not hold are deleted, except system
 // topics and light message queues (Java's cleanUnusedTopic).
-func (p *Processor) handleCleanUnusedTopic(_ *remoting.Conn, _ *remoting.Command) *remoting.Command {
+func (sa *storeAdmin) handleCleanUnusedTopic(_ *remoting.Conn, _ *remoting.Command) *remoting.Command {
 	keep := func(topic string) bool {
-		if _, found := p.topics.Get(topic); found {
+		if _, found := sa.topics.Get(topic); found {
 			return true
 		}
-		return p.topics.IsSystemTopic(topic) || strings.HasPrefix(topic, lmqPrefix)
+		return sa.topics.IsSystemTopic(topic) || strings.HasPrefix(topic, lmqPrefix)
 	}
-	n, err := p.store.CleanUnusedTopics(keep)
+	n, err := sa.store.CleanUnusedTopics(keep)
 	if err != nil {
 		return remoting.NewResponse(protocol.SystemError, err.Error())
 	}
-	p.log.Info("processor: cleaned unused topics", "count", n)
+	sa.log.Info("processor: cleaned unused topics", "count", n)
 	return ok(nil)
 }

@@ -10,11 +10,11 @@ import (
 // protocol.TimerCheckpoint and Deps.TimerCheckpoint for how rocketd's
 // timer maps onto it). A broker without a timer service (a slave) answers
 // SYSTEM_ERROR "The checkpoint is null", as Java's does without one.
-func (p *Processor) handleTimerCheckPoint(_ *remoting.Conn, _ *remoting.Command) *remoting.Command {
-	if p.timerCheckpoint == nil {
+func (ba *brokerAdmin) handleTimerCheckPoint(_ *remoting.Conn, _ *remoting.Command) *remoting.Command {
+	if ba.timerCheckpoint == nil {
 		return remoting.NewResponse(protocol.SystemError, "The checkpoint is null")
 	}
-	cp, ok := p.timerCheckpoint()
+	cp, ok := ba.timerCheckpoint()
 	if !ok {
 		return remoting.NewResponse(protocol.SystemError, "The checkpoint is null")
 	}
@@ -26,11 +26,11 @@ func (p *Processor) handleTimerCheckPoint(_ *remoting.Conn, _ *remoting.Command)
 // handleTimerMetrics serves GET_TIMER_METRICS (61): the timer messages
 // held per real topic (TimerMetrics JSON). Without a timer service (a
 // slave): SYSTEM_ERROR "The timer message store is null", as Java's.
-func (p *Processor) handleTimerMetrics(_ *remoting.Conn, _ *remoting.Command) *remoting.Command {
-	if p.timerMetrics == nil {
+func (ba *brokerAdmin) handleTimerMetrics(_ *remoting.Conn, _ *remoting.Command) *remoting.Command {
+	if ba.timerMetrics == nil {
 		return remoting.NewResponse(protocol.SystemError, "The timer message store is null")
 	}
-	m, ok := p.timerMetrics()
+	m, ok := ba.timerMetrics()
 	if !ok {
 		return remoting.NewResponse(protocol.SystemError, "The timer message store is null")
 	}

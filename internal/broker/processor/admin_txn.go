@@ -18,8 +18,8 @@ import (
 // failure SYSTEM_ERROR; so does rocketd, with a remark saying which
 // (Java's "Put message back to RMQ_SYS_TRANS_HALF_TOPIC failed." for a
 // refused put).
-func (p *Processor) handleResumeCheckHalf(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	if p.txn == nil {
+func (ma *messageAdmin) handleResumeCheckHalf(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	if ma.txn == nil {
 		return remoting.NewResponse(protocol.SystemError, "transactions are not served by this broker")
 	}
 	var h protocol.ResumeCheckHalfMessageRequestHeader
@@ -33,7 +33,7 @@ func (p *Processor) handleResumeCheckHalf(_ *remoting.Conn, req *remoting.Comman
 	if err != nil {
 		return remoting.NewResponse(protocol.SystemError, "msgId "+h.MsgID+": "+err.Error())
 	}
-	raw, found := p.readRecord(offset)
+	raw, found := readRecord(ma.store, ma.live().MaxMessageSize, offset)
 	if !found {
 		return remoting.NewResponse(protocol.SystemError, "can not find message by the offset, "+strconv.FormatInt(offset, 10))
 	}
@@ -41,7 +41,7 @@ func (p *Processor) handleResumeCheckHalf(_ *remoting.Conn, req *remoting.Comman
 	if err != nil {
 		return remoting.NewResponse(protocol.SystemError, "message at offset "+strconv.FormatInt(offset, 10)+" does not decode: "+err.Error())
 	}
-	res, err := p.txn.Resume(&rec)
+	res, err := ma.txn.Resume(&rec)
 	if errors.Is(err, txn.ErrNotHalf) {
 		return remoting.NewResponse(protocol.SystemError, err.Error())
 	}

@@ -22,14 +22,14 @@ import (
 // The queues are every broker's readable queues of the topic, from the
 // NameServer's route (as Java's TopicRouteInfoManager, without its cache),
 // or this broker's when it has no NameServer.
-func (p *Processor) handleQueryAssignment(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (c *clientFamily) handleQueryAssignment(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	b, err := protocol.DecodeQueryAssignmentRequestBody(req.Body)
 	if err != nil {
 		return remoting.NewResponse(protocol.SystemError, err.Error())
 	}
-	mode := p.requestMode(b.Topic, b.ConsumerGroup)
+	mode := c.requestMode(b.Topic, b.ConsumerGroup)
 	var body protocol.QueryAssignmentResponseBody
-	if mqs, valid := p.loadBalance(&b, mode); valid {
+	if mqs, valid := c.loadBalance(&b, mode); valid {
 		list := make([]protocol.MessageQueueAssignment, len(mqs))
 		for i, q := range mqs {
 			list[i] = protocol.MessageQueueAssignment{MessageQueue: q, Mode: mode.Mode}
@@ -41,42 +41,42 @@ func (p *Processor) handleQueryAssignment(_ *remoting.Conn, req *remoting.Comman
 
 // requestMode is the mode SET_MESSAGE_REQUEST_MODE set for topic@group,
 // else the broker's default (always PULL for a retry topic).
-func (p *Processor) requestMode(topic, group string) protocol.SetMessageRequestModeRequestBody {
-	if p.modes != nil {
-		if m, ok := p.modes.Get(topic, group); ok {
+func (c *clientFamily) requestMode(topic, group string) protocol.SetMessageRequestModeRequestBody {
+	if c.modes != nil {
+		if m, ok := c.modes.Get(topic, group); ok {
 			return m
 		}
 	}
 	m := protocol.SetMessageRequestModeRequestBody{Topic: topic, ConsumerGroup: group, Mode: protocol.RequestModePull}
-	if !meta.IsRetryTopic(topic) && p.live().DefaultMessageRequestMode == string(protocol.RequestModePop) {
+	if !meta.IsRetryTopic(topic) && c.live().DefaultMessageRequestMode == string(protocol.RequestModePop) {
 		m.Mode = protocol.RequestModePop
-		m.PopShareQueueNum = int32(p.live().DefaultPopShareQueueNum)
+		m.PopShareQueueNum = int32(c.live().DefaultPopShareQueueNum)
 	}
 	return m
 }
 
 // loadBalance is QueryAssignmentProcessor.doLoadBalance; valid is false
 // where Java returns null.
-func (p *Processor) loadBalance(b *protocol.QueryAssignmentRequestBody, mode protocol.SetMessageRequestModeRequestBody) (mqs []protocol.MessageQueue, valid bool) {
-	mqAll, found := p.subscribeQueues(b.Topic)
+func (c *clientFamily) loadBalance(b *protocol.QueryAssignmentRequestBody, mode protocol.SetMessageRequestModeRequestBody) (mqs []protocol.MessageQueue, valid bool) {
+	mqAll, found := c.subscribeQueues(b.Topic)
 	if !found {
 		if !meta.IsRetryTopic(b.Topic) {
-			p.log.Debug("query assignment: the topic does not exist", "group", b.ConsumerGroup, "topic", b.Topic)
+			c.log.Debug("query assignment: the topic does not exist", "group", b.ConsumerGroup, "topic", b.Topic)
 		}
 		return nil, false
 	}
-	if b.MessageModel == protocol.Broadcasting || !p.live().ServerLoadBalancerEnable {
+	if b.MessageModel == protocol.Broadcasting || !c.live().ServerLoadBalancerEnable {
 		return mqAll, true
 	}
-	cidAll := p.clients.ConsumerIDs(b.ConsumerGroup)
+	cidAll := c.clients.ConsumerIDs(b.ConsumerGroup)
 	strategy := allocateStrategies[b.StrategyName]
 	// Java's strategies throw on these; the processor turns that into null.
 	switch {
 	case len(cidAll) == 0:
-		p.log.Debug("query assignment: no consumer online", "group", b.ConsumerGroup, "topic", b.Topic)
+		c.log.Debug("query assignment: no consumer online", "group", b.ConsumerGroup, "topic", b.Topic)
 		return nil, false
 	case strategy == nil:
-		p.log.Debug("query assignment: unsupported strategy", "strategy", b.StrategyName, "group", b.ConsumerGroup)
+		c.log.Debug("query assignment: unsupported strategy", "strategy", b.StrategyName, "group", b.ConsumerGroup)
 		return nil, false
 	case b.ClientID == "" || len(mqAll) == 0:
 		return nil, false
@@ -92,12 +92,12 @@ func (p *Processor) loadBalance(b *protocol.QueryAssignmentRequestBody, mode pro
 // from the NameServer's route of the topic (every broker's queues), or,
 // without a route lookup, from this broker's topic config. found is false
 // for an unknown topic or a failed lookup (Java's null).
-func (p *Processor) subscribeQueues(topic string) (mqs []protocol.MessageQueue, found bool) {
+func (c *clientFamily) subscribeQueues(topic string) (mqs []protocol.MessageQueue, found bool) {
 	mqs = []protocol.MessageQueue{}
-	if p.route != nil {
-		route, found, err := p.route(context.Background(), topic)
+	if c.route != nil {
+		route, found, err := c.route(context.Background(), topic)
 		if err != nil {
-			p.log.Warn("query assignment: no route", "topic", topic, "err", err)
+			c.log.Warn("query assignment: no route", "topic", topic, "err", err)
 			return nil, false
 		}
 		if !found {
@@ -111,13 +111,13 @@ func (p *Processor) subscribeQueues(topic string) (mqs []protocol.MessageQueue, 
 			}
 		}
 	} else {
-		tc, found := p.topics.Get(topic)
+		tc, found := c.topics.Get(topic)
 		if !found {
 			return nil, false
 		}
 		if meta.IsReadable(tc.Perm) {
 			for q := range tc.ReadQueueNums {
-				mqs = append(mqs, protocol.MessageQueue{Topic: topic, BrokerName: p.cfg.BrokerName, QueueID: q})
+				mqs = append(mqs, protocol.MessageQueue{Topic: topic, BrokerName: c.cfg.BrokerName, QueueID: q})
 			}
 		}
 	}
@@ -127,7 +127,7 @@ func (p *Processor) subscribeQueues(topic string) (mqs []protocol.MessageQueue, 
 
 // handleSetMessageRequestMode serves SET_MESSAGE_REQUEST_MODE (401): the
 // mode is kept per topic@group in config/messageRequestMode.json.
-func (p *Processor) handleSetMessageRequestMode(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (c *clientFamily) handleSetMessageRequestMode(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	b, err := protocol.DecodeSetMessageRequestModeRequestBody(req.Body)
 	if err != nil {
 		return remoting.NewResponse(protocol.SystemError, err.Error())
@@ -135,16 +135,16 @@ func (p *Processor) handleSetMessageRequestMode(_ *remoting.Conn, req *remoting.
 	if meta.IsRetryTopic(b.Topic) {
 		return remoting.NewResponse(protocol.NoPermission, "retry topic is not allowed to set mode")
 	}
-	if !p.topics.Contains(b.Topic) {
+	if !c.topics.Contains(b.Topic) {
 		return remoting.NewResponse(protocol.TopicNotExist, fmt.Sprintf("topic[%s] not exist", b.Topic))
 	}
-	if _, found := p.groups.FindOrCreate(b.ConsumerGroup); !found {
+	if _, found := c.groups.FindOrCreate(b.ConsumerGroup); !found {
 		return remoting.NewResponse(protocol.SubscriptionGroupNotExist, "subscription group does not exist")
 	}
-	if p.modes == nil {
+	if c.modes == nil {
 		return remoting.NewResponse(protocol.SystemError, "this broker keeps no message request modes")
 	}
-	if err := p.modes.Set(b); err != nil {
+	if err := c.modes.Set(b); err != nil {
 		// Java logs a failed persist and answers SUCCESS; the mode would
 		// then be lost at the next restart without anyone knowing.
 		return remoting.NewResponse(protocol.SystemError, "message request mode set but not saved: "+err.Error())

@@ -15,9 +15,9 @@ import (
 // properties text ("key=value" lines, keys sorted), durations in the unit
 // their key names (ms), as mqadmin getBrokerConfig prints them; the live
 // keys with their current values.
-func (p *Processor) handleBrokerConfig(_ *remoting.Conn, _ *remoting.Command) *remoting.Command {
-	resp := ok(&protocol.GetBrokerConfigResponseHeader{Version: p.rt.Version()})
-	resp.Body = []byte(brokerConfigText(p.live()))
+func (ba *brokerAdmin) handleBrokerConfig(_ *remoting.Conn, _ *remoting.Command) *remoting.Command {
+	resp := ok(&protocol.GetBrokerConfigResponseHeader{Version: ba.rt.Version()})
+	resp.Body = []byte(brokerConfigText(ba.live()))
 	return resp
 }
 
@@ -35,8 +35,8 @@ func brokerConfigText(bc *config.BrokerConfig) string {
 // handleUpdateBrokerConfig serves UPDATE_BROKER_CONFIG (25, mqadmin
 // updateBrokerConfig): the body is properties text; see config.Runtime for
 // which keys change.
-func (p *Processor) handleUpdateBrokerConfig(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
-	return configcmd.Update(p.rt, req.Body, func(props config.Properties) {
-		p.log.Info("processor: broker config updated", "keys", props, "caller", conn.RemoteAddr())
+func (ba *brokerAdmin) handleUpdateBrokerConfig(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+	return configcmd.Update(ba.rt, req.Body, func(props config.Properties) {
+		ba.log.Info("processor: broker config updated", "keys", props, "caller", conn.RemoteAddr())
 	})
 }

@@ -44,6 +44,24 @@
 //	filter.go  the TAG subscription filter (FuzzTagFilter, corpus in testdata/fuzz)
 //	sqlfilter.go CHECK_CLIENT_CONFIG (46) and the SQL92 filter of pulls
 //
+// # Families
+//
+// Each request family is its own type holding only the dependencies its
+// handlers use, and routes its own codes (register): sendFamily (send.go),
+// pullFamily (pull.go), offsetFamily (offset.go), clientFamily (client.go),
+// popFamily (pop.go), authFamily (users.go), and the admin codes in
+// topicAdmin (topic.go), groupAdmin (groupconfig.go), consumerAdmin
+// (admin.go), brokerAdmin (admin_stats.go), storeAdmin (admin_store.go) and
+// messageAdmin (query.go). What several families use is a small shared
+// type, not the Processor: base (configuration, role, logger), staticRW
+// (static topics' mapping and forwarding) and filters (a pull's message
+// filter and the SQL92 expression cache). Processor only composes: New
+// builds the families from Deps, Register runs each one's register, the
+// Local* methods call the family that serves the code. A new family is one
+// type and one line in New, and one row of familyDeps in families_test.go,
+// which checks that each family holds exactly what it lists and reads all
+// of it, and that every handler is on a family.
+//
 // # Runtime statistics
 //
 // Every stored send is counted (package stats: TopicPut) under the

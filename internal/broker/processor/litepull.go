@@ -15,15 +15,15 @@ import (
 // consumer commits with UPDATE_CONSUMER_OFFSET) and by the broker switch
 // litePullMessageEnable, checked right after the broker's read permission.
 // A held lite pull is woken and re-run like any pull.
-func (p *Processor) handleLitePull(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
-	if p.brokerReadable() && !p.live().LitePullMessageEnable {
+func (pl *pullFamily) handleLitePull(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+	if pl.brokerReadable() && !pl.live().LitePullMessageEnable {
 		return remoting.NewResponse(protocol.NoPermission,
-			fmt.Sprintf("the broker[%s] for lite pull consumer is forbidden", p.cfg.BrokerIP1))
+			fmt.Sprintf("the broker[%s] for lite pull consumer is forbidden", pl.cfg.BrokerIP1))
 	}
 	if key := missingPullField(req.ExtFields); key != "" {
 		return remoting.NewResponse(protocol.SystemError, "the custom field <"+key+"> is null")
 	}
-	return p.pull(conn, req, true)
+	return pl.pull(conn, req, true)
 }
 
 // pullRequiredFields are PullMessageRequestHeader's @CFNotNull fields.

@@ -20,24 +20,12 @@ import (
 // LocalSend runs a SEND_MESSAGE(_V2) or SEND_BATCH_MESSAGE request, the
 // send hooks included.
 func (p *Processor) LocalSend(req *remoting.Command, from netip.AddrPort) *remoting.Command {
-	r := p.newSendReply()
-	h := &r.req
-	if err := h.DecodeFrom(req.Code, req); err != nil {
-		return headerError(err)
-	}
-	for _, hook := range p.sendHooks {
-		hook.BeforeSend(nil, h)
-	}
-	resp := p.send(nil, from, req, h, &r.resp)
-	for _, hook := range p.sendHooks {
-		hook.AfterSend(nil, h, resp)
-	}
-	return resp
+	return p.sends.sendHooked(nil, from, req)
 }
 
 // LocalEndTransaction runs an END_TRANSACTION request.
 func (p *Processor) LocalEndTransaction(req *remoting.Command) *remoting.Command {
-	return p.handleEndTransaction(nil, req)
+	return p.sends.handleEndTransaction(nil, req)
 }
 
 // LocalPop runs a POP_MESSAGE request. A pop that finds nothing waits in
@@ -45,13 +33,13 @@ func (p *Processor) LocalEndTransaction(req *remoting.Command) *remoting.Command
 // have arrived (then it pops again), the request's pollTime is over or
 // ctx ends. The caller releases the answer's body (resp.Release).
 func (p *Processor) LocalPop(ctx context.Context, h *protocol.PopMessageRequestHeader) *remoting.Command {
-	if p.pop == nil {
-		return p.popUnavailable(nil, &remoting.Command{Code: protocol.PopMessage})
+	if p.pops.pop == nil {
+		return p.pops.popUnavailable(nil, &remoting.Command{Code: protocol.PopMessage})
 	}
 	req := remoting.NewRequest(protocol.PopMessage, protocol.Ext(h), nil)
-	return p.localHeld(ctx, time.Now().Add(time.Duration(h.PollTime)*time.Millisecond), protocol.PollingTimeout,
+	return localHeld(ctx, p.pops.holder, time.Now().Add(time.Duration(h.PollTime)*time.Millisecond), protocol.PollingTimeout,
 		longpoll.Request{Topic: h.Topic, QueueID: pop.HoldQueue(h.QueueID)},
-		func() *remoting.Command { return p.popMessage(nil, req, false) },
+		func() *remoting.Command { return p.pops.popMessage(nil, req, false) },
 		func(resp *remoting.Command) { resp.Code = protocol.PollingFull })
 }
 
@@ -59,18 +47,18 @@ func (p *Processor) LocalPop(ctx context.Context, h *protocol.PopMessageRequestH
 // is held in the long-polling holder (hold names the queue) until an
 // arrival wakes it, the deadline passes or ctx ends, then attempt runs
 // again. A full holder answers at once, through full when it is set.
-func (p *Processor) localHeld(ctx context.Context, deadline time.Time, idle int32, hold longpoll.Request,
+func localHeld(ctx context.Context, holder *longpoll.Holder, deadline time.Time, idle int32, hold longpoll.Request,
 	attempt func() *remoting.Command, full func(*remoting.Command)) *remoting.Command {
 	for {
 		resp := attempt()
 		left := time.Until(deadline)
-		if resp.Code != idle || p.holder == nil || left <= 0 {
+		if resp.Code != idle || holder == nil || left <= 0 {
 			return resp
 		}
 		w := &localWaiter{done: ctx.Done(), woke: make(chan struct{}, 1)}
 		hold.Timeout, hold.Conn = left, w
 		hold.Wake = func() { w.woke <- struct{}{} }
-		switch p.holder.Hold(hold) {
+		switch holder.Hold(hold) {
 		case longpoll.Held:
 		case longpoll.QueueFull, longpoll.Full:
 			if full != nil {
@@ -83,7 +71,7 @@ func (p *Processor) localHeld(ctx context.Context, deadline time.Time, idle int3
 		select {
 		case <-w.woke:
 		case <-ctx.Done():
-			p.holder.DropConn(w)
+			holder.DropConn(w)
 			return resp
 		}
 	}
@@ -100,28 +88,28 @@ func (w *localWaiter) Closed() <-chan struct{} { return w.done }
 
 // LocalAck acknowledges one popped message (ACK_MESSAGE).
 func (p *Processor) LocalAck(h *protocol.AckMessageRequestHeader, from string) (code int32, remark string) {
-	if p.pop == nil {
-		r := p.popUnavailable(nil, &remoting.Command{Code: protocol.AckMessage})
+	if p.pops.pop == nil {
+		r := p.pops.popUnavailable(nil, &remoting.Command{Code: protocol.AckMessage})
 		return r.Code, r.Remark
 	}
-	st := p.pop.Ack(h, from)
+	st := p.pops.pop.Ack(h, from)
 	return st.Code, st.Remark
 }
 
 // LocalChangeInvisible runs CHANGE_MESSAGE_INVISIBLETIME.
 func (p *Processor) LocalChangeInvisible(h *protocol.ChangeInvisibleTimeRequestHeader, from string) (protocol.ChangeInvisibleTimeResponseHeader, int32, string) {
-	if p.pop == nil {
-		r := p.popUnavailable(nil, &remoting.Command{Code: protocol.ChangeMessageInvisibleTime})
+	if p.pops.pop == nil {
+		r := p.pops.popUnavailable(nil, &remoting.Command{Code: protocol.ChangeMessageInvisibleTime})
 		return protocol.ChangeInvisibleTimeResponseHeader{}, r.Code, r.Remark
 	}
-	rh, st := p.pop.ChangeInvisible(h, from)
+	rh, st := p.pops.pop.ChangeInvisible(h, from)
 	return rh, st.Code, st.Remark
 }
 
 // LocalSendBack runs CONSUMER_SEND_MSG_BACK (a message to its group's
 // retry topic or, with a negative delay level, to its DLQ).
 func (p *Processor) LocalSendBack(req *remoting.Command) *remoting.Command {
-	return p.handleSendBack(nil, req)
+	return p.sends.handleSendBack(nil, req)
 }
 
 // LocalSubscription is one topic a gRPC consumer subscribes to.
@@ -148,20 +136,11 @@ func (p *Processor) LocalHeartbeat(ch client.Channel, info client.ClientInfo, gr
 	for _, g := range producerGroups {
 		hb.ProducerDataSet = append(hb.ProducerDataSet, protocol.ProducerData{GroupName: g})
 	}
-	p.registerClient(ch, info, &hb)
+	p.clients.registerClient(ch, info, &hb)
 }
 
 // LocalUnregister forgets a gRPC client's consumer group and producer
 // groups on ch (UNREGISTER_CLIENT).
 func (p *Processor) LocalUnregister(ch client.Channel, group string, producerGroups []string) {
-	for _, g := range producerGroups {
-		p.clients.UnregisterProducer(g, ch)
-	}
-	if group != "" {
-		notify := true
-		if gc, found := p.groups.Get(group); found {
-			notify = gc.NotifyConsumerIdsChangedEnable
-		}
-		p.clients.UnregisterConsumer(group, ch, notify)
-	}
+	p.clients.unregister(ch, group, producerGroups)
 }

@@ -17,36 +17,36 @@ import (
 // over or ctx ends. The caller releases the answer's body (resp.Release).
 func (p *Processor) LocalPull(ctx context.Context, h *protocol.PullMessageRequestHeader) *remoting.Command {
 	req := remoting.NewRequest(protocol.PullMessage, protocol.Ext(h), nil)
-	return p.localHeld(ctx, time.Now().Add(time.Duration(h.SuspendTimeoutMillis)*time.Millisecond), protocol.PullNotFound,
+	return localHeld(ctx, p.pulls.holder, time.Now().Add(time.Duration(h.SuspendTimeoutMillis)*time.Millisecond), protocol.PullNotFound,
 		longpoll.Request{Topic: h.Topic, QueueID: h.QueueID, Offset: h.QueueOffset},
-		func() *remoting.Command { return p.pull(nil, req, false) }, nil)
+		func() *remoting.Command { return p.pulls.pull(nil, req, false) }, nil)
 }
 
 // LocalUpdateOffset runs UPDATE_CONSUMER_OFFSET.
 func (p *Processor) LocalUpdateOffset(h *protocol.UpdateConsumerOffsetRequestHeader) (code int32, remark string) {
-	r := p.handleUpdateConsumerOffset(nil, remoting.NewRequest(protocol.UpdateConsumerOffset, protocol.Ext(h), nil))
+	r := p.offsets.handleUpdateConsumerOffset(nil, remoting.NewRequest(protocol.UpdateConsumerOffset, protocol.Ext(h), nil))
 	return r.Code, r.Remark
 }
 
 // LocalQueryOffset runs QUERY_CONSUMER_OFFSET: the group's committed
 // offset, or QUERY_NOT_FOUND.
 func (p *Processor) LocalQueryOffset(h *protocol.QueryConsumerOffsetRequestHeader) (offset int64, code int32, remark string) {
-	return offsetAnswer(p.handleQueryConsumerOffset(nil, remoting.NewRequest(protocol.QueryConsumerOffset, protocol.Ext(h), nil)))
+	return offsetAnswer(p.offsets.handleQueryConsumerOffset(nil, remoting.NewRequest(protocol.QueryConsumerOffset, protocol.Ext(h), nil)))
 }
 
 // LocalMinOffset runs GET_MIN_OFFSET.
 func (p *Processor) LocalMinOffset(h *protocol.QueueRequestHeader) (offset int64, code int32, remark string) {
-	return offsetAnswer(p.handleGetMinOffset(nil, remoting.NewRequest(protocol.GetMinOffset, protocol.Ext(h), nil)))
+	return offsetAnswer(p.offsets.handleGetMinOffset(nil, remoting.NewRequest(protocol.GetMinOffset, protocol.Ext(h), nil)))
 }
 
 // LocalMaxOffset runs GET_MAX_OFFSET.
 func (p *Processor) LocalMaxOffset(h *protocol.QueueRequestHeader) (offset int64, code int32, remark string) {
-	return offsetAnswer(p.handleGetMaxOffset(nil, remoting.NewRequest(protocol.GetMaxOffset, protocol.Ext(h), nil)))
+	return offsetAnswer(p.offsets.handleGetMaxOffset(nil, remoting.NewRequest(protocol.GetMaxOffset, protocol.Ext(h), nil)))
 }
 
 // LocalSearchOffset runs SEARCH_OFFSET_BY_TIMESTAMP.
 func (p *Processor) LocalSearchOffset(h *protocol.SearchOffsetRequestHeader) (offset int64, code int32, remark string) {
-	return offsetAnswer(p.handleSearchOffset(nil, remoting.NewRequest(protocol.SearchOffsetByTimestamp, protocol.Ext(h), nil)))
+	return offsetAnswer(p.offsets.handleSearchOffset(nil, remoting.NewRequest(protocol.SearchOffsetByTimestamp, protocol.Ext(h), nil)))
 }
 
 func offsetAnswer(r *remoting.Command) (int64, int32, string) {

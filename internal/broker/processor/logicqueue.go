@@ -30,8 +30,8 @@ type logicQueue struct {
 //
 // A request with lo=false (loFalse) names a physical queue and is not
 // rewritten.
-func (p *Processor) sendLogicQueue(req *remoting.Command, topic string, queueID int32) (logicQueue, int32, string) {
-	d := p.mappings.Lookup(topic)
+func (s *sendFamily) sendLogicQueue(req *remoting.Command, topic string, queueID int32) (logicQueue, int32, string) {
+	d := s.mappings.Lookup(topic)
 	if d == nil {
 		return logicQueue{}, protocol.Success, ""
 	}

@@ -22,7 +22,7 @@ func TestPutResponse(t *testing.T) {
 	}
 	defer st.Close()
 	cfg := config.NewBrokerConfig()
-	p := &Processor{cfg: &cfg, rt: config.NewBrokerRuntime(&cfg, ""), store: st}
+	p := &sendFamily{base: base{cfg: &cfg, rt: config.NewBrokerRuntime(&cfg, "")}, store: st}
 	cases := []struct {
 		st     store.PutStatus
 		code   int32
@@ -96,7 +96,7 @@ func TestCreateMappedFileFailedRemark(t *testing.T) {
 	}
 	defer st.Close()
 	cfg := config.NewBrokerConfig()
-	p := &Processor{cfg: &cfg, rt: config.NewBrokerRuntime(&cfg, ""), store: st}
+	p := &sendFamily{base: base{cfg: &cfg, rt: config.NewBrokerRuntime(&cfg, "")}, store: st}
 	res := st.PutMessage(context.Background(), &message.Record{Topic: "T", Body: []byte("x")}, store.PutOptions{})
 	if res.Status != store.CreateMappedFileFailed {
 		t.Fatalf("put on a full disk: %v", res.Status)

@@ -21,23 +21,23 @@ import (
 // sends these today (the proxy's MQClientAPIExt.notification has no
 // caller); Java's broker serves them, and so does rocketd.
 
-func (p *Processor) handleNotification(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
-	return p.notification(conn, req, true)
+func (pf *popFamily) handleNotification(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+	return pf.notification(conn, req, true)
 }
 
 // popQueueChecks are the checks of NOTIFICATION, POLLING_INFO and
 // PEEK_MESSAGE, with Java's codes and remarks.
-func (p *Processor) popQueueChecks(conn *remoting.Conn, group, topic string, queueID int32) (protocol.TopicConfig, int32, string) {
-	if !p.brokerReadable() {
-		return protocol.TopicConfig{}, protocol.NoPermission, fmt.Sprintf("the broker[%s] peeking message is forbidden", p.cfg.BrokerIP1)
+func (pf *popFamily) popQueueChecks(conn *remoting.Conn, group, topic string, queueID int32) (protocol.TopicConfig, int32, string) {
+	if !pf.brokerReadable() {
+		return protocol.TopicConfig{}, protocol.NoPermission, fmt.Sprintf("the broker[%s] peeking message is forbidden", pf.cfg.BrokerIP1)
 	}
-	return p.popTopicChecks(conn, group, topic, queueID)
+	return pf.popTopicChecks(conn, group, topic, queueID)
 }
 
 // popTopicChecks are the topic, queue and group checks every POP code
 // makes (POP_MESSAGE makes its own before them).
-func (p *Processor) popTopicChecks(conn *remoting.Conn, group, topic string, queueID int32) (protocol.TopicConfig, int32, string) {
-	tc, found := p.topics.Get(topic)
+func (pf *popFamily) popTopicChecks(conn *remoting.Conn, group, topic string, queueID int32) (protocol.TopicConfig, int32, string) {
+	tc, found := pf.topics.Get(topic)
 	if !found {
 		return tc, protocol.TopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please!", topic)
 	}
@@ -48,7 +48,7 @@ func (p *Processor) popTopicChecks(conn *remoting.Conn, group, topic string, que
 		return tc, protocol.InvalidParameter, fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d] consumer:[%s]",
 			queueID, topic, tc.ReadQueueNums, remoteOf(conn))
 	}
-	gc, found := p.groups.FindOrCreate(group)
+	gc, found := pf.groups.FindOrCreate(group)
 	if !found {
 		return tc, protocol.SubscriptionGroupNotExist, fmt.Sprintf("subscription group [%s] does not exist", group)
 	}
@@ -60,7 +60,7 @@ func (p *Processor) popTopicChecks(conn *remoting.Conn, group, topic string, que
 
 // notification follows NotificationProcessor.processRequest. allowSuspend
 // is false when a held request is re-run: it then answers what it finds.
-func (p *Processor) notification(conn *remoting.Conn, req *remoting.Command, allowSuspend bool) *remoting.Command {
+func (pf *popFamily) notification(conn *remoting.Conn, req *remoting.Command, allowSuspend bool) *remoting.Command {
 	var h protocol.NotificationRequestHeader
 	if err := h.Decode(req.ExtFields); err != nil {
 		return headerError(err)
@@ -73,19 +73,19 @@ func (p *Processor) notification(conn *remoting.Conn, req *remoting.Command, all
 		}
 		return resp
 	}
-	tc, code, remark := p.popQueueChecks(conn, h.ConsumerGroup, h.Topic, h.QueueID)
+	tc, code, remark := pf.popQueueChecks(conn, h.ConsumerGroup, h.Topic, h.QueueID)
 	if code != protocol.Success {
 		return reply(code, remark)
 	}
-	rh.HasMsg = p.pop.HasMessage(h.ConsumerGroup, h.Topic, h.QueueID, tc.ReadQueueNums, h.Order, h.AttemptID)
-	if !rh.HasMsg && allowSuspend && h.PollTime > 0 && p.holder != nil && conn != nil {
-		st := p.holder.Hold(longpoll.Request{
+	rh.HasMsg = pf.pop.HasMessage(h.ConsumerGroup, h.Topic, h.QueueID, tc.ReadQueueNums, h.Order, h.AttemptID)
+	if !rh.HasMsg && allowSuspend && h.PollTime > 0 && pf.holder != nil && conn != nil {
+		st := pf.holder.Hold(longpoll.Request{
 			Topic:   h.Topic,
 			QueueID: pop.HoldQueue(h.QueueID),
 			Group:   h.ConsumerGroup,
 			Timeout: time.Duration(h.PollTime) * time.Millisecond,
 			Conn:    conn,
-			Wake:    func() { p.wakeNotification(conn, req) },
+			Wake:    func() { pf.wakeNotification(conn, req) },
 		})
 		switch st {
 		case longpoll.Held:
@@ -98,24 +98,24 @@ func (p *Processor) notification(conn *remoting.Conn, req *remoting.Command, all
 }
 
 // wakeNotification re-runs a held notification and writes its answer.
-func (p *Processor) wakeNotification(conn *remoting.Conn, req *remoting.Command) {
-	p.answerHeld(conn, req, "notification", p.notification(conn, req, false))
+func (pf *popFamily) wakeNotification(conn *remoting.Conn, req *remoting.Command) {
+	pf.answerHeld(conn, req, "notification", pf.notification(conn, req, false))
 }
 
 // handlePollingInfo follows PollingInfoProcessor: the number of the
 // group's pops and notifications held on the queue (-1: those asking for
 // any queue of the topic).
-func (p *Processor) handlePollingInfo(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (pf *popFamily) handlePollingInfo(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
 	var h protocol.PollingInfoRequestHeader
 	if err := h.Decode(req.ExtFields); err != nil {
 		return headerError(err)
 	}
-	if _, code, remark := p.popQueueChecks(conn, h.ConsumerGroup, h.Topic, h.QueueID); code != protocol.Success {
+	if _, code, remark := pf.popQueueChecks(conn, h.ConsumerGroup, h.Topic, h.QueueID); code != protocol.Success {
 		return remoting.NewResponse(code, remark)
 	}
 	var rh protocol.PollingInfoResponseHeader
-	if p.holder != nil {
-		rh.PollingNum = int32(p.holder.Waiting(h.Topic, pop.HoldQueue(h.QueueID), h.ConsumerGroup))
+	if pf.holder != nil {
+		rh.PollingNum = int32(pf.holder.Waiting(h.Topic, pop.HoldQueue(h.QueueID), h.ConsumerGroup))
 	}
 	resp := remoting.NewResponse(protocol.Success, "")
 	resp.ExtFields = protocol.Ext(&rh)
@@ -124,16 +124,16 @@ func (p *Processor) handlePollingInfo(conn *remoting.Conn, req *remoting.Command
 
 // handlePeek follows PeekMessageProcessor: SUCCESS "FOUND" with the
 // records, else PULL_NOT_FOUND "NO_MESSAGE_IN_QUEUE"; restNum either way.
-func (p *Processor) handlePeek(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (pf *popFamily) handlePeek(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
 	var h protocol.PeekMessageRequestHeader
 	if err := h.Decode(req.ExtFields); err != nil {
 		return headerError(err)
 	}
-	tc, code, remark := p.popQueueChecks(conn, h.ConsumerGroup, h.Topic, h.QueueID)
+	tc, code, remark := pf.popQueueChecks(conn, h.ConsumerGroup, h.Topic, h.QueueID)
 	if code != protocol.Success {
 		return remoting.NewResponse(code, remark)
 	}
-	res := p.pop.Peek(h.ConsumerGroup, h.Topic, h.QueueID, tc.ReadQueueNums, int(h.MaxMsgNums))
+	res := pf.pop.Peek(h.ConsumerGroup, h.Topic, h.QueueID, tc.ReadQueueNums, int(h.MaxMsgNums))
 	rh := protocol.PopMessageResponseHeader{RestNum: res.Header.RestNum}
 	if len(res.Parts) == 0 {
 		res.Release()

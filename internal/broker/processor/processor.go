@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/netip"
-	"strconv"
 
 	"github.com/rocketd/rocketd/internal/auth"
 	"github.com/rocketd/rocketd/internal/broker/client"
@@ -18,8 +17,6 @@ import (
 	"github.com/rocketd/rocketd/internal/broker/timer"
 	"github.com/rocketd/rocketd/internal/broker/txn"
 	"github.com/rocketd/rocketd/internal/config"
-	"github.com/rocketd/rocketd/internal/lograte"
-	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
 	"github.com/rocketd/rocketd/internal/store"
@@ -135,48 +132,25 @@ type Families struct {
 	Reply                             *remoting.Family // SEND_REPLY_MESSAGE; nil: Send's
 }
 
-// Processor serves the broker's request codes.
-type Processor struct {
-	cfg             *config.BrokerConfig
-	rt              *config.Runtime[config.BrokerConfig]
-	store           *store.Store
-	topics          *meta.Topics
-	groups          *meta.Groups
-	offsets         *meta.Offsets
-	clients         *client.Registry
-	holder          *longpoll.Holder
-	storeHost       netip.AddrPort
-	inMemory        int64
-	sendHooks       []SendHook
-	txn             *txn.Service
-	modes           *meta.RequestModes
-	mappings        *meta.Mappings
-	route           func(ctx context.Context, topic string) (protocol.TopicRouteData, bool, error)
-	awaitReg        func(ctx context.Context) error
-	forwardFn       func(ctx context.Context, addr string, req *remoting.Command) (*remoting.Command, error)
-	forwardLog      lograte.Limiter // failed forwards: clients retry them in a loop
-	users           *auth.Users
-	acls            *auth.ACLs
-	haRuntime       func() protocol.HARuntimeInfo
-	role            func() config.BrokerRole
-	pop             *pop.Service
-	stats           *stats.Stats
-	sentToDLQ       func(group, topic string)
-	fams            Families // set by Register
-	extras          func(map[string]string)
-	timerCheckpoint func() (protocol.TimerCheckpoint, bool)
-	timerMetrics    func() (protocol.TimerMetrics, bool)
-	timerRecall     func(topic, uniqKey string, deliverMs int64) (timer.RecallStatus, bool)
-	log             *slog.Logger
-	exprCache       exprCache // SQL92 expressions of pulls and CHECK_CLIENT_CONFIG
+// family is one request family: a type holding only the dependencies its
+// handlers use, which routes its own codes. A new family plugs in as one
+// type and one line in New.
+type family interface {
+	register(srv *remoting.Server, pools Families)
+}
 
-	// Strings echoed in every send response (ext fields MSG_REGION,
-	// TRACE_ON), computed once.
-	region, traceOn string
-	// storedProps are the properties the send path puts on every stored
-	// message: CLUSTER, and MSG_REGION and TRACE_ON as Java 5.x's
-	// buildMsgContext adds them.
-	storedProps [3]message.Prop
+// Processor serves the broker's request codes: the composition of the
+// families, built from Deps by New and routed by Register. It holds no
+// dependency itself; its exported methods (local.go) call a family.
+type Processor struct {
+	sends   *sendFamily
+	pulls   *pullFamily
+	offsets *offsetFamily
+	clients *clientFamily
+	pops    *popFamily
+
+	// families in registration order: every family, the above included.
+	families []family
 }
 
 // New returns a Processor over d. Config, Store, Topics, Groups, Offsets and
@@ -193,99 +167,40 @@ func New(d Deps) (*Processor, error) {
 	if rt == nil {
 		rt = config.NewBrokerRuntime(d.Config, "")
 	}
-	return &Processor{
-		cfg: d.Config, rt: rt, store: d.Store, topics: d.Topics, groups: d.Groups, offsets: d.Offsets,
-		clients: d.Clients, holder: d.Holder, storeHost: d.StoreHost, inMemory: d.InMemoryBytes, sendHooks: d.SendHooks, txn: d.Txn, modes: d.RequestModes, mappings: d.Mappings, route: d.TopicRoute, awaitReg: d.AwaitRegistration, forwardFn: d.Forward, users: d.Users, acls: d.ACLs, haRuntime: d.HARuntime, role: d.Role, pop: d.Pop, stats: d.Stats, sentToDLQ: d.SentToDLQ, extras: d.RuntimeExtras, timerCheckpoint: d.TimerCheckpoint, timerMetrics: d.TimerMetrics, timerRecall: d.TimerRecall, log: log,
-		region: d.Config.RegionID, traceOn: strconv.FormatBool(d.Config.TraceOn),
-		storedProps: [3]message.Prop{
-			{Key: message.PropertyCluster, Value: d.Config.BrokerClusterName},
-			{Key: message.PropertyMsgRegion, Value: d.Config.RegionID},
-			{Key: message.PropertyTraceSwitch, Value: strconv.FormatBool(d.Config.TraceOn)},
-		},
-	}, nil
+	b := base{cfg: d.Config, rt: rt, role: d.Role, log: log}
+	// Shared by several families.
+	static := &staticRW{log: log, store: d.Store, offsets: d.Offsets, mappings: d.Mappings, route: d.TopicRoute, forwardFn: d.Forward}
+	fs := &filters{base: b, clients: d.Clients}
+
+	p := &Processor{
+		sends: newSendFamily(b, d),
+		pulls: &pullFamily{base: b, store: d.Store, topics: d.Topics, groups: d.Groups, offsets: d.Offsets, clients: d.Clients,
+			holder: d.Holder, storeHost: d.StoreHost, stats: d.Stats, static: static, filters: fs},
+		offsets: &offsetFamily{base: b, store: d.Store, offsets: d.Offsets, inMemory: d.InMemoryBytes, static: static},
+		clients: &clientFamily{base: b, clients: d.Clients, groups: d.Groups, topics: d.Topics, modes: d.RequestModes,
+			route: d.TopicRoute, filters: fs},
+		pops: &popFamily{base: b, pop: d.Pop, holder: d.Holder, topics: d.Topics, groups: d.Groups, filters: fs},
+	}
+	p.families = []family{p.sends, p.pulls, p.offsets, p.clients, p.pops,
+		&authFamily{log: log, users: d.Users, acls: d.ACLs},
+		&topicAdmin{base: b, store: d.Store, topics: d.Topics, offsets: d.Offsets, mappings: d.Mappings, awaitReg: d.AwaitRegistration},
+		&groupAdmin{base: b, groups: d.Groups, offsets: d.Offsets, modes: d.RequestModes},
+		&consumerAdmin{base: b, store: d.Store, topics: d.Topics, groups: d.Groups, offsets: d.Offsets, clients: d.Clients,
+			storeHost: d.StoreHost, stats: d.Stats},
+		&brokerAdmin{base: b, store: d.Store, stats: d.Stats, extras: d.RuntimeExtras, haRuntime: d.HARuntime,
+			timerCheckpoint: d.TimerCheckpoint, timerMetrics: d.TimerMetrics},
+		&storeAdmin{log: log, store: d.Store, topics: d.Topics},
+		&messageAdmin{base: b, store: d.Store, txn: d.Txn},
+	}
+	return p, nil
 }
 
-// Register routes every request code this package serves on srv.
+// Register routes every request code this package serves on srv: each
+// family's, then the default processor on the admin pool.
 func (p *Processor) Register(srv *remoting.Server, f Families) {
-	p.fams = f // runtime info reads the queue lengths
-	// The send handler reads its header without an ext map (send.go).
-	srv.HandleLazyExt(protocol.SendMessage, f.Send, p.handleSend)
-	srv.HandleLazyExt(protocol.SendMessageV2, f.Send, p.handleSend)
-	srv.HandleLazyExt(protocol.SendBatchMessage, f.Send, p.handleSend)
-
-	srv.Handle(protocol.ConsumerSendMsgBack, f.Send, p.handleSendBack)
-	srv.Handle(protocol.EndTransaction, f.Send, p.handleEndTransaction)
-	p.registerReply(srv, f)
-
-	srv.Handle(protocol.PullMessage, f.Pull, p.handlePull)
-	srv.Handle(protocol.LitePullMessage, f.Pull, p.handleLitePull)
-	srv.Handle(protocol.QueryAssignment, f.Client, p.handleQueryAssignment)
-	srv.Handle(protocol.SetMessageRequestMode, f.Client, p.handleSetMessageRequestMode)
-
-	srv.Handle(protocol.QueryConsumerOffset, f.Offset, p.handleQueryConsumerOffset)
-	srv.Handle(protocol.UpdateConsumerOffset, f.Offset, p.handleUpdateConsumerOffset)
-	srv.Handle(protocol.GetMaxOffset, f.Admin, p.handleGetMaxOffset)
-	srv.Handle(protocol.GetMinOffset, f.Admin, p.handleGetMinOffset)
-	srv.Handle(protocol.SearchOffsetByTimestamp, f.Admin, p.handleSearchOffset)
-	srv.Handle(protocol.GetEarliestMsgStoretime, f.Admin, p.handleEarliestStoreTime)
-
-	srv.Handle(protocol.HeartBeat, f.Client, p.handleHeartbeat)
-	srv.Handle(protocol.CheckClientConfig, f.Client, p.handleCheckClientConfig)
-	srv.Handle(protocol.UnregisterClient, f.Client, p.handleUnregisterClient)
-	srv.Handle(protocol.GetConsumerListByGroup, f.Offset, p.handleConsumerList)
-	srv.Handle(protocol.LockBatchMQ, f.Admin, p.handleLockBatch)
-	srv.Handle(protocol.UnlockBatchMQ, f.Admin, p.handleUnlockBatch)
-
-	srv.Handle(protocol.UpdateAndCreateTopic, f.Admin, p.masterOnly(p.handleCreateTopic))
-	srv.Handle(protocol.UpdateAndCreateTopicList, f.Admin, p.masterOnly(p.handleCreateTopicList))
-	srv.Handle(protocol.DeleteTopicInBroker, f.Admin, p.masterOnly(p.handleDeleteTopic))
-	srv.Handle(protocol.GetAllTopicConfig, f.Admin, p.handleAllTopicConfig)
-	srv.Handle(protocol.GetTopicConfig, f.Admin, p.handleGetTopicConfig)
-	srv.Handle(protocol.UpdateAndCreateStaticTopic, f.Admin, p.masterOnly(p.handleCreateStaticTopic))
-	srv.Handle(protocol.GetTopicStatsInfo, f.Admin, p.handleTopicStats)
-	srv.Handle(protocol.GetConsumeStats, f.Admin, p.handleConsumeStats)
-	srv.Handle(protocol.GetBrokerRuntimeInfo, f.Admin, p.handleRuntimeInfo)
-	srv.Handle(protocol.ViewBrokerStatsData, f.Admin, p.handleViewBrokerStats)
-	srv.Handle(protocol.GetAllConsumerOffset, f.Admin, p.handleAllConsumerOffset)
-	srv.Handle(protocol.GetAllSubscriptionGroupConfig, f.Admin, p.handleAllGroups)
-	srv.Handle(protocol.GetAllDelayOffset, f.Admin, p.handleAllDelayOffset)
-	srv.Handle(protocol.UpdateAndCreateSubscriptionGroup, f.Admin, p.masterOnly(p.handleCreateGroup))
-	srv.Handle(protocol.GetConsumerConnectionList, f.Admin, p.handleConsumerConnections)
-	srv.Handle(protocol.ViewMessageByID, f.Admin, p.handleViewMessage)
-	srv.Handle(protocol.QueryMessage, f.Admin, p.handleQueryMessage)
-	srv.Handle(protocol.GetBrokerConfig, f.Admin, p.handleBrokerConfig)
-	srv.Handle(protocol.UpdateBrokerConfig, f.Admin, p.handleUpdateBrokerConfig)
-	srv.Handle(protocol.GetTimerCheckPoint, f.Admin, p.handleTimerCheckPoint)
-	srv.Handle(protocol.GetTimerMetrics, f.Admin, p.handleTimerMetrics)
-	srv.Handle(protocol.RecallMessage, f.Send, p.handleRecall)
-	srv.Handle(protocol.ResumeCheckHalfMessage, f.Admin, p.masterOnly(p.handleResumeCheckHalf))
-	srv.Handle(protocol.UpdateAndGetGroupForbidden, f.Admin, p.handleGroupForbidden)
-	srv.Handle(protocol.GetProducerConnectionList, f.Admin, p.handleProducerConnections)
-	srv.Handle(protocol.QueryTopicConsumeByWho, f.Admin, p.handleConsumeByWho)
-	srv.Handle(protocol.GetSystemTopicListFromBroker, f.Admin, p.handleSystemTopicsFromBroker)
-	srv.Handle(protocol.QueryTopicsByConsumer, f.Admin, p.handleTopicsByConsumer)
-	srv.Handle(protocol.QuerySubscriptionByConsumer, f.Admin, p.handleSubscriptionByConsumer)
-	srv.Handle(protocol.QueryConsumeTimeSpan, f.Admin, p.handleConsumeTimeSpan)
-	srv.Handle(protocol.QueryCorrectionOffset, f.Admin, p.handleCorrectionOffset)
-	srv.Handle(protocol.CloneGroupOffset, f.Admin, p.masterOnly(p.handleCloneGroupOffset))
-	srv.Handle(protocol.DeleteSubscriptionGroup, f.Admin, p.masterOnly(p.handleDeleteGroup))
-	srv.Handle(protocol.GetSubscriptionGroupConfig, f.Admin, p.handleGetGroupConfig)
-	srv.Handle(protocol.GetAllProducerInfo, f.Admin, p.handleAllProducerInfo)
-	srv.Handle(protocol.QueryConsumeQueue, f.Admin, p.handleQueryConsumeQueue)
-	srv.Handle(protocol.GetConsumerRunningInfo, f.Admin, p.handleConsumerRunningInfo)
-	srv.Handle(protocol.ConsumeMessageDirectly, f.Admin, p.handleConsumeMessageDirectly)
-	srv.Handle(protocol.InvokeBrokerToGetConsumerStatus, f.Admin, p.handleConsumerStatus)
-	srv.Handle(protocol.InvokeBrokerToResetOffset, f.Admin, p.handleResetOffset)
-	srv.Handle(protocol.UpdateAndCreateSubscriptionGroupList, f.Admin, p.masterOnly(p.handleCreateGroupList))
-	srv.Handle(protocol.GetAllMessageRequestMode, f.Admin, p.handleAllMessageRequestModes)
-	srv.Handle(protocol.GetBrokerConsumeStats, f.Admin, p.handleBrokerConsumeStats)
-	srv.Handle(protocol.GetBrokerHAStatus, f.Admin, p.handleHAStatus)
-	srv.Handle(protocol.CleanExpiredConsumequeue, f.Admin, p.handleCleanExpiredConsumeQueue)
-	srv.Handle(protocol.DeleteExpiredCommitlog, f.Admin, p.handleDeleteExpiredCommitLog)
-	srv.Handle(protocol.CleanUnusedTopic, f.Admin, p.handleCleanUnusedTopic)
-	p.registerUsers(srv, f)
-	p.registerPop(srv, f)
-	p.registerACLs(srv, f)
+	for _, fam := range p.families {
+		fam.register(srv, f)
+	}
 	srv.HandleDefault(f.Admin, notSupported)
 }
 
@@ -325,14 +240,6 @@ func bodyResponse(v any) *remoting.Command {
 	resp.Body = body
 	return resp
 }
-
-// brokerReadable and brokerWriteable apply brokerPermission.
-func (p *Processor) brokerReadable() bool  { return meta.IsReadable(p.cfg.BrokerPermission) }
-func (p *Processor) brokerWriteable() bool { return meta.IsWriteable(p.cfg.BrokerPermission) }
-
-// live is the configuration's current snapshot: read the keys
-// UPDATE_BROKER_CONFIG may change (config.BrokerLiveKeys) through it.
-func (p *Processor) live() *config.BrokerConfig { return p.rt.Load() }
 
 // randomQueue picks a queue id in [0, n) for a request that named none.
 func randomQueue(n int32) int32 {

@@ -3,6 +3,9 @@ package processor
 import (
 	"context"
 	"fmt"
+	"github.com/rocketd/rocketd/internal/broker/client"
+	"github.com/rocketd/rocketd/internal/broker/stats"
+	"net/netip"
 	"time"
 
 	"github.com/rocketd/rocketd/internal/broker/longpoll"
@@ -13,16 +16,37 @@ import (
 	"github.com/rocketd/rocketd/internal/store"
 )
 
+// pullFamily serves PULL_MESSAGE and LITE_PULL_MESSAGE (Java's
+// PullMessageProcessor), with long polling.
+type pullFamily struct {
+	base
+	store     *store.Store
+	topics    *meta.Topics
+	groups    *meta.Groups
+	offsets   *meta.Offsets
+	clients   *client.Registry // subscriptions and message models
+	holder    *longpoll.Holder // nil: no long polling
+	storeHost netip.AddrPort   // BORNHOST of OFFSET_MOVED_EVENT
+	stats     *stats.Stats
+	static    *staticRW
+	filters   *filters
+}
+
+func (pl *pullFamily) register(srv *remoting.Server, pools Families) {
+	srv.Handle(protocol.PullMessage, pools.Pull, pl.handlePull)
+	srv.Handle(protocol.LitePullMessage, pools.Pull, pl.handleLitePull)
+}
+
 // handlePull serves PULL_MESSAGE from the network: it may commit the
 // consumer offset and hold the request (long polling).
-func (p *Processor) handlePull(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
-	return p.pull(conn, req, true)
+func (pl *pullFamily) handlePull(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+	return pl.pull(conn, req, true)
 }
 
 // pull follows PullMessageProcessor.processRequest (rocketmq-spec.md §13.1).
 // allowSuspend is false when a held request is re-run: it then neither
 // holds again nor commits the offset a second time.
-func (p *Processor) pull(conn *remoting.Conn, req *remoting.Command, allowSuspend bool) *remoting.Command {
+func (pl *pullFamily) pull(conn *remoting.Conn, req *remoting.Command, allowSuspend bool) *remoting.Command {
 	began := time.Now()
 	var h protocol.PullMessageRequestHeader
 	if err := h.Decode(req.ExtFields); err != nil {
@@ -40,12 +64,12 @@ func (p *Processor) pull(conn *remoting.Conn, req *remoting.Command, allowSuspen
 	// A static topic's logic queue and offset become the physical ones of
 	// the mapping item holding the offset (staticrw.go); an item on
 	// another broker is pulled there.
-	lc := p.mappingFor(req.ExtFields, h.Topic, h.QueueID)
+	lc := pl.static.mappingFor(req.ExtFields, h.Topic, h.QueueID)
 	var item protocol.LogicQueueMappingItem
 	logicOffset := h.QueueOffset
 	if lc.static() {
 		var resp *remoting.Command
-		if item, resp = p.pullStatic(&lc, &h); resp != nil {
+		if item, resp = pl.static.pullStatic(&lc, &h); resp != nil {
 			if resp.ExtFields == nil {
 				// A refusal keeps the four offsets (see rh above).
 				resp.ExtFields = protocol.Ext(&rh)
@@ -53,17 +77,17 @@ func (p *Processor) pull(conn *remoting.Conn, req *remoting.Command, allowSuspen
 			return resp
 		}
 	}
-	if !p.brokerReadable() {
-		return reply(protocol.NoPermission, fmt.Sprintf("the broker[%s] pulling message is forbidden", p.cfg.BrokerIP1))
+	if !pl.brokerReadable() {
+		return reply(protocol.NoPermission, fmt.Sprintf("the broker[%s] pulling message is forbidden", pl.cfg.BrokerIP1))
 	}
-	gc, found := p.groups.FindOrCreate(h.ConsumerGroup)
+	gc, found := pl.groups.FindOrCreate(h.ConsumerGroup)
 	if !found {
 		return reply(protocol.SubscriptionGroupNotExist, fmt.Sprintf("subscription group [%s] does not exist", h.ConsumerGroup))
 	}
 	if !gc.ConsumeEnable {
 		return reply(protocol.NoPermission, "subscription group no permission, "+h.ConsumerGroup)
 	}
-	tc, found := p.topics.Get(h.Topic)
+	tc, found := pl.topics.Get(h.Topic)
 	if !found {
 		return reply(protocol.TopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please!", h.Topic))
 	}
@@ -79,17 +103,17 @@ func (p *Processor) pull(conn *remoting.Conn, req *remoting.Command, allowSuspen
 	if h.SysFlag&protocol.PullFlagSubscription != 0 {
 		sub = subscriptionFromExpr(h.Topic, h.Subscription, h.ExpressionType)
 	} else {
-		model, online := p.clients.MessageModel(h.ConsumerGroup)
+		model, online := pl.clients.MessageModel(h.ConsumerGroup)
 		if !online {
 			return reply(protocol.SubscriptionNotExist, fmt.Sprintf("the consumer's group info not exist, group: %s", h.ConsumerGroup))
 		}
 		if model == protocol.Broadcasting && !gc.ConsumeBroadcastEnable {
 			return reply(protocol.NoPermission, fmt.Sprintf("the consumer group[%s] can not consume by broadcast way", h.ConsumerGroup))
 		}
-		if p.groups.ReadForbidden(h.ConsumerGroup, h.Topic) {
+		if pl.groups.ReadForbidden(h.ConsumerGroup, h.Topic) {
 			return reply(protocol.NoPermission, fmt.Sprintf("the consumer group[%s] is forbidden for topic[%s]", h.ConsumerGroup, h.Topic))
 		}
-		s, ok := p.clients.FindSubscription(h.ConsumerGroup, h.Topic)
+		s, ok := pl.clients.FindSubscription(h.ConsumerGroup, h.Topic)
 		if !ok {
 			return reply(protocol.SubscriptionNotExist, "the consumer's subscription not exist, topic: "+h.Topic)
 		}
@@ -98,32 +122,32 @@ func (p *Processor) pull(conn *remoting.Conn, req *remoting.Command, allowSuspen
 		}
 		sub = s
 	}
-	filter, fcode, remark := p.pullFilter(&h, sub, h.SysFlag&protocol.PullFlagSubscription != 0)
+	filter, fcode, remark := pl.filters.pullFilter(&h, sub, h.SysFlag&protocol.PullFlagSubscription != 0)
 	if fcode != protocol.Success {
 		return reply(fcode, remark)
 	}
 
-	if p.live().UseServerSideResetOffset {
-		if off, reset := p.offsets.TakeReset(h.ConsumerGroup, h.Topic, h.QueueID); reset {
+	if pl.live().UseServerSideResetOffset {
+		if off, reset := pl.offsets.TakeReset(h.ConsumerGroup, h.Topic, h.QueueID); reset {
 			// An admin reset the queue (admin_reset.go): the consumer
 			// learns its new position, as Java's OFFSET_RESET, and nothing
 			// it carries is committed over it.
-			rh.NextBeginOffset, rh.MinOffset, rh.MaxOffset = off, p.store.MinOffset(h.Topic, h.QueueID), p.store.MaxOffset(h.Topic, h.QueueID)
+			rh.NextBeginOffset, rh.MinOffset, rh.MaxOffset = off, pl.store.MinOffset(h.Topic, h.QueueID), pl.store.MaxOffset(h.Topic, h.QueueID)
 			return reply(protocol.PullOffsetMoved, "")
 		}
 	}
-	res, err := p.store.GetMessage(h.ConsumerGroup, h.Topic, h.QueueID, h.QueueOffset, int(h.MaxMsgNums), filter)
+	res, err := pl.store.GetMessage(h.ConsumerGroup, h.Topic, h.QueueID, h.QueueOffset, int(h.MaxMsgNums), filter)
 	if err != nil {
 		return reply(protocol.SystemError, "store getMessage return null: "+err.Error())
 	}
 	rh.NextBeginOffset, rh.MinOffset, rh.MaxOffset = res.NextBeginOffset, res.MinOffset, res.MaxOffset
-	if res.SuggestPullingFromSlave && p.live().SlaveReadEnable {
+	if res.SuggestPullingFromSlave && pl.live().SlaveReadEnable {
 		rh.SuggestWhichBrokerID = gc.WhichBrokerWhenConsumeSlowly
-	} else if p.live().SlaveReadEnable {
+	} else if pl.live().SlaveReadEnable {
 		rh.SuggestWhichBrokerID = gc.BrokerID
 	}
 	code := pullCode(res.Status, h.QueueOffset)
-	if code == protocol.PullOffsetMoved && !p.isMaster() {
+	if code == protocol.PullOffsetMoved && !pl.isMaster() {
 		// A slave does not correct offsets (offsetCheckInSlave false,
 		// spec §13.1): its queues may lag the master's, so the consumer
 		// retries at the same offset instead of jumping.
@@ -131,7 +155,7 @@ func (p *Processor) pull(conn *remoting.Conn, req *remoting.Command, allowSuspen
 		rh.NextBeginOffset = h.QueueOffset
 	}
 	if lc.static() {
-		code = p.rewritePullResponse(&lc, item, logicOffset, &rh, code)
+		code = pl.static.rewritePullResponse(&lc, item, logicOffset, &rh, code)
 	}
 	// The records go into the response frame as the store read them
 	// (slices of its read buffers, released once the frame is encoded):
@@ -143,38 +167,38 @@ func (p *Processor) pull(conn *remoting.Conn, req *remoting.Command, allowSuspen
 			parts[i] = m.Bytes
 		}
 	}
-	p.countPull(h.ConsumerGroup, h.Topic, parts != nil, len(parts), res.TotalSize, began)
+	pl.countPull(h.ConsumerGroup, h.Topic, parts != nil, len(parts), res.TotalSize, began)
 	status := res.Status
 	if parts == nil {
 		res.Release()
 	}
-	if code == protocol.PullOffsetMoved && p.isMaster() {
-		p.offsetMovedEvent(&h, rh.NextBeginOffset)
+	if code == protocol.PullOffsetMoved && pl.isMaster() {
+		pl.offsetMovedEvent(&h, rh.NextBeginOffset)
 	}
 
 	// Java commits after reading: a network request (not a re-run) with
 	// the flag, on a master.
-	if allowSuspend && h.SysFlag&protocol.PullFlagCommitOffset != 0 && p.isMaster() {
+	if allowSuspend && h.SysFlag&protocol.PullFlagCommitOffset != 0 && pl.isMaster() {
 		if !lc.static() {
-			p.offsets.Commit(h.ConsumerGroup, h.Topic, h.QueueID, h.CommitOffset)
+			pl.offsets.Commit(h.ConsumerGroup, h.Topic, h.QueueID, h.CommitOffset)
 		} else if q, off, here := pullCommitStatic(&lc, h.CommitOffset); here {
 			// The commit offset is a logic one: stored as the physical
 			// offset of its item when that is here (Java commits the
 			// logic value against the physical queue, which only agrees
 			// for a chain's first item).
-			p.offsets.Commit(h.ConsumerGroup, h.Topic, q, off)
+			pl.offsets.Commit(h.ConsumerGroup, h.Topic, q, off)
 		}
 	}
 
-	if code == protocol.PullNotFound && allowSuspend && h.SysFlag&protocol.PullFlagSuspend != 0 && p.holder != nil && conn != nil {
-		st := p.holder.Hold(longpoll.Request{
+	if code == protocol.PullNotFound && allowSuspend && h.SysFlag&protocol.PullFlagSuspend != 0 && pl.holder != nil && conn != nil {
+		st := pl.holder.Hold(longpoll.Request{
 			Topic:   h.Topic,
 			QueueID: h.QueueID,
 			Offset:  h.QueueOffset,
 			Timeout: time.Duration(h.SuspendTimeoutMillis) * time.Millisecond,
 			Match:   filter.MatchTagsCode,
 			Conn:    conn,
-			Wake:    func() { p.wake(conn, req) },
+			Wake:    func() { pl.wake(conn, req) },
 		})
 		if st == longpoll.Held {
 			return nil
@@ -188,11 +212,11 @@ func (p *Processor) pull(conn *remoting.Conn, req *remoting.Command, allowSuspen
 }
 
 // wake re-runs a held pull and writes its answer with the request's opaque.
-func (p *Processor) wake(conn *remoting.Conn, req *remoting.Command) {
-	resp := p.pull(conn, req, false)
+func (pl *pullFamily) wake(conn *remoting.Conn, req *remoting.Command) {
+	resp := pl.pull(conn, req, false)
 	resp.Opaque, resp.SerializeType = req.Opaque, req.SerializeType
 	if err := conn.WriteResponse(resp); err != nil {
-		p.log.Debug("pull: deferred response not written", "remote", conn.RemoteAddr(), "err", err)
+		pl.log.Debug("pull: deferred response not written", "remote", conn.RemoteAddr(), "err", err)
 	}
 }
 
@@ -221,20 +245,20 @@ func pullCode(st store.GetStatus, offset int64) int32 {
 // offsetMovedEvent stores the OffsetMovedEvent Java's master publishes when
 // it corrects a consumer's offset: a JSON body in topic OFFSET_MOVED_EVENT,
 // tag and key the group (monitoring tools subscribe to it).
-func (p *Processor) offsetMovedEvent(h *protocol.PullMessageRequestHeader, offsetNew int64) {
-	if !p.topics.Contains(meta.OffsetMovedTopic) {
+func (pl *pullFamily) offsetMovedEvent(h *protocol.PullMessageRequestHeader, offsetNew int64) {
+	if !pl.topics.Contains(meta.OffsetMovedTopic) {
 		return
 	}
 	body := fmt.Sprintf(`{"consumerGroup":%q,"messageQueue":{"brokerName":%q,"queueId":%d,"topic":%q},"offsetNew":%d,"offsetRequest":%d}`,
-		h.ConsumerGroup, p.cfg.BrokerName, h.QueueID, h.Topic, offsetNew, h.QueueOffset)
+		h.ConsumerGroup, pl.cfg.BrokerName, h.QueueID, h.Topic, offsetNew, h.QueueOffset)
 	props := message.AppendProperty(nil, message.PropertyTags, h.ConsumerGroup)
 	props = message.AppendProperty(props, message.PropertyKeys, h.ConsumerGroup)
-	props = message.AppendProperty(props, message.PropertyCluster, p.cfg.BrokerClusterName)
+	props = message.AppendProperty(props, message.PropertyCluster, pl.cfg.BrokerClusterName)
 	rec := message.Record{
 		Topic: meta.OffsetMovedTopic, Body: []byte(body), Properties: string(props),
-		BornTimestamp: time.Now().UnixMilli(), BornHost: p.storeHost,
+		BornTimestamp: time.Now().UnixMilli(), BornHost: pl.storeHost,
 	}
-	if res := p.store.PutMessage(context.Background(), &rec, store.PutOptions{NoWait: true}); !res.Status.Stored() {
-		p.log.Warn("pull: offset moved event not stored", "group", h.ConsumerGroup, "topic", h.Topic, "status", res.Status)
+	if res := pl.store.PutMessage(context.Background(), &rec, store.PutOptions{NoWait: true}); !res.Status.Stored() {
+		pl.log.Warn("pull: offset moved event not stored", "group", h.ConsumerGroup, "topic", h.Topic, "status", res.Status)
 	}
 }

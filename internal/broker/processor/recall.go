@@ -17,22 +17,22 @@ import (
 // handleRecall serves RECALL_MESSAGE (370) as Java 5.3's
 // RecallMessageProcessor: the timer message the handle names is never
 // delivered (package timer, "Recall").
-func (p *Processor) handleRecall(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (s *sendFamily) handleRecall(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
 	var h protocol.RecallMessageRequestHeader
 	if err := h.Decode(req.ExtFields); err != nil {
 		return headerError(err)
 	}
-	return p.recall(&h, bornHost(conn))
+	return s.recall(&h, bornHost(conn))
 }
 
 // LocalRecall runs a RECALL_MESSAGE request (gRPC RecallMessage).
 func (p *Processor) LocalRecall(h *protocol.RecallMessageRequestHeader, from netip.AddrPort) *remoting.Command {
-	return p.recall(h, from)
+	return p.sends.recall(h, from)
 }
 
-func (p *Processor) recall(h *protocol.RecallMessageRequestHeader, born netip.AddrPort) *remoting.Command {
+func (s *sendFamily) recall(h *protocol.RecallMessageRequestHeader, born netip.AddrPort) *remoting.Command {
 	resp := remoting.NewResponse(protocol.Success, "")
-	resp.ExtFields = map[string]string{message.PropertyMsgRegion: p.region}
+	resp.ExtFields = map[string]string{message.PropertyMsgRegion: s.region}
 	refuse := func(code int32, remark string) *remoting.Command {
 		resp.Code, resp.Remark = code, remark
 		return resp
@@ -44,20 +44,20 @@ func (p *Processor) recall(h *protocol.RecallMessageRequestHeader, born netip.Ad
 	if h.RecallHandle == "" {
 		return refuse(protocol.SystemError, "the custom field <recallHandle> is null")
 	}
-	cfg := p.live()
+	cfg := s.live()
 	if !cfg.RecallMessageEnable {
 		return refuse(protocol.NoPermission, "recall failed, operation is forbidden")
 	}
-	if !p.cfg.IsMaster() || p.timerRecall == nil {
+	if !s.cfg.IsMaster() || s.timerRecall == nil {
 		return refuse(protocol.SlaveNotAvailable, "recall failed, broker service not available")
 	}
-	if _, refused := p.sendsNotYetAccepted(); refused {
+	if _, refused := s.sendsNotYetAccepted(); refused {
 		return refuse(protocol.ServiceNotAvailable, "recall failed, broker service not available")
 	}
-	if !p.brokerWriteable() && !cfg.AllowRecallWhenBrokerNotWriteable {
+	if !s.brokerWriteable() && !cfg.AllowRecallWhenBrokerNotWriteable {
 		return refuse(protocol.ServiceNotAvailable, "recall failed, broker service not available")
 	}
-	if _, found := p.topics.Get(h.Topic); !found {
+	if _, found := s.topics.Get(h.Topic); !found {
 		return refuse(protocol.TopicNotExist, "recall failed, the topic["+h.Topic+"] not exist")
 	}
 	handle, err := timer.DecodeRecallHandle(h.RecallHandle)
@@ -67,7 +67,7 @@ func (p *Processor) recall(h *protocol.RecallMessageRequestHeader, born netip.Ad
 	if handle.Topic != h.Topic {
 		return refuse(protocol.IllegalOperation, "recall failed, topic not match")
 	}
-	if handle.BrokerName != p.cfg.BrokerName {
+	if handle.BrokerName != s.cfg.BrokerName {
 		return refuse(protocol.IllegalOperation, "recall failed, broker service not available")
 	}
 	now := time.Now()
@@ -79,15 +79,15 @@ func (p *Processor) recall(h *protocol.RecallMessageRequestHeader, born netip.Ad
 	// (the timer files it); Recall then takes effect at once.
 	marker := timer.RecallMarker(handle, h.ProducerGroup, born, now)
 	began := time.Now()
-	res := p.store.PutMessage(context.Background(), &marker, store.PutOptions{})
-	p.countPut(marker.Topic, res, began)
+	res := s.store.PutMessage(context.Background(), &marker, store.PutOptions{})
+	s.countPut(marker.Topic, res, began)
 	switch res.Status {
 	case store.PutOK, store.FlushDiskTimeout, store.FlushSlaveTimeout, store.SlaveNotAvailable:
 	default:
-		p.log.Warn("recall: marker not stored", "topic", h.Topic, "msgId", handle.MessageID, "status", res.Status)
+		s.log.Warn("recall: marker not stored", "topic", h.Topic, "msgId", handle.MessageID, "status", res.Status)
 		return refuse(protocol.SystemError, "recall failed, execute error")
 	}
-	st, ok := p.timerRecall(handle.Topic, handle.MessageID, handle.DeliverMs())
+	st, ok := s.timerRecall(handle.Topic, handle.MessageID, handle.DeliverMs())
 	if !ok {
 		return refuse(protocol.SlaveNotAvailable, "recall failed, broker service not available")
 	}
@@ -102,7 +102,7 @@ func (p *Processor) recall(h *protocol.RecallMessageRequestHeader, born netip.Ad
 
 // recallHandle is SendMessageProcessor.attachRecallHandle: the handle of
 // a single message the timer holds (not for a retry topic's message).
-func (p *Processor) recallHandle(rec *message.Record) string {
+func (s *sendFamily) recallHandle(rec *message.Record) string {
 	if rec.Topic != timer.Topic {
 		return ""
 	}
@@ -116,7 +116,7 @@ func (p *Processor) recallHandle(rec *message.Record) string {
 	if err != nil || uniq == "" {
 		return ""
 	}
-	return timer.EncodeRecallHandle(real, p.cfg.BrokerName, deliverMs, uniq)
+	return timer.EncodeRecallHandle(real, s.cfg.BrokerName, deliverMs, uniq)
 }
 
 // attachRecallHandle adds a stored send's recall handle to its answer.

@@ -24,7 +24,7 @@ import (
 // request without the version (Java's slave, mqadmin) gets the full table.
 
 // handleAllTopicConfig serves GET_ALL_TOPIC_CONFIG.
-func (p *Processor) handleAllTopicConfig(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (t *topicAdmin) handleAllTopicConfig(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	var h protocol.SlaveSyncRequestHeader
 	if err := h.Decode(req.ExtFields); err != nil {
 		return headerError(err)
@@ -32,17 +32,17 @@ func (p *Processor) handleAllTopicConfig(_ *remoting.Conn, req *remoting.Command
 	// The static topics' mappings ride along (Java 5.x's
 	// TopicConfigAndMappingSerializeWrapper): the version a slave holds
 	// counts their changes too (both counters only grow).
-	v := p.topics.DataVersion()
+	v := t.topics.DataVersion()
 	var mv protocol.DataVersion
-	if p.mappings != nil {
-		mv = p.mappings.DataVersion()
+	if t.mappings != nil {
+		mv = t.mappings.DataVersion()
 	}
 	if isKnown(&h, v.Timestamp, v.Counter+mv.Counter) {
 		return unchanged(v.Timestamp, v.Counter+mv.Counter)
 	}
-	snap := p.topics.Snapshot()
-	if p.mappings != nil {
-		m := p.mappings.Snapshot()
+	snap := t.topics.Snapshot()
+	if t.mappings != nil {
+		m := t.mappings.Snapshot()
 		snap.TopicQueueMappingDetailMap, snap.MappingDataVersion = m.TopicQueueMappingInfoMap, &m.DataVersion
 		mv = m.DataVersion
 	}
@@ -50,15 +50,15 @@ func (p *Processor) handleAllTopicConfig(_ *remoting.Conn, req *remoting.Command
 }
 
 // handleAllGroups serves GET_ALL_SUBSCRIPTIONGROUP_CONFIG.
-func (p *Processor) handleAllGroups(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (g *groupAdmin) handleAllGroups(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	var h protocol.SlaveSyncRequestHeader
 	if err := h.Decode(req.ExtFields); err != nil {
 		return headerError(err)
 	}
-	if v := p.groups.DataVersion(); isKnown(&h, v.Timestamp, v.Counter) {
+	if v := g.groups.DataVersion(); isKnown(&h, v.Timestamp, v.Counter) {
 		return unchanged(v.Timestamp, v.Counter)
 	}
-	snap := p.groups.Snapshot()
+	snap := g.groups.Snapshot()
 	return versioned(bodyResponse(&snap), snap.DataVersion.Timestamp, snap.DataVersion.Counter, false)
 }
 
@@ -67,7 +67,7 @@ func (p *Processor) handleAllGroups(_ *remoting.Conn, req *remoting.Command) *re
 // gets the keys changed since (meta.Offsets.SnapshotSince), not the table.
 // The body carries a dataVersion (ms at open, change count): Java 5.x's
 // slave assigns it to its own table and fails on a body without one.
-func (p *Processor) handleAllConsumerOffset(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (ca *consumerAdmin) handleAllConsumerOffset(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	var h protocol.SlaveSyncRequestHeader
 	if err := h.Decode(req.ExtFields); err != nil {
 		return headerError(err)
@@ -76,7 +76,7 @@ func (p *Processor) handleAllConsumerOffset(_ *remoting.Conn, req *remoting.Comm
 	if stamp, count, ok := h.Known(); ok {
 		since = meta.OffsetsVersion{Epoch: stamp, Changes: uint64(count)}
 	}
-	snap, v, delta := p.offsets.SnapshotSince(since)
+	snap, v, delta := ca.offsets.SnapshotSince(since)
 	if delta && len(snap.OffsetTable) == 0 {
 		return unchanged(v.Epoch, int64(v.Changes))
 	}
@@ -88,12 +88,12 @@ func (p *Processor) handleAllConsumerOffset(_ *remoting.Conn, req *remoting.Comm
 // AdminBrokerProcessor it answers the text of config/delayOffset.json as
 // persisted (the schedule service owns the table and writes the file);
 // SYSTEM_ERROR when there is none. Its version is the text's CRC32.
-func (p *Processor) handleAllDelayOffset(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (ba *brokerAdmin) handleAllDelayOffset(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	var h protocol.SlaveSyncRequestHeader
 	if err := h.Decode(req.ExtFields); err != nil {
 		return headerError(err)
 	}
-	name := filepath.Join(meta.ConfigDir(p.cfg.StorePathRootDir), meta.DelayOffsetFile)
+	name := filepath.Join(meta.ConfigDir(ba.cfg.StorePathRootDir), meta.DelayOffsetFile)
 	data, err := vfs.ReadFile(vfs.Default, name)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) || err == nil && len(data) == 0:
@@ -139,17 +139,4 @@ func versioned(resp *remoting.Command, stamp, count int64, delta bool) *remoting
 	}
 	h.AppendExt(resp.ExtFields)
 	return resp
-}
-
-// masterOnly refuses h's request on a slave: its topics and subscription
-// groups are copies of the master's, overwritten by the next copy
-// (rocketmq-spec.md §12.1).
-func (p *Processor) masterOnly(h remoting.HandlerFunc) remoting.HandlerFunc {
-	return func(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
-		if !p.isMaster() {
-			return remoting.NewResponse(protocol.SystemError,
-				"Can't modify topic or subscription group from slave broker, please execute it from master broker.")
-		}
-		return h(conn, req)
-	}
 }

@@ -22,8 +22,8 @@ import (
 // that push succeeded. With storeReplyMessageEnable the reply is also
 // stored (in <cluster>_REPLY_TOPIC), which only fills the response's
 // msgId and queueOffset. The send hooks run around it, as for sends.
-func (p *Processor) handleSendReply(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
-	r := p.newSendReply()
+func (s *sendFamily) handleSendReply(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+	r := s.newSendReply()
 	h := &r.req
 	if err := h.DecodeFrom(req.Code, req); err != nil {
 		return headerError(err)
@@ -31,21 +31,21 @@ func (p *Processor) handleSendReply(conn *remoting.Conn, req *remoting.Command) 
 	if key := protocol.MissingSendField(req.Code, req); key != "" {
 		return remoting.NewResponse(protocol.SystemError, "the custom field <"+key+"> is null")
 	}
-	for _, hook := range p.sendHooks {
+	for _, hook := range s.sendHooks {
 		hook.BeforeSend(conn, h)
 	}
-	resp := p.sendReply(conn, req, h, &r.resp)
-	for _, hook := range p.sendHooks {
+	resp := s.sendReply(conn, req, h, &r.resp)
+	for _, hook := range s.sendHooks {
 		hook.AfterSend(conn, h, resp)
 	}
 	return resp
 }
 
-func (p *Processor) sendReply(conn *remoting.Conn, req *remoting.Command, h *protocol.SendMessageRequestHeader, resp *remoting.Command) *remoting.Command {
-	if remark, refused := p.sendsNotYetAccepted(); refused {
+func (s *sendFamily) sendReply(conn *remoting.Conn, req *remoting.Command, h *protocol.SendMessageRequestHeader, resp *remoting.Command) *remoting.Command {
+	if remark, refused := s.sendsNotYetAccepted(); refused {
 		return fail(resp, protocol.SystemError, remark)
 	}
-	tc, code, remark := p.msgCheck(h, conn)
+	tc, code, remark := s.msgCheck(h, conn)
 	if code != protocol.Success {
 		return fail(resp, code, remark)
 	}
@@ -55,7 +55,7 @@ func (p *Processor) sendReply(conn *remoting.Conn, req *remoting.Command, h *pro
 	}
 	born := bornHost(conn)
 
-	if remark, ok := p.pushReply(conn, req, h, born); ok {
+	if remark, ok := s.pushReply(conn, req, h, born); ok {
 		resp.Code, resp.Remark = protocol.Success, ""
 		// Java answers msgId "0" and offset 0 when nothing is stored: the
 		// client parses the header whatever it holds.
@@ -64,7 +64,7 @@ func (p *Processor) sendReply(conn *remoting.Conn, req *remoting.Command, h *pro
 		resp.Code, resp.Remark = protocol.SystemError, remark
 	}
 
-	if !p.live().StoreReplyMessageEnable {
+	if !s.live().StoreReplyMessageEnable {
 		return resp
 	}
 	// Stored as sent: no CLUSTER added, WAIT kept (Java stores the
@@ -84,25 +84,25 @@ func (p *Processor) sendReply(conn *remoting.Conn, req *remoting.Command, h *pro
 		Properties:     h.Properties,
 	}
 	began := time.Now()
-	res := p.store.PutMessage(context.Background(), &rec, store.PutOptions{})
-	p.countPut(rec.Topic, res, began)
+	res := s.store.PutMessage(context.Background(), &rec, store.PutOptions{})
+	s.countPut(rec.Topic, res, began)
 	switch res.Status {
 	case store.PutOK, store.FlushDiskTimeout, store.FlushSlaveTimeout, store.SlaveNotAvailable:
 		setStored(resp, protocol.SendMessageResponseHeader{MsgID: res.MsgID, QueueID: queueID, QueueOffset: res.QueueOffset})
 	default:
 		// The requester has its reply (or not, as resp says); a reply not
 		// kept is only logged, as Java does.
-		p.log.Warn("reply: not stored", "topic", h.Topic, "status", res.Status)
+		s.log.Warn("reply: not stored", "topic", h.Topic, "status", res.Status)
 	}
 	return resp
 }
 
 // pushReply sends the reply to the producer named by its REPLY_TO_CLIENT
 // property; on failure it returns Java's remark.
-func (p *Processor) pushReply(conn *remoting.Conn, req *remoting.Command, h *protocol.SendMessageRequestHeader, born netip.AddrPort) (string, bool) {
+func (s *sendFamily) pushReply(conn *remoting.Conn, req *remoting.Command, h *protocol.SendMessageRequestHeader, born netip.AddrPort) (string, bool) {
 	to, _ := message.Property(h.Properties, message.PropertyMessageReplyToClient)
 	if to == "" {
-		p.log.Warn("reply: " + message.PropertyMessageReplyToClient + " is null, can not reply message")
+		s.log.Warn("reply: " + message.PropertyMessageReplyToClient + " is null, can not reply message")
 		return "reply message properties[" + message.PropertyMessageReplyToClient + "] is null", false
 	}
 	push := protocol.ReplyMessageRequestHeader{
@@ -119,21 +119,21 @@ func (p *Processor) pushReply(conn *remoting.Conn, req *remoting.Command, h *pro
 		ReconsumeTimes: h.ReconsumeTimes,
 		UnitMode:       h.UnitMode.Or(false),
 		BornHost:       born.String(),
-		StoreHost:      p.storeHost.String(),
+		StoreHost:      s.storeHost.String(),
 		StoreTimestamp: time.Now().UnixMilli(),
 	}
 	pushReq := remoting.NewRequest(protocol.PushReplyMessageToClient, protocol.Ext(&push), req.Body)
-	presp, err := p.clients.PushReply(context.Background(), to, pushReq)
+	presp, err := s.clients.PushReply(context.Background(), to, pushReq)
 	switch {
 	case errors.Is(err, client.ErrRequesterNotFound):
 		remark := "push reply message fail, channel of <" + to + "> not found."
-		p.log.Warn("reply: "+remark, "from", conn.RemoteAddr())
+		s.log.Warn("reply: "+remark, "from", conn.RemoteAddr())
 		return remark, false
 	case err != nil:
-		p.log.Warn("reply: push failed", "to", to, "err", err)
+		s.log.Warn("reply: push failed", "to", to, "err", err)
 		return "push reply message to " + to + "fail.", false
 	case presp.Code != protocol.Success:
-		p.log.Warn("reply: requester refused the push", "to", to, "code", presp.Code, "remark", presp.Remark)
+		s.log.Warn("reply: requester refused the push", "to", to, "code", presp.Code, "remark", presp.Remark)
 		return "push reply message to " + to + "fail.", false
 	}
 	return "", true
@@ -146,11 +146,11 @@ const replyStoredSysFlags = message.SysFlagCompressed | message.CompressionLZ4 |
 // registerReply routes the two reply codes to their own family (Java's
 // replyMessageExecutor): a push may wait up to 10 s for the requester,
 // and sends must not queue behind it.
-func (p *Processor) registerReply(srv *remoting.Server, f Families) {
+func (s *sendFamily) registerReply(srv *remoting.Server, f Families) {
 	fam := f.Reply
 	if fam == nil {
 		fam = f.Send
 	}
-	srv.HandleLazyExt(protocol.SendReplyMessage, fam, p.handleSendReply)
-	srv.HandleLazyExt(protocol.SendReplyMessageV2, fam, p.handleSendReply)
+	srv.HandleLazyExt(protocol.SendReplyMessage, fam, s.handleSendReply)
+	srv.HandleLazyExt(protocol.SendReplyMessageV2, fam, s.handleSendReply)
 }

@@ -1,6 +1,11 @@
 package processor
 
 import (
+	"github.com/rocketd/rocketd/internal/broker/client"
+	"github.com/rocketd/rocketd/internal/broker/stats"
+	"github.com/rocketd/rocketd/internal/broker/timer"
+	"github.com/rocketd/rocketd/internal/broker/txn"
+	"strconv"
 	"time"
 
 	"context"
@@ -24,22 +29,79 @@ const versionV3_4_9 = 121
 // every message it sends) in the Conn's attributes.
 type bornHostKey struct{}
 
+// sendFamily serves the producing codes (Java's SendMessageProcessor,
+// EndTransactionProcessor, ReplyMessageProcessor, RecallMessageProcessor):
+// sends, send backs, half messages and their end, replies and recalls.
+type sendFamily struct {
+	base
+	store       *store.Store
+	topics      *meta.Topics
+	groups      *meta.Groups
+	clients     *client.Registry // requesters of request-reply pushes
+	storeHost   netip.AddrPort
+	mappings    *meta.Mappings // static topics' logic queues
+	sendHooks   []SendHook
+	sentToDLQ   func(group, topic string)
+	txn         *txn.Service
+	timerRecall func(topic, uniqKey string, deliverMs int64) (timer.RecallStatus, bool)
+	stats       *stats.Stats
+
+	// Strings echoed in every send response (ext fields MSG_REGION,
+	// TRACE_ON), computed once.
+	region, traceOn string
+	// storedProps are the properties the send path puts on every stored
+	// message: CLUSTER, and MSG_REGION and TRACE_ON as Java 5.x's
+	// buildMsgContext adds them.
+	storedProps [3]message.Prop
+}
+
+func newSendFamily(b base, d Deps) *sendFamily {
+	return &sendFamily{
+		base: b, store: d.Store, topics: d.Topics, groups: d.Groups, clients: d.Clients, storeHost: d.StoreHost,
+		mappings: d.Mappings, sendHooks: d.SendHooks, sentToDLQ: d.SentToDLQ, txn: d.Txn, timerRecall: d.TimerRecall,
+		stats: d.Stats, region: d.Config.RegionID, traceOn: strconv.FormatBool(d.Config.TraceOn),
+		storedProps: [3]message.Prop{
+			{Key: message.PropertyCluster, Value: d.Config.BrokerClusterName},
+			{Key: message.PropertyMsgRegion, Value: d.Config.RegionID},
+			{Key: message.PropertyTraceSwitch, Value: strconv.FormatBool(d.Config.TraceOn)},
+		},
+	}
+}
+
+func (s *sendFamily) register(srv *remoting.Server, pools Families) {
+	// The send handler reads its header without an ext map.
+	srv.HandleLazyExt(protocol.SendMessage, pools.Send, s.handleSend)
+	srv.HandleLazyExt(protocol.SendMessageV2, pools.Send, s.handleSend)
+	srv.HandleLazyExt(protocol.SendBatchMessage, pools.Send, s.handleSend)
+	srv.Handle(protocol.ConsumerSendMsgBack, pools.Send, s.handleSendBack)
+	srv.Handle(protocol.EndTransaction, pools.Send, s.handleEndTransaction)
+	srv.Handle(protocol.RecallMessage, pools.Send, s.handleRecall)
+	s.registerReply(srv, pools)
+}
+
 // handleSend serves SEND_MESSAGE, SEND_MESSAGE_V2 and SEND_BATCH_MESSAGE
 // following SendMessageProcessor (rocketmq-spec.md §14.6), with the send
 // hooks around it.
-func (p *Processor) handleSend(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
-	r := p.newSendReply()
+func (s *sendFamily) handleSend(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+	return s.sendHooked(conn, bornHost(conn), req)
+}
+
+// sendHooked decodes and runs a send request with the send hooks around
+// it; conn is nil for a request made in the process (LocalSend), born the
+// messages' BORNHOST.
+func (s *sendFamily) sendHooked(conn *remoting.Conn, born netip.AddrPort, req *remoting.Command) *remoting.Command {
+	r := s.newSendReply()
 	h := &r.req
 	// Registered with HandleLazyExt: the header is read where it arrived,
 	// without an ext map.
 	if err := h.DecodeFrom(req.Code, req); err != nil {
 		return headerError(err)
 	}
-	for _, hook := range p.sendHooks {
+	for _, hook := range s.sendHooks {
 		hook.BeforeSend(conn, h)
 	}
-	resp := p.send(conn, bornHost(conn), req, h, &r.resp)
-	for _, hook := range p.sendHooks {
+	resp := s.send(conn, born, req, h, &r.resp)
+	for _, hook := range s.sendHooks {
 		hook.AfterSend(conn, h, resp)
 	}
 	return resp
@@ -48,18 +110,18 @@ func (p *Processor) handleSend(conn *remoting.Conn, req *remoting.Command) *remo
 // send checks and stores the message(s) of a decoded send request,
 // answering in resp (from newSendReply). born is the messages' BORNHOST
 // (the sender's address; conn is nil for a request made in the process).
-func (p *Processor) send(conn *remoting.Conn, born netip.AddrPort, req *remoting.Command, h *protocol.SendMessageRequestHeader, resp *remoting.Command) *remoting.Command {
-	if remark, refused := p.sendsNotYetAccepted(); refused {
+func (s *sendFamily) send(conn *remoting.Conn, born netip.AddrPort, req *remoting.Command, h *protocol.SendMessageRequestHeader, resp *remoting.Command) *remoting.Command {
+	if remark, refused := s.sendsNotYetAccepted(); refused {
 		return fail(resp, protocol.SystemError, remark)
 	}
-	lq, code, remark := p.sendLogicQueue(req, h.Topic, h.QueueID)
+	lq, code, remark := s.sendLogicQueue(req, h.Topic, h.QueueID)
 	if code != protocol.Success {
 		return fail(resp, code, remark)
 	}
 	if lq.detail != nil { // a static topic: the id was a logic queue's
 		h.QueueID = lq.leader.QueueID
 	}
-	tc, code, remark := p.msgCheck(h, conn)
+	tc, code, remark := s.msgCheck(h, conn)
 	if code != protocol.Success {
 		return fail(resp, code, remark)
 	}
@@ -85,9 +147,9 @@ func (p *Processor) send(conn *remoting.Conn, born netip.AddrPort, req *remoting
 	// one: the store gathers their records into one write.
 	opts := store.PutOptions{Gather: conn != nil && conn.Handling() > 1}
 	if req.Code == protocol.SendBatchMessage {
-		resp = p.sendBatch(resp, h, req, &rec, opts)
+		resp = s.sendBatch(resp, h, req, &rec, opts)
 	} else {
-		resp = p.sendOne(resp, h, req, &rec, opts)
+		resp = s.sendOne(resp, h, req, &rec, opts)
 	}
 	lq.rewriteSendResponse(resp)
 	return resp
@@ -96,10 +158,10 @@ func (p *Processor) send(conn *remoting.Conn, born netip.AddrPort, req *remoting
 // msgCheck runs Java's AbstractSendMessageProcessor.msgCheck: broker
 // permission for order topics, the topic name, forbidden system topics,
 // lookup with auto-creation, and the queue id range.
-func (p *Processor) msgCheck(h *protocol.SendMessageRequestHeader, conn *remoting.Conn) (protocol.TopicConfig, int32, string) {
-	if !p.brokerWriteable() && p.topics.IsOrderTopic(h.Topic) {
+func (s *sendFamily) msgCheck(h *protocol.SendMessageRequestHeader, conn *remoting.Conn) (protocol.TopicConfig, int32, string) {
+	if !s.brokerWriteable() && s.topics.IsOrderTopic(h.Topic) {
 		return protocol.TopicConfig{}, protocol.NoPermission,
-			fmt.Sprintf("the broker[%s] sending message is forbidden", p.cfg.BrokerIP1)
+			fmt.Sprintf("the broker[%s] sending message is forbidden", s.cfg.BrokerIP1)
 	}
 	if err := meta.ValidateTopic(h.Topic); err != nil {
 		return protocol.TopicConfig{}, protocol.SystemError, err.Error()
@@ -107,15 +169,15 @@ func (p *Processor) msgCheck(h *protocol.SendMessageRequestHeader, conn *remotin
 	if meta.SendForbidden(h.Topic) {
 		return protocol.TopicConfig{}, protocol.NoPermission, meta.SendForbiddenRemark(h.Topic)
 	}
-	tc, found := p.topics.Get(h.Topic)
+	tc, found := s.topics.Get(h.Topic)
 	if !found {
 		var err error
-		tc, _, err = p.topics.AutoCreate(h.Topic, h.DefaultTopic, h.DefaultTopicQueueNums, 0)
+		tc, _, err = s.topics.AutoCreate(h.Topic, h.DefaultTopic, h.DefaultTopicQueueNums, 0)
 		if errors.Is(err, meta.ErrNoTemplate) && meta.IsRetryTopic(h.Topic) {
-			tc, _, err = p.topics.EnsureTopic(h.Topic, 1, meta.PermReadWrite, 0)
+			tc, _, err = s.topics.EnsureTopic(h.Topic, 1, meta.PermReadWrite, 0)
 		}
 		if err != nil {
-			p.log.Debug("send: topic not created", "topic", h.Topic, "from", remoteOf(conn), "err", err)
+			s.log.Debug("send: topic not created", "topic", h.Topic, "from", remoteOf(conn), "err", err)
 			return protocol.TopicConfig{}, protocol.TopicNotExist,
 				fmt.Sprintf("topic[%s] not exist, apply first please!", h.Topic)
 		}
@@ -128,51 +190,51 @@ func (p *Processor) msgCheck(h *protocol.SendMessageRequestHeader, conn *remotin
 }
 
 // sendOne stores a single message.
-func (p *Processor) sendOne(resp *remoting.Command, h *protocol.SendMessageRequestHeader, req *remoting.Command, rec *message.Record, opts store.PutOptions) *remoting.Command {
-	if code, remark := p.retryOrDLQ(h, req, rec); code != protocol.Success {
+func (s *sendFamily) sendOne(resp *remoting.Command, h *protocol.SendMessageRequestHeader, req *remoting.Command, rec *message.Record, opts store.PutOptions) *remoting.Command {
+	if code, remark := s.retryOrDLQ(h, req, rec); code != protocol.Success {
 		return fail(resp, code, remark)
 	}
-	if len(rec.Body) > p.live().MaxMessageSize {
+	if len(rec.Body) > s.live().MaxMessageSize {
 		return fail(resp, protocol.MessageIllegal, fmt.Sprintf(
-			"the message body size %d bytes exceeds maxMessageSize %d bytes", len(rec.Body), p.live().MaxMessageSize))
+			"the message body size %d bytes exceeds maxMessageSize %d bytes", len(rec.Body), s.live().MaxMessageSize))
 	}
 	// spec §5.3: CLUSTER, MSG_REGION and TRACE_ON added (5.x), WAIT used
 	// for this put but not stored.
 	wait, _ := message.Property(h.Properties, message.PropertyWaitStoreMsgOK)
-	rec.Properties = message.ReplaceProperties(h.Properties, message.PropertyWaitStoreMsgOK, p.storedProps[:]...)
+	rec.Properties = message.ReplaceProperties(h.Properties, message.PropertyWaitStoreMsgOK, s.storedProps[:]...)
 
 	if isHalf(rec) {
-		return p.sendHalf(resp, rec, store.PutOptions{NoWait: wait == "false"})
+		return s.sendHalf(resp, rec, store.PutOptions{NoWait: wait == "false"})
 	}
 	queueID := rec.QueueID // the answer names the queue asked for, even when held
-	if code, remark := p.holdTimer(rec); code != protocol.Success {
+	if code, remark := s.holdTimer(rec); code != protocol.Success {
 		return fail(resp, code, remark)
 	}
-	recall := p.recallHandle(rec)
+	recall := s.recallHandle(rec)
 	began := time.Now()
 	opts.NoWait = wait == "false"
-	res := p.store.PutMessage(context.Background(), rec, opts)
-	p.countPut(rec.Topic, res, began)
-	return attachRecallHandle(p.putResponse(resp, res, queueID), recall)
+	res := s.store.PutMessage(context.Background(), rec, opts)
+	s.countPut(rec.Topic, res, began)
+	return attachRecallHandle(s.putResponse(resp, res, queueID), recall)
 }
 
 // sendBatch stores the items of a SEND_BATCH_MESSAGE body (spec §5.5).
-func (p *Processor) sendBatch(resp *remoting.Command, h *protocol.SendMessageRequestHeader, req *remoting.Command, proto *message.Record, opts store.PutOptions) *remoting.Command {
+func (s *sendFamily) sendBatch(resp *remoting.Command, h *protocol.SendMessageRequestHeader, req *remoting.Command, proto *message.Record, opts store.PutOptions) *remoting.Command {
 	if len(h.Topic) > meta.MaxTopicLength {
 		return fail(resp, protocol.MessageIllegal, fmt.Sprintf("message topic length too long %d", len(h.Topic)))
 	}
 	if meta.IsRetryTopic(h.Topic) {
 		return fail(resp, protocol.MessageIllegal, "batch request does not support retry group "+h.Topic)
 	}
-	if len(req.Body) > p.live().MaxMessageSize {
+	if len(req.Body) > s.live().MaxMessageSize {
 		return fail(resp, protocol.MessageIllegal, fmt.Sprintf(
-			"the batch body size %d bytes exceeds maxMessageSize %d bytes", len(req.Body), p.live().MaxMessageSize))
+			"the batch body size %d bytes exceeds maxMessageSize %d bytes", len(req.Body), s.live().MaxMessageSize))
 	}
 	items, err := message.DecodeBatch(req.Body)
 	if err != nil {
 		return fail(resp, protocol.MessageIllegal, "malformed batch body: "+err.Error())
 	}
-	batchProps := message.ReplaceProperties(h.Properties, "", p.storedProps[:]...)
+	batchProps := message.ReplaceProperties(h.Properties, "", s.storedProps[:]...)
 	wait, _ := message.Property(h.Properties, message.PropertyWaitStoreMsgOK)
 	recs := make([]message.Record, len(items))
 	for i, it := range items {
@@ -184,20 +246,20 @@ func (p *Processor) sendBatch(resp *remoting.Command, h *protocol.SendMessageReq
 	}
 	began := time.Now()
 	opts.NoWait = wait == "false"
-	res := p.store.PutMessages(context.Background(), recs, opts)
-	p.countPut(recs[0].Topic, res, began)
-	return p.putResponse(resp, res, proto.QueueID)
+	res := s.store.PutMessages(context.Background(), recs, opts)
+	s.countPut(recs[0].Topic, res, began)
+	return s.putResponse(resp, res, proto.QueueID)
 }
 
 // retryOrDLQ applies the %RETRY% rules of the send path (spec §10): the
 // group must exist, and a message past its max reconsume times goes to the
 // group's dead-letter topic.
-func (p *Processor) retryOrDLQ(h *protocol.SendMessageRequestHeader, req *remoting.Command, rec *message.Record) (int32, string) {
+func (s *sendFamily) retryOrDLQ(h *protocol.SendMessageRequestHeader, req *remoting.Command, rec *message.Record) (int32, string) {
 	if !meta.IsRetryTopic(rec.Topic) {
 		return protocol.Success, ""
 	}
 	group := strings.TrimPrefix(rec.Topic, meta.RetryGroupTopicPrefix)
-	gc, found := p.groups.FindOrCreate(group)
+	gc, found := s.groups.FindOrCreate(group)
 	if !found {
 		return protocol.SubscriptionGroupNotExist, "subscription group not exist, " + group
 	}
@@ -208,14 +270,14 @@ func (p *Processor) retryOrDLQ(h *protocol.SendMessageRequestHeader, req *remoti
 	if h.ReconsumeTimes.Or(0) < maxTimes {
 		return protocol.Success, ""
 	}
-	dlq, _, err := p.topics.EnsureDLQTopic(group)
+	dlq, _, err := s.topics.EnsureDLQTopic(group)
 	if err != nil {
 		return protocol.SystemError, fmt.Sprintf("topic[%s] not exist", meta.DLQTopic(group))
 	}
-	if p.sentToDLQ != nil {
+	if s.sentToDLQ != nil {
 		// Counted at the redirect, labelled with the %RETRY% topic, as
 		// SendMessageProcessor does.
-		p.sentToDLQ(group, rec.Topic)
+		s.sentToDLQ(group, rec.Topic)
 	}
 	rec.Topic = dlq.TopicName
 	rec.QueueID = randomQueue(meta.DLQQueueNums)
@@ -226,7 +288,7 @@ func (p *Processor) retryOrDLQ(h *protocol.SendMessageRequestHeader, req *remoti
 
 // putResponse maps a put status to the response code and remark Java's
 // broker answers with (SendMessageProcessor.handlePutMessageResult).
-func (p *Processor) putResponse(resp *remoting.Command, res store.PutResult, queueID int32) *remoting.Command {
+func (s *sendFamily) putResponse(resp *remoting.Command, res store.PutResult, queueID int32) *remoting.Command {
 	switch res.Status {
 	case store.PutOK:
 		resp.Code = protocol.Success
@@ -238,18 +300,18 @@ func (p *Processor) putResponse(resp *remoting.Command, res store.PutResult, que
 		resp.Code = protocol.SlaveNotAvailable
 	case store.CreateMappedFileFailed:
 		remark := "create mapped file failed, server is busy or broken."
-		if why := p.store.RefusalReason(); why != "" {
+		if why := s.store.RefusalReason(); why != "" {
 			remark += " (" + why + ")" // e.g. the disk is full
 		}
 		return fail(resp, protocol.SystemError, remark)
 	case store.MessageIllegal, store.PropertiesSizeExceeded:
 		return fail(resp, protocol.MessageIllegal,
 			"the message is illegal, maybe msg body or properties length not matched. msg body length limit "+
-				fmt.Sprint(p.live().MaxMessageSize)+" bytes, msg properties length limit 32k.")
+				fmt.Sprint(s.live().MaxMessageSize)+" bytes, msg properties length limit 32k.")
 	case store.ServiceNotAvailable:
 		remark := "service not available now. It may be caused by one of the following reasons: " +
 			"the broker's disk is full, messages are put to the slave, message store has been shut down, etc."
-		if why := p.store.RefusalReason(); why != "" {
+		if why := s.store.RefusalReason(); why != "" {
 			remark += " (" + why + ")"
 		}
 		return fail(resp, protocol.ServiceNotAvailable, remark)
@@ -270,8 +332,8 @@ func (p *Processor) putResponse(resp *remoting.Command, res store.PutResult, que
 // sendsNotYetAccepted is Java's preSend check of
 // startAcceptSendRequestTimeStamp: sends (and replies) are refused until
 // that time, with its remark. Free while the key is unset (0).
-func (p *Processor) sendsNotYetAccepted() (string, bool) {
-	ts := p.live().StartAcceptSendRequestTimeStamp
+func (s *sendFamily) sendsNotYetAccepted() (string, bool) {
+	ts := s.live().StartAcceptSendRequestTimeStamp
 	if ts <= 0 || time.Now().UnixMilli() >= ts {
 		return "", false
 	}

@@ -19,8 +19,8 @@ type sendReply struct {
 // newSendReply returns a SUCCESS response carrying MSG_REGION and
 // TRACE_ON, the two fields Java adds before any check (the client reads
 // the response's extFields unconditionally, spec §3.2).
-func (p *Processor) newSendReply() *sendReply {
-	r := &sendReply{ext: sendResponseExt{region: p.region, traceOn: p.traceOn}}
+func (s *sendFamily) newSendReply() *sendReply {
+	r := &sendReply{ext: sendResponseExt{region: s.region, traceOn: s.traceOn}}
 	r.resp = remoting.Command{Code: protocol.Success, Language: remoting.DefaultLanguage, Version: remoting.DefaultVersion}
 	r.resp.MarkResponse()
 	r.resp.Header = &r.ext

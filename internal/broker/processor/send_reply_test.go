@@ -20,7 +20,7 @@ func TestSendReplyFrameAsMap(t *testing.T) {
 	for _, region := range []string{"DefaultRegion", ""} {
 		for _, sh := range []*protocol.SendMessageResponseHeader{nil, &stored, &withTxn} {
 			for _, st := range []remoting.SerializeType{remoting.JSON, remoting.RocketMQ} {
-				p := &Processor{region: region, traceOn: "true"}
+				p := &sendFamily{region: region, traceOn: "true"}
 				typed := &p.newSendReply().resp
 				old := remoting.NewResponse(protocol.Success, "")
 				old.ExtFields = map[string]string{message.PropertyMsgRegion: region, message.PropertyTraceSwitch: "true"}
@@ -47,7 +47,7 @@ func TestSendReplyFrameAsMap(t *testing.T) {
 // TestSendReplyAllocations: the whole reply (request header, response,
 // response header) is one allocation.
 func TestSendReplyAllocations(t *testing.T) {
-	p := &Processor{region: "DefaultRegion", traceOn: "true"}
+	p := &sendFamily{region: "DefaultRegion", traceOn: "true"}
 	if n := testing.AllocsPerRun(100, func() {
 		r := p.newSendReply()
 		setStored(&r.resp, protocol.SendMessageResponseHeader{MsgID: "x", QueueID: 1, QueueOffset: 2})

@@ -21,29 +21,29 @@ const firstRetryDelayLevel = 3
 // SCHEDULE_TOPIC_XXXX by the store until the schedule service delivers it),
 // or to %DLQ%group once it has been retried maxReconsumeTimes or the
 // consumer asks for it (delayLevel < 0).
-func (p *Processor) handleSendBack(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (s *sendFamily) handleSendBack(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	var h protocol.ConsumerSendMsgBackRequestHeader
 	if err := h.Decode(req.ExtFields); err != nil {
 		return headerError(err)
 	}
-	gc, found := p.groups.FindOrCreate(h.Group)
+	gc, found := s.groups.FindOrCreate(h.Group)
 	if !found {
 		return remoting.NewResponse(protocol.SubscriptionGroupNotExist, "subscription group not exist, "+h.Group)
 	}
-	if !p.brokerWriteable() {
-		return remoting.NewResponse(protocol.NoPermission, fmt.Sprintf("the broker[%s] sending message is forbidden", p.cfg.BrokerIP1))
+	if !s.brokerWriteable() {
+		return remoting.NewResponse(protocol.NoPermission, fmt.Sprintf("the broker[%s] sending message is forbidden", s.cfg.BrokerIP1))
 	}
 	if gc.RetryQueueNums <= 0 {
 		return ok(nil) // the group does not want retries: drop
 	}
-	retry, _, err := p.topics.EnsureRetryTopic(h.Group, gc.RetryQueueNums)
+	retry, _, err := s.topics.EnsureRetryTopic(h.Group, gc.RetryQueueNums)
 	if err != nil {
 		return remoting.NewResponse(protocol.SystemError, fmt.Sprintf("topic[%s] not exist", meta.RetryTopic(h.Group)))
 	}
 	if !meta.IsWriteable(retry.Perm) {
 		return remoting.NewResponse(protocol.NoPermission, fmt.Sprintf("the topic[%s] sending message is forbidden", retry.TopicName))
 	}
-	orig, buf, err := p.store.LookMessageByOffset(h.Offset)
+	orig, buf, err := s.store.LookMessageByOffset(h.Offset)
 	if err != nil {
 		return remoting.NewResponse(protocol.SystemError, "look message by offset failed, "+strconv.FormatInt(h.Offset, 10))
 	}
@@ -68,7 +68,7 @@ func (p *Processor) handleSendBack(_ *remoting.Conn, req *remoting.Command) *rem
 		Body:           orig.Body,
 	}
 	if orig.ReconsumeTimes >= maxTimes || h.DelayLevel < 0 {
-		dlq, _, err := p.topics.EnsureDLQTopic(h.Group)
+		dlq, _, err := s.topics.EnsureDLQTopic(h.Group)
 		if err != nil {
 			return remoting.NewResponse(protocol.SystemError, fmt.Sprintf("topic[%s] not exist", meta.DLQTopic(h.Group)))
 		}
@@ -95,14 +95,14 @@ func (p *Processor) handleSendBack(_ *remoting.Conn, req *remoting.Command) *rem
 	props = message.SetProperty(props, message.PropertyWaitStoreMsgOK, "false")
 	rec.Properties = props
 
-	res := p.store.PutMessage(context.Background(), &rec, store.PutOptions{NoWait: true})
+	res := s.store.PutMessage(context.Background(), &rec, store.PutOptions{NoWait: true})
 	if res.Status.Stored() {
-		if p.sentToDLQ != nil && meta.IsDLQTopic(rec.Topic) {
+		if s.sentToDLQ != nil && meta.IsDLQTopic(rec.Topic) {
 			// AbstractSendMessageProcessor labels it with the origin topic.
-			p.sentToDLQ(h.Group, h.OriginTopic)
+			s.sentToDLQ(h.Group, h.OriginTopic)
 		}
 		backTopic, _ := message.Property(props, message.PropertyRetryTopic)
-		p.stats.SendBack(h.Group, backTopic)
+		s.stats.SendBack(h.Group, backTopic)
 		return ok(nil)
 	}
 	return remoting.NewResponse(protocol.SystemError, res.Status.String())

@@ -18,7 +18,7 @@ import (
 // or none; SYSTEM_ERROR when enablePropertyFilter is off; else the
 // expression is compiled and a failure answers SUBSCRIPTION_PARSE_FAILED
 // with the compiler's message.
-func (p *Processor) handleCheckClientConfig(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (c *clientFamily) handleCheckClientConfig(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	if len(req.Body) == 0 {
 		// Java's decode of a missing body throws (SYSTEM_ERROR).
 		return remoting.NewResponse(protocol.SystemError, "CHECK_CLIENT_CONFIG without a body")
@@ -31,11 +31,11 @@ func (p *Processor) handleCheckClientConfig(_ *remoting.Conn, req *remoting.Comm
 	if sub == nil || client.IsTagType(sub.ExpressionType) {
 		return ok(nil)
 	}
-	if !p.live().EnablePropertyFilter {
+	if !c.live().EnablePropertyFilter {
 		return remoting.NewResponse(protocol.SystemError, "The broker does not support consumer to filter message by "+sub.ExpressionType)
 	}
-	if _, err := p.exprCache.compile(sub.ExpressionType, sub.SubString); err != nil {
-		p.log.Warn("check client config: expression does not compile", "client", body.ClientID,
+	if _, err := c.filters.exprCache.compile(sub.ExpressionType, sub.SubString); err != nil {
+		c.log.Warn("check client config: expression does not compile", "client", body.ClientID,
 			"group", body.Group, "expression", sub.SubString, "err", err)
 		return remoting.NewResponse(protocol.SubscriptionParseFailed, err.Error())
 	}
@@ -51,7 +51,7 @@ func (p *Processor) handleCheckClientConfig(_ *remoting.Conn, req *remoting.Comm
 // Java builds a filter that lets everything through when a carried
 // expression does not compile; rocketd answers SUBSCRIPTION_PARSE_FAILED,
 // the code Java gives to a carried subscription it cannot build.
-func (p *Processor) pullFilter(h *protocol.PullMessageRequestHeader, sub *protocol.SubscriptionData, carried bool) (store.MessageFilter, int32, string) {
+func (fs *filters) pullFilter(h *protocol.PullMessageRequestHeader, sub *protocol.SubscriptionData, carried bool) (store.MessageFilter, int32, string) {
 	if sub == nil || sub.ClassFilterMode || client.IsTagType(sub.ExpressionType) {
 		return newTagFilter(sub), protocol.Success, ""
 	}
@@ -65,16 +65,16 @@ func (p *Processor) pullFilter(h *protocol.PullMessageRequestHeader, sub *protoc
 		if strings.TrimSpace(h.Subscription) == "" {
 			return nil, protocol.SubscriptionParseFailed, "parse the consumer's subscription failed"
 		}
-		if !p.live().EnablePropertyFilter {
+		if !fs.live().EnablePropertyFilter {
 			return disabled()
 		}
-		e, err := p.exprCache.compile(sub.ExpressionType, sub.SubString)
+		e, err := fs.exprCache.compile(sub.ExpressionType, sub.SubString)
 		if err != nil {
 			return nil, protocol.SubscriptionParseFailed, "parse the consumer's subscription failed"
 		}
 		expr = e
 	} else {
-		f, found := p.clients.FindFilter(h.ConsumerGroup, h.Topic)
+		f, found := fs.clients.FindFilter(h.ConsumerGroup, h.Topic)
 		if !found {
 			return nil, protocol.FilterDataNotExist, "The broker's consumer filter data is not exist!Your expression may be wrong!"
 		}
@@ -83,11 +83,11 @@ func (p *Processor) pullFilter(h *protocol.PullMessageRequestHeader, sub *protoc
 		}
 		expr = f.Expr
 	}
-	if !p.live().EnablePropertyFilter {
+	if !fs.live().EnablePropertyFilter {
 		return disabled()
 	}
-	if p.live().FilterSupportRetry && strings.HasPrefix(h.Topic, meta.RetryGroupTopicPrefix) {
-		return &retryFilter{clients: p.clients, group: strings.TrimPrefix(h.Topic, meta.RetryGroupTopicPrefix)}, protocol.Success, ""
+	if fs.live().FilterSupportRetry && strings.HasPrefix(h.Topic, meta.RetryGroupTopicPrefix) {
+		return &retryFilter{clients: fs.clients, group: strings.TrimPrefix(h.Topic, meta.RetryGroupTopicPrefix)}, protocol.Success, ""
 	}
 	return sqlFilter{expr}, protocol.Success, ""
 }
@@ -129,6 +129,15 @@ func (f *retryFilter) MatchRecord(record []byte) bool {
 		return true
 	}
 	return real.Expr.Match(rec.Properties)
+}
+
+// filters builds a pull's message filter from its subscription (tags,
+// SQL92, the retry topic's); the pull and pop families share one, and
+// its expression cache with CHECK_CLIENT_CONFIG.
+type filters struct {
+	base
+	clients   *client.Registry // subscriptions registered by heartbeat
+	exprCache exprCache
 }
 
 // exprCache compiles the expressions pulls carry and CHECK_CLIENT_CONFIG

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/rocketd/rocketd/internal/broker/meta"
+	"github.com/rocketd/rocketd/internal/lograte"
+	"github.com/rocketd/rocketd/internal/store"
 	"log/slog"
 	"strings"
 	"time"
@@ -37,10 +40,24 @@ type mappingCtx struct {
 	items    []protocol.LogicQueueMappingItem // the logic queue's chain (shared: read only)
 }
 
+// staticRW serves the requests on static topics' logic queues
+// (TopicQueueMappingManager with Java's RpcClient): the mapping of a
+// request, its rewrite, and forwarding to the broker that holds a mapping
+// item. The pull and offset families share one.
+type staticRW struct {
+	log        *slog.Logger
+	store      *store.Store
+	offsets    *meta.Offsets
+	mappings   *meta.Mappings
+	route      func(ctx context.Context, topic string) (protocol.TopicRouteData, bool, error)
+	forwardFn  func(ctx context.Context, addr string, req *remoting.Command) (*remoting.Command, error)
+	forwardLog lograte.Limiter // failed forwards: clients retry them in a loop
+}
+
 // mappingFor builds the context of a request on topic's queue queueID.
 // A topic without a mapping costs one lock-free lookup and no allocation.
-func (p *Processor) mappingFor(ext map[string]string, topic string, queueID int32) mappingCtx {
-	d := p.mappings.Lookup(topic)
+func (m *staticRW) mappingFor(ext map[string]string, topic string, queueID int32) mappingCtx {
+	d := m.mappings.Lookup(topic)
 	if d == nil || loFalse(ext) {
 		return mappingCtx{}
 	}
@@ -132,21 +149,21 @@ var errNoForward = errors.New("this broker cannot forward requests to other brok
 // route on the NameServer (Java's RpcClient resolves the broker name the
 // same way), and waits up to forwardTimeout. Failures are logged
 // rate-limited: clients repeat the request in a loop.
-func (p *Processor) forward(topic, bname string, req *remoting.Command) (*remoting.Command, error) {
-	if p.forwardFn == nil || p.route == nil {
+func (m *staticRW) forward(topic, bname string, req *remoting.Command) (*remoting.Command, error) {
+	if m.forwardFn == nil || m.route == nil {
 		return nil, errNoForward
 	}
-	resp, err := p.forwardOnce(topic, bname, req)
+	resp, err := m.forwardOnce(topic, bname, req)
 	if err != nil {
-		p.forwardLog.Log(p.log, slog.LevelWarn, "processor: static topic request not forwarded", "topic", topic, "broker", bname, "err", err)
+		m.forwardLog.Log(m.log, slog.LevelWarn, "processor: static topic request not forwarded", "topic", topic, "broker", bname, "err", err)
 	}
 	return resp, err
 }
 
-func (p *Processor) forwardOnce(topic, bname string, req *remoting.Command) (*remoting.Command, error) {
+func (m *staticRW) forwardOnce(topic, bname string, req *remoting.Command) (*remoting.Command, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), forwardTimeout)
 	defer cancel()
-	route, found, err := p.route(ctx, topic)
+	route, found, err := m.route(ctx, topic)
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +178,7 @@ func (p *Processor) forwardOnce(topic, bname string, req *remoting.Command) (*re
 	if addr == "" {
 		return nil, fmt.Errorf("cannot find addr for broker %s", bname)
 	}
-	resp, err := p.forwardFn(ctx, addr, req)
+	resp, err := m.forwardFn(ctx, addr, req)
 	if err != nil {
 		return nil, fmt.Errorf("forward request %d to %s (%s): %w", req.Code, bname, addr, err)
 	}
@@ -182,7 +199,7 @@ func forwardExt(h protocol.ExtHeader, bname string) map[string]string {
 // the item holding the offset. A local item gives nil and the pull goes on
 // (with cur set for rewritePullResponse); another broker's is pulled there
 // with lo=false (no suspend, no commit) and its answer rewritten.
-func (p *Processor) pullStatic(c *mappingCtx, h *protocol.PullMessageRequestHeader) (cur protocol.LogicQueueMappingItem, resp *remoting.Command) {
+func (m *staticRW) pullStatic(c *mappingCtx, h *protocol.PullMessageRequestHeader) (cur protocol.LogicQueueMappingItem, resp *remoting.Command) {
 	if !c.isLeader() {
 		return cur, remoting.NewResponse(protocol.NotLeaderForQueue,
 			fmt.Sprintf("%s-%d cannot find mapping item in request process of current broker %s", c.topic, c.globalID, c.detail.Bname))
@@ -203,7 +220,7 @@ func (p *Processor) pullStatic(c *mappingCtx, h *protocol.PullMessageRequestHead
 	fh := *h
 	fh.BrokerName = cur.Bname
 	fh.SysFlag &^= protocol.PullFlagSuspend | protocol.PullFlagCommitOffset
-	fresp, err := p.forward(c.topic, cur.Bname, remoting.NewRequest(protocol.PullMessage, forwardExt(&fh, cur.Bname), nil))
+	fresp, err := m.forward(c.topic, cur.Bname, remoting.NewRequest(protocol.PullMessage, forwardExt(&fh, cur.Bname), nil))
 	if err != nil {
 		return cur, remoting.NewResponse(protocol.SystemError, err.Error())
 	}
@@ -222,7 +239,7 @@ func (p *Processor) pullStatic(c *mappingCtx, h *protocol.PullMessageRequestHead
 	if err := rh.Decode(fresp.Ext()); err != nil {
 		return cur, remoting.NewResponse(protocol.SystemError, "forwarded pull: "+err.Error())
 	}
-	code := p.rewritePullResponse(c, cur, logic, &rh, fresp.Code)
+	code := m.rewritePullResponse(c, cur, logic, &rh, fresp.Code)
 	out := remoting.NewResponse(code, fresp.Remark)
 	out.ExtFields = protocol.Ext(&rh)
 	if code == protocol.Success {
@@ -239,7 +256,7 @@ func (p *Processor) pullStatic(c *mappingCtx, h *protocol.PullMessageRequestHead
 // offset delta; a miss at an item's edge moves on to the next item
 // (PULL_RETRY_IMMEDIATELY) or back to the earliest's start
 // (PULL_OFFSET_MOVED). It returns the answer's code.
-func (p *Processor) rewritePullResponse(c *mappingCtx, cur protocol.LogicQueueMappingItem, reqLogic int64, rh *protocol.PullMessageResponseHeader, code int32) int32 {
+func (m *staticRW) rewritePullResponse(c *mappingCtx, cur protocol.LogicQueueMappingItem, reqLogic int64, rh *protocol.PullMessageResponseHeader, code int32) int32 {
 	leader, _ := c.leader()
 	earliest, _ := findItem(c.items, 0)
 	// Java compares the request's (rewritten, physical) offset with the
@@ -318,7 +335,7 @@ func pullCommitStatic(c *mappingCtx, logic int64) (queueID int32, physical int64
 // of UPDATE_CONSUMER_OFFSET: the logic commit offset is stored as the
 // physical offset of the item holding it, here (h rewritten, nil
 // returned) or on that item's broker (its answer returned).
-func (p *Processor) updateOffsetStatic(c *mappingCtx, h *protocol.UpdateConsumerOffsetRequestHeader) *remoting.Command {
+func (m *staticRW) updateOffsetStatic(c *mappingCtx, h *protocol.UpdateConsumerOffsetRequestHeader) *remoting.Command {
 	if !c.isLeader() {
 		return c.notLeader()
 	}
@@ -331,7 +348,7 @@ func (p *Processor) updateOffsetStatic(c *mappingCtx, h *protocol.UpdateConsumer
 		return nil
 	}
 	fh := *h // a copy: h stays on the caller's stack
-	resp, err := p.forward(c.topic, it.Bname, remoting.NewRequest(protocol.UpdateConsumerOffset, forwardExt(&fh, it.Bname), nil))
+	resp, err := m.forward(c.topic, it.Bname, remoting.NewRequest(protocol.UpdateConsumerOffset, forwardExt(&fh, it.Bname), nil))
 	if err != nil {
 		return remoting.NewResponse(protocol.SystemError, err.Error())
 	}
@@ -345,7 +362,7 @@ func (p *Processor) updateOffsetStatic(c *mappingCtx, h *protocol.UpdateConsumer
 // from the leader back, here or on their brokers (setZeroIfNotFound
 // false), and the first offset found is answered in logic terms, or
 // QUERY_NOT_FOUND.
-func (p *Processor) queryOffsetStatic(c *mappingCtx, h *protocol.QueryConsumerOffsetRequestHeader) (cur protocol.LogicQueueMappingItem, resp *remoting.Command) {
+func (m *staticRW) queryOffsetStatic(c *mappingCtx, h *protocol.QueryConsumerOffsetRequestHeader) (cur protocol.LogicQueueMappingItem, resp *remoting.Command) {
 	if !c.isLeader() {
 		return cur, c.notLeader()
 	}
@@ -358,7 +375,7 @@ func (p *Processor) queryOffsetStatic(c *mappingCtx, h *protocol.QueryConsumerOf
 	for i := len(c.items) - 1; i >= 0; i-- {
 		cur = c.items[i]
 		if c.local(cur) {
-			if off, found := p.offsets.Query(h.ConsumerGroup, h.Topic, cur.QueueID); found && off >= 0 {
+			if off, found := m.offsets.Query(h.ConsumerGroup, h.Topic, cur.QueueID); found && off >= 0 {
 				offset = off
 				break
 			}
@@ -366,7 +383,7 @@ func (p *Processor) queryOffsetStatic(c *mappingCtx, h *protocol.QueryConsumerOf
 		}
 		fh := *h
 		fh.BrokerName, fh.QueueID, fh.SetZeroIfNotFound = cur.Bname, cur.QueueID, protocol.Some(false)
-		fresp, err := p.forward(c.topic, cur.Bname, remoting.NewRequest(protocol.QueryConsumerOffset, forwardExt(&fh, cur.Bname), nil))
+		fresp, err := m.forward(c.topic, cur.Bname, remoting.NewRequest(protocol.QueryConsumerOffset, forwardExt(&fh, cur.Bname), nil))
 		if err != nil {
 			return cur, remoting.NewResponse(protocol.SystemError, err.Error())
 		}
@@ -392,7 +409,7 @@ func (p *Processor) queryOffsetStatic(c *mappingCtx, h *protocol.QueryConsumerOf
 // maxOffsetStatic is AdminBrokerProcessor's rewrite of GET_MAX_OFFSET: the
 // leader queue's max offset on the broker of the last decided item, in
 // that item's logic terms.
-func (p *Processor) maxOffsetStatic(c *mappingCtx, h *protocol.QueueRequestHeader) *remoting.Command {
+func (m *staticRW) maxOffsetStatic(c *mappingCtx, h *protocol.QueueRequestHeader) *remoting.Command {
 	if !c.isLeader() {
 		return c.notLeader()
 	}
@@ -403,11 +420,11 @@ func (p *Processor) maxOffsetStatic(c *mappingCtx, h *protocol.QueueRequestHeade
 	}
 	var physical int64
 	if c.local(maxItem) {
-		physical = p.store.MaxOffset(c.topic, leader.QueueID)
+		physical = m.store.MaxOffset(c.topic, leader.QueueID)
 	} else {
 		fh := *h
 		fh.QueueID = leader.QueueID
-		off, resp := p.forwardOffset(c.topic, maxItem.Bname, protocol.GetMaxOffset, &fh)
+		off, resp := m.forwardOffset(c.topic, maxItem.Bname, protocol.GetMaxOffset, &fh)
 		if resp != nil {
 			return resp
 		}
@@ -418,7 +435,7 @@ func (p *Processor) maxOffsetStatic(c *mappingCtx, h *protocol.QueueRequestHeade
 
 // minOffsetStatic is AdminBrokerProcessor.handleGetMinOffsetForStaticTopic:
 // the earliest item's min offset, in its logic terms (loosely).
-func (p *Processor) minOffsetStatic(c *mappingCtx, h *protocol.QueueRequestHeader) *remoting.Command {
+func (m *staticRW) minOffsetStatic(c *mappingCtx, h *protocol.QueueRequestHeader) *remoting.Command {
 	if !c.isLeader() {
 		return remoting.NewResponse(protocol.NotLeaderForQueue,
 			fmt.Sprintf("%s-%d is not leader in broker %s, request code %d", c.topic, c.globalID, c.detail.Bname, protocol.GetMinOffset))
@@ -426,11 +443,11 @@ func (p *Processor) minOffsetStatic(c *mappingCtx, h *protocol.QueueRequestHeade
 	it, _ := findItem(c.items, 0)
 	var physical int64
 	if c.local(it) {
-		physical = p.store.MinOffset(c.topic, it.QueueID)
+		physical = m.store.MinOffset(c.topic, it.QueueID)
 	} else {
 		fh := *h
 		fh.QueueID = it.QueueID
-		off, resp := p.forwardOffset(c.topic, it.Bname, protocol.GetMinOffset, &fh)
+		off, resp := m.forwardOffset(c.topic, it.Bname, protocol.GetMinOffset, &fh)
 		if resp != nil {
 			return resp
 		}
@@ -443,17 +460,17 @@ func (p *Processor) minOffsetStatic(c *mappingCtx, h *protocol.QueueRequestHeade
 // GET_EARLIEST_MSG_STORETIME: the earliest item's first store time. Java
 // forwards with the logic queue id left in place (a bug: it reads the
 // physical queue of that number); rocketd reads the item's queue.
-func (p *Processor) earliestTimeStatic(c *mappingCtx, h *protocol.QueueRequestHeader) *remoting.Command {
+func (m *staticRW) earliestTimeStatic(c *mappingCtx, h *protocol.QueueRequestHeader) *remoting.Command {
 	if !c.isLeader() {
 		return c.notLeader()
 	}
 	it, _ := findItem(c.items, 0)
 	if c.local(it) {
-		return ok(&protocol.GetEarliestMsgStoretimeResponseHeader{Timestamp: p.store.EarliestMessageTime(c.topic, it.QueueID)})
+		return ok(&protocol.GetEarliestMsgStoretimeResponseHeader{Timestamp: m.store.EarliestMessageTime(c.topic, it.QueueID)})
 	}
 	fh := *h
 	fh.QueueID = it.QueueID
-	resp, err := p.forward(c.topic, it.Bname, remoting.NewRequest(protocol.GetEarliestMsgStoretime, forwardExt(&fh, it.Bname), nil))
+	resp, err := m.forward(c.topic, it.Bname, remoting.NewRequest(protocol.GetEarliestMsgStoretime, forwardExt(&fh, it.Bname), nil))
 	if err != nil {
 		return remoting.NewResponse(protocol.SystemError, err.Error())
 	}
@@ -472,7 +489,7 @@ func (p *Processor) earliestTimeStatic(c *mappingCtx, h *protocol.QueueRequestHe
 // searched from the earliest on; a local hit above 0 ends the search, a
 // remote one within its item is kept while later items are searched.
 // Answers -1 when nothing matched.
-func (p *Processor) searchOffsetStatic(c *mappingCtx, h *protocol.SearchOffsetRequestHeader, search func(queueID int32) int64) *remoting.Command {
+func (m *staticRW) searchOffsetStatic(c *mappingCtx, h *protocol.SearchOffsetRequestHeader, search func(queueID int32) int64) *remoting.Command {
 	if !c.isLeader() {
 		return c.notLeader()
 	}
@@ -490,7 +507,7 @@ func (p *Processor) searchOffsetStatic(c *mappingCtx, h *protocol.SearchOffsetRe
 		}
 		fh := *h
 		fh.QueueID = it.QueueID
-		off, resp := p.forwardOffset(c.topic, it.Bname, protocol.SearchOffsetByTimestamp, &fh)
+		off, resp := m.forwardOffset(c.topic, it.Bname, protocol.SearchOffsetByTimestamp, &fh)
 		if resp != nil {
 			return resp
 		}
@@ -504,8 +521,8 @@ func (p *Processor) searchOffsetStatic(c *mappingCtx, h *protocol.SearchOffsetRe
 
 // forwardOffset forwards a request answered by an OffsetResponseHeader and
 // returns the offset, or the answer to give when it failed.
-func (p *Processor) forwardOffset(topic, bname string, code protocol.RequestCode, h protocol.ExtHeader) (int64, *remoting.Command) {
-	resp, err := p.forward(topic, bname, remoting.NewRequest(code, forwardExt(h, bname), nil))
+func (m *staticRW) forwardOffset(topic, bname string, code protocol.RequestCode, h protocol.ExtHeader) (int64, *remoting.Command) {
+	resp, err := m.forward(topic, bname, remoting.NewRequest(code, forwardExt(h, bname), nil))
 	if err != nil {
 		return 0, remoting.NewResponse(protocol.SystemError, err.Error())
 	}

@@ -17,7 +17,7 @@ import (
 // (meta.Mappings.Update); unlike Java, which writes the topic config
 // first, nothing changes when either is refused. Refusals are
 // SYSTEM_ERROR with the reason, as Java's exceptions are.
-func (p *Processor) handleCreateStaticTopic(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (t *topicAdmin) handleCreateStaticTopic(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	var h protocol.CreateTopicRequestHeader
 	if err := h.Decode(req.ExtFields); err != nil {
 		return headerError(err)
@@ -25,10 +25,10 @@ func (p *Processor) handleCreateStaticTopic(_ *remoting.Conn, req *remoting.Comm
 	if err := meta.ValidateTopic(h.Topic); err != nil {
 		return remoting.NewResponse(protocol.SystemError, err.Error())
 	}
-	if p.topics.IsSystemTopic(h.Topic) {
+	if t.topics.IsSystemTopic(h.Topic) {
 		return remoting.NewResponse(protocol.SystemError, meta.SystemTopicConflictRemark(h.Topic))
 	}
-	if p.mappings == nil {
+	if t.mappings == nil {
 		return remoting.NewResponse(protocol.SystemError, "this broker keeps no static topic mappings")
 	}
 	var detail protocol.TopicQueueMappingDetail
@@ -44,19 +44,19 @@ func (p *Processor) handleCreateStaticTopic(_ *remoting.Conn, req *remoting.Comm
 	// Java's TopicConfig for the request: the order flag is not taken.
 	tc := h.TopicConfig()
 	tc.Order = false
-	if err := p.topics.CheckUpdate(tc, nil); err != nil {
+	if err := t.topics.CheckUpdate(tc, nil); err != nil {
 		return remoting.NewResponse(protocol.SystemError, err.Error())
 	}
 	force := h.Force.Set && h.Force.Value
-	if err := p.mappings.Update(&detail, force); err != nil {
+	if err := t.mappings.Update(&detail, force); err != nil {
 		return remoting.NewResponse(protocol.SystemError, err.Error())
 	}
-	if _, err := p.topics.Update(tc, nil); err != nil {
+	if _, err := t.topics.Update(tc, nil); err != nil {
 		return remoting.ErrorResponse(err)
 	}
 	// Registered before the answer, as Java's registerIncrementBrokerData:
 	// the mapping changed (Mappings.OnChange asked for a round), so the
 	// routes carry it once mqadmin goes on.
-	p.awaitRegistration(h.Topic)
+	t.awaitRegistration(h.Topic)
 	return ok(nil)
 }

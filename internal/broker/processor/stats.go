@@ -12,12 +12,12 @@ import (
 // the record's topic after the put (a put the store refused counts in
 // putMessageFailedTimes): SCHEDULE_TOPIC_XXXX for a delayed
 // message, the half topic for a prepared one, as in Java.
-func (p *Processor) countPut(topic string, res store.PutResult, began time.Time) {
-	p.stats.PutLatency(time.Since(began))
+func (s *sendFamily) countPut(topic string, res store.PutResult, began time.Time) {
+	s.stats.PutLatency(time.Since(began))
 	if res.Status.Stored() {
-		p.stats.TopicPut(topic, int(max(res.MsgNum, 1)), int(res.WroteBytes))
+		s.stats.TopicPut(topic, int(max(res.MsgNum, 1)), int(res.WroteBytes))
 	} else {
-		p.stats.PutFailed()
+		s.stats.PutFailed()
 	}
 }
 
@@ -25,12 +25,12 @@ func (p *Processor) countPut(topic string, res store.PutResult, began time.Time)
 // counts them for the group (GROUP_GET_NUMS/SIZE/LATENCY, BROKER_GET_NUMS),
 // any other the store's miss (getMissTps); either one's time since began
 // (the request's arrival) in getMessageEntireTimeMax.
-func (p *Processor) countPull(group, topic string, found bool, msgs, bytes int, began time.Time) {
+func (pl *pullFamily) countPull(group, topic string, found bool, msgs, bytes int, began time.Time) {
 	took := time.Since(began)
-	p.stats.GetLatency(took)
+	pl.stats.GetLatency(took)
 	if found {
-		p.stats.GroupGet(group, topic, msgs, bytes, took)
+		pl.stats.GroupGet(group, topic, msgs, bytes, took)
 	} else {
-		p.stats.GetMiss()
+		pl.stats.GetMiss()
 	}
 }

@@ -11,7 +11,7 @@ import (
 // TopicConfigAndQueueMapping; mappingDetail is omitted otherwise, as Java
 // omits a null). 5.x clients, tools and the proxy read a topic's
 // message.type with it; mqadmin's static topic commands the mapping.
-func (p *Processor) handleGetTopicConfig(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (t *topicAdmin) handleGetTopicConfig(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	var h protocol.GetTopicConfigRequestHeader
 	if err := h.Decode(req.ExtFields); err != nil {
 		return headerError(err)
@@ -19,13 +19,13 @@ func (p *Processor) handleGetTopicConfig(_ *remoting.Conn, req *remoting.Command
 	if h.Topic == "" { // @CFNotNull: Java's header decoding refuses it
 		return remoting.NewResponse(protocol.SystemError, "the custom field <topic> is null")
 	}
-	tc, found := p.topics.Get(h.Topic)
+	tc, found := t.topics.Get(h.Topic)
 	if !found {
 		return remoting.NewResponse(protocol.TopicNotExist, "No topic in this broker. topic: "+h.Topic)
 	}
 	var detail *protocol.TopicQueueMappingDetail
 	if h.Lo.Set && h.Lo.Value {
-		detail = p.mappings.Get(h.Topic)
+		detail = t.mappings.Get(h.Topic)
 	}
 	body := protocol.NewTopicConfigAndQueueMapping(tc, detail)
 	return bodyResponse(&body)

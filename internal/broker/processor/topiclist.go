@@ -13,7 +13,7 @@ import (
 // Java answers SUCCESS as soon as it meets a config equal to the current
 // one, leaving the rest of the list unapplied; rocketd skips that config
 // and goes on.
-func (p *Processor) handleCreateTopicList(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (t *topicAdmin) handleCreateTopicList(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	if len(req.Body) == 0 {
 		return remoting.NewResponse(protocol.SystemError, "UPDATE_AND_CREATE_TOPIC_LIST without a body")
 	}
@@ -37,17 +37,17 @@ func (p *Processor) handleCreateTopicList(_ *remoting.Conn, req *remoting.Comman
 			return remoting.NewResponse(protocol.SystemError, "topic "+tc.TopicName+" appears twice in the list")
 		}
 		seen[tc.TopicName] = true
-		if p.topics.IsSystemTopic(tc.TopicName) {
+		if t.topics.IsSystemTopic(tc.TopicName) {
 			return remoting.NewResponse(protocol.SystemError, meta.SystemTopicConflictRemark(tc.TopicName))
 		}
 		changes, err := meta.ChangesFromMap(tc.Attributes)
 		if err != nil {
 			return remoting.ErrorResponse(err)
 		}
-		if code, remark := p.checkMixedType(changes); code != protocol.Success {
+		if code, remark := t.checkMixedType(changes); code != protocol.Success {
 			return remoting.NewResponse(code, remark)
 		}
-		if err := p.topics.CheckUpdate(tc, changes); err != nil {
+		if err := t.topics.CheckUpdate(tc, changes); err != nil {
 			return remoting.ErrorResponse(err)
 		}
 		tc.Attributes, tc.Unknown = nil, nil
@@ -55,14 +55,14 @@ func (p *Processor) handleCreateTopicList(_ *remoting.Conn, req *remoting.Comman
 	}
 	changed := false
 	for _, it := range items {
-		c, err := p.topics.Update(it.tc, it.changes)
+		c, err := t.topics.Update(it.tc, it.changes)
 		if err != nil {
 			return remoting.ErrorResponse(err)
 		}
 		changed = changed || c
 	}
 	if changed {
-		p.awaitRegistration("topic list")
+		t.awaitRegistration("topic list")
 	}
 	return ok(nil)
 }

@@ -34,23 +34,23 @@ func isHalf(rec *message.Record) bool {
 // rejectTransactionMessage is set or the broker has no transaction
 // service. The response carries the half record's msgId and half-queue
 // offset with the queue id the producer asked for.
-func (p *Processor) sendHalf(resp *remoting.Command, rec *message.Record, opts store.PutOptions) *remoting.Command {
-	if p.live().RejectTransactionMessage || p.txn == nil {
+func (s *sendFamily) sendHalf(resp *remoting.Command, rec *message.Record, opts store.PutOptions) *remoting.Command {
+	if s.live().RejectTransactionMessage || s.txn == nil {
 		return fail(resp, protocol.NoPermission, fmt.Sprintf(
-			"the broker[%s] sending transaction message is forbidden", p.cfg.BrokerIP1))
+			"the broker[%s] sending transaction message is forbidden", s.cfg.BrokerIP1))
 	}
 	queueID := rec.QueueID
 	began := time.Now()
-	res := p.txn.PutHalf(context.Background(), rec, opts)
-	p.countPut(rec.Topic, res, began)
-	return p.putResponse(resp, res, queueID)
+	res := s.txn.PutHalf(context.Background(), rec, opts)
+	s.countPut(rec.Topic, res, began)
+	return s.putResponse(resp, res, queueID)
 }
 
 // handleEndTransaction serves END_TRANSACTION (37): commit or rollback of a
 // half message, from the producer after its local transaction or as the
 // answer to a check (§11.2 step 2). Unknown (0) is not acted on and not
 // answered; clients send the request one-way anyway.
-func (p *Processor) handleEndTransaction(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (s *sendFamily) handleEndTransaction(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	var h protocol.EndTransactionRequestHeader
 	if err := h.Decode(req.ExtFields); err != nil {
 		return headerError(err)
@@ -63,7 +63,7 @@ func (p *Processor) handleEndTransaction(_ *remoting.Conn, req *remoting.Command
 			return remoting.NewResponse(protocol.SystemError, "the custom field <"+k+"> is null")
 		}
 	}
-	if !p.isMaster() {
+	if !s.isMaster() {
 		// Java answers without a remark and logs "end transaction is
 		// forbidden" on a slave.
 		return remoting.NewResponse(protocol.SlaveNotAvailable, "")
@@ -72,16 +72,16 @@ func (p *Processor) handleEndTransaction(_ *remoting.Conn, req *remoting.Command
 	case protocol.TransactionCommitType, protocol.TransactionRollbackType:
 	default:
 		if h.CommitOrRollback != protocol.TransactionNotType {
-			p.log.Debug("end transaction: unknown commitOrRollback", "value", h.CommitOrRollback)
+			s.log.Debug("end transaction: unknown commitOrRollback", "value", h.CommitOrRollback)
 		}
 		return nil
 	}
-	if p.txn == nil {
+	if s.txn == nil {
 		return remoting.NewResponse(protocol.NoPermission, "the broker has no transaction service")
 	}
-	code, remark := p.txn.End(context.Background(), &h)
+	code, remark := s.txn.End(context.Background(), &h)
 	if code != protocol.Success {
-		p.log.Warn("end transaction refused", "group", h.ProducerGroup, "commitLogOffset", h.CommitLogOffset,
+		s.log.Warn("end transaction refused", "group", h.ProducerGroup, "commitLogOffset", h.CommitLogOffset,
 			"tranStateTableOffset", h.TranStateTableOffset, "fromCheck", h.FromTransactionCheck, "code", code, "remark", remark)
 	}
 	return remoting.NewResponse(code, remark)

@@ -3,6 +3,7 @@ package processor
 import (
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"strings"
 
 	"github.com/rocketd/rocketd/internal/auth"
@@ -10,18 +11,32 @@ import (
 	"github.com/rocketd/rocketd/internal/remoting"
 )
 
+// authFamily serves the user and ACL admin requests of RocketMQ 5.3
+// (AUTH_*_USER, AUTH_*_ACL), for SUPER users only; with no user table
+// (Deps.Users nil) they reach the default processor.
+type authFamily struct {
+	log   *slog.Logger
+	users *auth.Users
+	acls  *auth.ACLs
+}
+
+func (a *authFamily) register(srv *remoting.Server, pools Families) {
+	a.registerUsers(srv, pools)
+	a.registerACLs(srv, pools)
+}
+
 // registerUsers serves the user admin requests of RocketMQ 5.3
 // (AdminBrokerProcessor: AUTH_CREATE_USER .. AUTH_LIST_USER), which
 // mqadmin's createUser, updateUser, deleteUser, getUser and listUser send.
-func (p *Processor) registerUsers(srv *remoting.Server, f Families) {
-	if p.users == nil {
+func (a *authFamily) registerUsers(srv *remoting.Server, f Families) {
+	if a.users == nil {
 		return
 	}
-	srv.Handle(protocol.AuthCreateUser, f.Admin, p.superOnly(p.handleCreateUser))
-	srv.Handle(protocol.AuthUpdateUser, f.Admin, p.superOnly(p.handleUpdateUser))
-	srv.Handle(protocol.AuthDeleteUser, f.Admin, p.superOnly(p.handleDeleteUser))
-	srv.Handle(protocol.AuthGetUser, f.Admin, p.superOnly(p.handleGetUser))
-	srv.Handle(protocol.AuthListUser, f.Admin, p.superOnly(p.handleListUser))
+	srv.Handle(protocol.AuthCreateUser, f.Admin, a.superOnly(a.handleCreateUser))
+	srv.Handle(protocol.AuthUpdateUser, f.Admin, a.superOnly(a.handleUpdateUser))
+	srv.Handle(protocol.AuthDeleteUser, f.Admin, a.superOnly(a.handleDeleteUser))
+	srv.Handle(protocol.AuthGetUser, f.Admin, a.superOnly(a.handleGetUser))
+	srv.Handle(protocol.AuthListUser, f.Admin, a.superOnly(a.handleListUser))
 }
 
 // superOnly lets only SUPER users (or unsigned requests, which reach the
@@ -31,9 +46,9 @@ func (p *Processor) registerUsers(srv *remoting.Server, f Families) {
 // With authorization on Java lets a NORMAL user whose ACL grants
 // Cluster Update/Get through; rocketd still refuses it here (stricter:
 // a user that may edit ACLs could grant itself everything).
-func (p *Processor) superOnly(h remoting.HandlerFunc) remoting.HandlerFunc {
+func (a *authFamily) superOnly(h remoting.HandlerFunc) remoting.HandlerFunc {
 	return func(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
-		isSuper, refused := p.requesterIsSuper(req)
+		isSuper, refused := a.requesterIsSuper(req)
 		if refused != nil {
 			return refused
 		}
@@ -87,12 +102,12 @@ func userFromRequest(req *remoting.Command) (auth.User, *remoting.Command) {
 
 // requesterIsSuper is Java's !isNotSuperUserLogin: an unsigned request
 // (the broker does not authenticate) counts as a super user's.
-func (p *Processor) requesterIsSuper(req *remoting.Command) (bool, *remoting.Command) {
+func (a *authFamily) requesterIsSuper(req *remoting.Command) (bool, *remoting.Command) {
 	ak := req.ExtField(auth.FieldAccessKey)
 	if ak == "" {
 		return true, nil
 	}
-	u, found := p.users.Get(ak)
+	u, found := a.users.Get(ak)
 	if !found {
 		return false, remoting.NewResponse(protocol.NoPermission, "User:"+ak+" is not found")
 	}
@@ -101,70 +116,70 @@ func (p *Processor) requesterIsSuper(req *remoting.Command) (bool, *remoting.Com
 
 // authFailure is handleAuthException: the manager's refusals are
 // NO_PERMISSION with their text; a failure to store is SYSTEM_ERROR.
-func (p *Processor) authFailure(op string, err error) *remoting.Command {
+func (a *authFamily) authFailure(op string, err error) *remoting.Command {
 	var ve *auth.ValidationError
 	switch {
 	case errors.Is(err, auth.ErrUserExists), errors.Is(err, auth.ErrUserNotExist), errors.As(err, &ve):
 		return remoting.NewResponse(protocol.NoPermission, err.Error())
 	}
-	p.log.Error("processor: "+op+" failed", "err", err)
+	a.log.Error("processor: "+op+" failed", "err", err)
 	return remoting.NewResponse(protocol.SystemError, "An system error occurred, please try again later.")
 }
 
-func (p *Processor) handleCreateUser(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (a *authFamily) handleCreateUser(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	u, bad := userFromRequest(req)
 	if bad != nil {
 		return bad
 	}
-	if err := p.users.Create(u); err != nil {
-		return p.authFailure("create user", err)
+	if err := a.users.Create(u); err != nil {
+		return a.authFailure("create user", err)
 	}
 	return ok(nil)
 }
 
 // handleUpdateUser applies the password, type and status given (Java
 // 5.3.1 stores the old user unchanged).
-func (p *Processor) handleUpdateUser(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (a *authFamily) handleUpdateUser(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	u, bad := userFromRequest(req)
 	if bad != nil {
 		return bad
 	}
-	if err := p.users.Update(u); err != nil {
-		return p.authFailure("update user", err)
+	if err := a.users.Update(u); err != nil {
+		return a.authFailure("update user", err)
 	}
 	return ok(nil)
 }
 
-func (p *Processor) handleDeleteUser(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (a *authFamily) handleDeleteUser(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	name := req.ExtField("username")
-	if _, found := p.users.Get(name); !found {
+	if _, found := a.users.Get(name); !found {
 		return ok(nil) // as Java: deleting an unknown user succeeds
 	}
-	if err := p.users.Delete(name); err != nil {
-		return p.authFailure("delete user", err)
+	if err := a.users.Delete(name); err != nil {
+		return a.authFailure("delete user", err)
 	}
-	if p.acls != nil { // Java deletes the user's ACL with it
-		if err := p.acls.DeleteUser(name); err != nil {
-			return p.authFailure("delete user", err)
+	if a.acls != nil { // Java deletes the user's ACL with it
+		if err := a.acls.DeleteUser(name); err != nil {
+			return a.authFailure("delete user", err)
 		}
 	}
 	return ok(nil)
 }
 
-func (p *Processor) handleGetUser(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (a *authFamily) handleGetUser(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	name := req.ExtField("username")
 	if strings.TrimSpace(name) == "" {
 		return remoting.NewResponse(protocol.SystemError, remarkBlankUsername)
 	}
 	resp := ok(nil)
-	if u, found := p.users.Get(name); found {
+	if u, found := a.users.Get(name); found {
 		resp.Body, _ = json.Marshal(toUserInfo(u))
 	}
 	return resp
 }
 
-func (p *Processor) handleListUser(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	users := p.users.List(req.ExtField("filter"))
+func (a *authFamily) handleListUser(_ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	users := a.users.List(req.ExtField("filter"))
 	out := make([]userInfo, 0, len(users))
 	for _, u := range users {
 		out = append(out, toUserInfo(u))
