@@ -38,11 +38,16 @@ type brokerAdmin struct {
 	haRuntime       func() protocol.HARuntimeInfo
 	timerCheckpoint func() (protocol.TimerCheckpoint, bool)
 	timerMetrics    func() (protocol.TimerMetrics, bool)
-	fams            Families // the last registered server's pools: runtime info reads their queue lengths
+	fams            Families // the main server's pools: runtime info reads their queue lengths
 }
 
 func (ba *brokerAdmin) register(srv *remoting.Server, pools Families) {
-	ba.fams = pools
+	// The main server registers first, the VIP channel's after it (see
+	// the broker's wiring): Java's runtime info reports the main
+	// server's queues (sendThreadPoolQueueSize ...), not the VIP's.
+	if ba.fams == (Families{}) {
+		ba.fams = pools
+	}
 	srv.Handle(protocol.GetBrokerRuntimeInfo, pools.Admin, ba.handleRuntimeInfo)
 	srv.Handle(protocol.ViewBrokerStatsData, pools.Admin, ba.handleViewBrokerStats)
 	srv.Handle(protocol.GetBrokerConfig, pools.Admin, ba.handleBrokerConfig)
