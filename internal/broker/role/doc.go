@@ -126,4 +126,23 @@
 // changed since, so a change reaches the slave within about a second. A
 // master whose answers carry no version (Java) is polled every 10 s, as a
 // Java slave polls (protocol doc.go, "Slave metadata copy").
+//
+// # What a promoted slave holds
+//
+// BecomeMaster stops the copy and keeps what it copied: the topics,
+// subscription groups and consumer offsets in the tables the processors
+// serve, delayOffset.json and the timer checkpoint, from which the
+// delivery started by MasterServices goes on. It does not copy once more
+// (the old master is usually gone, and asking a host that does not
+// answer would hold the promotion up); Java's ReplicasManager.changeToMaster
+// does not either, and its slave copies every 10 s (checked every 3 s)
+// where this one polls every 500 ms. What the old master changed after
+// the slave's last poll is not on the new master: consumer offsets
+// committed in that window (the group consumes those messages again:
+// TestControllerModeConsumersContinue bounds the replay by the Go
+// client's 5 s commit interval plus the poll period; it measures about
+// 0.3 s, since the Go client also commits with each pull), delay offsets
+// (delay-level messages delivered again), and topics or groups created
+// in the last poll interval before the master died (missing on the new
+// master until created again).
 package role
