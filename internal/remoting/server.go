@@ -368,10 +368,19 @@ func (s *Server) reply(c *Conn, req *Command, code int32, remark string) {
 // are queued, so each family sees the connection's requests in order.
 func (s *Server) dispatch(c *Conn, reqs []*Command) {
 	var (
-		buf     [maxDispatchBatch]task // reqs is at most this long
-		pending = buf[:0]              // for fam, not yet queued
+		small   [smallDispatchBatch]task
+		pending = small[:0] // for fam, not yet queued
 		fam     *Family
 	)
+	if len(reqs) > len(small) {
+		// A longer burst's tasks go in a pooled array: one of
+		// maxDispatchBatch on the reader's stack (2.5 KiB) made every
+		// reader's stack grow to 8 KiB, for the connection's lifetime or
+		// until a GC shrank it, and left the freed halves to the heap.
+		big := dispatchTasks.Get().(*[maxDispatchBatch]task)
+		defer dispatchTasks.Put(big)
+		pending = big[:0]
+	}
 	for _, req := range reqs {
 		r, ok := s.route(c, req)
 		if !ok {
@@ -394,6 +403,14 @@ func (s *Server) dispatch(c *Conn, reqs []*Command) {
 	}
 	s.queue(fam, pending)
 }
+
+// smallDispatchBatch is how many tasks dispatch keeps on the reader's
+// stack: a lone request, a few pipelined ones.
+const smallDispatchBatch = 4
+
+// dispatchTasks holds *[maxDispatchBatch]task for dispatch; queue leaves
+// them cleared.
+var dispatchTasks = sync.Pool{New: func() any { return new([maxDispatchBatch]task) }}
 
 // route finds where req goes; false when it was answered already (server
 // stopping, unknown code without a default handler).
