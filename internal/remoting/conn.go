@@ -57,6 +57,8 @@ type connOwner interface {
 	nextOpaque() int32
 	connClosed(c *Conn)
 	badFrameLimiter() *warnLimiter
+	// closeLog limits the lines closed connections log (logClosed).
+	closeLog() *closeLimiters
 	// extPolicy says which received commands keep a compact custom
 	// header; nil: none.
 	extPolicy() *extPolicy
@@ -356,8 +358,7 @@ func (c *Conn) tryWriteNowLocked(frame []byte) error {
 		}
 		c.wmu.cond.Broadcast()
 		c.wmu.Unlock()
-		c.logAt(slog.LevelDebug, "remoting: write failed, closing connection", "err", err)
-		c.closeWith(err)
+		c.closeWith(fmt.Errorf("remoting: write to %s: %w", c.RemoteAddr(), err))
 		return err
 	}
 	if n < len(frame) {
@@ -513,8 +514,7 @@ func (c *Conn) writeLoop() {
 		c.wmu.cond.Broadcast()
 		c.wmu.Unlock()
 		if err != nil {
-			c.logAt(slog.LevelDebug, "remoting: write failed, closing connection", "err", err)
-			c.closeWith(err)
+			c.closeWith(fmt.Errorf("remoting: write to %s: %w", c.RemoteAddr(), err))
 			return
 		}
 	}
@@ -580,8 +580,56 @@ func (c *Conn) flush(ctx context.Context) error {
 func (c *Conn) readLoop() {
 	err := c.readFrames()
 	c.closeWith(err)
+	c.logClosed()
 	c.failPending()
 	c.owner.connClosed(c)
+}
+
+// closeLimiters are an owner's limits on the lines logClosed writes: one
+// a second for connections the peer ended and one for those this side
+// ended, each line counting those held back. A port scan, a client fleet
+// restarting or thousands of idle connections timing out together would
+// otherwise log a line per connection; the closes this side makes (idle
+// timeout, a bad frame, a write failure, Close) are rare and have their
+// own allowance, so a burst of the others does not hide them.
+type closeLimiters struct{ byPeer, here warnLimiter }
+
+// logClosed logs why the connection closed (closeErr) and which side
+// ended it: at debug level, the idle timeout at info. Every close goes
+// through here once, whoever caused it, so a connection that disappeared
+// can be explained from the log (the lines are rate-limited, see
+// closeLimiters).
+func (c *Conn) logClosed() {
+	err := c.closeErr
+	level := slog.LevelDebug
+	if errors.Is(err, errIdle) {
+		level = slog.LevelInfo
+	}
+	if !c.log.Enabled(context.Background(), level) {
+		return
+	}
+	byPeer := closedByPeer(err)
+	lims := c.owner.closeLog()
+	lim, by := &lims.here, "here"
+	if byPeer {
+		lim, by = &lims.byPeer, "peer"
+	}
+	ok, suppressed := lim.allow()
+	if !ok {
+		return
+	}
+	args := []any{"by", by, "reason", err}
+	if suppressed > 0 {
+		args = append(args, "suppressed_since_last", suppressed)
+	}
+	c.logAt(level, "remoting: connection closed", args...)
+}
+
+// closedByPeer reports whether a close reason says the peer ended the
+// connection (end of stream, reset, broken pipe) rather than this side.
+func closedByPeer(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 func (c *Conn) readFrames() error {
@@ -688,8 +736,10 @@ func (c *Conn) readFailed(err error, inFrame bool) error {
 			_ = c.nc.SetReadDeadline(now.Add(idleProbe))
 			return nil
 		}
-		c.logAt(slog.LevelInfo, "remoting: closing idle connection", "idle", c.idle, "in_frame", inFrame)
-		return errIdle
+		if inFrame {
+			return fmt.Errorf("%w: no byte for %v inside a frame", errIdle, c.idle)
+		}
+		return fmt.Errorf("%w: no traffic for %v", errIdle, c.idle)
 	}
 	if inFrame && errors.Is(err, io.EOF) {
 		err = io.ErrUnexpectedEOF
@@ -834,19 +884,14 @@ func (c *Conn) warnBadFrame(msg string, args ...any) {
 	c.logAt(slog.LevelWarn, msg, args...)
 }
 
-// readErr turns the reader's terminal error into the close reason; the
-// ordinary ends (peer hung up, we closed) are not worth a warning.
+// readErr turns the reader's terminal error into the close reason (a
+// close made here first keeps its own); logClosed logs it.
 func (c *Conn) readErr(err error) error {
 	select {
 	case <-c.closed:
 		return c.closeErr
 	default:
 	}
-	if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
-		c.logAt(slog.LevelDebug, "remoting: connection closed by peer")
-		return fmt.Errorf("remoting: read from %s: %w", c.RemoteAddr(), err)
-	}
-	c.logAt(slog.LevelInfo, "remoting: read failed, closing connection", "err", err)
 	return fmt.Errorf("remoting: read from %s: %w", c.RemoteAddr(), err)
 }
 

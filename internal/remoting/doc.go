@@ -226,7 +226,19 @@
 // connection is closed IdleTimeout after its last activity, plus 10 ms and
 // timer and scheduling latency. The write deadline (same length) is moved
 // once half of it is used up, so a write blocked by a peer that does not
-// read fails after between half and all of IdleTimeout.
+// read fails after between half and all of IdleTimeout. Only the writer's
+// blocking writes move it: a write on the sender's goroutine that finds
+// it passed hands its frame to the writer, which moves it, rather than
+// failing the connection.
+//
+// Close reasons. Every connection, closed by either side for whatever
+// reason, logs one line when its reader ends: "remoting: connection
+// closed" with by=peer (end of stream, reset, broken pipe) or by=here (the
+// idle timeout, a bad frame, a write that failed or timed out, Close,
+// Shutdown) and the reason. Debug level, the idle timeout info; at most
+// one line a second per Server or Client for each side, the next line
+// counting those held back (suppressed_since_last), so many connections
+// closing at once do not flood the log.
 //
 // Guard and BeforeRequest. A Server's Guard (SetGuard) runs before each
 // handler, on the goroutine that runs the handler, and may refuse the

@@ -101,6 +101,7 @@ type Server struct {
 	guard    atomic.Pointer[Guard]
 	opaque   atomic.Int32
 	badFrame warnLimiter
+	closes   closeLimiters
 	inflight atomic.Int64 // requests accepted and not yet answered
 	stopping atomic.Bool
 
@@ -326,6 +327,8 @@ func (s *Server) serveConn(nc net.Conn) {
 
 func (s *Server) badFrameLimiter() *warnLimiter { return &s.badFrame }
 
+func (s *Server) closeLog() *closeLimiters { return &s.closes }
+
 func (s *Server) nextOpaque() int32 { return s.opaque.Add(1) }
 
 func (s *Server) extPolicy() *extPolicy { return s.pol.Load() }
@@ -335,7 +338,6 @@ func (s *Server) connClosed(c *Conn) {
 	delete(s.mu.conns, c)
 	callbacks := s.mu.onClose
 	s.mu.Unlock()
-	s.log.Debug("remoting: connection closed", "remote", c.RemoteAddr(), "reason", c.closeErr)
 	for _, fn := range callbacks {
 		s.runCloseCallback(fn, c)
 	}
@@ -403,6 +405,9 @@ func (s *Server) dispatch(c *Conn, reqs []*Command) {
 	}
 	s.queue(fam, pending)
 }
+
+// errServerShutdown is the close reason of the connections Shutdown closes.
+var errServerShutdown = fmt.Errorf("%w: server shut down", ErrConnClosed)
 
 // smallDispatchBatch is how many tasks dispatch keeps on the reader's
 // stack: a lone request, a few pipelined ones.
@@ -550,7 +555,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			// Let the responses just produced reach the wire.
 			_ = c.flush(ctx)
 		}
-		_ = c.Close()
+		c.closeWith(errServerShutdown)
 	}
 	close(s.quit)
 	s.conns.Wait()
