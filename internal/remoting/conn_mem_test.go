@@ -1,6 +1,7 @@
 package remoting
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/binary"
@@ -8,7 +9,9 @@ import (
 	"io"
 	"net"
 	"runtime"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -374,5 +377,105 @@ func TestConnValues(t *testing.T) {
 	c.SetValue("a", 3)
 	if c.Value("a") != 3 || c.Value("b") != 2 || c.Value("c") != nil {
 		t.Fatalf("values: a=%v b=%v c=%v", c.Value("a"), c.Value("b"), c.Value("c"))
+	}
+}
+
+// TestReadBuffersUnderChurn is the Java lite pull consumer's pattern of
+// issue 18 against the pooled read buffers, over real sockets: several
+// connections at once, each a stream of pipelined requests of mixed sizes
+// (a few larger than the read buffer) written in pieces of every length
+// from 1 to 97 bytes with yields between them, so that the readers find
+// frames split at every offset, the socket empty between pieces (and give
+// their buffers back to the pool the connections share) and other
+// connections' buffers coming and going; responses are written meanwhile,
+// by the workers themselves and, for every third request, later from
+// another goroutine through the writer. Every request must be answered
+// once with its own body, and no connection may close.
+func TestReadBuffersUnderChurn(t *testing.T) {
+	s := NewServer(ServerConfig{Addr: "127.0.0.1:0"})
+	var deferred sync.WaitGroup
+	t.Cleanup(deferred.Wait)
+	s.Handle(protocol.SendMessage, s.NewFamily("churn", 4, 4096), func(c *Conn, req *Command) *Command {
+		resp := NewResponseTo(req, protocol.Success, "")
+		resp.Body = req.Body
+		if req.Opaque%3 == 0 {
+			deferred.Go(func() {
+				runtime.Gosched()
+				_ = c.WriteResponse(resp)
+			})
+			return nil
+		}
+		return resp
+	})
+	var closes atomic.Int32
+	s.OnConnClose(func(*Conn) { closes.Add(1) })
+	addr := startServer(t, s)
+
+	const conns, frames = 4, 200
+	body := func(conn, i int) []byte {
+		n := (i * 37) % 300
+		if i%50 == 7 {
+			n = readBufferSize + i // assembled beyond the read buffer
+		}
+		b := make([]byte, n)
+		for j := range b {
+			b[j] = byte(conn*31 + i + j)
+		}
+		return b
+	}
+	errs := make(chan error, 2*conns)
+	var wg sync.WaitGroup
+	for k := range conns {
+		nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = nc.Close() })
+		var stream []byte
+		for i := range frames {
+			req := NewRequest(protocol.SendMessage, map[string]string{"conn": strconv.Itoa(k)}, body(k, i))
+			req.Opaque = int32(i)
+			req.SerializeType = SerializeType(i % 2)
+			if stream, err = req.AppendFrame(stream); err != nil {
+				t.Fatal(err)
+			}
+		}
+		wg.Go(func() {
+			for off, piece := 0, 1; off < len(stream); off, piece = off+piece, piece%97+1 {
+				if _, err := nc.Write(stream[off:min(off+piece, len(stream))]); err != nil {
+					errs <- fmt.Errorf("conn %d: write: %w", k, err)
+					return
+				}
+				runtime.Gosched()
+			}
+		})
+		wg.Go(func() {
+			rc := &rawConn{t: t, nc: nc, br: bufio.NewReader(nc)}
+			seen := make(map[int32]bool, frames)
+			for range frames {
+				r, err := rc.read(30 * time.Second)
+				if err != nil {
+					errs <- fmt.Errorf("conn %d: %d of %d answered, then: %w", k, len(seen), frames, err)
+					return
+				}
+				if seen[r.Opaque] || r.Opaque < 0 || r.Opaque >= frames {
+					errs <- fmt.Errorf("conn %d: response %d unexpected (seen: %v)", k, r.Opaque, seen[r.Opaque])
+					return
+				}
+				seen[r.Opaque] = true
+				if want := body(k, int(r.Opaque)); !bytes.Equal(r.Body, want) {
+					errs <- fmt.Errorf("conn %d: request %d: body of %d bytes came back as %d different bytes", k, r.Opaque, len(want), len(r.Body))
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if n := closes.Load(); n != 0 {
+		t.Errorf("%d connections closed", n)
 	}
 }
