@@ -99,7 +99,8 @@ func (s *server) settled(ctx context.Context) memUse {
 			if resp, err := http.DefaultClient.Do(req); err == nil {
 				body, _ := io.ReadAll(resp.Body)
 				resp.Body.Close()
-				m.live = memStat(body, "HeapAlloc") + memStat(body, "StackInuse")
+				// debug=1 prints StackInuse as "# Stack = inuse / sys".
+				m.live = memStat(body, "HeapAlloc") + memStat(body, "Stack")
 			}
 		}
 	}
@@ -107,11 +108,13 @@ func (s *server) settled(ctx context.Context) memUse {
 	return m
 }
 
-// memStat reads "# Name = N" from pprof's debug=1 heap output.
+// memStat reads "# Name = N" (or the N of "# Name = N / M") from pprof's
+// debug=1 heap output.
 func memStat(body []byte, name string) int64 {
 	prefix := "# " + name + " = "
 	for _, line := range strings.Split(string(body), "\n") {
 		if v, ok := strings.CutPrefix(line, prefix); ok {
+			v, _, _ = strings.Cut(v, " /")
 			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 			return n
 		}

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"testing"
@@ -37,3 +40,27 @@ func TestScaleTable(t *testing.T) {
 		t.Errorf("section:\n%q\nwant\n%q", r.sections, want)
 	}
 }
+
+// TestMemStat reads the figures settled sums from the runtime's own
+// debug=1 heap output, the stacks' "inuse / sys" pair included.
+func TestMemStat(t *testing.T) {
+	runtime.GC()
+	var buf bytes.Buffer
+	if err := pprof.Lookup("heap").WriteTo(&buf, 1); err != nil {
+		t.Fatal(err)
+	}
+	body := buf.Bytes()
+	if memStat(body, "HeapAlloc") <= 0 {
+		t.Errorf("HeapAlloc not read from:\n%s", tail(body))
+	}
+	stack := memStat(body, "Stack")
+	if stack <= 0 || stack%4096 != 0 {
+		t.Errorf("Stack (in use) = %d, want a positive multiple of the page size, from:\n%s", stack, tail(body))
+	}
+	if got := memStat([]byte("# Stack = 8192 / 16384\n"), "Stack"); got != 8192 {
+		t.Errorf("Stack from an inuse / sys pair = %d, want 8192", got)
+	}
+}
+
+// tail is the end of a debug=1 heap profile, where MemStats are.
+func tail(b []byte) []byte { return b[max(0, len(b)-2000):] }

@@ -446,12 +446,16 @@ func (r *repeatConn) RemoteAddr() net.Addr            { return &r.localAddr }
 func (r *repeatConn) SetReadDeadline(time.Time) error { return nil }
 
 // dropOwner drops the requests a reader dispatches.
-type dropOwner struct{ warn warnLimiter }
+type dropOwner struct {
+	warn   warnLimiter
+	closes closeLimiters
+}
 
 func (*dropOwner) dispatch(*Conn, []*Command)      {}
 func (*dropOwner) nextOpaque() int32               { return 1 }
 func (*dropOwner) connClosed(*Conn)                {}
 func (o *dropOwner) badFrameLimiter() *warnLimiter { return &o.warn }
+func (o *dropOwner) closeLog() *closeLimiters      { return &o.closes }
 func (*dropOwner) extPolicy() *extPolicy           { return nil }
 
 // benchSendHeader is the SEND_MESSAGE_V2 header of benchRequest, typed.

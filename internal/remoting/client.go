@@ -70,6 +70,7 @@ type Client struct {
 	log      *slog.Logger
 	opaque   atomic.Int32
 	badFrame warnLimiter
+	closes   closeLimiters
 
 	mu struct {
 		sync.Mutex
@@ -129,6 +130,8 @@ func (c *Client) Handle(code int32, h HandlerFunc) {
 
 func (c *Client) badFrameLimiter() *warnLimiter { return &c.badFrame }
 
+func (c *Client) closeLog() *closeLimiters { return &c.closes }
+
 func (c *Client) nextOpaque() int32 { return c.opaque.Add(1) }
 
 func (c *Client) extPolicy() *extPolicy { return c.pol }
@@ -136,16 +139,13 @@ func (c *Client) extPolicy() *extPolicy { return c.pol }
 // connClosed drops the pool slot of a closed connection so the next call
 // dials again.
 func (c *Client) connClosed(conn *Conn) {
-	addr := conn.nc.RemoteAddr().String()
 	c.mu.Lock()
 	for key, d := range c.mu.conns {
 		if d.conn == conn {
 			delete(c.mu.conns, key)
-			addr = key
 		}
 	}
 	c.mu.Unlock()
-	c.log.Debug("remoting: client connection closed", "addr", addr, "reason", conn.closeErr)
 }
 
 // dispatch serves a server-initiated request in its own goroutine: the
@@ -423,10 +423,16 @@ func (c *Client) CloseConn(addr string) {
 	if d != nil {
 		<-d.ready
 		if d.conn != nil {
-			_ = d.conn.Close()
+			d.conn.closeWith(errCloseConn)
 		}
 	}
 }
+
+// Close reasons of the connections a Client closes itself.
+var (
+	errCloseConn    = fmt.Errorf("%w: CloseConn", ErrConnClosed)
+	errClientClosed = fmt.Errorf("%w: client closed", ErrConnClosed)
+)
 
 // Close closes every connection, fails the calls still waiting and waits
 // for the client's goroutines, including running handlers and callbacks.
@@ -445,7 +451,7 @@ func (c *Client) Close() error {
 	for _, d := range slots {
 		<-d.ready
 		if d.conn != nil {
-			_ = d.conn.Close()
+			d.conn.closeWith(errClientClosed)
 		}
 	}
 	c.wg.Wait()

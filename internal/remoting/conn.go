@@ -1,7 +1,6 @@
 package remoting
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/binary"
@@ -31,9 +30,11 @@ var (
 )
 
 const (
-	// readBufferSize is the bufio.Reader size: large enough that a burst of
-	// small requests is read with one syscall. A frame that fits in it is
-	// decoded in place; a larger one is assembled in chunks (readLargeFrame).
+	// readBufferSize is the read buffer's size: large enough that a burst
+	// of small requests is read with one syscall. A frame that fits in it
+	// is decoded in place; a larger one is assembled in chunks
+	// (readLargeFrame). Held only while a read is under way or bytes wait
+	// in it (readBuffer).
 	readBufferSize = 64 << 10
 	// maxPendingWrite bounds the bytes queued for one connection's writer.
 	// A sender finding more than this waits (back-pressure towards the
@@ -56,6 +57,8 @@ type connOwner interface {
 	nextOpaque() int32
 	connClosed(c *Conn)
 	badFrameLimiter() *warnLimiter
+	// closeLog limits the lines closed connections log (logClosed).
+	closeLog() *closeLimiters
 	// extPolicy says which received commands keep a compact custom
 	// header; nil: none.
 	extPolicy() *extPolicy
@@ -63,9 +66,14 @@ type connOwner interface {
 
 // Conn is one TCP connection carrying remoting frames in both directions. It
 // has a reader goroutine (decodes frames, routes responses to waiting calls
-// and requests to the owner's handlers) and a writer goroutine (writes
-// whatever frames have queued up since its last write in one syscall). All
-// methods are safe for concurrent use.
+// and requests to the owner's handlers) and, while frames wait to be
+// written, a writer goroutine (writes whatever frames have queued up since
+// its last write in one syscall; it ends when nothing is left). All methods
+// are safe for concurrent use.
+//
+// An idle connection is cheap (issue 18; BenchmarkIdleConn): its reader
+// holds no read buffer while it waits (readBuffer), no writer goroutine
+// runs, and the write buffers it kept are small.
 type Conn struct {
 	nc       net.Conn
 	now      *nowWriter // frames written by their sender; nil when nc has no file descriptor
@@ -75,7 +83,8 @@ type Conn struct {
 	idle     time.Duration // <= 0: never close for idleness
 	readBuf  int           // the read buffer's size: readBufferSize; tests make it smaller
 
-	in activityReader // the socket as the reader goroutine's read buffer sees it
+	in  activityReader // the socket as the reader goroutine's read buffer sees it
+	raw *rawReader     // nil when nc has no file descriptor
 	// probing: the read deadline found the connection idle and one last
 	// read (idleProbe) is under way. Reader goroutine only.
 	probing bool
@@ -90,10 +99,19 @@ type Conn struct {
 		buf   []byte    // encoded frames waiting for the writer
 		spare []byte    // the writer's previous buffer, reused
 		busy  bool      // the writer holds a buffer it has not finished writing
-		err   error     // sticky: once set nothing more is written
+		// writer: a writer goroutine runs (see startWriterLocked).
+		writer bool
+		err    error // sticky: once set nothing more is written
 	}
-	wkick     chan struct{} // capacity 1: coalesced wake-ups for the writer
-	lastWrite atomic.Int64  // unix nanos of the last completed write
+	// wg owns the connection's goroutines (the owner's); nil before start.
+	wg *sync.WaitGroup
+	// writeLoopFn is c.writeLoop, bound once: `go c.writeLoop()` would
+	// allocate a closure for every writer started.
+	writeLoopFn func()
+	// writeDeadline is the socket's write deadline as last set; only
+	// the writer goroutine of the moment uses it.
+	writeDeadline time.Time
+	lastWrite     atomic.Int64 // unix nanos of the last completed write
 	// handling counts this connection's requests queued for or running in
 	// a handler (server side). A response sent when it is zero has no
 	// sibling about to follow it on this connection, so gathering could
@@ -110,8 +128,16 @@ type Conn struct {
 	closed    chan struct{} // closed when the connection is closed
 	closeErr  error         // why; written once before closed is closed
 
-	values sync.Map
+	// values holds SetValue's attributes, copied on write: a connection
+	// has a few at most, read on every request of some handlers (the
+	// send path's born host), and most have none (a sync.Map cost a trie
+	// node once used).
+	values atomic.Pointer[[]connValue]
+	vmu    sync.Mutex // serialises SetValue
 }
+
+// connValue is one SetValue attribute.
+type connValue struct{ key, val any }
 
 // call is one request waiting for its response: a sync caller blocked on ch,
 // or an async callback with its expiry timer.
@@ -130,38 +156,53 @@ func newConn(nc net.Conn, owner connOwner, log *slog.Logger, maxFrame int, idle 
 	c := &Conn{
 		nc:       nc,
 		owner:    owner,
-		log:      log.With("remote", nc.RemoteAddr().String()),
+		log:      log,
 		maxFrame: maxFrame,
 		idle:     idle,
 		readBuf:  readBufferSize,
 		in:       activityReader{nc: nc, track: idle > 0},
-		wkick:    make(chan struct{}, 1),
 		closed:   make(chan struct{}),
 	}
 	c.wmu.cond.L = &c.wmu.Mutex
+	c.writeLoopFn = c.writeLoop
 	if sc, ok := nc.(syscall.Conn); ok {
 		if rc, err := sc.SyscallConn(); err == nil {
 			c.now = newNowWriter(rc)
+			c.raw = newRawReader(rc)
 		}
 	}
-	c.pmu.calls = make(map[int32]*call)
 	c.lastWrite.Store(time.Now().UnixNano())
 	return c
 }
 
-// start runs the reader and writer goroutines; wg is the owner's, so its
-// Close/Shutdown can wait for them.
+// start runs the reader goroutine (and lets writers start); wg is the
+// owner's, so its Close/Shutdown can wait for them.
 func (c *Conn) start(wg *sync.WaitGroup) {
-	wg.Add(2)
+	c.wmu.Lock()
+	c.wg = wg
+	start := len(c.wmu.buf) > 0 && c.startWriterLocked()
+	c.wmu.Unlock()
+	if start {
+		go c.writeLoopFn()
+	}
+	wg.Add(1)
 	// Labelled so a CPU or goroutine profile tells connection work apart.
-	go pprof.Do(context.Background(), pprof.Labels("remoting", "writer"), func(context.Context) {
-		defer wg.Done()
-		c.writeLoop()
-	})
 	go pprof.Do(context.Background(), pprof.Labels("remoting", "reader"), func(context.Context) {
 		defer wg.Done()
 		c.readLoop()
 	})
+}
+
+// logAt logs msg with the connection's peer address when the logger
+// takes level: a logger made per connection with the address (slog's With)
+// cost every connection a few hundred bytes for the lifetime of it, to
+// serve a few lines at its end.
+func (c *Conn) logAt(level slog.Level, msg string, args ...any) {
+	ctx := context.Background()
+	if !c.log.Enabled(ctx, level) {
+		return
+	}
+	c.log.Log(ctx, level, msg, append([]any{"remote", c.RemoteAddr()}, args...)...)
 }
 
 // Handling returns how many of this connection's requests are queued for
@@ -177,12 +218,32 @@ func (c *Conn) LocalAddr() string { return c.nc.LocalAddr().String() }
 
 // SetValue stores a per-connection attribute (for example the client id a
 // heartbeat announced).
-func (c *Conn) SetValue(key, val any) { c.values.Store(key, val) }
+func (c *Conn) SetValue(key, val any) {
+	c.vmu.Lock()
+	defer c.vmu.Unlock()
+	var next []connValue
+	if old := c.values.Load(); old != nil {
+		next = make([]connValue, 0, len(*old)+1)
+		for _, v := range *old {
+			if v.key != key {
+				next = append(next, v)
+			}
+		}
+	}
+	next = append(next, connValue{key, val})
+	c.values.Store(&next)
+}
 
 // Value returns the attribute stored under key, or nil.
 func (c *Conn) Value(key any) any {
-	v, _ := c.values.Load(key)
-	return v
+	if vals := c.values.Load(); vals != nil {
+		for _, v := range *vals {
+			if v.key == key {
+				return v.val
+			}
+		}
+	}
+	return nil
 }
 
 // Closed returns a channel that is closed once the connection is closed.
@@ -266,12 +327,12 @@ func (c *Conn) sendFrame(cmd *Command, mayWriteNow bool) error {
 	}
 	c.growPendingLocked(len(frame))
 	c.wmu.buf = append(c.wmu.buf, frame...)
+	// Whoever makes the buffer non-empty sees to a writer; later senders
+	// find it non-empty and know one is on its way.
+	start := wasEmpty && c.startWriterLocked()
 	c.wmu.Unlock()
-	// Whoever makes the buffer non-empty wakes the writer; later senders
-	// find it non-empty and know a wake-up is pending or the writer has not
-	// swapped the buffer yet.
-	if wasEmpty {
-		c.kickWriter()
+	if start {
+		go c.writeLoopFn()
 	}
 	return nil
 }
@@ -297,8 +358,7 @@ func (c *Conn) tryWriteNowLocked(frame []byte) error {
 		}
 		c.wmu.cond.Broadcast()
 		c.wmu.Unlock()
-		c.log.Debug("remoting: write failed, closing connection", "err", err)
-		c.closeWith(err)
+		c.closeWith(fmt.Errorf("remoting: write to %s: %w", c.RemoteAddr(), err))
 		return err
 	}
 	if n < len(frame) {
@@ -307,11 +367,11 @@ func (c *Conn) tryWriteNowLocked(frame []byte) error {
 		rest = append(append(rest, frame[n:]...), c.wmu.buf...)
 		c.wmu.buf = rest
 	}
-	pending := len(c.wmu.buf) > 0
+	start := len(c.wmu.buf) > 0 && c.startWriterLocked()
 	c.wmu.cond.Broadcast()
 	c.wmu.Unlock()
-	if pending {
-		c.kickWriter()
+	if start {
+		go c.writeLoopFn()
 	}
 	return nil
 }
@@ -337,13 +397,14 @@ func (c *Conn) sendDirect(cmd *Command) error {
 	c.growPendingLocked(cmd.bodyLen() + directHeaderRoom)
 	var err error
 	c.wmu.buf, err = cmd.AppendFrame(c.wmu.buf)
+	start := wasEmpty && len(c.wmu.buf) > 0 && c.startWriterLocked()
 	c.wmu.Unlock()
 	cmd.release()
+	if start {
+		go c.writeLoopFn()
+	}
 	if err != nil {
 		return fmt.Errorf("remoting: send code %d to %s: %w", cmd.Code, c.RemoteAddr(), err)
-	}
-	if wasEmpty {
-		c.kickWriter()
 	}
 	return nil
 }
@@ -368,14 +429,30 @@ func (c *Conn) growPendingLocked(n int) {
 	c.wmu.buf = grown
 }
 
-// kickWriter wakes the writer goroutine; a wake-up already pending covers
-// this one too.
-func (c *Conn) kickWriter() {
-	select {
-	case c.wkick <- struct{}{}:
-	default:
+// startWriterLocked reports whether the caller, which just left frames in
+// the pending buffer, must start a writer goroutine (go c.writeLoop()): not
+// when one runs (it looks at the buffer again before it ends), nor while a
+// sender writes a frame itself (busy: it sees to the rest when done), nor
+// once the connection failed or before start. The goroutine is counted in
+// the owner's WaitGroup here, under wmu: the reader, whose own count keeps
+// the WaitGroup from reaching zero, takes wmu to fail the connection before
+// it ends, so no writer is counted after the owner's Wait returned.
+//
+// Starting a goroutine costs about what waking a parked one did, and an
+// idle connection keeps none (its stack was 8 KiB).
+//
+// REQUIRES: wmu held.
+func (c *Conn) startWriterLocked() bool {
+	if c.wmu.writer || c.wmu.busy || c.wmu.err != nil || c.wg == nil {
+		return false
 	}
+	c.wmu.writer = true
+	c.wg.Add(1)
+	return true
 }
+
+// writerLabels label writer goroutines for CPU and goroutine profiles.
+var writerLabels = pprof.WithLabels(context.Background(), pprof.Labels("remoting", "writer"))
 
 // encodeBuffers holds *[]byte scratch buffers for send.
 var encodeBuffers = sync.Pool{New: func() any {
@@ -388,42 +465,38 @@ var encodeBuffers = sync.Pool{New: func() any {
 const maxPooledEncodeBuffer = 64 << 10
 
 // writeLoop takes everything queued since its last write and writes it in
-// one call, so responses produced while a write is in flight leave together.
+// one call, so responses produced while a write is in flight leave
+// together; it returns once nothing is left to write (a sender starts the
+// next writer, see startWriterLocked) or the connection failed.
 func (c *Conn) writeLoop() {
-	var writeDeadline time.Time
+	defer c.wg.Done()
+	pprof.SetGoroutineLabels(writerLabels)
 	for {
-		select {
-		case <-c.wkick:
-		case <-c.closed:
-			return
-		}
 		// Give the goroutines that are about to send (handlers finishing,
 		// callers invoking) a chance to add their frames, so one syscall
 		// carries them all. Costs nothing when no one else is runnable.
 		c.gatherFrames()
 		c.wmu.Lock()
-		if c.wmu.busy || len(c.wmu.buf) == 0 {
-			// A sender is writing a frame itself (it wakes us again
-			// when it is done if anything is left), or a wake-up found
-			// nothing to do: keep the buffers as they are.
+		if c.wmu.busy || len(c.wmu.buf) == 0 || c.wmu.err != nil {
+			// Nothing to do, or a sender is writing a frame itself
+			// (it starts a writer when it is done if anything is
+			// left): keep the buffers as they are.
+			c.wmu.writer = false
 			c.wmu.Unlock()
-			continue
+			return
 		}
 		buf := c.wmu.buf
 		c.wmu.buf = c.wmu.spare[:0]
 		c.wmu.spare = nil
-		c.wmu.busy = len(buf) > 0
+		c.wmu.busy = true
 		c.wmu.Unlock()
-		if len(buf) == 0 {
-			continue
-		}
 		// The write deadline stops a peer that never reads from blocking
 		// us forever. It is moved only when half of it is used up: a timer
 		// update per write would cost more than the write's bookkeeping.
 		now := time.Now()
-		if c.idle > 0 && writeDeadline.Sub(now) < c.idle/2 {
-			writeDeadline = now.Add(c.idle)
-			_ = c.nc.SetWriteDeadline(writeDeadline)
+		if c.idle > 0 && c.writeDeadline.Sub(now) < c.idle/2 {
+			c.writeDeadline = now.Add(c.idle)
+			_ = c.nc.SetWriteDeadline(c.writeDeadline)
 		}
 		_, err := c.nc.Write(buf)
 		c.lastWrite.Store(now.UnixNano())
@@ -432,14 +505,16 @@ func (c *Conn) writeLoop() {
 			c.wmu.spare = buf[:0]
 		}
 		c.wmu.busy = false
-		if err != nil && c.wmu.err == nil {
-			c.wmu.err = fmt.Errorf("remoting: write to %s: %w", c.RemoteAddr(), err)
+		if err != nil {
+			if c.wmu.err == nil {
+				c.wmu.err = fmt.Errorf("remoting: write to %s: %w", c.RemoteAddr(), err)
+			}
+			c.wmu.writer = false
 		}
 		c.wmu.cond.Broadcast()
 		c.wmu.Unlock()
 		if err != nil {
-			c.log.Debug("remoting: write failed, closing connection", "err", err)
-			c.closeWith(err)
+			c.closeWith(fmt.Errorf("remoting: write to %s: %w", c.RemoteAddr(), err))
 			return
 		}
 	}
@@ -505,12 +580,61 @@ func (c *Conn) flush(ctx context.Context) error {
 func (c *Conn) readLoop() {
 	err := c.readFrames()
 	c.closeWith(err)
+	c.logClosed()
 	c.failPending()
 	c.owner.connClosed(c)
 }
 
+// closeLimiters are an owner's limits on the lines logClosed writes: one
+// a second for connections the peer ended and one for those this side
+// ended, each line counting those held back. A port scan, a client fleet
+// restarting or thousands of idle connections timing out together would
+// otherwise log a line per connection; the closes this side makes (idle
+// timeout, a bad frame, a write failure, Close) are rare and have their
+// own allowance, so a burst of the others does not hide them.
+type closeLimiters struct{ byPeer, here warnLimiter }
+
+// logClosed logs why the connection closed (closeErr) and which side
+// ended it: at debug level, the idle timeout at info. Every close goes
+// through here once, whoever caused it, so a connection that disappeared
+// can be explained from the log (the lines are rate-limited, see
+// closeLimiters).
+func (c *Conn) logClosed() {
+	err := c.closeErr
+	level := slog.LevelDebug
+	if errors.Is(err, errIdle) {
+		level = slog.LevelInfo
+	}
+	if !c.log.Enabled(context.Background(), level) {
+		return
+	}
+	byPeer := closedByPeer(err)
+	lims := c.owner.closeLog()
+	lim, by := &lims.here, "here"
+	if byPeer {
+		lim, by = &lims.byPeer, "peer"
+	}
+	ok, suppressed := lim.allow()
+	if !ok {
+		return
+	}
+	args := []any{"by", by, "reason", err}
+	if suppressed > 0 {
+		args = append(args, "suppressed_since_last", suppressed)
+	}
+	c.logAt(level, "remoting: connection closed", args...)
+}
+
+// closedByPeer reports whether a close reason says the peer ended the
+// connection (end of stream, reset, broken pipe) rather than this side.
+func closedByPeer(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
 func (c *Conn) readFrames() error {
-	br := bufio.NewReaderSize(&c.in, c.readBuf)
+	br := newReadBuffer(&c.in, c.raw, c.readBuf)
+	defer br.close()
 	first := true
 	if c.idle > 0 {
 		c.in.last = time.Now().UnixNano()
@@ -553,7 +677,7 @@ func (c *Conn) readFrames() error {
 			c.warnBadFrame("remoting: bad frame length, closing connection", "length", length, "max", c.maxFrame)
 			return fmt.Errorf("%w: length %d (max frame %d)", ErrFrameTooLarge, length, c.maxFrame)
 		}
-		_, _ = br.Discard(4)
+		br.Discard(4)
 		cmd, err := c.readFrame(br, int(length))
 		if err != nil {
 			if !errors.Is(err, ErrMalformed) {
@@ -576,7 +700,7 @@ const maxDispatchBatch = 64
 
 // frameBuffered reports whether the read buffer holds a whole frame, so
 // that decoding it needs no read.
-func frameBuffered(br *bufio.Reader) bool {
+func frameBuffered(br *readBuffer) bool {
 	n := br.Buffered()
 	if n < 4 {
 		return false
@@ -612,8 +736,10 @@ func (c *Conn) readFailed(err error, inFrame bool) error {
 			_ = c.nc.SetReadDeadline(now.Add(idleProbe))
 			return nil
 		}
-		c.log.Info("remoting: closing idle connection", "idle", c.idle, "in_frame", inFrame)
-		return errIdle
+		if inFrame {
+			return fmt.Errorf("%w: no byte for %v inside a frame", errIdle, c.idle)
+		}
+		return fmt.Errorf("%w: no traffic for %v", errIdle, c.idle)
 	}
 	if inFrame && errors.Is(err, io.EOF) {
 		err = io.ErrUnexpectedEOF
@@ -628,21 +754,13 @@ func (c *Conn) readFailed(err error, inFrame bool) error {
 // them. The probe, a read with a fresh short deadline, takes them.
 const idleProbe = 10 * time.Millisecond
 
-// activityReader is the socket as the reader's read buffer sees it: it
-// notes when bytes last arrived, for the idle timeout. One clock read per
-// read syscall, which carries many small frames in a burst.
+// activityReader is the socket as the reader's read buffer sees it: the
+// buffer notes when bytes last arrived, for the idle timeout. One clock
+// read per read syscall, which carries many small frames in a burst.
 type activityReader struct {
 	nc    net.Conn
 	track bool  // idle timeout enabled
 	last  int64 // unix nanos of the last read that returned bytes; reader goroutine only
-}
-
-func (r *activityReader) Read(p []byte) (int, error) {
-	n, err := r.nc.Read(p)
-	if n > 0 && r.track {
-		r.last = time.Now().UnixNano()
-	}
-	return n, err
 }
 
 // readFrame reads and decodes the frame of length bytes (the length field
@@ -655,7 +773,7 @@ func (r *activityReader) Read(p []byte) (int, error) {
 // frame without a body costs no buffer at all. A larger frame is assembled
 // by readLargeFrame in a buffer that its Body then aliases. Either way the
 // Body belongs to whoever receives the Command.
-func (c *Conn) readFrame(br *bufio.Reader, length int) (*Command, error) {
+func (c *Conn) readFrame(br *readBuffer, length int) (*Command, error) {
 	pol := c.owner.extPolicy()
 	if length > br.Size() {
 		frame, err := c.readLargeFrame(br, length)
@@ -677,13 +795,13 @@ func (c *Conn) readFrame(br *bufio.Reader, length int) (*Command, error) {
 	if err == nil && cmd.Body != nil {
 		cmd.Body = bytes.Clone(cmd.Body)
 	}
-	_, _ = br.Discard(length)
+	br.Discard(length)
 	return cmd, err
 }
 
 // peekFull returns the next n bytes (at most the read buffer's size) once
 // they have all arrived, reading through deadlines as readFailed allows.
-func (c *Conn) peekFull(br *bufio.Reader, n int) ([]byte, error) {
+func (c *Conn) peekFull(br *readBuffer, n int) ([]byte, error) {
 	for {
 		b, err := br.Peek(n)
 		if err == nil {
@@ -707,7 +825,7 @@ func (c *Conn) peekFull(br *bufio.Reader, n int) ([]byte, error) {
 // peer that announces 16 MiB and sends a little costs only its read
 // buffer. The price for a frame that does arrive is about one extra copy
 // of it, spread over the doublings (BenchmarkLargeRequest).
-func (c *Conn) readLargeFrame(br *bufio.Reader, length int) ([]byte, error) {
+func (c *Conn) readLargeFrame(br *readBuffer, length int) ([]byte, error) {
 	c.frameLen.Store(int64(length))
 	defer c.frameLen.Store(0)
 	defer c.frameHeld.Store(0)
@@ -721,7 +839,7 @@ func (c *Conn) readLargeFrame(br *bufio.Reader, length int) ([]byte, error) {
 	}
 	frame := make([]byte, len(head), halve(length, halvings))
 	copy(frame, head)
-	_, _ = br.Discard(len(head))
+	br.Discard(len(head))
 	c.frameHeld.Store(int64(cap(frame)))
 	for len(frame) < length {
 		if len(frame) == cap(frame) {
@@ -757,28 +875,23 @@ const tlsHandshake = 0x16
 func (c *Conn) warnBadFrame(msg string, args ...any) {
 	ok, suppressed := c.owner.badFrameLimiter().allow()
 	if !ok {
-		c.log.Debug(msg, args...)
+		c.logAt(slog.LevelDebug, msg, args...)
 		return
 	}
 	if suppressed > 0 {
 		args = append(args, "suppressed_since_last", suppressed)
 	}
-	c.log.Warn(msg, args...)
+	c.logAt(slog.LevelWarn, msg, args...)
 }
 
-// readErr turns the reader's terminal error into the close reason; the
-// ordinary ends (peer hung up, we closed) are not worth a warning.
+// readErr turns the reader's terminal error into the close reason (a
+// close made here first keeps its own); logClosed logs it.
 func (c *Conn) readErr(err error) error {
 	select {
 	case <-c.closed:
 		return c.closeErr
 	default:
 	}
-	if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
-		c.log.Debug("remoting: connection closed by peer")
-		return fmt.Errorf("remoting: read from %s: %w", c.RemoteAddr(), err)
-	}
-	c.log.Info("remoting: read failed, closing connection", "err", err)
 	return fmt.Errorf("remoting: read from %s: %w", c.RemoteAddr(), err)
 }
 
@@ -794,6 +907,9 @@ func (c *Conn) register(opaque int32, cl *call) bool {
 	defer c.pmu.Unlock()
 	if c.pmu.closed {
 		return false
+	}
+	if c.pmu.calls == nil {
+		c.pmu.calls = make(map[int32]*call)
 	}
 	c.pmu.calls[opaque] = cl
 	return true
@@ -815,7 +931,7 @@ func (c *Conn) take(opaque int32) *call {
 func (c *Conn) complete(resp *Command) {
 	cl := c.take(resp.Opaque)
 	if cl == nil {
-		c.log.Debug("remoting: response nobody waits for", "opaque", resp.Opaque, "code", resp.Code)
+		c.logAt(slog.LevelDebug, "remoting: response nobody waits for", "opaque", resp.Opaque, "code", resp.Code)
 		return
 	}
 	cl.finish(resp, nil)
@@ -903,6 +1019,9 @@ func (c *Conn) invokeAsync(req *Command, timeout time.Duration, cb func(*Command
 	if c.pmu.closed {
 		c.pmu.Unlock()
 		return ErrConnClosed
+	}
+	if c.pmu.calls == nil {
+		c.pmu.calls = make(map[int32]*call)
 	}
 	c.pmu.calls[opaque] = cl
 	cl.timer = time.AfterFunc(timeout, func() {

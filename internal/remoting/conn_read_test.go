@@ -63,14 +63,16 @@ func (cc *chunkConn) SetWriteDeadline(time.Time) error { return nil }
 
 // collectOwner keeps the requests a reader dispatches.
 type collectOwner struct {
-	reqs []*Command
-	warn warnLimiter
+	reqs   []*Command
+	warn   warnLimiter
+	closes closeLimiters
 }
 
 func (o *collectOwner) dispatch(_ *Conn, reqs []*Command) { o.reqs = append(o.reqs, reqs...) }
 func (o *collectOwner) nextOpaque() int32                 { return 1 }
 func (o *collectOwner) connClosed(*Conn)                  {}
 func (o *collectOwner) badFrameLimiter() *warnLimiter     { return &o.warn }
+func (o *collectOwner) closeLog() *closeLimiters          { return &o.closes }
 func (o *collectOwner) extPolicy() *extPolicy             { return nil }
 
 // fuzzMaxFrame bounds the frames FuzzReadFrames accepts, so that frames

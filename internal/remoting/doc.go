@@ -113,13 +113,26 @@
 //
 // # Design
 //
-// Goroutines. Each connection has exactly two: a reader and a writer. The
-// reader owns a 64 KiB bufio.Reader, decodes frames, hands responses to the
-// waiting call and requests to dispatch. The writer owns the socket's write
-// side. Both are started by the Server (per accepted connection) or the
-// Client (per dialled address) and counted in its WaitGroup; Conn.Close, a
-// read or write error or the idle timeout ends them, and the reader then
-// fails every pending call with ErrConnClosed and runs the close callbacks.
+// Goroutines. Each connection has a reader for its lifetime and a writer
+// while frames wait to be written. The reader decodes frames from a 64 KiB
+// read buffer, hands responses to the waiting call and requests to
+// dispatch. The writer owns the socket's write side; the sender that leaves
+// frames in an empty pending buffer starts it when none runs, and it ends
+// once it finds nothing more to write (starting a goroutine costs about
+// what waking a parked one did). The reader is started by the Server (per
+// accepted connection) or the Client (per dialled address); both are
+// counted in its WaitGroup; Conn.Close, a read or write error or the idle
+// timeout ends them, and the reader then fails every pending call with
+// ErrConnClosed and runs the close callbacks.
+//
+// Idle connections. A connection with nothing to read holds no read buffer:
+// on a socket the reader reads through its RawConn, and a read that finds
+// the socket empty gives the empty buffer back to a pool shared by all
+// connections before it waits, taking one again when bytes arrive (TLS
+// connections read through crypto/tls and keep theirs). With no writer
+// goroutine and small kept write buffers, an idle connection costs about
+// 6 KiB, most of it the reader's stack, where a bufio.Reader and a parked
+// writer made it 77 KiB (BenchmarkIdleConn, TestIdleConnMemory; issue 18).
 // Handlers run on their Family's fixed workers (started by Start, stopped
 // by Shutdown) or, for Handle with a nil family, inline on the reader.
 // Client-side handlers and async callbacks each get a goroutine counted in
@@ -139,7 +152,7 @@
 //
 // Write coalescing. Senders (handlers, callers) encode their frame into a
 // pooled scratch buffer without any lock, then copy it into the
-// connection's pending buffer under a mutex and wake the writer if the
+// connection's pending buffer under a mutex and start the writer if the
 // buffer was empty (a frame with a body of 32 KiB or more is encoded
 // straight into the pending buffer instead: one copy of the body, not two). The writer yields (runtime.Gosched) so that the
 // goroutines about to send can add their frames, and keeps yielding while
@@ -213,7 +226,19 @@
 // connection is closed IdleTimeout after its last activity, plus 10 ms and
 // timer and scheduling latency. The write deadline (same length) is moved
 // once half of it is used up, so a write blocked by a peer that does not
-// read fails after between half and all of IdleTimeout.
+// read fails after between half and all of IdleTimeout. Only the writer's
+// blocking writes move it: a write on the sender's goroutine that finds
+// it passed hands its frame to the writer, which moves it, rather than
+// failing the connection.
+//
+// Close reasons. Every connection, closed by either side for whatever
+// reason, logs one line when its reader ends: "remoting: connection
+// closed" with by=peer (end of stream, reset, broken pipe) or by=here (the
+// idle timeout, a bad frame, a write that failed or timed out, Close,
+// Shutdown) and the reason. Debug level, the idle timeout info; at most
+// one line a second per Server or Client for each side, the next line
+// counting those held back (suppressed_since_last), so many connections
+// closing at once do not flood the log.
 //
 // Guard and BeforeRequest. A Server's Guard (SetGuard) runs before each
 // handler, on the goroutine that runs the handler, and may refuse the

@@ -101,6 +101,7 @@ type Server struct {
 	guard    atomic.Pointer[Guard]
 	opaque   atomic.Int32
 	badFrame warnLimiter
+	closes   closeLimiters
 	inflight atomic.Int64 // requests accepted and not yet answered
 	stopping atomic.Bool
 
@@ -326,6 +327,8 @@ func (s *Server) serveConn(nc net.Conn) {
 
 func (s *Server) badFrameLimiter() *warnLimiter { return &s.badFrame }
 
+func (s *Server) closeLog() *closeLimiters { return &s.closes }
+
 func (s *Server) nextOpaque() int32 { return s.opaque.Add(1) }
 
 func (s *Server) extPolicy() *extPolicy { return s.pol.Load() }
@@ -335,7 +338,6 @@ func (s *Server) connClosed(c *Conn) {
 	delete(s.mu.conns, c)
 	callbacks := s.mu.onClose
 	s.mu.Unlock()
-	s.log.Debug("remoting: connection closed", "remote", c.RemoteAddr(), "reason", c.closeErr)
 	for _, fn := range callbacks {
 		s.runCloseCallback(fn, c)
 	}
@@ -368,10 +370,19 @@ func (s *Server) reply(c *Conn, req *Command, code int32, remark string) {
 // are queued, so each family sees the connection's requests in order.
 func (s *Server) dispatch(c *Conn, reqs []*Command) {
 	var (
-		buf     [maxDispatchBatch]task // reqs is at most this long
-		pending = buf[:0]              // for fam, not yet queued
+		small   [smallDispatchBatch]task
+		pending = small[:0] // for fam, not yet queued
 		fam     *Family
 	)
+	if len(reqs) > len(small) {
+		// A longer burst's tasks go in a pooled array: one of
+		// maxDispatchBatch on the reader's stack (2.5 KiB) made every
+		// reader's stack grow to 8 KiB, for the connection's lifetime or
+		// until a GC shrank it, and left the freed halves to the heap.
+		big := dispatchTasks.Get().(*[maxDispatchBatch]task)
+		defer dispatchTasks.Put(big)
+		pending = big[:0]
+	}
 	for _, req := range reqs {
 		r, ok := s.route(c, req)
 		if !ok {
@@ -394,6 +405,17 @@ func (s *Server) dispatch(c *Conn, reqs []*Command) {
 	}
 	s.queue(fam, pending)
 }
+
+// errServerShutdown is the close reason of the connections Shutdown closes.
+var errServerShutdown = fmt.Errorf("%w: server shut down", ErrConnClosed)
+
+// smallDispatchBatch is how many tasks dispatch keeps on the reader's
+// stack: a lone request, a few pipelined ones.
+const smallDispatchBatch = 4
+
+// dispatchTasks holds *[maxDispatchBatch]task for dispatch; queue leaves
+// them cleared.
+var dispatchTasks = sync.Pool{New: func() any { return new([maxDispatchBatch]task) }}
 
 // route finds where req goes; false when it was answered already (server
 // stopping, unknown code without a default handler).
@@ -533,7 +555,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			// Let the responses just produced reach the wire.
 			_ = c.flush(ctx)
 		}
-		_ = c.Close()
+		c.closeWith(errServerShutdown)
 	}
 	close(s.quit)
 	s.conns.Wait()

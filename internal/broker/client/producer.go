@@ -18,7 +18,7 @@ type producerTable struct {
 	// byClient indexes the channels by client id, counting the groups
 	// each is registered in: Java's clientChannelTable, which
 	// SEND_REPLY_MESSAGE uses to find the requester (FindProducerChannel).
-	byClient map[string]map[Channel]int
+	byClient map[string]clientChannels
 	// next spreads PickProducerChannel over a group's channels.
 	next atomic.Uint32
 }
@@ -234,25 +234,61 @@ func sortChannels(s []ChannelInfo) {
 	})
 }
 
+// clientChannels are the channels of one client id, each with the number
+// of groups it is registered in. A client has one channel to a broker
+// almost always: it is held inline, and a map made only for more (a map
+// per client id cost each idle producer connection about 250 bytes).
+type clientChannels struct {
+	one  Channel // nil: none
+	oneN int
+	more map[Channel]int
+}
+
+// add adds delta to ch's count, dropping it at zero.
+func (cc *clientChannels) add(ch Channel, delta int) {
+	if cc.one == ch && ch != nil {
+		cc.oneN += delta
+		if cc.oneN <= 0 {
+			cc.one, cc.oneN = nil, 0
+		}
+		return
+	}
+	if n, ok := cc.more[ch]; ok {
+		if n += delta; n > 0 {
+			cc.more[ch] = n
+		} else {
+			delete(cc.more, ch)
+		}
+		return
+	}
+	if delta <= 0 {
+		return
+	}
+	if cc.one == nil {
+		cc.one, cc.oneN = ch, delta
+		return
+	}
+	if cc.more == nil {
+		cc.more = make(map[Channel]int, 1)
+	}
+	cc.more[ch] = delta
+}
+
+func (cc *clientChannels) empty() bool { return cc.one == nil && len(cc.more) == 0 }
+
 // indexLocked adds delta to the number of groups ch is registered in under
 // clientID, dropping entries that reach zero. t.mu is held for writing.
 func (t *producerTable) indexLocked(clientID string, ch Channel, delta int) {
-	chans := t.byClient[clientID]
-	if chans == nil {
-		if delta < 0 {
-			return
-		}
-		chans = make(map[Channel]int, 1)
-		t.byClient[clientID] = chans
+	cc, ok := t.byClient[clientID]
+	if !ok && delta < 0 {
+		return
 	}
-	if n := chans[ch] + delta; n > 0 {
-		chans[ch] = n
-	} else {
-		delete(chans, ch)
-	}
-	if len(chans) == 0 {
+	cc.add(ch, delta)
+	if cc.empty() {
 		delete(t.byClient, clientID)
+		return
 	}
+	t.byClient[clientID] = cc
 }
 
 // FindProducerChannel returns a channel a producer with clientID
@@ -264,7 +300,14 @@ func (r *Registry) FindProducerChannel(clientID string) (Channel, bool) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	var closed Channel
-	for ch := range t.byClient[clientID] {
+	cc := t.byClient[clientID]
+	if ch := cc.one; ch != nil {
+		if !isClosed(ch) {
+			return ch, true
+		}
+		closed = ch
+	}
+	for ch := range cc.more {
 		if !isClosed(ch) {
 			return ch, true
 		}

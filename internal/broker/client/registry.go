@@ -154,7 +154,7 @@ func New(cfg Config) (*Registry, error) {
 		locks: NewLocks(cfg.LockMaxLive, cfg.Now),
 	}
 	r.producers.groups = make(map[string]map[Channel]*channelState)
-	r.producers.byClient = make(map[string]map[Channel]int)
+	r.producers.byClient = make(map[string]clientChannels)
 	r.consumers.groups = make(map[string]*consumerGroup)
 	r.notifier = newNotifier(cfg.NotifyWorkers, cfg.NotifyQueueLen, cfg.NotifyGrace, cfg.NotifyDisabled, cfg.Logger)
 	return r, nil

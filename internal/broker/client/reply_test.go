@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -115,5 +116,42 @@ func TestPushReply(t *testing.T) {
 	// The registry stays usable meanwhile: no lock was held.
 	if _, ok := r.FindProducerChannel("c1"); !ok {
 		t.Fatal("c1 lost")
+	}
+}
+
+// TestFindProducerChannelSeveralChannels: one client id on three channels
+// (the first held inline in the index, the others beside it) keeps being
+// found while any of them is registered, whichever leaves first.
+func TestFindProducerChannelSeveralChannels(t *testing.T) {
+	r := newRegistry(t, Config{})
+	a, b, c := newFakeChan(), newFakeChan(), newFakeChan()
+	for _, ch := range []*fakeChan{a, b, c} {
+		r.RegisterProducer("pg1", ch, info("c1"))
+	}
+	r.RegisterProducer("pg2", b, info("c1"))
+	r.RemoveChannel(a)
+	for _, left := range []struct {
+		gone  func()
+		still []Channel
+	}{
+		{func() {}, []Channel{b, c}},
+		{func() { r.UnregisterProducer("pg1", b) }, []Channel{b, c}}, // b is still in pg2
+		{func() { r.RemoveChannel(c) }, []Channel{b}},
+		{func() { r.UnregisterProducer("pg2", b) }, nil},
+	} {
+		left.gone()
+		ch, ok := r.FindProducerChannel("c1")
+		if len(left.still) == 0 {
+			if ok {
+				t.Fatalf("found %v after every channel left", ch)
+			}
+			continue
+		}
+		if !ok || !slices.Contains(left.still, ch) {
+			t.Fatalf("c1 -> %v, %v; want one of %v", ch, ok, left.still)
+		}
+	}
+	if n := len(r.producers.byClient); n != 0 {
+		t.Fatalf("index keeps %d empty entries", n)
 	}
 }
