@@ -97,3 +97,30 @@ func benchManyQueues(b *testing.B, queues, perTopic int) {
 	}
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "msgs/s")
 }
+
+// BenchmarkNewQueuesOnDisk puts the first message of b.N new queues (one
+// topic) on the real disk and waits for their dispatch: what a run that
+// creates its queues while it measures pays per queue (the queue's
+// directory and file), next to the steady state of BenchmarkManyQueues.
+//
+//	go test -run '^$' -bench NewQueuesOnDisk -benchtime 10000x ./internal/store/
+func BenchmarkNewQueuesOnDisk(b *testing.B) {
+	cfg := benchConfig(filepath.Join(b.TempDir(), "store"), false)
+	cfg.MaxOpenCQFiles = max(1024, 2*b.N)
+	s, err := Open(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	tmpl := benchRecord(1024)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		r := *tmpl
+		r.QueueID = int32(i)
+		if res := s.PutMessage(context.Background(), &r, PutOptions{}); res.Status != PutOK {
+			b.Fatal(res.Status)
+		}
+	}
+	wait.For(b, 10*time.Minute, "dispatch", func() bool { return s.DispatchedOffset() >= s.CommitLogMaxOffset() })
+}
