@@ -448,3 +448,78 @@ func TestFirstUnsyncedAndLaggards(t *testing.T) {
 		t.Fatalf("limit 0: %d %v", n, err)
 	}
 }
+
+// exactFirstUnsynced is FirstUnsynced read from the file (no marks).
+func exactFirstUnsynced(t *testing.T, q *Queue) (int64, bool) {
+	t.Helper()
+	q.marksMu.Lock()
+	saved := q.marks
+	q.marks = nil
+	q.marksMu.Unlock()
+	p, dirty, err := q.FirstUnsynced()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.marksMu.Lock()
+	q.marks = saved
+	q.marksMu.Unlock()
+	return p, dirty
+}
+
+// TestFirstUnsyncedFromMarks: the flusher's bound comes from the commits'
+// marks, without reading the file: exact where a commit began at the first
+// unsynced unit, a lower bound otherwise (more commits than marks), never
+// above the exact value; marks stay bounded and do not survive a Truncate.
+func TestFirstUnsyncedFromMarks(t *testing.T) {
+	s := openTestSet(t, vfs.NewMem())
+	q := s.GetOrCreate("A", 0)
+	check := func(exactWanted bool) {
+		t.Helper()
+		want, wdirty := exactFirstUnsynced(t, q)
+		got, dirty, err := q.FirstUnsynced()
+		if err != nil || dirty != wdirty || got > want || exactWanted && got != want {
+			t.Fatalf("FirstUnsynced %d %v %v, exact %d %v", got, dirty, err, want, wdirty)
+		}
+	}
+	next := int64(0)
+	commitOne := func() {
+		appendRange(t, q, next, next+1)
+		next++
+	}
+	for range 5 {
+		commitOne()
+		check(true)
+	}
+	if err := q.Flush(0); err != nil {
+		t.Fatal(err)
+	}
+	check(true)
+	// More commits than marks while nothing is synced: still a bound.
+	for range 3 * maxMarks {
+		commitOne()
+		check(true) // the first unsynced unit keeps its mark
+	}
+	if n := len(q.marks); n > maxMarks {
+		t.Fatalf("%d marks, want <= %d", n, maxMarks)
+	}
+	if err := q.Flush(0); err != nil {
+		t.Fatal(err)
+	}
+	commitOne()
+	check(false)
+	if n := len(q.marks); n > 2 {
+		t.Fatalf("%d marks after a flush, want the old ones dropped", n)
+	}
+	// Across a file roll (testPerFile units a file) and after a Truncate.
+	for next < 2*testPerFile+3 {
+		commitOne()
+	}
+	check(false)
+	if err := q.Truncate(unitFor(next - 4).End()); err != nil {
+		t.Fatal(err)
+	}
+	next -= 3
+	check(true)
+	commitOne()
+	check(true)
+}

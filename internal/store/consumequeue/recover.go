@@ -41,6 +41,7 @@ func readFull(f *segment.File, b []byte, off int64) error {
 // reappear as valid units.
 func (q *Queue) Recover() error {
 	q.pending = q.pending[:0]
+	q.clearMarks()
 	files := q.seg.Files() // each full, as loaded
 	if len(files) == 0 {
 		q.written.Store(0)
@@ -161,6 +162,7 @@ func zeroAndSync(f *segment.File, from, to int64) error {
 // are kept. The writer's method: not concurrent with Append/Commit.
 func (q *Queue) Truncate(phyEnd int64) error {
 	q.pending = q.pending[:0]
+	q.clearMarks()
 	for {
 		f := q.seg.Last()
 		if f == nil {
@@ -296,6 +298,7 @@ func (q *Queue) unitIn(f *segment.File, off int64) (Unit, error) {
 func (q *Queue) Destroy() error {
 	q.destroyed.Store(true)
 	q.closeFiles()
+	q.clearMarks()
 	var firstErr error
 	if err := q.fs.RemoveAll(q.dir); err != nil {
 		firstErr = fmt.Errorf("consumequeue: remove %s: %w", q.dir, err)
