@@ -108,6 +108,37 @@ func (s *server) settled(ctx context.Context) memUse {
 	return m
 }
 
+// dispatched is nil once s's ConsumeQueues hold everything its CommitLog
+// does (rocketmq_storage_dispatch_behind_bytes 0 on the metrics listener).
+func (s *server) dispatched(ctx context.Context) error {
+	if s.pprof == "" {
+		return errors.New("no metrics listener")
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+s.pprof+"/metrics", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return err
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		if !strings.HasPrefix(line, "rocketmq_storage_dispatch_behind_bytes") {
+			continue
+		}
+		if f := strings.Fields(line); len(f) >= 2 && f[len(f)-1] == "0" {
+			return nil
+		}
+		return fmt.Errorf("dispatch behind: %s", line)
+	}
+	return errors.New("no rocketmq_storage_dispatch_behind_bytes in the metrics")
+}
+
 // memStat reads "# Name = N" (or the N of "# Name = N / M") from pprof's
 // debug=1 heap output.
 func memStat(body []byte, name string) int64 {
