@@ -209,7 +209,18 @@ func Start(cfg Config) (_ *Broker, err error) {
 		authn = cfg.Authenticator
 	}
 	if authn != nil {
-		b.srv.SetGuard(authn.Guard)
+		guard := authn.Guard
+		if bc.EnableControllerMode {
+			// The controllers' NOTIFY_BROKER_ROLE_CHANGED is unsigned (Java's
+			// controller has no credentials): roleChanged checks it itself.
+			guard = func(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+				if req.Code == int32(protocol.NotifyBrokerRoleChanged) {
+					return nil
+				}
+				return authn.Guard(conn, req)
+			}
+		}
+		b.srv.SetGuard(guard)
 		b.vip.SetGuard(authn.Guard)
 	}
 	b.inner, b.authn = inner, authn
@@ -462,7 +473,7 @@ func Start(cfg Config) (_ *Broker, err error) {
 	// Controller mode's broker requests (the role serves them; outside
 	// controller mode GET_BROKER_EPOCH_CACHE is refused as Java does).
 	b.srv.Handle(protocol.GetBrokerEpochCache, fams.Admin, b.role.HandleEpochCache)
-	b.srv.Handle(protocol.NotifyBrokerRoleChanged, fams.Admin, b.role.HandleRoleChanged)
+	b.srv.Handle(protocol.NotifyBrokerRoleChanged, fams.Admin, b.roleChanged)
 	// The gRPC service calls the processors proc serves remoting with.
 	if err := b.startGRPC(&cfg, proc); err != nil {
 		return nil, err
@@ -649,4 +660,15 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		b.log.Info("broker: stopped", "addr", b.addr, "err", b.closeErr)
 	})
 	return b.closeErr
+}
+
+// roleChanged serves NOTIFY_BROKER_ROLE_CHANGED. With authentication on
+// (controller mode lets it past the guard) a notification the guard would
+// refuse is only a hint to ask the controller now
+// (role.HandleRoleChangedUnsigned); a signed one is applied.
+func (b *Broker) roleChanged(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+	if b.authn != nil && b.authn.Guard(conn, req) != nil {
+		return b.role.HandleRoleChangedUnsigned(conn, req)
+	}
+	return b.role.HandleRoleChanged(conn, req)
 }

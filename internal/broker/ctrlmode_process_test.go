@@ -224,10 +224,10 @@ type syncSender interface {
 
 // goProducer starts the official Go client's producer on the NameServer
 // (retries 2, 3 s timeout) and waits for its first SEND_OK ("warm-up").
-func (c *ctrlCluster) goProducer(t *testing.T) syncSender {
+func (c *ctrlCluster) goProducer(t *testing.T, opts ...producer.Option) syncSender {
 	t.Helper()
-	p, err := producer.NewDefaultProducer(producer.WithNameServer([]string{c.nsAddr}),
-		producer.WithGroupName("ctrl_pg"), producer.WithRetry(2), producer.WithSendMsgTimeout(3*time.Second))
+	p, err := producer.NewDefaultProducer(append([]producer.Option{producer.WithNameServer([]string{c.nsAddr}),
+		producer.WithGroupName("ctrl_pg"), producer.WithRetry(2), producer.WithSendMsgTimeout(3 * time.Second)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -358,9 +358,10 @@ func (c *ctrlCluster) waitNewMaster(t *testing.T, old *ctrlBroker, minEpoch int3
 // readAcked reads every queue of topic from b with the Go client's pull
 // consumer until every acknowledged body was read, and returns how many
 // times each body was read.
-func (c *ctrlCluster) readAcked(t *testing.T, b *ctrlBroker, topic string, acked map[string]bool) map[string]int {
+func (c *ctrlCluster) readAcked(t *testing.T, b *ctrlBroker, topic string, acked map[string]bool, opts ...consumer.Option) map[string]int {
 	t.Helper()
-	pc, err := consumer.NewPullConsumer(consumer.WithNameServer([]string{c.nsAddr}), consumer.WithGroupName("ctrl_cg"))
+	pc, err := consumer.NewPullConsumer(append([]consumer.Option{consumer.WithNameServer([]string{c.nsAddr}),
+		consumer.WithGroupName("ctrl_cg")}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

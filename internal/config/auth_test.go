@@ -103,17 +103,16 @@ func TestAuthorizationKeysBind(t *testing.T) {
 	}
 }
 
-// TestControllerModeRefusesAuthentication: controller mode replicates with
-// the AutoSwitch HA protocol, which has no authentication challenge: the
-// pair is refused at start naming both keys; controller mode alone and
-// the AutoSwitch handshake's flags are taken.
-func TestControllerModeRefusesAuthentication(t *testing.T) {
-	_, _, err := BrokerConfigFromProperties(Properties{"enableControllerMode": "true", "controllerAddr": "127.0.0.1:9878",
-		"authenticationEnabled": "true"})
-	if err == nil || !strings.Contains(err.Error(), "authenticationEnabled") || !strings.Contains(err.Error(), "enableControllerMode") {
-		t.Fatalf("err = %v", err)
-	}
+// TestControllerModeTakesAuthentication: a Java 5.x deployment with
+// authenticationEnabled in controller mode starts unchanged (issue 17);
+// controller mode alone and the AutoSwitch handshake's flags are taken.
+func TestControllerModeTakesAuthentication(t *testing.T) {
 	bc, _, err := BrokerConfigFromProperties(Properties{"enableControllerMode": "true", "controllerAddr": "127.0.0.1:9878",
+		"authenticationEnabled": "true", "innerClientAuthenticationCredentials": `{"accessKey":"rocketmq","secretKey":"12345678"}`})
+	if err != nil || !bc.EnableControllerMode || !bc.Auth.AuthenticationEnabled {
+		t.Fatalf("controller mode %v, authentication %v, err %v", bc.EnableControllerMode, bc.Auth.AuthenticationEnabled, err)
+	}
+	bc, _, err = BrokerConfigFromProperties(Properties{"enableControllerMode": "true", "controllerAddr": "127.0.0.1:9878",
 		"syncFromLastFile": "true", "asyncLearner": "true"})
 	if err != nil || !bc.SyncFromLastFile || !bc.AsyncLearner {
 		t.Fatalf("bc %+v err %v", bc.SyncFromLastFile, err)

@@ -837,18 +837,12 @@ func (c *BrokerConfig) Validate() error {
 		if c.MinInSyncReplicas < 1 {
 			bad("minInSyncReplicas %d must be at least 1", c.MinInSyncReplicas)
 		}
-		if c.Auth.AuthenticationEnabled {
-			// Java's HA protocols (classic and AutoSwitch, 5.x) authenticate
-			// nothing: a Java broker with authenticationEnabled in
-			// controller mode streams its CommitLog to whoever reaches the
-			// HA port. rocketd's HA challenge (internal/ha doc.go,
-			// "Authentication") is its own, for master/slave mode; the
-			// AutoSwitch handshake has no such step, and Java's slaves
-			// could not answer one. Rather than start a broker that
-			// checks every request and then serves its log unchecked, the
-			// pair is refused.
-			bad("authenticationEnabled=true with enableControllerMode=true: controller-mode replication (the AutoSwitch HA protocol) is not authenticated (Java's HA has no authentication; rocketd's HA challenge covers master/slave mode only), so a master would stream its CommitLog to anyone reaching its HA port; turn one of them off")
-		}
+		// authenticationEnabled is accepted as Java 5.x accepts it: the
+		// broker's remoting ports check every request, its own requests
+		// (NameServer, controller, master) are signed with
+		// innerClientAuthenticationCredentials, and the AutoSwitch HA
+		// port is unauthenticated as Java's is (the broker warns at
+		// start naming it; internal/broker/role doc.go).
 	}
 	if c.FilterServerNums != 0 {
 		bad("filterServerNums %d: filter servers were removed in RocketMQ 5 and rocketd has none (TAG and SQL92 filters run in the broker); only 0 is accepted", c.FilterServerNums)

@@ -176,6 +176,9 @@
 // confirm offset and the start of the last epoch. With
 // ServerConfig.AllAckInSyncStateSet a SYNC put waits for every slave of
 // the set (PUT_OK at once when the set holds the master only). The
-// classic authentication challenge has no AutoSwitch form yet: Start
-// refuses AutoSwitch with an Authenticator.
+// classic authentication challenge has no AutoSwitch form (Java's
+// AutoSwitch has no authentication and its slaves could not answer one):
+// Start refuses AutoSwitch with an Authenticator; a controller-mode
+// broker with authenticationEnabled runs the port open, as Java does, and
+// warns naming it (internal/broker/role).
 package ha

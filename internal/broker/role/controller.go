@@ -30,6 +30,7 @@ import (
 type controllerMode struct {
 	r     *Role
 	cl    *client.Client
+	rc    *remoting.Client // signs cl's requests (authenticationEnabled); nil: cl owns its own
 	files metadataFiles
 	now   func() time.Time
 	log   *slog.Logger
@@ -49,6 +50,10 @@ type controllerMode struct {
 	// check asks the loop for a SyncStateSet check (the HA server's
 	// OnSlaveChange); capacity 1, kicks coalesce.
 	check chan struct{}
+	// refresh asks the loop for a GET_REPLICA_INFO round now: an
+	// unsigned NOTIFY_BROKER_ROLE_CHANGED under authentication (Refresh);
+	// capacity 1, kicks coalesce.
+	refresh chan struct{}
 
 	// Loop-owned.
 	master    bool // this broker is the master the controller named
@@ -62,12 +67,32 @@ type controllerMode struct {
 
 func newControllerMode(r *Role) (*controllerMode, error) {
 	bc := r.bc
-	cl, err := client.New(strings.Join(bc.ControllerAddrs(), ";"), nil)
+	// Java's BrokerOuterAPI sends the controller requests on the client
+	// that signs everything with innerClientAuthenticationCredentials
+	// (AclClientRPCHook); Java's controller checks nothing, rocketd's
+	// neither, but a signed request passes either way.
+	var rc *remoting.Client
+	if c := r.cfg.Credentials; c != nil {
+		rc = remoting.NewClient(remoting.ClientConfig{Logger: r.log, BeforeRequest: c.Sign})
+	}
+	cl, err := client.New(strings.Join(bc.ControllerAddrs(), ";"), rc)
 	if err != nil {
+		if rc != nil {
+			_ = rc.Close()
+		}
 		return nil, fmt.Errorf("broker: controllerAddr: %w", err)
 	}
-	return &controllerMode{r: r, cl: cl, files: newMetadataFiles(r.cfg.FS, bc.StorePathRootDir), now: time.Now, log: r.log,
-		check: make(chan struct{}, 1)}, nil
+	if r.cfg.Authenticator != nil {
+		// Java's AutoSwitch HA port has no authentication and Java's
+		// slaves could not answer a challenge: the port stays open as
+		// Java's. Said loudly, once, naming it.
+		r.log.Warn("broker: authenticationEnabled in controller mode: the AutoSwitch HA port is NOT authenticated "+
+			"(as in Apache RocketMQ): whoever reaches it can read this broker's CommitLog once it is master; "+
+			"firewall it to the other brokers of the set (bindAddress narrows where it listens)",
+			"haListenAddr", r.cfg.HAListenAddr)
+	}
+	return &controllerMode{r: r, cl: cl, rc: rc, files: newMetadataFiles(r.cfg.FS, bc.StorePathRootDir), now: time.Now, log: r.log,
+		check: make(chan struct{}, 1), refresh: make(chan struct{}, 1)}, nil
 }
 
 func (m *controllerMode) start() {
@@ -80,6 +105,9 @@ func (m *controllerMode) close() {
 	m.loop.Close()
 	m.hb.Close()
 	_ = m.cl.Close()
+	if m.rc != nil {
+		_ = m.rc.Close()
+	}
 }
 
 // controllerRetry bounds the pause between failed start-up attempts and
@@ -140,6 +168,8 @@ func (m *controllerMode) run(ctx context.Context) {
 		case <-syncT.C:
 			err = m.syncReplicaInfo(ctx)
 		case <-again.C:
+			err = m.syncReplicaInfo(ctx)
+		case <-m.refresh:
 			err = m.syncReplicaInfo(ctx)
 		case <-checkT.C:
 			m.checkSyncStateSet(ctx)
@@ -547,6 +577,25 @@ func (r *Role) HandleEpochCache(_ *remoting.Conn, _ *remoting.Command) *remoting
 	resp := remoting.NewResponse(protocol.Success, "")
 	resp.Body = body
 	return resp
+}
+
+// HandleRoleChangedUnsigned answers a NOTIFY_BROKER_ROLE_CHANGED that
+// failed authentication (authenticationEnabled): Java's and rocketd's
+// controllers send it unsigned (Java's controller has no credentials), so
+// its content is not trusted, but it is taken as a hint: the controller
+// loop asks the controller (signed, at controllerAddr) for the set's
+// master at once instead of within syncBrokerMetadataPeriod. A forged
+// notification costs one GET_REPLICA_INFO (kicks coalesce). Java's
+// broker drops it (AuthenticationPipeline) and learns the role from its
+// next poll.
+func (r *Role) HandleRoleChangedUnsigned(_ *remoting.Conn, _ *remoting.Command) *remoting.Command {
+	if r.ctl != nil {
+		select {
+		case r.ctl.refresh <- struct{}{}:
+		default:
+		}
+	}
+	return remoting.NewResponse(protocol.Success, "")
 }
 
 // HandleRoleChanged answers NOTIFY_BROKER_ROLE_CHANGED (sent oneway by

@@ -109,6 +109,32 @@ func TestRoleChangedFenced(t *testing.T) {
 	}
 }
 
+// TestUnsignedRoleChangeIsAHint: with authentication on, a
+// NOTIFY_BROKER_ROLE_CHANGED that failed the check (the controllers send
+// it unsigned) is never applied: it only asks the loop for a
+// GET_REPLICA_INFO round, and repeated ones coalesce into one.
+func TestUnsignedRoleChangeIsAHint(t *testing.T) {
+	m := &controllerMode{log: discardLogger(), refresh: make(chan struct{}, 1)}
+	r := &Role{ctl: m}
+	ext := protocol.Ext(&protocol.MasterInfoHeader{MasterBrokerID: protocol.Some(int64(9)), MasterAddress: "127.0.0.1:1",
+		MasterEpoch: protocol.Some(int32(99)), SyncStateSetEpoch: protocol.Some(int32(1))})
+	for range 3 {
+		if resp := r.HandleRoleChangedUnsigned(nil, remoting.NewRequest(protocol.NotifyBrokerRoleChanged, ext, nil)); resp.Code != protocol.Success {
+			t.Fatalf("answer %d %q", resp.Code, resp.Remark)
+		}
+	}
+	if m.pending.Load() != nil {
+		t.Fatal("an unsigned notification was queued for the loop to apply")
+	}
+	if len(m.refresh) != 1 {
+		t.Fatalf("%d refresh kicks pending, want 1", len(m.refresh))
+	}
+	// Outside controller mode it does nothing.
+	if resp := (&Role{}).HandleRoleChangedUnsigned(nil, remoting.NewRequest(protocol.NotifyBrokerRoleChanged, ext, nil)); resp.Code != protocol.Success {
+		t.Fatalf("answer %d", resp.Code)
+	}
+}
+
 // TestControllerModeReplicatesByBrokerID: in controller mode the role's
 // HA server and client speak AutoSwitch: the slave handshakes with its
 // brokerId (the master's SlaveInfos name it), the master starts with the

@@ -85,9 +85,19 @@
 // member's ack; else brokerRole's SYNC_MASTER/ASYNC_MASTER rule over any
 // slave. While the set is smaller than minInSyncReplicas a put that waits
 // is refused before it is written, IN_SYNC_REPLICAS_NOT_ENOUGH
-// (inSyncPolicy), as Java's CommitLog does. The AutoSwitch protocol
-// has no authentication challenge: config.Validate refuses
-// authenticationEnabled with enableControllerMode.
+// (inSyncPolicy), as Java's CommitLog does.
+//
+// authenticationEnabled in controller mode is Java 5.x's: the broker's
+// remoting ports check every request; the broker signs what it sends (the
+// controller requests, the NameServer's, the slave's to its master) with
+// innerClientAuthenticationCredentials, as Java's BrokerOuterAPI does
+// (AclClientRPCHook); the controller checks nothing (neither Java's nor
+// rocketd's); the AutoSwitch HA port has no authentication, as Java's
+// has none and Java's slaves could not answer a challenge: the broker
+// warns at start naming it, to be firewalled. The controllers'
+// NOTIFY_BROKER_ROLE_CHANGED is unsigned: its content is not trusted,
+// it only makes the broker ask the controller at once
+// (HandleRoleChangedUnsigned).
 //
 // # NameServer registration
 //

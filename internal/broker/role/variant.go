@@ -33,9 +33,9 @@ func (m *controllerMode) autoSwitchServer(cfg *ha.ServerConfig, role config.Brok
 	cfg.LocalBrokerID = m.id.Load()
 	cfg.AllAckInSyncStateSet = bc.AllAckInSyncStateSet
 	cfg.Sync = role == config.SyncMaster || bc.AllAckInSyncStateSet
-	// config.Validate refuses authenticationEnabled in controller mode:
-	// the AutoSwitch protocol has no challenge yet (ha.Server.Start would
-	// refuse it too).
+	// The AutoSwitch protocol has no challenge (Java's has none; its
+	// slaves could not answer one): with authenticationEnabled the port
+	// is open as Java's, and newControllerMode warns naming it.
 	cfg.Authenticator = nil
 	cfg.OnSlaveChange = m.kickCheck
 }
