@@ -57,16 +57,10 @@ func TestControllerModeAuthenticated(t *testing.T) {
 
 	first := c.addBrokerWith(t, "broker-a", ctrlAuthKeys)
 	first.p.WaitLog(t, "the AutoSwitch HA port is NOT authenticated", 10*time.Second)
-	wait.For(t, 30*time.Second, "broker-a elected master", func() bool {
-		mi, err := c.replicaInfo()
-		return err == nil && mi.HasMaster && mi.MasterAddress == first.addr
-	})
+	c.waitMaster(t, first)
 	c.addBrokerWith(t, "broker-b", ctrlAuthKeys)
 	c.addBrokerWith(t, "broker-c", ctrlAuthKeys)
-	wait.For(t, 30*time.Second, "a SyncStateSet of three", func() bool {
-		mi, err := c.replicaInfo()
-		return err == nil && len(mi.SyncStateSet) == 3
-	})
+	c.waitInSync(t, 1, 2, 3)
 
 	// Unsigned requests are refused by every broker of the set.
 	for _, b := range c.brokers {

@@ -193,16 +193,10 @@ func TestControllerModeConsumersContinue(t *testing.T) {
 	rlog.SetLogLevel("error")
 	c := startCtrlCluster(t)
 	first := c.addBroker(t, "broker-a")
-	wait.For(t, 30*time.Second, "broker-a elected master", func() bool {
-		mi, err := c.replicaInfo()
-		return err == nil && mi.HasMaster && mi.MasterAddress == first.addr
-	})
+	c.waitMaster(t, first)
 	c.addBroker(t, "broker-b")
 	c.addBroker(t, "broker-c")
-	wait.For(t, 30*time.Second, "a SyncStateSet of three", func() bool {
-		mi, err := c.replicaInfo()
-		return err == nil && len(mi.SyncStateSet) == 3
-	})
+	c.waitInSync(t, 1, 2, 3)
 
 	const (
 		topic      = "CtrlConsumeTopic"

@@ -58,16 +58,10 @@ func TestControllerModeLeaderKilledDuringFailover(t *testing.T) {
 	rlog.SetLogLevel("error")
 	c := startCtrlCluster(t)
 	first := c.addBroker(t, "broker-a")
-	wait.For(t, 30*time.Second, "broker-a elected master", func() bool {
-		mi, err := c.replicaInfo()
-		return err == nil && mi.HasMaster && mi.MasterAddress == first.addr
-	})
+	c.waitMaster(t, first)
 	c.addBroker(t, "broker-b")
 	c.addBroker(t, "broker-c")
-	wait.For(t, 30*time.Second, "a SyncStateSet of three", func() bool {
-		mi, err := c.replicaInfo()
-		return err == nil && len(mi.SyncStateSet) == 3
-	})
+	c.waitInSync(t, 1, 2, 3)
 	const topic = "CtrlLeaderKillTopic"
 	c.createTopic(t, first, topic)
 	load := startLoad(c.goProducer(t), topic)
@@ -119,15 +113,9 @@ func TestControllerModeNoUncleanElection(t *testing.T) {
 	}
 	c := startCtrlCluster(t)
 	a := c.addBroker(t, "broker-a")
-	wait.For(t, 30*time.Second, "broker-a elected master", func() bool {
-		mi, err := c.replicaInfo()
-		return err == nil && mi.HasMaster && mi.MasterAddress == a.addr
-	})
+	c.waitMaster(t, a)
 	b := c.addBroker(t, "broker-b")
-	wait.For(t, 30*time.Second, "a SyncStateSet of brokers 1 and 2", func() bool {
-		mi, err := c.replicaInfo()
-		return err == nil && slices.Equal(slices.Sorted(slices.Values(mi.SyncStateSet)), []int64{1, 2})
-	})
+	c.waitInSync(t, 1, 2)
 	const topic = "CtrlUncleanTopic"
 	send := func(addr, body string) *remoting.Command {
 		h := protocol.SendMessageRequestHeader{ProducerGroup: "pg", Topic: topic, DefaultTopic: "TBW102",
@@ -154,14 +142,8 @@ func TestControllerModeNoUncleanElection(t *testing.T) {
 	acked["warm-up"] = true
 	sendAcked("in-sync", 20)
 
-	if err := b.p.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	wait.For(t, 10*time.Second, "broker-b stopped", func() bool { return processStopped(b.p.Pid()) })
-	wait.For(t, 30*time.Second, "the SyncStateSet to shrink to {1}", func() bool {
-		mi, err := c.replicaInfo()
-		return err == nil && slices.Equal(mi.SyncStateSet, []int64{1})
-	})
+	b.stop(t)
+	c.waitInSync(t, 1)
 	// Acknowledged by broker-a alone: broker-b never sees them, so
 	// electing it would lose them.
 	wait.For(t, 10*time.Second, "sends acknowledged by the master alone", func() bool {
@@ -257,10 +239,7 @@ func TestControllerModeMinInSyncReplicas(t *testing.T) {
 	c := startCtrlCluster(t)
 	extra := map[string]string{"minInSyncReplicas": "2"}
 	a := c.addBrokerWith(t, "broker-a", extra)
-	wait.For(t, 30*time.Second, "broker-a elected master", func() bool {
-		mi, err := c.replicaInfo()
-		return err == nil && mi.HasMaster && mi.MasterAddress == a.addr
-	})
+	c.waitMaster(t, a)
 	h := protocol.SendMessageRequestHeader{ProducerGroup: "pg", Topic: "CtrlMinInSyncTopic", DefaultTopic: "TBW102",
 		DefaultTopicQueueNums: 1, BornTimestamp: time.Now().UnixMilli()}
 	send := func() *remoting.Command {
@@ -296,20 +275,11 @@ func TestControllerModeMinInSyncReplicas(t *testing.T) {
 	refused("SyncStateSet {1}")
 
 	b := c.addBrokerWith(t, "broker-b", extra)
-	wait.For(t, 30*time.Second, "a SyncStateSet of brokers 1 and 2", func() bool {
-		mi, err := c.replicaInfo()
-		return err == nil && slices.Equal(slices.Sorted(slices.Values(mi.SyncStateSet)), []int64{1, 2})
-	})
+	c.waitInSync(t, 1, 2)
 	wait.For(t, 10*time.Second, "SUCCESS with two in sync", func() bool { return send().Code == protocol.Success })
 
-	if err := b.p.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	wait.For(t, 10*time.Second, "broker-b stopped", func() bool { return processStopped(b.p.Pid()) })
-	wait.For(t, 30*time.Second, "the SyncStateSet to shrink to {1}", func() bool {
-		mi, err := c.replicaInfo()
-		return err == nil && slices.Equal(mi.SyncStateSet, []int64{1})
-	})
+	b.stop(t)
+	c.waitInSync(t, 1)
 	wait.For(t, 10*time.Second, "the master to take the smaller set", func() bool {
 		return send().Code == protocol.SystemError
 	})

@@ -119,6 +119,33 @@ func startCtrlCluster(t *testing.T) *ctrlCluster {
 }
 
 // addBroker prepares (and starts) a controller-mode broker.
+// stop stops b (SIGSTOP) and waits until the kernel says it is stopped.
+func (b *ctrlBroker) stop(t *testing.T) {
+	t.Helper()
+	if err := b.p.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	wait.For(t, 10*time.Second, b.name+" stopped", func() bool { return processStopped(b.p.Pid()) })
+}
+
+// waitMaster waits until the controller names b the set's master.
+func (c *ctrlCluster) waitMaster(t *testing.T, b *ctrlBroker) {
+	t.Helper()
+	wait.For(t, 30*time.Second, b.name+" elected master", func() bool {
+		mi, err := c.replicaInfo()
+		return err == nil && mi.HasMaster && mi.MasterAddress == b.addr
+	})
+}
+
+// waitInSync waits until the SyncStateSet is the brokers ids.
+func (c *ctrlCluster) waitInSync(t *testing.T, ids ...int64) {
+	t.Helper()
+	wait.For(t, 30*time.Second, fmt.Sprintf("a SyncStateSet of brokers %v", ids), func() bool {
+		mi, err := c.replicaInfo()
+		return err == nil && slices.Equal(slices.Sorted(slices.Values(mi.SyncStateSet)), ids)
+	})
+}
+
 func (c *ctrlCluster) addBroker(t *testing.T, name string) *ctrlBroker {
 	t.Helper()
 	return c.addBrokerWith(t, name, nil)
@@ -429,16 +456,10 @@ func TestControllerModeFailover(t *testing.T) {
 	rlog.SetLogLevel("error")
 	c := startCtrlCluster(t)
 	first := c.addBroker(t, "broker-a")
-	wait.For(t, 30*time.Second, "broker-a elected master", func() bool {
-		mi, err := c.replicaInfo()
-		return err == nil && mi.HasMaster && mi.MasterAddress == first.addr
-	})
+	c.waitMaster(t, first)
 	c.addBroker(t, "broker-b")
 	c.addBroker(t, "broker-c")
-	wait.For(t, 30*time.Second, "a SyncStateSet of three", func() bool {
-		mi, err := c.replicaInfo()
-		return err == nil && len(mi.SyncStateSet) == 3
-	})
+	c.waitInSync(t, 1, 2, 3)
 	// Each broker kept the id the controller gave it.
 	for i, b := range c.brokers {
 		body, err := os.ReadFile(filepath.Join(b.dir, "store", "brokerIdentity"))
@@ -531,19 +552,13 @@ func TestControllerModeSlavePaused(t *testing.T) {
 	}
 	c := startCtrlCluster(t)
 	master := c.addBroker(t, "broker-a")
-	wait.For(t, 30*time.Second, "broker-a elected master", func() bool {
-		mi, err := c.replicaInfo()
-		return err == nil && mi.HasMaster && mi.MasterAddress == master.addr
-	})
+	c.waitMaster(t, master)
 	c.addBroker(t, "broker-b")
 	paused := c.addBroker(t, "broker-c")
 	// The master's HA server knows its slaves by the brokerIds of their
 	// AutoSwitch handshakes (both on this one host): the set grows by
 	// those ids.
-	wait.For(t, 30*time.Second, "a SyncStateSet of brokers 1, 2 and 3", func() bool {
-		mi, err := c.replicaInfo()
-		return err == nil && slices.Equal(slices.Sorted(slices.Values(mi.SyncStateSet)), []int64{1, 2, 3})
-	})
+	c.waitInSync(t, 1, 2, 3)
 	h := protocol.SendMessageRequestHeader{ProducerGroup: "pg", Topic: "CtrlPauseTopic", DefaultTopic: "TBW102",
 		DefaultTopicQueueNums: 1, BornTimestamp: time.Now().UnixMilli()}
 	send := func(body string) int32 {
@@ -556,10 +571,7 @@ func TestControllerModeSlavePaused(t *testing.T) {
 		return r.Code
 	}
 	wait.For(t, 30*time.Second, "SUCCESS with the set in sync", func() bool { return send("warm-up") == protocol.Success })
-	if err := paused.p.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	wait.For(t, 10*time.Second, "broker-c stopped", func() bool { return processStopped(paused.p.Pid()) })
+	paused.stop(t)
 	if code := send("while paused"); code == protocol.Success {
 		t.Fatal("a send was acknowledged while a SyncStateSet member was stopped")
 	}
