@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/rocketd/rocketd/internal/auth"
-	"github.com/rocketd/rocketd/internal/store/commitlog"
+	"github.com/rocketd/rocketd/internal/store"
 	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
@@ -42,7 +42,7 @@ func TestAuthenticatedSlaveReplicates(t *testing.T) {
 		cfg.Credentials = &auth.Credentials{AccessKey: "inner", SecretKey: "inner-secret"}
 	})
 	wait.For(t, 10*time.Second, "slave to authenticate and report", func() bool { return srv.slaveInSync() })
-	if seen := putN(t, m, "HAAuth", 500, 8); seen[commitlog.PutOK] != 500 {
+	if seen := putN(t, m, "HAAuth", 500, 8); seen[store.PutOK] != 500 {
 		t.Fatalf("statuses %v", seen)
 	}
 	caughtUp(t, m, s)

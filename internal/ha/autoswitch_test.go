@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/rocketd/rocketd/internal/store"
-	"github.com/rocketd/rocketd/internal/store/commitlog"
 	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
@@ -422,7 +421,7 @@ func TestAutoSwitchSyncStateSet(t *testing.T) {
 	startASClient(t, p1, srv.Addr().String(), 1, nil)
 	c2 := startASClient(t, s2, srv.Addr().String(), 2, nil)
 	srv.SetSyncStateSet([]int64{0, 1, 2})
-	if st := putN(t, m, "Set", 200, 4); st[commitlog.PutOK] != 200 {
+	if st := putN(t, m, "Set", 200, 4); st[store.PutOK] != 200 {
 		t.Fatalf("statuses %v, want 200 PUT_OK", st)
 	}
 	caughtUp(t, m, s1)
@@ -442,7 +441,7 @@ func TestAutoSwitchSyncStateSet(t *testing.T) {
 		}
 		return true
 	})
-	if st := putN(t, m, "Set", 4, 4); st[commitlog.FlushSlaveTimeout] != 4 {
+	if st := putN(t, m, "Set", 4, 4); st[store.FlushSlaveTimeout] != 4 {
 		t.Fatalf("statuses %v, want FLUSH_SLAVE_TIMEOUT while slave 2 of the set is away", st)
 	}
 	if got := srv.ConfirmOffset(); got != end {
@@ -453,7 +452,7 @@ func TestAutoSwitchSyncStateSet(t *testing.T) {
 		t.Fatalf("proposed %v %v, want [0 1] changed (slave 2 not connected)", set, ch)
 	}
 	srv.SetSyncStateSet(set)
-	if st := putN(t, m, "Set", 100, 4); st[commitlog.PutOK] != 100 {
+	if st := putN(t, m, "Set", 100, 4); st[store.PutOK] != 100 {
 		t.Fatalf("statuses %v, want 100 PUT_OK with slave 2 out of the set", st)
 	}
 	caughtUp(t, m, s1)
@@ -463,7 +462,7 @@ func TestAutoSwitchSyncStateSet(t *testing.T) {
 	// Slave 1 stops appending and falls behind: after maxNotCatchup it
 	// leaves the proposed set; when it catches up again it is back.
 	p1.pause()
-	if st := putN(t, m, "Set", 4, 4); st[commitlog.FlushSlaveTimeout] != 4 {
+	if st := putN(t, m, "Set", 4, 4); st[store.FlushSlaveTimeout] != 4 {
 		t.Fatalf("statuses %v, want FLUSH_SLAVE_TIMEOUT while slave 1 is stopped", st)
 	}
 	if set, changed := srv.ProposeSyncStateSet(time.Now().Add(time.Minute), 15*time.Second); !changed || !slices.Equal(set, []int64{0}) {

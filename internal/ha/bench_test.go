@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/rocketd/rocketd/internal/store"
-	"github.com/rocketd/rocketd/internal/store/commitlog"
 	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
@@ -57,7 +56,7 @@ func BenchmarkProduce64(b *testing.B) {
 			b.RunParallel(func(pb *testing.PB) {
 				r := *rec
 				for pb.Next() {
-					if st := m.PutMessage(context.Background(), &r, store.PutOptions{}).Status; st != commitlog.PutOK {
+					if st := m.PutMessage(context.Background(), &r, store.PutOptions{}).Status; st != store.PutOK {
 						b.Errorf("put: %v", st)
 						return
 					}

@@ -347,13 +347,9 @@ func (c *Client) session(addr string) error {
 	var hb [HeaderSize]byte
 	var data []byte
 	for {
-		if err := nc.SetReadDeadline(time.Now().Add(c.cfg.HousekeepingInterval)); err != nil {
+		if err := c.readHeader(nc, br, hb[:], addr); err != nil {
 			return err
 		}
-		if _, err := io.ReadFull(br, hb[:]); err != nil {
-			return fmt.Errorf("ha: read from master %s: %w", addr, err)
-		}
-		c.lastRead.Store(time.Now().UnixMilli())
 		if isChallenge(hb[:]) {
 			if err := c.answer(nc, hb[:8]); err != nil {
 				return fmt.Errorf("ha: master %s: %w", addr, err)
@@ -374,16 +370,8 @@ func (c *Client) session(addr string) error {
 		if h.Size == 0 {
 			continue // heartbeat
 		}
-		if cap(data) < int(h.Size) {
-			data = make([]byte, h.Size)
-		}
-		data = data[:h.Size]
-		if _, err := io.ReadFull(br, data); err != nil {
-			return fmt.Errorf("ha: read %d bytes at %d from master %s: %w", h.Size, h.Offset, addr, err)
-		}
-		c.received.add(len(data), time.Now())
-		if err := c.sink.AppendRaw(h.Offset, data); err != nil {
-			return fmt.Errorf("ha: append %d bytes at %d: %w", h.Size, h.Offset, err)
+		if err := c.readTransfer(br, &data, h.Offset, h.Size, addr, c.sink); err != nil {
+			return err
 		}
 		if State(c.state.Swap(int32(Replicating))) != Replicating {
 			c.retryLog.Reset()
@@ -480,6 +468,39 @@ func (c *Client) reportLoop(nc net.Conn, encode func([]byte, int64) []byte, repo
 	}
 }
 
+// readHeader reads the next header of the master's stream into hb,
+// waiting at most HousekeepingInterval (a master sends a heartbeat within
+// it), and notes the time for the liveness check.
+func (c *Client) readHeader(nc net.Conn, br *bufio.Reader, hb []byte, addr string) error {
+	if err := nc.SetReadDeadline(time.Now().Add(c.cfg.HousekeepingInterval)); err != nil {
+		return err
+	}
+	if _, err := io.ReadFull(br, hb); err != nil {
+		return fmt.Errorf("ha: read from master %s: %w", addr, err)
+	}
+	c.lastRead.Store(time.Now().UnixMilli())
+	return nil
+}
+
+// readTransfer reads a transfer's size bytes into *data (grown when
+// short; reused across transfers) and appends them at offset.
+func (c *Client) readTransfer(br *bufio.Reader, data *[]byte, offset int64, size int32, addr string, sink interface {
+	AppendRaw(offset int64, data []byte) error
+}) error {
+	if cap(*data) < int(size) {
+		*data = make([]byte, size)
+	}
+	buf := (*data)[:size]
+	if _, err := io.ReadFull(br, buf); err != nil {
+		return fmt.Errorf("ha: read %d bytes at %d from master %s: %w", size, offset, addr, err)
+	}
+	c.received.add(len(buf), time.Now())
+	if err := sink.AppendRaw(offset, buf); err != nil {
+		return fmt.Errorf("ha: append %d bytes at %d: %w", size, offset, err)
+	}
+	return nil
+}
+
 // receiveAutoSwitch appends what an AutoSwitch master streams after the
 // handshake: each transfer's epoch first, then its bytes; it keeps the
 // master's confirm offset and reports after each batch.
@@ -489,13 +510,9 @@ func (c *Client) receiveAutoSwitch(nc net.Conn, br *bufio.Reader, addr string, a
 	var hb [TransferHeaderSize]byte
 	var data []byte
 	for {
-		if err := nc.SetReadDeadline(time.Now().Add(c.cfg.HousekeepingInterval)); err != nil {
+		if err := c.readHeader(nc, br, hb[:], addr); err != nil {
 			return err
 		}
-		if _, err := io.ReadFull(br, hb[:]); err != nil {
-			return fmt.Errorf("ha: read from master %s: %w", addr, err)
-		}
-		c.lastRead.Store(time.Now().UnixMilli())
 		h, err := DecodeTransferHeader(hb[:], c.cfg.MaxTransfer)
 		if err != nil {
 			return fmt.Errorf("ha: from master %s: %w", addr, err)
@@ -513,16 +530,8 @@ func (c *Client) receiveAutoSwitch(nc net.Conn, br *bufio.Reader, addr string, a
 			return fmt.Errorf("ha: master %s: %w", addr, err)
 		}
 		if h.Size > 0 {
-			if cap(data) < int(h.Size) {
-				data = make([]byte, h.Size)
-			}
-			data = data[:h.Size]
-			if _, err := io.ReadFull(br, data); err != nil {
-				return fmt.Errorf("ha: read %d bytes at %d from master %s: %w", h.Size, h.Offset, addr, err)
-			}
-			c.received.add(len(data), time.Now())
-			if err := es.AppendRaw(h.Offset, data); err != nil {
-				return fmt.Errorf("ha: append %d bytes at %d: %w", h.Size, h.Offset, err)
+			if err := c.readTransfer(br, &data, h.Offset, h.Size, addr, es); err != nil {
+				return err
 			}
 		}
 		c.confirm.Store(min(h.ConfirmOffset, es.CommitLogMaxOffset()))

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/rocketd/rocketd/internal/store"
-	"github.com/rocketd/rocketd/internal/store/commitlog"
 	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
 
@@ -24,7 +23,7 @@ func TestSyncReplicationByteIdentical(t *testing.T) {
 
 	const n = 3000
 	seen := putN(t, m, "HATopic", n, 16)
-	if seen[commitlog.PutOK] != n {
+	if seen[store.PutOK] != n {
 		t.Fatalf("statuses %v, want %d PUT_OK", seen, n)
 	}
 	// Every PUT_OK was acked: the ack covers the master's end right away.
@@ -56,7 +55,7 @@ func TestSyncReplicationByteIdentical(t *testing.T) {
 // segment; one that stopped for a while catches up from its own end.
 func TestCatchUpFromOwnOffset(t *testing.T) {
 	m, srv := newMaster(t, t.TempDir(), ServerConfig{})
-	if seen := putN(t, m, "CatchUp", 2000, 4); seen[commitlog.PutOK] != 2000 {
+	if seen := putN(t, m, "CatchUp", 2000, 4); seen[store.PutOK] != 2000 {
 		t.Fatalf("statuses %v", seen)
 	}
 	sdir := t.TempDir()
@@ -76,7 +75,7 @@ func TestCatchUpFromOwnOffset(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := m.CommitLogMaxOffset()
-	if seen := putN(t, m, "CatchUp", 3000, 4); seen[commitlog.PutOK] != 3000 {
+	if seen := putN(t, m, "CatchUp", 3000, 4); seen[store.PutOK] != 3000 {
 		t.Fatalf("statuses %v", seen)
 	}
 	s = newSlaveStore(t, sdir)
@@ -99,7 +98,7 @@ func TestSlaveNotAvailable(t *testing.T) {
 	m, _ := newMaster(t, t.TempDir(), ServerConfig{Sync: true, WaitTimeout: 10 * time.Second})
 	start := time.Now()
 	res := m.PutMessage(context.Background(), record("T", 0, 1), store.PutOptions{})
-	if res.Status != commitlog.SlaveNotAvailable {
+	if res.Status != store.SlaveNotAvailable {
 		t.Fatalf("status %v, want SLAVE_NOT_AVAILABLE", res.Status)
 	}
 	if d := time.Since(start); d > 5*time.Second {
@@ -108,7 +107,7 @@ func TestSlaveNotAvailable(t *testing.T) {
 	wait.For(t, 10*time.Second, "the refused message to stay stored", func() bool { return m.MaxOffset("T", 0) == 1 })
 
 	a, _ := newMaster(t, t.TempDir(), ServerConfig{})
-	if res := a.PutMessage(context.Background(), record("T", 0, 1), store.PutOptions{}); res.Status != commitlog.PutOK {
+	if res := a.PutMessage(context.Background(), record("T", 0, 1), store.PutOptions{}); res.Status != store.PutOK {
 		t.Fatalf("async master status %v", res.Status)
 	}
 }
@@ -126,7 +125,7 @@ func TestSlaveBeyondMaxGapNotAvailable(t *testing.T) {
 	for i := range 40 {
 		m.PutMessage(context.Background(), record("Gap", 0, i), store.PutOptions{NoWait: true})
 	}
-	if res := m.PutMessage(context.Background(), record("Gap", 0, 99), store.PutOptions{}); res.Status != commitlog.SlaveNotAvailable {
+	if res := m.PutMessage(context.Background(), record("Gap", 0, 99), store.PutOptions{}); res.Status != store.SlaveNotAvailable {
 		t.Fatalf("status %v, want SLAVE_NOT_AVAILABLE", res.Status)
 	}
 	ps.resume()
@@ -134,7 +133,7 @@ func TestSlaveBeyondMaxGapNotAvailable(t *testing.T) {
 	// The slave's store has everything; the master learns it from the
 	// slave's next report.
 	wait.For(t, 10*time.Second, "the master to see the slave in sync", srv.slaveInSync)
-	if res := m.PutMessage(context.Background(), record("Gap", 0, 100), store.PutOptions{}); res.Status != commitlog.PutOK {
+	if res := m.PutMessage(context.Background(), record("Gap", 0, 100), store.PutOptions{}); res.Status != store.PutOK {
 		t.Fatalf("after catch-up: status %v, want PUT_OK", res.Status)
 	}
 }
@@ -151,12 +150,12 @@ func TestFlushSlaveTimeout(t *testing.T) {
 	// 300 ms is short on a loaded CI machine: retry until one round trip
 	// fits.
 	wait.For(t, 10*time.Second, "a PUT_OK with the slave running", func() bool {
-		return m.PutMessage(context.Background(), record("P", 0, 0), store.PutOptions{}).Status == commitlog.PutOK
+		return m.PutMessage(context.Background(), record("P", 0, 0), store.PutOptions{}).Status == store.PutOK
 	})
 	ps.pause()
 	start := time.Now()
 	res := m.PutMessage(context.Background(), record("P", 0, 1), store.PutOptions{})
-	if res.Status != commitlog.FlushSlaveTimeout {
+	if res.Status != store.FlushSlaveTimeout {
 		t.Fatalf("status %v, want FLUSH_SLAVE_TIMEOUT", res.Status)
 	}
 	if d := time.Since(start); d < 300*time.Millisecond {
@@ -165,7 +164,7 @@ func TestFlushSlaveTimeout(t *testing.T) {
 	ps.resume()
 	caughtUp(t, m, s)
 	wait.For(t, 10*time.Second, "a PUT_OK after the slave resumed", func() bool {
-		return m.PutMessage(context.Background(), record("P", 0, 2), store.PutOptions{}).Status == commitlog.PutOK
+		return m.PutMessage(context.Background(), record("P", 0, 2), store.PutOptions{}).Status == store.PutOK
 	})
 	caughtUp(t, m, s)
 	sameCommitLog(t, m, s)
@@ -175,7 +174,7 @@ func TestFlushSlaveTimeout(t *testing.T) {
 // replicate, and both sides say why.
 func TestDivergedSlaveRefuses(t *testing.T) {
 	m, srv := newMaster(t, t.TempDir(), ServerConfig{})
-	if seen := putN(t, m, "D", 10, 1); seen[commitlog.PutOK] != 10 {
+	if seen := putN(t, m, "D", 10, 1); seen[store.PutOK] != 10 {
 		t.Fatalf("statuses %v", seen)
 	}
 	// A "slave" directory written as a master with more data.
@@ -256,7 +255,7 @@ func TestCatchUpAfterManyMessages(t *testing.T) {
 	big := func(c *store.Config) { c.SegmentSize = max(64<<20, int64(n)*512) }
 	m, srv := newMaster(t, t.TempDir(), ServerConfig{}, big)
 	start := time.Now()
-	if seen := putN(t, m, "Many", n, 8); seen[commitlog.PutOK] != n {
+	if seen := putN(t, m, "Many", n, 8); seen[store.PutOK] != n {
 		t.Fatalf("statuses %v", seen)
 	}
 	t.Logf("%d messages (%d bytes) written in %v", n, m.CommitLogMaxOffset(), time.Since(start))

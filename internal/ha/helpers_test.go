@@ -13,7 +13,6 @@ import (
 
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/store"
-	"github.com/rocketd/rocketd/internal/store/commitlog"
 	"github.com/rocketd/rocketd/internal/testutil/wait"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
@@ -112,10 +111,10 @@ func record(topic string, queueID int32, i int) *message.Record {
 
 // putN puts n messages from workers goroutines over 4 queues and returns
 // the statuses seen.
-func putN(t testing.TB, s *store.Store, topic string, n, workers int) map[commitlog.PutStatus]int {
+func putN(t testing.TB, s *store.Store, topic string, n, workers int) map[store.PutStatus]int {
 	t.Helper()
 	var mu sync.Mutex
-	seen := map[commitlog.PutStatus]int{}
+	seen := map[store.PutStatus]int{}
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Add(1)

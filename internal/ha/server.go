@@ -17,7 +17,6 @@ import (
 	"github.com/rocketd/rocketd/internal/lograte"
 	"github.com/rocketd/rocketd/internal/remoting"
 	"github.com/rocketd/rocketd/internal/store"
-	"github.com/rocketd/rocketd/internal/store/commitlog"
 )
 
 // Defaults (rocketmq-spec.md §12, 4.9.8 MessageStoreConfig).
@@ -46,7 +45,7 @@ type Source interface {
 	CommitLogMaxOffset() int64
 	// ReadRaw returns up to maxBytes committed bytes from offset, never
 	// crossing a segment end; empty at the committed end.
-	ReadRaw(offset int64, maxBytes int) (commitlog.Buffer, error)
+	ReadRaw(offset int64, maxBytes int) (store.Buffer, error)
 }
 
 // ServerConfig configures the master side.
@@ -128,7 +127,7 @@ func (c *ServerConfig) EnsureDefaults() {
 
 // Server is the master side: it accepts slaves on the HA port, streams the
 // CommitLog to each from the offset it reports, and tracks their acks. It
-// implements commitlog.ReplicaWaiter. Create it with NewServer (before the
+// implements store.ReplicaWaiter. Create it with NewServer (before the
 // store opens: the store needs it as its Replica), then Start it with the
 // store.
 type Server struct {
@@ -258,7 +257,7 @@ func (s *Server) Close() error {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
-	s.waiters.failAll(commitlog.FlushSlaveTimeout)
+	s.waiters.failAll(store.FlushSlaveTimeout)
 	return nil
 }
 
@@ -449,30 +448,30 @@ func (s *Server) slaveInSync() bool {
 	return false
 }
 
-// Wait implements commitlog.ReplicaWaiter; the CommitLog calls it after a
+// Wait implements store.ReplicaWaiter; the CommitLog calls it after a
 // put that waits, outside the put lock. It wakes the transfer loops; on a
 // SYNC_MASTER it then waits until a slave's ack reaches endOffset:
 // PutOK, SlaveNotAvailable (no slave in sync, at once) or
 // FlushSlaveTimeout (WaitTimeout passed, ctx ended or the server closed).
-func (s *Server) Wait(ctx context.Context, endOffset int64) commitlog.PutStatus {
+func (s *Server) Wait(ctx context.Context, endOffset int64) store.PutStatus {
 	s.kickWriters()
 	acked := &s.acked
 	if s.cfg.AllAckInSyncStateSet && s.cfg.AutoSwitch {
 		// Every slave of the SyncStateSet (none: the master alone).
 		acked = &s.setAcked
 		if p := s.syncSet.Load(); p == nil || len(*p) <= 1 {
-			return commitlog.PutOK
+			return store.PutOK
 		}
 	}
 	if !s.cfg.Sync || acked.Load() >= endOffset {
-		return commitlog.PutOK
+		return store.PutOK
 	}
 	if acked == &s.acked && !s.slaveInSync() {
-		return commitlog.SlaveNotAvailable
+		return store.SlaveNotAvailable
 	}
 	w := s.waiters.add(endOffset, acked)
 	if w == nil {
-		return commitlog.PutOK // acked between the check and the add
+		return store.PutOK // acked between the check and the add
 	}
 	timer := time.NewTimer(s.cfg.WaitTimeout)
 	defer timer.Stop()
@@ -486,7 +485,7 @@ func (s *Server) Wait(ctx context.Context, endOffset int64) commitlog.PutStatus 
 	if st, done := s.waiters.remove(w); done {
 		return st
 	}
-	return commitlog.FlushSlaveTimeout
+	return store.FlushSlaveTimeout
 }
 
-var _ commitlog.ReplicaWaiter = (*Server)(nil)
+var _ store.ReplicaWaiter = (*Server)(nil)

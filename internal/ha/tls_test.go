@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/rocketd/rocketd/internal/remoting"
-	"github.com/rocketd/rocketd/internal/store/commitlog"
+	"github.com/rocketd/rocketd/internal/store"
 	"github.com/rocketd/rocketd/internal/testutil/certs"
 	"github.com/rocketd/rocketd/internal/testutil/wait"
 )
@@ -30,7 +30,7 @@ func TestTLSReplication(t *testing.T) {
 	})
 	wait.For(t, 10*time.Second, "the TLS slave to connect and report", func() bool { return srv.slaveInSync() })
 	const n = 200
-	if seen := putN(t, m, "HATLS", n, 4); seen[commitlog.PutOK] != n {
+	if seen := putN(t, m, "HATLS", n, 4); seen[store.PutOK] != n {
 		t.Fatalf("statuses %v, want %d PUT_OK", seen, n)
 	}
 	caughtUp(t, m, s)

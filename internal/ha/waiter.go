@@ -4,14 +4,14 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/rocketd/rocketd/internal/store/commitlog"
+	"github.com/rocketd/rocketd/internal/store"
 )
 
 // waiter is one SYNC_MASTER put waiting for a slave's ack to reach end.
 // done is buffered: whoever completes it never blocks.
 type waiter struct {
 	end  int64
-	done chan commitlog.PutStatus
+	done chan store.PutStatus
 }
 
 // waiterList holds the waiting puts. It is short (at most one entry per
@@ -25,7 +25,7 @@ type waiterList struct {
 // returns nil). Checking acked under the lock closes the race with
 // complete, which runs after acked moved.
 func (l *waiterList) add(end int64, acked *atomic.Int64) *waiter {
-	w := &waiter{end: end, done: make(chan commitlog.PutStatus, 1)}
+	w := &waiter{end: end, done: make(chan store.PutStatus, 1)}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if acked.Load() >= end {
@@ -42,7 +42,7 @@ func (l *waiterList) complete(acked int64) {
 	kept := l.ws[:0]
 	for _, w := range l.ws {
 		if w.end <= acked {
-			w.done <- commitlog.PutOK
+			w.done <- store.PutOK
 		} else {
 			kept = append(kept, w)
 		}
@@ -53,7 +53,7 @@ func (l *waiterList) complete(acked int64) {
 
 // remove takes w out after its wait ended; when complete got to it first it
 // returns that status and true.
-func (l *waiterList) remove(w *waiter) (commitlog.PutStatus, bool) {
+func (l *waiterList) remove(w *waiter) (store.PutStatus, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for i, x := range l.ws {
@@ -73,7 +73,7 @@ func (l *waiterList) remove(w *waiter) (commitlog.PutStatus, bool) {
 }
 
 // failAll completes every waiter with st (shutdown).
-func (l *waiterList) failAll(st commitlog.PutStatus) {
+func (l *waiterList) failAll(st store.PutStatus) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, w := range l.ws {

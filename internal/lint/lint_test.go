@@ -50,9 +50,7 @@ var allowed = map[string][]string{
 	"store": {"store/segment", "store/checkpoint", "store/commitlog", "store/consumequeue",
 		"store/index", "store/fdcache", "vfs", "message", "config", "lograte", "lifecycle"},
 
-	// ha and broker/role still name store/commitlog's types (PutStatus,
-	// Buffer, ReplicaWaiter); the store's aliases of them would do.
-	"ha":      {"lifecycle", "lograte", "auth", "store", "store/commitlog", "config", "remoting"},
+	"ha":      {"lifecycle", "lograte", "auth", "store", "config", "remoting"},
 	"namesrv": {"lifecycle", "auth", "protocol", "remoting", "config", "configcmd", "vfs"},
 	"admin":   {"protocol", "remoting", "message"},
 	// controller is the fail-over controller (raft); controller/client is
@@ -70,7 +68,7 @@ var allowed = map[string][]string{
 	"broker/txn":      {"lifecycle", "store", "message", "broker/meta", "protocol", "remoting"},
 	"broker/pop":      {"lifecycle", "lograte", "store", "message", "vfs", "broker/meta", "protocol"},
 	"broker/stats":    {"lifecycle"},
-	"broker/role":     {"lifecycle", "lograte", "auth", "config", "vfs", "protocol", "remoting", "store", "store/commitlog", "ha", "controller/client"},
+	"broker/role":     {"lifecycle", "lograte", "auth", "config", "vfs", "protocol", "remoting", "store", "ha", "controller/client"},
 	"broker/processor": {"auth", "store", "message", "config", "configcmd", "vfs", "protocol", "remoting", "lograte", "broker/meta", "broker/filter",
 		"broker/longpoll", "broker/timer", "broker/txn", "broker/pop", "broker/client", "broker/stats"},
 	"broker": {"store", "message", "config", "vfs", "protocol", "remoting", "broker/meta",

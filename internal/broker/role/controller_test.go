@@ -15,7 +15,6 @@ import (
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
 	"github.com/rocketd/rocketd/internal/store"
-	"github.com/rocketd/rocketd/internal/store/commitlog"
 	"github.com/rocketd/rocketd/internal/testutil/wait"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
@@ -182,7 +181,7 @@ func TestControllerModeReplicatesByBrokerID(t *testing.T) {
 		t.Helper()
 		rec := &message.Record{Topic: "T", QueueID: 0, Body: []byte("hello"), BornHost: netip.MustParseAddrPort("10.0.0.1:5000"),
 			BornTimestamp: time.Now().UnixMilli()}
-		if res := ms.PutMessage(context.Background(), rec, store.PutOptions{}); res.Status != commitlog.PutOK {
+		if res := ms.PutMessage(context.Background(), rec, store.PutOptions{}); res.Status != store.PutOK {
 			t.Fatalf("put: %+v", res)
 		}
 	}

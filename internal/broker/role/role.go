@@ -17,7 +17,6 @@ import (
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
 	"github.com/rocketd/rocketd/internal/store"
-	"github.com/rocketd/rocketd/internal/store/commitlog"
 	"github.com/rocketd/rocketd/internal/vfs"
 )
 
@@ -229,21 +228,21 @@ type replica struct{ r *Role }
 // Wait waits on the current HA server. Without one (a slave) no put gets
 // here: BecomeSlave drains the puts before it stops the server; a put
 // that did would be stored but not replicated.
-func (w replica) Wait(ctx context.Context, end int64) commitlog.PutStatus {
+func (w replica) Wait(ctx context.Context, end int64) store.PutStatus {
 	if s := w.r.cur.Load().server; s != nil {
 		return s.Wait(ctx, end)
 	}
-	return commitlog.FlushSlaveTimeout
+	return store.FlushSlaveTimeout
 }
 
 // Admit refuses a put that waits before it is written while a
 // controller-mode master's SyncStateSet is smaller than minInSyncReplicas
 // (store.ReplicaAdmitter).
-func (w replica) Admit() commitlog.PutStatus {
+func (w replica) Admit() store.PutStatus {
 	if p := w.r.inSync.Load(); p != nil {
 		return p.admit()
 	}
-	return commitlog.PutOK
+	return store.PutOK
 }
 
 // confirmOffset is what the broker reports to the controller as its

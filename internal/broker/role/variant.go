@@ -3,7 +3,7 @@ package role
 import (
 	"github.com/rocketd/rocketd/internal/config"
 	"github.com/rocketd/rocketd/internal/ha"
-	"github.com/rocketd/rocketd/internal/store/commitlog"
+	"github.com/rocketd/rocketd/internal/store"
 )
 
 // Controller mode replicates with RocketMQ 5's AutoSwitch HA protocol
@@ -70,9 +70,9 @@ type inSyncPolicy struct {
 }
 
 // admit answers InSyncReplicasNotEnough while the set is too small.
-func (p *inSyncPolicy) admit() commitlog.PutStatus {
+func (p *inSyncPolicy) admit() store.PutStatus {
 	if p.setSize < p.minInSync {
-		return commitlog.InSyncReplicasNotEnough
+		return store.InSyncReplicasNotEnough
 	}
-	return commitlog.PutOK
+	return store.PutOK
 }
