@@ -192,11 +192,7 @@ func TestControllerModeConsumersContinue(t *testing.T) {
 	}
 	rlog.SetLogLevel("error")
 	c := startCtrlCluster(t)
-	first := c.addBroker(t, "broker-a")
-	c.waitMaster(t, first)
-	c.addBroker(t, "broker-b")
-	c.addBroker(t, "broker-c")
-	c.waitInSync(t, 1, 2, 3)
+	first := c.setOfThree(t)
 
 	const (
 		topic      = "CtrlConsumeTopic"

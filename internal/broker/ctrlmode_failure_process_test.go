@@ -57,11 +57,7 @@ func TestControllerModeLeaderKilledDuringFailover(t *testing.T) {
 	}
 	rlog.SetLogLevel("error")
 	c := startCtrlCluster(t)
-	first := c.addBroker(t, "broker-a")
-	c.waitMaster(t, first)
-	c.addBroker(t, "broker-b")
-	c.addBroker(t, "broker-c")
-	c.waitInSync(t, 1, 2, 3)
+	first := c.setOfThree(t)
 	const topic = "CtrlLeaderKillTopic"
 	c.createTopic(t, first, topic)
 	load := startLoad(c.goProducer(t), topic)

@@ -128,6 +128,19 @@ func (b *ctrlBroker) stop(t *testing.T) {
 	wait.For(t, 10*time.Second, b.name+" stopped", func() bool { return processStopped(b.p.Pid()) })
 }
 
+// setOfThree starts broker-a, waits until it is the elected master,
+// starts broker-b and broker-c and waits until all three are in the
+// SyncStateSet; it returns broker-a.
+func (c *ctrlCluster) setOfThree(t *testing.T) *ctrlBroker {
+	t.Helper()
+	first := c.addBroker(t, "broker-a")
+	c.waitMaster(t, first)
+	c.addBroker(t, "broker-b")
+	c.addBroker(t, "broker-c")
+	c.waitInSync(t, 1, 2, 3)
+	return first
+}
+
 // waitMaster waits until the controller names b the set's master.
 func (c *ctrlCluster) waitMaster(t *testing.T, b *ctrlBroker) {
 	t.Helper()
@@ -455,11 +468,7 @@ func TestControllerModeFailover(t *testing.T) {
 	}
 	rlog.SetLogLevel("error")
 	c := startCtrlCluster(t)
-	first := c.addBroker(t, "broker-a")
-	c.waitMaster(t, first)
-	c.addBroker(t, "broker-b")
-	c.addBroker(t, "broker-c")
-	c.waitInSync(t, 1, 2, 3)
+	first := c.setOfThree(t)
 	// Each broker kept the id the controller gave it.
 	for i, b := range c.brokers {
 		body, err := os.ReadFile(filepath.Join(b.dir, "store", "brokerIdentity"))
