@@ -418,17 +418,9 @@ func (m *staticRW) maxOffsetStatic(c *mappingCtx, h *protocol.QueueRequestHeader
 	if !found {
 		return remoting.NewResponse(protocol.SystemError, fmt.Sprintf("%s-%d has no mapping item with a decided logic offset", c.topic, c.globalID))
 	}
-	var physical int64
-	if c.local(maxItem) {
-		physical = m.store.MaxOffset(c.topic, leader.QueueID)
-	} else {
-		fh := *h
-		fh.QueueID = leader.QueueID
-		off, resp := m.forwardOffset(c.topic, maxItem.Bname, protocol.GetMaxOffset, &fh)
-		if resp != nil {
-			return resp
-		}
-		physical = off
+	physical, resp := m.itemOffset(c, maxItem, leader.QueueID, h, protocol.GetMaxOffset, m.store.MaxOffset)
+	if resp != nil {
+		return resp
 	}
 	return ok(&protocol.OffsetResponseHeader{Offset: staticStrictly(maxItem, physical)})
 }
@@ -441,19 +433,23 @@ func (m *staticRW) minOffsetStatic(c *mappingCtx, h *protocol.QueueRequestHeader
 			fmt.Sprintf("%s-%d is not leader in broker %s, request code %d", c.topic, c.globalID, c.detail.Bname, protocol.GetMinOffset))
 	}
 	it, _ := findItem(c.items, 0)
-	var physical int64
-	if c.local(it) {
-		physical = m.store.MinOffset(c.topic, it.QueueID)
-	} else {
-		fh := *h
-		fh.QueueID = it.QueueID
-		off, resp := m.forwardOffset(c.topic, it.Bname, protocol.GetMinOffset, &fh)
-		if resp != nil {
-			return resp
-		}
-		physical = off
+	physical, resp := m.itemOffset(c, it, it.QueueID, h, protocol.GetMinOffset, m.store.MinOffset)
+	if resp != nil {
+		return resp
 	}
 	return ok(&protocol.OffsetResponseHeader{Offset: it.StaticOffsetLoosely(physical)})
+}
+
+// itemOffset is the physical offset of queueID that local reads when item
+// is on this broker, else what item's broker answers to code for it.
+func (m *staticRW) itemOffset(c *mappingCtx, item protocol.LogicQueueMappingItem, queueID int32, h *protocol.QueueRequestHeader,
+	code protocol.RequestCode, local func(topic string, queueID int32) int64) (int64, *remoting.Command) {
+	if c.local(item) {
+		return local(c.topic, queueID), nil
+	}
+	fh := *h
+	fh.QueueID = queueID
+	return m.forwardOffset(c.topic, item.Bname, code, &fh)
 }
 
 // earliestTimeStatic is AdminBrokerProcessor's rewrite of
