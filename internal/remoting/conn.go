@@ -102,9 +102,10 @@ type Conn struct {
 		// zc are the frames of buf whose bodies are not in it: their
 		// BodyParts go out by a vectored write from where they are
 		// (sendZeroCopy), in buf order; zcBytes counts their bodies.
-		// zcSpare is the writer's previous list, reused.
-		zc, zcSpare []zcFrame
-		zcBytes     int
+		// The list comes from zcLists when needed and goes back after
+		// the write, so an idle connection keeps none.
+		zc      *[]zcFrame
+		zcBytes int
 		// writer: a writer goroutine runs (see startWriterLocked).
 		writer bool
 		err    error // sticky: once set nothing more is written
@@ -117,9 +118,6 @@ type Conn struct {
 	// vectored: nc writes net.Buffers with one writev (a plain TCP or
 	// Unix socket), so large bodies go out without being copied.
 	vectored bool
-	// iov is the writer's scratch list for a vectored write (its backing
-	// array kept: net.Buffers.WriteTo consumes the slice it is given).
-	iov, iovBack net.Buffers
 	// writeDeadline is the socket's write deadline as last set; only
 	// the writer goroutine of the moment uses it.
 	writeDeadline time.Time
@@ -391,8 +389,10 @@ func (c *Conn) tryWriteNowLocked(frame []byte) error {
 		rest := make([]byte, 0, len(frame)-n+len(c.wmu.buf))
 		rest = append(append(rest, frame[n:]...), c.wmu.buf...)
 		c.wmu.buf = rest
-		for i := range c.wmu.zc {
-			c.wmu.zc[i].at += len(frame) - n
+		if zc := c.wmu.zc; zc != nil {
+			for i := range *zc {
+				(*zc)[i].at += len(frame) - n
+			}
 		}
 	}
 	start := len(c.wmu.buf) > 0 && c.startWriterLocked()
@@ -453,14 +453,40 @@ type zcFrame struct {
 	release func()
 }
 
-// releaseFrames calls the Release of each frame (outside wmu: it returns
-// buffers to the store's pools) and clears the list for reuse.
-func releaseFrames(zc []zcFrame) {
-	for i := range zc {
-		if f := zc[i].release; f != nil {
+// zcLists holds the lists of zero-copy frames (*[]zcFrame) and iovecs
+// holds the writer's vectored-write lists (*net.Buffers): pooled rather
+// than kept per connection, which must stay small when idle.
+var (
+	zcLists = sync.Pool{New: func() any { l := make([]zcFrame, 0, 16); return &l }}
+	iovecs  = sync.Pool{New: func() any { l := make(net.Buffers, 0, 64); return &l }}
+)
+
+// maxPooledFrames and maxPooledIovecs bound the entries of a list put
+// back into zcLists or iovecs: one grown by a larger burst is left to the
+// GC. A write gathers up to 256 KiB of frames beyond the first, 8 pull
+// responses of 128 records being over 1,000 iovecs.
+const (
+	maxPooledFrames = 1 << 10
+	maxPooledIovecs = 4 << 10
+)
+
+// releaseFrames calls the Release of each frame of zc (outside wmu: it
+// returns buffers to the store's pools) and puts the list back into
+// zcLists. zc may be nil.
+func releaseFrames(zc *[]zcFrame) {
+	if zc == nil {
+		return
+	}
+	l := *zc
+	for i := range l {
+		if f := l[i].release; f != nil {
 			f()
 		}
-		zc[i] = zcFrame{}
+		l[i] = zcFrame{}
+	}
+	if cap(l) <= maxPooledFrames {
+		*zc = l[:0]
+		zcLists.Put(zc)
 	}
 }
 
@@ -492,7 +518,10 @@ func (c *Conn) sendZeroCopy(cmd *Command, bodyLen int) error {
 		cmd.release()
 		return fmt.Errorf("remoting: send code %d to %s: %w", cmd.Code, c.RemoteAddr(), err)
 	}
-	c.wmu.zc = append(c.wmu.zc, zcFrame{at: len(c.wmu.buf), parts: cmd.BodyParts, release: cmd.Release})
+	if c.wmu.zc == nil {
+		c.wmu.zc = zcLists.Get().(*[]zcFrame)
+	}
+	*c.wmu.zc = append(*c.wmu.zc, zcFrame{at: len(c.wmu.buf), parts: cmd.BodyParts, release: cmd.Release})
 	c.wmu.zcBytes += bodyLen
 	cmd.Release = nil
 	start := wasEmpty && c.startWriterLocked()
@@ -508,7 +537,8 @@ func (c *Conn) sendZeroCopy(cmd *Command, bodyLen int) error {
 // (net.Buffers.WriteTo goes on until everything is written or it fails).
 // Writer goroutine only.
 func (c *Conn) writeVectored(buf []byte, zc []zcFrame) error {
-	iov := c.iovBack[:0]
+	p := iovecs.Get().(*net.Buffers)
+	iov := (*p)[:0]
 	from := 0
 	for _, f := range zc {
 		if f.at > from {
@@ -524,10 +554,13 @@ func (c *Conn) writeVectored(buf []byte, zc []zcFrame) error {
 	if from < len(buf) {
 		iov = append(iov, buf[from:])
 	}
-	c.iov = iov
-	_, err := c.iov.WriteTo(c.nc)
-	clear(iov) // no reference to the released bodies stays behind
-	c.iov, c.iovBack = nil, iov[:0]
+	*p = iov
+	_, err := p.WriteTo(c.nc) // consumes *p
+	clear(iov)                // no reference to the bodies stays behind
+	if cap(iov) <= maxPooledIovecs {
+		*p = iov[:0]
+		iovecs.Put(p)
+	}
 	return err
 }
 
@@ -610,7 +643,7 @@ func (c *Conn) writeLoop() {
 		buf, zc := c.wmu.buf, c.wmu.zc
 		c.wmu.buf = c.wmu.spare[:0]
 		c.wmu.spare = nil
-		c.wmu.zc, c.wmu.zcSpare, c.wmu.zcBytes = c.wmu.zcSpare[:0], nil, 0
+		c.wmu.zc, c.wmu.zcBytes = nil, 0
 		c.wmu.busy = true
 		c.wmu.Unlock()
 		// The write deadline stops a peer that never reads from blocking
@@ -622,10 +655,10 @@ func (c *Conn) writeLoop() {
 			_ = c.nc.SetWriteDeadline(c.writeDeadline)
 		}
 		var err error
-		if len(zc) == 0 {
+		if zc == nil {
 			_, err = c.nc.Write(buf)
 		} else {
-			err = c.writeVectored(buf, zc)
+			err = c.writeVectored(buf, *zc)
 		}
 		c.lastWrite.Store(now.UnixNano())
 		// The bodies were written (or never will be): their buffers go
@@ -634,9 +667,6 @@ func (c *Conn) writeLoop() {
 		c.wmu.Lock()
 		if keepWriteBuffer(len(buf), cap(buf)) {
 			c.wmu.spare = buf[:0]
-		}
-		if cap(zc) <= maxKeptZCFrames {
-			c.wmu.zcSpare = zc[:0]
 		}
 		c.wmu.busy = false
 		if err != nil {
@@ -683,10 +713,6 @@ func (c *Conn) gatherFrames() {
 		n = grown
 	}
 }
-
-// maxKeptZCFrames: the writer keeps its list of zero-copy frames for the
-// next write up to this many entries.
-const maxKeptZCFrames = 64
 
 const (
 	maxGatherYields = 3

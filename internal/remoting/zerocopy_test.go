@@ -212,9 +212,9 @@ func TestZeroCopyReleasedOnClose(t *testing.T) {
 		t.Fatalf("%d frames released twice", twice.Load())
 	}
 	sc.wmu.Lock()
-	pending, zc := len(sc.wmu.buf), len(sc.wmu.zc)
+	pending, zc := len(sc.wmu.buf), sc.wmu.zc != nil
 	sc.wmu.Unlock()
-	if pending != 0 || zc != 0 {
-		t.Fatalf("closed connection keeps %d pending bytes, %d zero-copy frames", pending, zc)
+	if pending != 0 || zc {
+		t.Fatalf("closed connection keeps %d pending bytes, zero-copy frames: %v", pending, zc)
 	}
 }
