@@ -373,6 +373,14 @@ func (c *Conn) tryWriteNowLocked(frame []byte) error {
 	n, err := c.now.writeNow(frame)
 	c.lastWrite.Store(time.Now().UnixNano())
 	c.wmu.Lock()
+	return c.wroteNowLocked(frame, n, err)
+}
+
+// wroteNowLocked ends tryWriteNowLocked once the kernel took n bytes of
+// frame (or err).
+//
+// REQUIRES: wmu held, busy set by the caller; releases wmu.
+func (c *Conn) wroteNowLocked(frame []byte, n int, err error) error {
 	c.wmu.busy = false
 	if err != nil {
 		if c.wmu.err == nil {

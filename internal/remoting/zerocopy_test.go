@@ -4,6 +4,10 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -217,4 +221,73 @@ func TestZeroCopyReleasedOnClose(t *testing.T) {
 	if pending != 0 || zc {
 		t.Fatalf("closed connection keeps %d pending bytes, zero-copy frames: %v", pending, zc)
 	}
+}
+
+// A frame its sender wrote itself only in part (a full socket buffer) goes
+// first, ahead of the frames queued meanwhile; a zero-copy frame among
+// them keeps its body right after its own head, wherever the rest of the
+// first frame moved the buffer.
+func TestZeroCopyAfterPartialWriteNow(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	peer, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer peer.Close()
+	nc, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newConn(nc, &dropOwner{}, slog.New(slog.DiscardHandler), DefaultMaxFrameSize, -1)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer c.Close() // before wg.Wait (deferred calls run last-in first-out)
+
+	small, err := NewResponse(protocol.Success, "first").AppendFrame(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The sender holds the write side (busy) as tryWriteNowLocked does
+	// while its write is under way; a zero-copy frame and a small one
+	// queue behind it.
+	c.wmu.Lock()
+	c.wg = &wg
+	c.wmu.busy = true
+	c.wmu.Unlock()
+	body := partsBody(zeroCopyBody+777, 9)
+	zc := NewResponse(protocol.Success, "zc")
+	zc.BodyParts = splitBody(bytes.Clone(body), 1000, 5000)
+	var released atomic.Int64
+	zc.Release = func() { released.Add(1) }
+	wantZC := *zc
+	wantZC.BodyParts, wantZC.Body, wantZC.Release = nil, body, nil
+	if err := c.send(zc); err != nil {
+		t.Fatal(err)
+	}
+	last := NewResponse(protocol.Success, "last")
+	if err := c.send(last); err != nil {
+		t.Fatal(err)
+	}
+	// The kernel took 3 bytes of the first frame.
+	c.wmu.Lock()
+	if err := c.wroteNowLocked(small, 3, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	zcBytes, _ := wantZC.AppendFrame(nil)
+	lastBytes, _ := last.AppendFrame(nil)
+	want := slices.Concat(small[3:], zcBytes, lastBytes)
+	got := make([]byte, len(want))
+	_ = peer.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.ReadFull(peer, got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("bytes on the wire differ from the frames in order (%d bytes)", len(want))
+	}
+	wait.For(t, 10*time.Second, "the zero-copy frame released after its write", func() bool { return released.Load() == 1 })
 }
