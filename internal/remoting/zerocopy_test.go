@@ -291,3 +291,58 @@ func TestZeroCopyAfterPartialWriteNow(t *testing.T) {
 	}
 	wait.For(t, 10*time.Second, "the zero-copy frame released after its write", func() bool { return released.Load() == 1 })
 }
+
+// A peer that stops reading: zero-copy frames fill the socket and the
+// pending buffer (their bodies counted against its bound, so the sender
+// waits), the writer's writev fails at the write deadline or the idle
+// timeout closes the connection, the waiting sender gets the error, and
+// every frame is released exactly once: those written, the one in the
+// failed writev, those dropped with the pending buffer and the refused.
+func TestZeroCopyStalledPeer(t *testing.T) {
+	s := NewServer(ServerConfig{Addr: "127.0.0.1:0", IdleTimeout: 300 * time.Millisecond})
+	connCh := make(chan *Conn, 1)
+	s.Handle(protocol.HeartBeat, nil, func(c *Conn, req *Command) *Command {
+		connCh <- c
+		return nil
+	})
+	addr := startServer(t, s)
+	peer, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer peer.Close()
+	hb, _ := NewRequest(protocol.HeartBeat, nil, nil).AppendFrame(nil)
+	if _, err := peer.Write(hb); err != nil {
+		t.Fatal(err)
+	}
+	sc := <-connCh
+	var sent, released, twice atomic.Int64
+	body := make([]byte, 1<<20)
+	for i := 0; ; i++ {
+		if i > 1000 {
+			t.Fatal("1000 MiB queued to a peer that does not read")
+		}
+		cmd := NewResponse(protocol.Success, "")
+		cmd.BodyParts = [][]byte{body[:1000], body[1000:]}
+		var once atomic.Bool
+		cmd.Release = func() {
+			if !once.CompareAndSwap(false, true) {
+				twice.Add(1)
+			}
+			released.Add(1)
+		}
+		sent.Add(1)
+		if err := sc.WriteResponse(cmd); err != nil {
+			break
+		}
+	}
+	wait.For(t, 10*time.Second, "every frame released", func() bool { return released.Load() == sent.Load() })
+	if twice.Load() != 0 {
+		t.Fatalf("%d frames released twice", twice.Load())
+	}
+	select {
+	case <-sc.Closed():
+	default:
+		t.Fatal("the connection is still open after a failed send")
+	}
+}
