@@ -72,11 +72,16 @@ type Command struct {
 	// BodyParts, when Body is nil, is the body as consecutive slices: a
 	// pull response's records as the store read them, encoded into the
 	// frame without being joined into one buffer first. Only for commands
-	// this side sends.
+	// this side sends. With a Release, a large body (16 KiB or more) on a
+	// plain socket is written from the parts themselves (writev): they
+	// must stay unchanged until Release is called, which may be after the
+	// send call returned.
 	BodyParts [][]byte
 	// Release, when set, is called once the transport no longer reads Body
 	// or BodyParts: after the frame was encoded (whether or not it reached
-	// the peer), when the send failed before that, or when a handler's
+	// the peer), after the write of parts written from where they are
+	// returned (or when the connection closed before it), when the send
+	// failed before that, or when a handler's
 	// result is not sent (the request was oneway). A command dropped
 	// elsewhere is never released; whatever Release would return to a pool
 	// is then left to the GC.

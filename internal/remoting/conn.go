@@ -99,6 +99,13 @@ type Conn struct {
 		buf   []byte    // encoded frames waiting for the writer
 		spare []byte    // the writer's previous buffer, reused
 		busy  bool      // the writer holds a buffer it has not finished writing
+		// zc are the frames of buf whose bodies are not in it: their
+		// BodyParts go out by a vectored write from where they are
+		// (sendZeroCopy), in buf order; zcBytes counts their bodies.
+		// The list comes from zcLists when needed and goes back after
+		// the write, so an idle connection keeps none.
+		zc      *[]zcFrame
+		zcBytes int
 		// writer: a writer goroutine runs (see startWriterLocked).
 		writer bool
 		err    error // sticky: once set nothing more is written
@@ -108,6 +115,9 @@ type Conn struct {
 	// writeLoopFn is c.writeLoop, bound once: `go c.writeLoop()` would
 	// allocate a closure for every writer started.
 	writeLoopFn func()
+	// vectored: nc writes net.Buffers with one writev (a plain TCP or
+	// Unix socket), so large bodies go out without being copied.
+	vectored bool
 	// writeDeadline is the socket's write deadline as last set; only
 	// the writer goroutine of the moment uses it.
 	writeDeadline time.Time
@@ -165,6 +175,10 @@ func newConn(nc net.Conn, owner connOwner, log *slog.Logger, maxFrame int, idle 
 	}
 	c.wmu.cond.L = &c.wmu.Mutex
 	c.writeLoopFn = c.writeLoop
+	switch nc.(type) {
+	case *net.TCPConn, *net.UnixConn:
+		c.vectored = true
+	}
 	if sc, ok := nc.(syscall.Conn); ok {
 		if rc, err := sc.SyscallConn(); err == nil {
 			c.now = newNowWriter(rc)
@@ -270,8 +284,14 @@ func (c *Conn) closeWith(err error) {
 				c.wmu.err = ErrConnClosed
 			}
 		}
+		// Frames not written are dropped; the bodies they alias are
+		// released (the writer releases those of a write under way).
+		zc := c.wmu.zc
+		c.wmu.zc, c.wmu.zcBytes = nil, 0
+		c.wmu.buf = c.wmu.buf[:0]
 		c.wmu.cond.Broadcast()
 		c.wmu.Unlock()
+		releaseFrames(zc)
 	})
 }
 
@@ -298,7 +318,9 @@ func (c *Conn) send(cmd *Command) error { return c.sendFrame(cmd, false) }
 // knows no other frame will follow soon, which the writer's gathering would
 // otherwise wait for.
 func (c *Conn) sendFrame(cmd *Command, mayWriteNow bool) error {
-	if cmd.bodyLen() >= directEncodeBody {
+	if n := cmd.bodyLen(); n >= zeroCopyBody && c.vectored && cmd.Body == nil && cmd.Release != nil {
+		return c.sendZeroCopy(cmd, n)
+	} else if n >= directEncodeBody {
 		return c.sendDirect(cmd)
 	}
 	bp := encodeBuffers.Get().(*[]byte)
@@ -314,7 +336,7 @@ func (c *Conn) sendFrame(cmd *Command, mayWriteNow bool) error {
 		return fmt.Errorf("remoting: send code %d to %s: %w", cmd.Code, c.RemoteAddr(), err)
 	}
 	c.wmu.Lock()
-	for len(c.wmu.buf) >= maxPendingWrite && c.wmu.err == nil {
+	for c.pendingLocked() >= maxPendingWrite && c.wmu.err == nil {
 		c.wmu.cond.Wait()
 	}
 	if err := c.wmu.err; err != nil {
@@ -351,6 +373,14 @@ func (c *Conn) tryWriteNowLocked(frame []byte) error {
 	n, err := c.now.writeNow(frame)
 	c.lastWrite.Store(time.Now().UnixNano())
 	c.wmu.Lock()
+	return c.wroteNowLocked(frame, n, err)
+}
+
+// wroteNowLocked ends tryWriteNowLocked once the kernel took n bytes of
+// frame (or err).
+//
+// REQUIRES: wmu held, busy set by the caller; releases wmu.
+func (c *Conn) wroteNowLocked(frame []byte, n int, err error) error {
 	c.wmu.busy = false
 	if err != nil {
 		if c.wmu.err == nil {
@@ -362,10 +392,16 @@ func (c *Conn) tryWriteNowLocked(frame []byte) error {
 		return err
 	}
 	if n < len(frame) {
-		// The rest goes first; frames queued meanwhile follow it.
+		// The rest goes first; frames queued meanwhile follow it (and
+		// the bodies of zero-copy ones move with their heads).
 		rest := make([]byte, 0, len(frame)-n+len(c.wmu.buf))
 		rest = append(append(rest, frame[n:]...), c.wmu.buf...)
 		c.wmu.buf = rest
+		if zc := c.wmu.zc; zc != nil {
+			for i := range *zc {
+				(*zc)[i].at += len(frame) - n
+			}
+		}
 	}
 	start := len(c.wmu.buf) > 0 && c.startWriterLocked()
 	c.wmu.cond.Broadcast()
@@ -385,7 +421,7 @@ const directEncodeBody = 32 << 10
 // sendDirect is send for frames with a large body.
 func (c *Conn) sendDirect(cmd *Command) error {
 	c.wmu.Lock()
-	for len(c.wmu.buf) >= maxPendingWrite && c.wmu.err == nil {
+	for c.pendingLocked() >= maxPendingWrite && c.wmu.err == nil {
 		c.wmu.cond.Wait()
 	}
 	if err := c.wmu.err; err != nil {
@@ -407,6 +443,133 @@ func (c *Conn) sendDirect(cmd *Command) error {
 		return fmt.Errorf("remoting: send code %d to %s: %w", cmd.Code, c.RemoteAddr(), err)
 	}
 	return nil
+}
+
+// zeroCopyBody is the body size from which a command whose body is
+// BodyParts with a Release (a pull response's records as the store read
+// them) is not copied at all on a plain socket: its frame head goes into
+// the write buffer and the parts follow it by a vectored write
+// (sendZeroCopy). Below it copying the parts costs less than the iovec
+// entries, the later Release and the writer's separate write
+// (BenchmarkPullResponse).
+var zeroCopyBody = 16 << 10 // a variable for BenchmarkPullResponse only
+
+// zcFrame is a frame in the pending buffer whose body is not in it.
+type zcFrame struct {
+	at      int // where the body goes in the buffer: right after its head
+	parts   [][]byte
+	release func()
+}
+
+// zcLists holds the lists of zero-copy frames (*[]zcFrame) and iovecs
+// holds the writer's vectored-write lists (*net.Buffers): pooled rather
+// than kept per connection, which must stay small when idle.
+var (
+	zcLists = sync.Pool{New: func() any { l := make([]zcFrame, 0, 16); return &l }}
+	iovecs  = sync.Pool{New: func() any { l := make(net.Buffers, 0, 64); return &l }}
+)
+
+// maxPooledFrames and maxPooledIovecs bound the entries of a list put
+// back into zcLists or iovecs: one grown by a larger burst is left to the
+// GC. A write gathers up to 256 KiB of frames beyond the first, 8 pull
+// responses of 128 records being over 1,000 iovecs.
+const (
+	maxPooledFrames = 1 << 10
+	maxPooledIovecs = 4 << 10
+)
+
+// releaseFrames calls the Release of each frame of zc (outside wmu: it
+// returns buffers to the store's pools) and puts the list back into
+// zcLists. zc may be nil.
+func releaseFrames(zc *[]zcFrame) {
+	if zc == nil {
+		return
+	}
+	l := *zc
+	for i := range l {
+		if f := l[i].release; f != nil {
+			f()
+		}
+		l[i] = zcFrame{}
+	}
+	if cap(l) <= maxPooledFrames {
+		*zc = l[:0]
+		zcLists.Put(zc)
+	}
+}
+
+// pendingLocked is the number of bytes waiting to be written, bodies of
+// zero-copy frames included. REQUIRES: wmu held.
+func (c *Conn) pendingLocked() int { return len(c.wmu.buf) + c.wmu.zcBytes }
+
+// sendZeroCopy is send for a large body given as BodyParts on a socket that
+// takes vectored writes: the frame's head is encoded into the pending
+// buffer and the parts are written from where they are, after the head, by
+// the writer goroutine's writev. cmd.Release runs once the writer is done
+// with them (written or failed), or when the connection closes before.
+func (c *Conn) sendZeroCopy(cmd *Command, bodyLen int) error {
+	c.wmu.Lock()
+	for c.pendingLocked() >= maxPendingWrite && c.wmu.err == nil {
+		c.wmu.cond.Wait()
+	}
+	if err := c.wmu.err; err != nil {
+		c.wmu.Unlock()
+		cmd.release()
+		return err
+	}
+	wasEmpty := len(c.wmu.buf) == 0
+	c.growPendingLocked(directHeaderRoom)
+	var err error
+	c.wmu.buf, err = cmd.appendFrameHead(c.wmu.buf)
+	if err != nil {
+		c.wmu.Unlock()
+		cmd.release()
+		return fmt.Errorf("remoting: send code %d to %s: %w", cmd.Code, c.RemoteAddr(), err)
+	}
+	if c.wmu.zc == nil {
+		c.wmu.zc = zcLists.Get().(*[]zcFrame)
+	}
+	*c.wmu.zc = append(*c.wmu.zc, zcFrame{at: len(c.wmu.buf), parts: cmd.BodyParts, release: cmd.Release})
+	c.wmu.zcBytes += bodyLen
+	cmd.Release = nil
+	start := wasEmpty && c.startWriterLocked()
+	c.wmu.Unlock()
+	if start {
+		go c.writeLoopFn()
+	}
+	return nil
+}
+
+// writeVectored writes buf with the bodies of the zero-copy frames zc
+// spliced in at their places, in one writev where the socket takes it all
+// (net.Buffers.WriteTo goes on until everything is written or it fails).
+// Writer goroutine only.
+func (c *Conn) writeVectored(buf []byte, zc []zcFrame) error {
+	p := iovecs.Get().(*net.Buffers)
+	iov := (*p)[:0]
+	from := 0
+	for _, f := range zc {
+		if f.at > from {
+			iov = append(iov, buf[from:f.at])
+		}
+		for _, p := range f.parts {
+			if len(p) > 0 {
+				iov = append(iov, p)
+			}
+		}
+		from = f.at
+	}
+	if from < len(buf) {
+		iov = append(iov, buf[from:])
+	}
+	*p = iov
+	_, err := p.WriteTo(c.nc) // consumes *p
+	clear(iov)                // no reference to the bodies stays behind
+	if cap(iov) <= maxPooledIovecs {
+		*p = iov[:0]
+		iovecs.Put(p)
+	}
+	return err
 }
 
 // directHeaderRoom is the room sendDirect reserves for a large frame's
@@ -485,9 +648,10 @@ func (c *Conn) writeLoop() {
 			c.wmu.Unlock()
 			return
 		}
-		buf := c.wmu.buf
+		buf, zc := c.wmu.buf, c.wmu.zc
 		c.wmu.buf = c.wmu.spare[:0]
 		c.wmu.spare = nil
+		c.wmu.zc, c.wmu.zcBytes = nil, 0
 		c.wmu.busy = true
 		c.wmu.Unlock()
 		// The write deadline stops a peer that never reads from blocking
@@ -498,8 +662,16 @@ func (c *Conn) writeLoop() {
 			c.writeDeadline = now.Add(c.idle)
 			_ = c.nc.SetWriteDeadline(c.writeDeadline)
 		}
-		_, err := c.nc.Write(buf)
+		var err error
+		if zc == nil {
+			_, err = c.nc.Write(buf)
+		} else {
+			err = c.writeVectored(buf, *zc)
+		}
 		c.lastWrite.Store(now.UnixNano())
+		// The bodies were written (or never will be): their buffers go
+		// back before the next frames are taken.
+		releaseFrames(zc)
 		c.wmu.Lock()
 		if keepWriteBuffer(len(buf), cap(buf)) {
 			c.wmu.spare = buf[:0]
@@ -536,12 +708,12 @@ func keepWriteBuffer(n, capacity int) bool {
 // the buffer grow (a few times at most), so one write carries them all.
 func (c *Conn) gatherFrames() {
 	c.wmu.Lock()
-	n := len(c.wmu.buf)
+	n := c.pendingLocked()
 	c.wmu.Unlock()
 	for range maxGatherYields {
 		runtime.Gosched()
 		c.wmu.Lock()
-		grown := len(c.wmu.buf)
+		grown := c.pendingLocked()
 		c.wmu.Unlock()
 		if grown == n || grown >= maxGatherBytes {
 			return

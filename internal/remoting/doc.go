@@ -154,7 +154,15 @@
 // pooled scratch buffer without any lock, then copy it into the
 // connection's pending buffer under a mutex and start the writer if the
 // buffer was empty (a frame with a body of 32 KiB or more is encoded
-// straight into the pending buffer instead: one copy of the body, not two). The writer yields (runtime.Gosched) so that the
+// straight into the pending buffer instead: one copy of the body, not two).
+// A body of 16 KiB or more given as BodyParts with a Release (a pull
+// response's records in the store's read buffers) is not copied at all on
+// a plain TCP socket: its frame head goes into the pending buffer, the
+// pending buffer notes where the parts go, and the writer writes the lot
+// with one writev (net.Buffers), calling Release once the write returned
+// (Close releases the frames it drops). Over TLS the parts are copied as
+// before: crypto/tls encrypts from one buffer. Below 16 KiB copying costs
+// no more than the iovec entries (BenchmarkPullResponse). The writer yields (runtime.Gosched) so that the
 // goroutines about to send can add their frames, and keeps yielding while
 // that makes the buffer grow (up to 3 times, 256 KiB); then it swaps the
 // pending buffer for its spare and writes it with one syscall. Whatever
@@ -203,7 +211,9 @@
 // (a few hundred bytes) alive; strings.Clone a value before storing it in
 // a long-lived table.
 // AppendFrame copies the body into the write buffer, so a sender may reuse
-// its Command and Body as soon as the send call returns.
+// its Command and Body as soon as the send call returns; BodyParts with a
+// Release only once Release was called (they may be written from where
+// they are, after the send call returned).
 //
 // Locks. Conn has two (the write buffer; the pending-call table), Server
 // and Client one each (connections, configuration); none is ever taken

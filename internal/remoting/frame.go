@@ -33,6 +33,19 @@ var (
 // and returns the extended slice. On error dst is returned unchanged in
 // length. It does not call c.Release (the sending Conn does).
 func (c *Command) AppendFrame(dst []byte) ([]byte, error) {
+	return c.appendFrame(dst, true)
+}
+
+// appendFrameHead appends the frame of c up to its body (the length field
+// counting the body, the header-length word, the header): the body follows
+// on the wire from elsewhere (a vectored write of BodyParts).
+func (c *Command) appendFrameHead(dst []byte) ([]byte, error) {
+	return c.appendFrame(dst, false)
+}
+
+// appendFrame is AppendFrame; without withBody the body is counted in the
+// length field but not appended.
+func (c *Command) appendFrame(dst []byte, withBody bool) ([]byte, error) {
 	start := len(dst)
 	dst = append(dst, 0, 0, 0, 0, 0, 0, 0, 0)
 	var err error
@@ -51,8 +64,13 @@ func (c *Command) AppendFrame(dst []byte) ([]byte, error) {
 	if headerLen > maxHeaderLength {
 		return dst[:start], fmt.Errorf("%w: header of %d bytes", ErrNotEncodable, headerLen)
 	}
-	dst = c.appendBody(dst)
 	total := len(dst) - start - 4
+	if withBody {
+		dst = c.appendBody(dst)
+		total = len(dst) - start - 4
+	} else {
+		total += c.bodyLen()
+	}
 	if uint64(total) > 1<<31-1 {
 		return dst[:start], fmt.Errorf("%w: frame of %d bytes", ErrNotEncodable, total)
 	}
