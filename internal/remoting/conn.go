@@ -335,12 +335,7 @@ func (c *Conn) sendFrame(cmd *Command, mayWriteNow bool) error {
 	if err != nil {
 		return fmt.Errorf("remoting: send code %d to %s: %w", cmd.Code, c.RemoteAddr(), err)
 	}
-	c.wmu.Lock()
-	for c.pendingLocked() >= maxPendingWrite && c.wmu.err == nil {
-		c.wmu.cond.Wait()
-	}
-	if err := c.wmu.err; err != nil {
-		c.wmu.Unlock()
+	if err := c.lockRoom(); err != nil {
 		return err
 	}
 	wasEmpty := len(c.wmu.buf) == 0
@@ -412,6 +407,21 @@ func (c *Conn) wroteNowLocked(frame []byte, n int, err error) error {
 	return nil
 }
 
+// lockRoom takes wmu once the pending writes are below maxPendingWrite
+// (a slow peer holds its senders back here). On a failed connection it
+// leaves wmu unlocked and returns the failure.
+func (c *Conn) lockRoom() error {
+	c.wmu.Lock()
+	for c.pendingLocked() >= maxPendingWrite && c.wmu.err == nil {
+		c.wmu.cond.Wait()
+	}
+	if err := c.wmu.err; err != nil {
+		c.wmu.Unlock()
+		return err
+	}
+	return nil
+}
+
 // directEncodeBody is the body size from which send encodes straight into
 // the write buffer, under its lock: the frame is then mostly a copy of the
 // body, which has to be made once anyway, and a scratch copy of a large
@@ -420,12 +430,7 @@ const directEncodeBody = 32 << 10
 
 // sendDirect is send for frames with a large body.
 func (c *Conn) sendDirect(cmd *Command) error {
-	c.wmu.Lock()
-	for c.pendingLocked() >= maxPendingWrite && c.wmu.err == nil {
-		c.wmu.cond.Wait()
-	}
-	if err := c.wmu.err; err != nil {
-		c.wmu.Unlock()
+	if err := c.lockRoom(); err != nil {
 		cmd.release()
 		return err
 	}
@@ -508,12 +513,7 @@ func (c *Conn) pendingLocked() int { return len(c.wmu.buf) + c.wmu.zcBytes }
 // the writer goroutine's writev. cmd.Release runs once the writer is done
 // with them (written or failed), or when the connection closes before.
 func (c *Conn) sendZeroCopy(cmd *Command, bodyLen int) error {
-	c.wmu.Lock()
-	for c.pendingLocked() >= maxPendingWrite && c.wmu.err == nil {
-		c.wmu.cond.Wait()
-	}
-	if err := c.wmu.err; err != nil {
-		c.wmu.Unlock()
+	if err := c.lockRoom(); err != nil {
 		cmd.release()
 		return err
 	}
