@@ -72,6 +72,9 @@ type Index struct {
 	recSkip   bool
 }
 
+// tmpSuffix marks an index file being created (see create).
+const tmpSuffix = ".tmp"
+
 // Open loads the index files in o.Dir (creating it), deleting after an
 // abnormal exit those newer than the checkpoint (doc.go).
 func Open(o Options) (*Index, error) {
@@ -93,6 +96,15 @@ func Open(o Options) (*Index, error) {
 		return nil, fmt.Errorf("index: list %s: %w", o.Dir, err)
 	}
 	for _, name := range names {
+		if base, ok := strings.CutSuffix(name, tmpSuffix); ok && validName(base) {
+			// An index file whose creation a crash interrupted: it never
+			// had an index name, so it holds no entry anyone was told of.
+			if err := o.FS.Remove(filepath.Join(o.Dir, name)); err != nil {
+				return nil, fmt.Errorf("index: remove %s: %w", name, err)
+			}
+			o.Logger.Info("index: removed an index file whose creation was interrupted", "file", name)
+			continue
+		}
 		if !validName(name) {
 			o.Logger.Warn("index: ignoring a file that is not an index file", "dir", o.Dir, "name", name)
 			continue
@@ -118,6 +130,16 @@ func (x *Index) load(name string) (*file, error) {
 		return nil, fmt.Errorf("index: open %s: %w", path, err)
 	}
 	size, err := f.Size()
+	if err == nil && size == 0 {
+		// Created but never sized: an older rocketd killed mid-creation
+		// (files are made under a .tmp name now). It holds no entries.
+		_ = f.Close()
+		if err := x.o.FS.Remove(path); err != nil {
+			return nil, fmt.Errorf("index: remove %s: %w", path, err)
+		}
+		x.o.Logger.Warn("index: removed an empty index file whose creation was interrupted", "file", name)
+		return nil, nil
+	}
 	if err == nil && size != x.size {
 		err = fmt.Errorf("size %d, but maxHashSlotNum %d and maxIndexNum %d make %d: set them to the values the file was written with, or remove the file",
 			size, x.o.HashSlotNum, x.o.IndexNum, x.size)
@@ -257,22 +279,29 @@ func (x *Index) writable() (*file, error) {
 		}
 	}
 	path := filepath.Join(x.o.Dir, name)
-	f, err := x.o.FS.Create(path)
+	// Made as "<name>.tmp", sized, headed and synced, then renamed: a
+	// process killed in between leaves a .tmp (removed at Open), never a
+	// short file under an index name, which Open would have to refuse.
+	// The new name is made durable by the flush's SyncDir, before the
+	// checkpoint may count the file's entries, as the name was before.
+	tmp := path + tmpSuffix
+	f, err := x.o.FS.Create(tmp)
 	if err != nil {
-		return nil, fmt.Errorf("index: create %s: %w", path, err)
+		return nil, fmt.Errorf("index: create %s: %w", tmp, err)
 	}
 	err = f.Truncate(x.size)
 	if err == nil {
 		_, err = f.WriteAt(h.AppendTo(make([]byte, 0, HeaderSize)), 0)
 	}
 	if err == nil {
-		// Synced at its full size before any SyncDir can make its name
-		// durable: a crash never leaves a short index file behind.
 		err = f.Sync()
+	}
+	if err == nil {
+		err = x.o.FS.Rename(tmp, path)
 	}
 	if err != nil {
 		_ = f.Close()
-		_ = x.o.FS.Remove(path)
+		_ = x.o.FS.Remove(tmp)
 		return nil, fmt.Errorf("index: create %s: %w", path, err)
 	}
 	fl := &file{f: f, path: path, name: name, slotNum: int32(x.o.HashSlotNum), indexNum: int32(x.o.IndexNum), hdr: h,

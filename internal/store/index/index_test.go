@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -341,5 +342,62 @@ func TestFileName(t *testing.T) {
 	got := FileName(time.Date(2026, 1, 2, 3, 4, 5, 678e6, time.Local))
 	if got != "20260102030405678" || !validName(got) {
 		t.Fatal(got)
+	}
+}
+
+// TestKilledWhileCreatingAFile: a process killed at any step of opening
+// the index and making its first file (kill -9 keeps everything the file
+// system was told, synced or not: the MemFS itself, not a crash clone)
+// leaves a directory the next Open accepts. A file created under its
+// index name and killed before it was sized made Open refuse the store
+// (CI caught it in TestRecallSurvivesKill).
+func TestKilledWhileCreatingAFile(t *testing.T) {
+	for k := int64(0); ; k++ {
+		mem := vfs.NewMem()
+		efs := vfs.NewErrorFS(mem, vfs.CrashAt(vfs.OpMutating, k))
+		crashed := true
+		if x, err := Open(Options{FS: efs, Dir: dir, HashSlotNum: 8, IndexNum: 10, LastExitOK: true, Clock: testClock()}); err == nil {
+			x.Stage("T", props("KEYS", "a"), 0, 1, 1)
+			crashed = x.Commit() != nil
+			_ = x.Close()
+		}
+		x, err := Open(Options{FS: mem, Dir: dir, HashSlotNum: 8, IndexNum: 10, Clock: testClock()})
+		if err != nil {
+			t.Fatalf("killed at mutating operation %d: reopen: %v", k, err)
+		}
+		names, _ := mem.List(dir)
+		for _, name := range names {
+			if strings.HasSuffix(name, tmpSuffix) {
+				t.Fatalf("killed at mutating operation %d: %s left after Open", k, name)
+			}
+		}
+		_ = x.Close()
+		if !crashed {
+			return
+		}
+	}
+}
+
+// TestEmptyFileOfAnIndexName: a zero-length file under an index name (an
+// older rocketd killed between creating and sizing it) holds nothing and
+// is removed at Open; a file of another non-zero size is still refused
+// (TestRefusesFileOfOtherSize).
+func TestEmptyFileOfAnIndexName(t *testing.T) {
+	fs := vfs.NewMem()
+	if err := fs.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := fs.Create(dir + "/20261202154747413")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = f.Close()
+	x := openTest(t, fs, 8, 10, func(o *Options) { o.LastExitOK = false })
+	defer x.Close()
+	if n := len(x.Files()); n != 0 {
+		t.Fatalf("%d files after Open", n)
+	}
+	if names, _ := fs.List(dir); len(names) != 0 {
+		t.Fatalf("left: %v", names)
 	}
 }
