@@ -194,6 +194,15 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Fatalf("page shows lag %q, want 5", lag)
 	}
 	var resetText string
+	// The form lists the group's topics (its %RETRY% topic too, once the
+	// client committed an offset there); the reset is for topic, which the
+	// page offers first.
+	var selected string
+	run("reset offset",
+		chromedp.Value(`#reset-offset select[name="topic"]`, &selected, chromedp.ByQuery))
+	if selected != topic {
+		t.Fatalf("the reset form offers %q first, want %q", selected, topic)
+	}
 	run("reset offset",
 		chromedp.Click(`#reset-offset-submit`, chromedp.ByQuery),
 		until(text("#reset-result")+` !== ""`),

@@ -193,7 +193,11 @@ const pages = {
 
   async group(name) {
     const g = await api("/api/group?group=" + encodeURIComponent(name));
-    const topics = [...new Set(g.progress.map((p) => p.topic))];
+    // The group's own topics first, its %RETRY% (and %DLQ%) topics after:
+    // the form's default is the first, and a reset is meant for a topic.
+    const system = (t) => t.startsWith("%RETRY%") || t.startsWith("%DLQ%");
+    const topics = [...new Set(g.progress.map((p) => p.topic))]
+      .sort((a, b) => (system(a) - system(b)) || a.localeCompare(b));
     const out = resultLine("reset-result");
     const form = el("form", { id: "reset-offset", onsubmit: async (ev) => {
       ev.preventDefault();
