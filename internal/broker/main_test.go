@@ -19,6 +19,9 @@ func TestMain(m *testing.M) {
 		// Push-consumer pull loops still waiting for a held pull when the
 		// consumer shut down: they end at the client's 30 s RPC timeout.
 		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/consumer.(*pushConsumer).Start.func1.1.1"),
+		// The same for the pull consumer (the controller-mode tests read
+		// back with it): its Shutdown does not wait for a pull in flight.
+		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/consumer.(*defaultPullConsumer).Start.func1.1.1"),
 		// The v5 SDK (gRPC interop tests): GracefulStop leaves its client
 		// manager's tickers and sleeps, its gRPC connections (their
 		// callback serializers), its log file rotation and OpenCensus's
