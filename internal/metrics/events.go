@@ -156,6 +156,16 @@ func decHalf(n *atomic.Int64) {
 	}
 }
 
+// count adds 1 to m's counter of k, made on first use under owned(k): a
+// copy whose strings are the key's own (callers' may alias a request).
+func count[K comparable](m *sync.Map, k K, owned func(K) K) {
+	c, ok := m.Load(k)
+	if !ok {
+		c, _ = m.LoadOrStore(owned(k), new(atomic.Uint64))
+	}
+	c.(*atomic.Uint64).Add(1)
+}
+
 // SentToDLQ counts a message of topic (the consumed topic, %RETRY%group
 // for retries) that group's consumption moved to the group's DLQ. system
 // is Java's BrokerMetricsManager.isSystem(topic, group): a system topic
@@ -165,12 +175,9 @@ func (e *Events) SentToDLQ(group, topic string, system bool) {
 		return
 	}
 	system = system || isSystemGroup(group)
-	k := dlqKey{group, topic, system}
-	c, ok := e.dlqs.Load(k)
-	if !ok {
-		c, _ = e.dlqs.LoadOrStore(dlqKey{strings.Clone(group), strings.Clone(topic), system}, new(atomic.Uint64))
-	}
-	c.(*atomic.Uint64).Add(1)
+	count(&e.dlqs, dlqKey{group, topic, system}, func(k dlqKey) dlqKey {
+		return dlqKey{strings.Clone(k.group), strings.Clone(k.topic), k.system}
+	})
 }
 
 // RevivedToRetry counts a popped message of topic that the POP revive
@@ -181,12 +188,9 @@ func (e *Events) RevivedToRetry(group, topic, putStatus string) {
 	if e == nil {
 		return
 	}
-	k := retryKey{group, topic, putStatus}
-	c, ok := e.retries.Load(k)
-	if !ok {
-		c, _ = e.retries.LoadOrStore(retryKey{strings.Clone(group), strings.Clone(topic), strings.Clone(putStatus)}, new(atomic.Uint64))
-	}
-	c.(*atomic.Uint64).Add(1)
+	count(&e.retries, retryKey{group, topic, putStatus}, func(k retryKey) retryKey {
+		return retryKey{strings.Clone(k.group), strings.Clone(k.topic), strings.Clone(k.status)}
+	})
 }
 
 // RevivePut counts a record of group and topic put into the POP revive
@@ -197,12 +201,9 @@ func (e *Events) RevivePut(group, topic string, ck bool, putStatus string) {
 	if e == nil {
 		return
 	}
-	k := reviveInKey{group, topic, reviveKind(ck), putStatus}
-	c, ok := e.reviveIns.Load(k)
-	if !ok {
-		c, _ = e.reviveIns.LoadOrStore(reviveInKey{strings.Clone(group), strings.Clone(topic), k.kind, strings.Clone(putStatus)}, new(atomic.Uint64))
-	}
-	c.(*atomic.Uint64).Add(1)
+	count(&e.reviveIns, reviveInKey{group, topic, reviveKind(ck), putStatus}, func(k reviveInKey) reviveInKey {
+		return reviveInKey{strings.Clone(k.group), strings.Clone(k.topic), k.kind, strings.Clone(k.status)}
+	})
 }
 
 // ReviveGot counts a record of group and topic the revive service read
@@ -212,12 +213,9 @@ func (e *Events) ReviveGot(group, topic string, queueID int32, ck bool) {
 	if e == nil {
 		return
 	}
-	k := reviveOutKey{group, topic, reviveKind(ck), queueID}
-	c, ok := e.reviveOuts.Load(k)
-	if !ok {
-		c, _ = e.reviveOuts.LoadOrStore(reviveOutKey{strings.Clone(group), strings.Clone(topic), k.kind, queueID}, new(atomic.Uint64))
-	}
-	c.(*atomic.Uint64).Add(1)
+	count(&e.reviveOuts, reviveOutKey{group, topic, reviveKind(ck), queueID}, func(k reviveOutKey) reviveOutKey {
+		return reviveOutKey{strings.Clone(k.group), strings.Clone(k.topic), k.kind, k.queueID}
+	})
 }
 
 // RevivedToRetryFunc is RevivedToRetry as a callback; nil when e is.
