@@ -479,6 +479,13 @@ type BrokerConfig struct {
 	// role from the controller group of ControllerAddr (role package,
 	// controller.go) instead of brokerId/brokerRole.
 	EnableControllerMode bool `prop:"enableControllerMode"`
+	// EnableSlaveActingMaster (false) is Java's slave-acting-master mode
+	// (RIP-32: the lowest live broker id of a group takes over timer,
+	// transaction checks and POP revive for a dead master). rocketd does not
+	// offer it: its automatic fail-over is controller mode, which promotes a
+	// slave for writes too; only false is accepted, so a broker.conf that
+	// asks for it stops the start instead of running without it.
+	EnableSlaveActingMaster bool `prop:"enableSlaveActingMaster"`
 	// ControllerAddr lists the controllers, "host:port;host:port".
 	ControllerAddr string `prop:"controllerAddr"`
 	// AllAckInSyncStateSet (false): in controller mode a send is answered
@@ -843,6 +850,9 @@ func (c *BrokerConfig) Validate() error {
 		// innerClientAuthenticationCredentials, and the AutoSwitch HA
 		// port is unauthenticated as Java's is (the broker warns at
 		// start naming it; internal/broker/role doc.go).
+	}
+	if c.EnableSlaveActingMaster {
+		bad("enableSlaveActingMaster=true: rocketd does not offer slave acting master (RIP-32); its automatic fail-over is controller mode (enableControllerMode=true, controllerAddr), which promotes a slave for writes too")
 	}
 	if c.FilterServerNums != 0 {
 		bad("filterServerNums %d: filter servers were removed in RocketMQ 5 and rocketd has none (TAG and SQL92 filters run in the broker); only 0 is accepted", c.FilterServerNums)

@@ -227,6 +227,7 @@ func TestBrokerConfigErrorsNameTheKey(t *testing.T) {
 		"syncFlushTimeout":              {"syncFlushTimeout": "soon"},
 		"brokerRole":                    {"brokerRole": "LEADER"},
 		"filter servers were removed":   {"filterServerNums": "2"},
+		"slave acting master (RIP-32)":  {"enableSlaveActingMaster": "true"},
 		"flushDiskType":                 {"flushDiskType": "SOMETIMES"},
 		"messageDelayLevel":             {"messageDelayLevel": "1s 5x"},
 		"deleteWhen":                    {"deleteWhen": "25"},

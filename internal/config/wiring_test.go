@@ -29,6 +29,7 @@ var brokerFieldReaders = map[string]string{
 	"RegionID":                          "internal/broker/processor",
 	"TraceOn":                           "internal/broker/processor",
 	"FilterServerNums":                  "internal/config",
+	"EnableSlaveActingMaster":           "internal/config",
 	"BrokerPermission":                  "internal/broker",
 	"AutoCreateTopicEnable":             "internal/broker/meta",
 	"DefaultTopicQueueNums":             "internal/broker/meta",

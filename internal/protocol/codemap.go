@@ -73,13 +73,6 @@ type CodeInfo struct {
 	Note   string // why (refused), which issue (later), or what it does
 }
 
-const (
-	issueAdmin    = "issue 14 (operations surface)"
-	issueSecurity = "issue 15 (security)"
-	issuePop      = "issue 16 (RocketMQ 5 clients, POP)"
-	issueFailover = "issue 17 (controller fail-over)"
-)
-
 // RequestCodeMap lists every request code of Java RocketMQ 5.x, in code order.
 var RequestCodeMap = []CodeInfo{
 	{10, "SEND_MESSAGE", SideBroker, CodeServed, ""},
@@ -115,10 +108,10 @@ var RequestCodeMap = []CodeInfo{
 	{45, "GET_ALL_DELAY_OFFSET", SideBroker, CodeServed, "slave metadata sync"},
 	{46, "CHECK_CLIENT_CONFIG", SideBroker, CodeServed, "SQL92 subscriptions checked at consumer start"},
 	{47, "GET_CLIENT_CONFIG", SideBroker, CodeRefused, "no Java broker serves it either"},
-	{50, "UPDATE_AND_CREATE_ACL_CONFIG", SideBroker, CodeLater, issueSecurity + ": ACL 1.0, removed in Java 5.3.3"},
-	{51, "DELETE_ACL_CONFIG", SideBroker, CodeLater, issueSecurity + ": ACL 1.0, removed in Java 5.3.3"},
-	{52, "GET_BROKER_CLUSTER_ACL_INFO", SideBroker, CodeLater, issueSecurity + ": ACL 1.0, removed in Java 5.3.3"},
-	{53, "UPDATE_GLOBAL_WHITE_ADDRS_CONFIG", SideBroker, CodeLater, issueSecurity + ": ACL 1.0, removed in Java 5.3.3"},
+	{50, "UPDATE_AND_CREATE_ACL_CONFIG", SideBroker, CodeRefused, "ACL 1.0's admin codes (removed in Java 5.3.3): rocketd authorizes with ACL 2.0; a plain_acl.yml is migrated into users and ACLs at start (migrateAuthFromV1Enabled), managed with AUTH_* 3001-3010"},
+	{51, "DELETE_ACL_CONFIG", SideBroker, CodeRefused, "ACL 1.0's admin codes (removed in Java 5.3.3): rocketd authorizes with ACL 2.0; a plain_acl.yml is migrated into users and ACLs at start (migrateAuthFromV1Enabled), managed with AUTH_* 3001-3010"},
+	{52, "GET_BROKER_CLUSTER_ACL_INFO", SideBroker, CodeRefused, "ACL 1.0's admin codes (removed in Java 5.3.3): rocketd authorizes with ACL 2.0; a plain_acl.yml is migrated into users and ACLs at start (migrateAuthFromV1Enabled), managed with AUTH_* 3001-3010"},
+	{53, "UPDATE_GLOBAL_WHITE_ADDRS_CONFIG", SideBroker, CodeRefused, "ACL 1.0's admin codes (removed in Java 5.3.3): rocketd authorizes with ACL 2.0; a plain_acl.yml is migrated into users and ACLs at start (migrateAuthFromV1Enabled), managed with AUTH_* 3001-3010"},
 	{54, "GET_BROKER_CLUSTER_ACL_CONFIG", SideBroker, CodeRefused, "no Java broker serves it either (ACL 1.0, removed)"},
 	{60, "GET_TIMER_CHECK_POINT", SideBroker, CodeServed, "rocketd's timer progress in Java's 56-byte form (no timerlog: flush position 0)"},
 	{61, "GET_TIMER_METRICS", SideBroker, CodeServed, "held timer messages per topic (approximate, as Java's)"},
@@ -197,14 +190,14 @@ var RequestCodeMap = []CodeInfo{
 	{401, "SET_MESSAGE_REQUEST_MODE", SideBroker, CodeServed, ""},
 	{402, "GET_ALL_MESSAGE_REQUEST_MODE", SideBroker, CodeServed, ""},
 	{513, "UPDATE_AND_CREATE_STATIC_TOPIC", SideBroker, CodeServed, "mqadmin updateStaticTopic/remappingStaticTopic: topic config + mapping (config/topicQueueMapping.json, Java's update rules), read back by GET_TOPIC_CONFIG lo=true, registered with the NameServers (REGISTER_BROKER topicQueueMappingInfoMap; routes answer topicQueueMappingByBroker); sends, pulls (logic next/min/max offsets, offsetDelta, on to the next item at an item's end), QUERY/UPDATE_CONSUMER_OFFSET, GET_MAX/MIN_OFFSET, SEARCH_OFFSET_BY_TIMESTAMP and GET_EARLIEST_MSG_STORETIME name logic queues and offsets, rewritten to the mapping item holding the offset as Java 5.x; an item on another broker is forwarded there with lo=false (NOT_LEADER_FOR_QUEUE when the logic queue is led elsewhere); lo=false is a physical queue. Slaves copy the mappings with the topic table (GET_ALL_TOPIC_CONFIG topicQueueMappingDetailMap)"},
-	{901, "GET_BROKER_MEMBER_GROUP", SideNameServer, CodeLater, issueFailover},
+	{901, "GET_BROKER_MEMBER_GROUP", SideNameServer, CodeRefused, "slave acting master (RIP-32, enableSlaveActingMaster) is not offered: rocketd's automatic fail-over is controller mode (enableControllerMode)"},
 	{902, "ADD_BROKER", SideContainer, CodeRefused, "rocketd runs one broker per process; Java's BrokerContainer is not offered"},
 	{903, "REMOVE_BROKER", SideContainer, CodeRefused, "rocketd runs one broker per process; Java's BrokerContainer is not offered"},
-	{904, "BROKER_HEARTBEAT", SideNameServer, CodeLater, issueFailover},
-	{905, "NOTIFY_MIN_BROKER_ID_CHANGE", SideBroker, CodeLater, issueFailover},
-	{906, "EXCHANGE_BROKER_HA_INFO", SideBroker, CodeLater, issueFailover},
+	{904, "BROKER_HEARTBEAT", SideController, CodeServed, "broker liveness at the controller (rocketd controller, or enableControllerInNamesrv); Java's NameServer also takes it from slave-acting-master brokers (RIP-32), which rocketd does not offer"},
+	{905, "NOTIFY_MIN_BROKER_ID_CHANGE", SideBroker, CodeRefused, "slave acting master (RIP-32, enableSlaveActingMaster) is not offered: rocketd's automatic fail-over is controller mode (enableControllerMode)"},
+	{906, "EXCHANGE_BROKER_HA_INFO", SideBroker, CodeRefused, "slave acting master (RIP-32, enableSlaveActingMaster) is not offered: rocketd's automatic fail-over is controller mode (enableControllerMode)"},
 	{907, "GET_BROKER_HA_STATUS", SideBroker, CodeServed, "master: slaves and acks; slave: its HA client (mqadmin haStatus)"},
-	{908, "RESET_MASTER_FLUSH_OFFSET", SideBroker, CodeLater, issueFailover},
+	{908, "RESET_MASTER_FLUSH_OFFSET", SideBroker, CodeRefused, "slave acting master (RIP-32, enableSlaveActingMaster) is not offered: rocketd's automatic fail-over is controller mode (enableControllerMode)"},
 	{1001, "CONTROLLER_ALTER_SYNC_STATE_SET", SideController, CodeServed, "internal/controller (rocketd controller, or enableControllerInNamesrv)"},
 	{1002, "CONTROLLER_ELECT_MASTER", SideController, CodeServed, "internal/controller (rocketd controller, or enableControllerInNamesrv)"},
 	{1003, "CONTROLLER_REGISTER_BROKER", SideController, CodeServed, "internal/controller (rocketd controller, or enableControllerInNamesrv)"},
