@@ -14,6 +14,9 @@ import (
 // (MESSAGE_ILLEGAL, as Java maps WHEEL_TIMER_NOT_ENABLE and
 // WHEEL_TIMER_MSG_ILLEGAL) with its remark.
 func (s *sendFamily) holdTimer(rec *message.Record) (int32, string) {
+	if !timer.MayHold(rec.Properties) {
+		return protocol.Success, ""
+	}
 	policy := timer.Policy{
 		Enabled:  s.live().TimerWheelEnable,
 		MaxDelay: time.Duration(s.live().TimerMaxDelaySec) * time.Second,

@@ -2,6 +2,7 @@ package timer
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rocketd/rocketd/internal/message"
@@ -83,6 +84,14 @@ func Hold(rec *message.Record, now time.Time, p Policy) HoldStatus {
 	rec.Topic, rec.QueueID = Topic, 0
 	return Held
 }
+
+// timerKeyPrefix begins each of the three timer property names.
+const timerKeyPrefix = "TIMER_"
+
+// MayHold reports whether props may carry a timer property: when false,
+// Hold would answer NotTimer, and the send path skips it, its three
+// property scans and its clock read (most messages carry no timer).
+func MayHold(props string) bool { return strings.Contains(props, timerKeyPrefix) }
 
 // deliverTime reads the timer properties: found when one is present, ok
 // when it parses.

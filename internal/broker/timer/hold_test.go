@@ -34,6 +34,9 @@ func TestHold(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := message.Record{Topic: "T", QueueID: 3, Properties: message.EncodeProperties(tc.props)}
+			if may := MayHold(rec.Properties); may != (tc.name != "no timer") {
+				t.Fatalf("MayHold = %v", may)
+			}
 			got := Hold(&rec, now, tc.policy)
 			if got != tc.want {
 				t.Fatalf("Hold = %v, want %v", got, tc.want)
@@ -57,6 +60,33 @@ func TestHold(t *testing.T) {
 			}
 		})
 	}
+}
+
+// BenchmarkHoldPlain is the send path's timer check of a message without
+// timer properties (UNIQ_KEY, WAIT, TAGS, KEYS, as a producer sends):
+// Hold alone, and MayHold first as processor.holdTimer does.
+func BenchmarkHoldPlain(b *testing.B) {
+	props := message.EncodeProperties(map[string]string{
+		message.PropertyUniqClientMessageIDKeyIdx: "7F00000100002A9F0000000000000001",
+		message.PropertyWaitStoreMsgOK:            "true", "TAGS": "a", "KEYS": "order-1",
+	})
+	p := Policy{Enabled: true, MaxDelay: time.Hour}
+	b.Run("hold", func(b *testing.B) {
+		rec := message.Record{Topic: "T", Properties: props}
+		for b.Loop() {
+			if Hold(&rec, time.Now(), p) != NotTimer {
+				b.Fatal("held")
+			}
+		}
+	})
+	b.Run("mayhold", func(b *testing.B) {
+		rec := message.Record{Topic: "T", Properties: props}
+		for b.Loop() {
+			if MayHold(rec.Properties) && Hold(&rec, time.Now(), p) != NotTimer {
+				b.Fatal("held")
+			}
+		}
+	})
 }
 
 func TestHoldStatusString(t *testing.T) {

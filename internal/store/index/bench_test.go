@@ -8,13 +8,20 @@ import (
 )
 
 // BenchmarkStageCommit is the index's whole share of dispatch for one
-// record with a UNIQ_KEY and one KEYS entry (two items), committed 500
-// records at a time as a 1 MiB dispatch chunk of ~2 KiB records would be,
-// on the real disk with Java's default dimensions. Compare with the
-// store's per-message put cost (BenchmarkPutIndex in package store):
+// record with a UNIQ_KEY and one KEYS entry (two items), on the real disk
+// with Java's default dimensions, committed per=500 records at a time as a
+// 1 MiB dispatch chunk of ~2 KiB records would be, or per=4 as a closed
+// loop of producers dispatches them. Compare with the store's per-message
+// put cost (BenchmarkPutIndex in package store):
 //
 //	go test -run '^$' -bench . ./internal/store/index/
 func BenchmarkStageCommit(b *testing.B) {
+	for _, per := range []int{4, 500} {
+		b.Run("per="+strconv.Itoa(per), func(b *testing.B) { benchStageCommit(b, per) })
+	}
+}
+
+func benchStageCommit(b *testing.B, per int) {
 	x, err := Open(Options{FS: vfs.Default, Dir: b.TempDir(), HashSlotNum: 5_000_000, IndexNum: 20_000_000, LastExitOK: true})
 	if err != nil {
 		b.Fatal(err)
@@ -28,7 +35,7 @@ func BenchmarkStageCommit(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		x.Stage("BenchTopic", propsOf[i%len(propsOf)], 0, int64(i)*2048, 1_700_000_000_000+int64(i))
-		if i%500 == 499 {
+		if i%per == per-1 {
 			if err := x.Commit(); err != nil {
 				b.Fatal(err)
 			}

@@ -72,8 +72,9 @@
 //
 // The dispatcher stages a chunk's keys (Stage) and applies them with
 // Commit: the slot table of the file being written is kept in memory (it
-// is read from disk when an existing file is continued), the new items are
-// written with one WriteAt per Commit. The slot table and header reach the
+// is read from disk when an existing file is continued), the new items
+// wait in memory (queries read them there) and are written with one WriteAt
+// by the Commit that finds 64 KiB of them. The slot table and header reach the
 // file when the file fills up (then it is synced, and the checkpoint's
 // indexMsgTimestamp is set to its endTimestamp through Options.OnSealed) and
 // at Close (Flush). A crash therefore loses the current file's slots; as in

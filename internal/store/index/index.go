@@ -195,8 +195,9 @@ func (x *Index) Stage(topic, properties string, sysFlag int32, offset, storeTime
 	}
 }
 
-// Commit indexes the staged keys: items are written to the current file,
-// full files are written back, synced and reported to OnSealed. On an
+// Commit indexes the staged keys: items are written to the current file
+// once itemWriteBatch bytes of them gathered, full files are written back,
+// synced and reported to OnSealed. On an
 // error the keys not yet indexed stay staged and the next Commit goes on.
 func (x *Index) Commit() error {
 	if err := x.persistSealed(); err != nil {
@@ -229,11 +230,20 @@ func (x *Index) Commit() error {
 		}
 	}
 	x.recSet = false
-	if cur := x.current(); cur != nil && cur.slots != nil {
+	if cur := x.current(); cur != nil && cur.slots != nil && len(cur.pending) >= itemWriteBatch {
 		return x.writeBack(cur, false)
 	}
 	return nil
 }
+
+// itemWriteBatch is how many bytes of new items (20 each) Commit lets
+// gather in memory before it writes them. They are durable only with the
+// slot table, written when the file fills and at Close, so writing them
+// sooner buys nothing; under a closed loop of producers a dispatch round
+// carries a few records, and a write per round was a pwrite per few
+// messages (3% of the broker's CPU at 64 producers). Queries read the
+// unwritten items from memory.
+const itemWriteBatch = 64 << 10
 
 // current returns the newest file, or nil.
 func (x *Index) current() *file {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -298,6 +299,62 @@ func TestDeleteBelow(t *testing.T) {
 	}
 	if got := query(t, x, "T", "k", 32, 0, 1<<62); !slices.Equal(got, []int64{50, 40}) {
 		t.Fatalf("after delete: %v", got)
+	}
+}
+
+// TestItemsWrittenInBatches: Commits of a few records (a closed loop of
+// producers dispatches a handful at a time) write no item until
+// itemWriteBatch bytes gathered; the items are found meanwhile, the batch
+// goes out in one write, and Close writes the rest.
+func TestItemsWrittenInBatches(t *testing.T) {
+	var writes atomic.Int64
+	mem := vfs.NewMem()
+	fs := vfs.NewErrorFS(mem, vfs.InjectorFunc(func(op vfs.Op) error {
+		if op.Kind&vfs.OpWrite != 0 {
+			writes.Add(1)
+		}
+		return nil
+	}))
+	x := openTest(t, fs, 64, 1<<20, nil)
+	x.Stage("T", props("KEYS", "k0"), 0, 0, 1000)
+	if err := x.Commit(); err != nil { // makes the file
+		t.Fatal(err)
+	}
+	perBatch := itemWriteBatch / ItemSize
+	base := writes.Load()
+	var off int64
+	for i := 1; i < perBatch; i += 4 {
+		for j := range 4 {
+			off += 100
+			x.Stage("T", props("KEYS", "k"+strconv.Itoa(i+j)), 0, off, 1000)
+		}
+		if err := x.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if got := writes.Load() - base; i+4 <= perBatch && got != 0 {
+			t.Fatalf("%d items committed: %d writes, want none before %d bytes", i+3, got, itemWriteBatch)
+		}
+	}
+	if got := writes.Load() - base; got != 1 {
+		t.Fatalf("%d writes for %d items, want 1", got, perBatch+2)
+	}
+	if got := query(t, x, "T", "k5", 32, 0, 1<<62); !slices.Equal(got, []int64{500}) {
+		t.Fatalf("k5: %v", got)
+	}
+	x.Stage("T", props("KEYS", "last"), 0, off+100, 1000)
+	if err := x.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if got := query(t, x, "T", "last", 32, 0, 1<<62); !slices.Equal(got, []int64{off + 100}) {
+		t.Fatalf("unwritten item: %v", got)
+	}
+	if err := x.Close(); err != nil {
+		t.Fatal(err)
+	}
+	x = openTest(t, mem, 64, 1<<20, nil)
+	defer x.Close()
+	if got := query(t, x, "T", "last", 32, 0, 1<<62); !slices.Equal(got, []int64{off + 100}) {
+		t.Fatalf("after Close and Open: %v", got)
 	}
 }
 
