@@ -139,10 +139,9 @@ func AppendBatchRecords(recs []Record, body []byte, batchProps string, proto *Re
 		}
 		b.WriteString(batchProps)
 		ends = append(ends, b.Len())
-		r := *proto
-		r.Flag = it.Flag
-		r.Body = it.Body
-		recs = append(recs, r)
+		recs = append(recs, *proto)
+		r := &recs[len(recs)-1]
+		r.Flag, r.Body = it.Flag, it.Body
 	}
 	all := b.String()
 	start := 0
