@@ -590,6 +590,11 @@ func (c *Conn) growPendingLocked(n int) {
 	size := max(2*cap(buf), len(buf)+n)
 	var grown []byte
 	if size > maxKeptWriteBuffer {
+		// Past the kept size, straight to the senders' bound (and a
+		// read buffer's worth for the frame that crosses it): a burst
+		// then grows a buffer once rather than copying it at every
+		// doubling, and the pooled buffers have one size.
+		size = max(size, bigWriteBufferSize)
 		grown = getBigWriteBuffer(size)
 	}
 	if grown == nil {
@@ -608,6 +613,11 @@ func (c *Conn) growPendingLocked(n int) {
 // them, so an idle connection still holds none, and the GC frees those
 // left unused.
 var bigWriteBuffers sync.Pool
+
+// bigWriteBufferSize is the least size of a pending-write buffer past
+// maxKeptWriteBuffer: what senders may queue (maxPendingWrite) plus a
+// frame of up to a read buffer's size.
+const bigWriteBufferSize = maxPendingWrite + readBufferSize
 
 // getBigWriteBuffer returns an empty pooled buffer of at least size
 // bytes, or nil. A pooled one that is too small is left to the GC.
