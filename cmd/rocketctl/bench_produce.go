@@ -31,6 +31,8 @@ type producerRun struct {
 	// propsPrefix is the property string of every message up to the
 	// UNIQ_KEY value, which each message appends.
 	propsPrefix string
+	// batchProps is a batch request's own property string.
+	batchProps string
 	// errOut gets warnings that do not stop the run.
 	errOut io.Writer
 }
@@ -55,6 +57,7 @@ func (c *ctl) benchProduce(ctx context.Context, o benchOptions, progress io.Writ
 	prefix = message.AppendProperty(prefix, message.PropertyTags, o.tags)
 	prefix = message.AppendProperty(prefix, message.PropertyUniqClientMessageIDKeyIdx, "x")
 	r.propsPrefix = string(prefix[:len(prefix)-1]) // ends "UNIQ_KEY\x01"
+	r.batchProps = string(message.AppendProperty(nil, message.PropertyWaitStoreMsgOK, "true"))
 
 	runCtx, cancel := benchContext(ctx, o)
 	defer cancel()
@@ -140,6 +143,7 @@ func (r *producerRun) work(ctx context.Context, idx int) error {
 	client := remoting.NewClient(r.c.clientConfig(func(cc *remoting.ClientConfig) { cc.LazyResponseExt = true }))
 	defer client.Close()
 	ids := message.NewUniqIDGenerator(localIP(), os.Getpid(), int32(time.Now().UnixNano())+int32(idx))
+	var sc sendScratch
 	var inflight chan struct{} // async: one token per send in flight
 	if r.o.mode == modeAsync {
 		inflight = make(chan struct{}, r.o.window)
@@ -172,7 +176,7 @@ func (r *producerRun) work(ctx context.Context, idx int) error {
 			due = due.Add(interval)
 		}
 		q := r.qs[k%len(r.qs)]
-		req := r.request(q, ids, n)
+		req := r.request(q, ids, n, &sc)
 		switch r.o.mode {
 		case modeSync:
 			callCtx, cancel := context.WithTimeout(context.Background(), r.c.timeout)
@@ -240,29 +244,41 @@ func (r *producerRun) done(start time.Time, n int, resp *remoting.Command, err e
 	}
 }
 
+// sendScratch is a worker's reusable request memory: the transport
+// copies a request's header and body into its write buffer before the
+// send call returns, so the next request may reuse them.
+type sendScratch struct {
+	props []byte // the property string being built
+	body  []byte // a batch body
+}
+
 // request builds one SEND_MESSAGE_V2 (or, for --batch > 1,
 // SEND_BATCH_MESSAGE) of n messages to q, as the Java producer encodes it.
-func (r *producerRun) request(q queue, ids *message.UniqIDGenerator, n int) *remoting.Command {
+// The request's body may alias sc until the send call returned.
+func (r *producerRun) request(q queue, ids *message.UniqIDGenerator, n int, sc *sendScratch) *remoting.Command {
+	// One clock reading for the born timestamp and the ids' time field.
+	now := time.Now()
 	h := protocol.SendMessageRequestHeader{ProducerGroup: r.o.group, Topic: q.topic, DefaultTopic: defaultTopic,
-		DefaultTopicQueueNums: defaultTopicQueueNums, QueueID: q.id, BornTimestamp: time.Now().UnixMilli(),
+		DefaultTopicQueueNums: defaultTopicQueueNums, QueueID: q.id, BornTimestamp: now.UnixMilli(),
 		ReconsumeTimes: protocol.Some[int32](0), UnitMode: protocol.Some(false), BrokerName: q.broker}
 	if r.o.batch == 1 {
 		// A typed header is written straight into the frame (no map).
-		h.Properties = r.propsPrefix + ids.Next()
+		sc.props = ids.AppendNextAt(append(sc.props[:0], r.propsPrefix...), now)
+		h.Properties = string(sc.props)
 		h.Batch = protocol.Some(false)
 		return remoting.NewRequestHeader(protocol.SendMessageV2, h.V2(), r.body)
 	}
-	ext := make(map[string]string, 16)
 	// The batch's own properties say "wait for the store"; each item
-	// carries its tag and id.
-	h.Properties = string(message.AppendProperty(nil, message.PropertyWaitStoreMsgOK, "true"))
+	// carries its tag and id, written in place.
+	h.Properties = r.batchProps
 	h.Batch = protocol.Some(true)
-	h.AppendExtV2(ext)
-	body := make([]byte, 0, n*(len(r.body)+len(r.propsPrefix)+64))
+	body := sc.body[:0]
 	for range n {
-		body = message.AppendBatchItem(body, 0, r.body, r.propsPrefix+ids.Next())
+		sc.props = ids.AppendNextAt(append(sc.props[:0], r.propsPrefix...), now)
+		body = message.AppendBatchItem(body, 0, r.body, sc.props)
 	}
-	return remoting.NewRequest(protocol.SendBatchMessage, ext, body)
+	sc.body = body
+	return remoting.NewRequestHeader(protocol.SendBatchMessage, h.V2(), body)
 }
 
 // responseCodeNames names the codes a send or pull may answer.

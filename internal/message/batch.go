@@ -3,6 +3,8 @@ package message
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
+	"strings"
 )
 
 // BatchItem is one message of a batch send body (spec §5.5). Body and
@@ -73,8 +75,9 @@ func DecodeBatch(body []byte) ([]BatchItem, error) {
 }
 
 // AppendBatchItem appends one batch item as clients encode it (MAGICCODE and
-// BODYCRC zero). REQUIRES: len(props) <= MaxPropertiesLen.
-func AppendBatchItem(dst []byte, flag int32, body []byte, props string) []byte {
+// BODYCRC zero); props is a string or bytes. REQUIRES: len(props) <=
+// MaxPropertiesLen.
+func AppendBatchItem[S ~string | ~[]byte](dst []byte, flag int32, body []byte, props S) []byte {
 	be := binary.BigEndian
 	dst = be.AppendUint32(dst, uint32(batchItemFixed+len(body)+len(props)))
 	dst = be.AppendUint32(dst, 0)
@@ -97,4 +100,54 @@ func BatchRecordProperties(item []byte, batch string) string {
 		b = append(b, PropertySeparator)
 	}
 	return string(append(b, batch...))
+}
+
+// AppendBatchRecords decodes a whole batch body (as DecodeBatch) into the
+// records the broker stores, appended to recs: each a copy of proto with
+// the item's Flag and Body (aliasing body) and its stored property string
+// (BatchRecordProperties of the item's and batch's). The property strings
+// of all items are cut from one string, so a batch of any size costs one
+// allocation besides recs' growth, where a string per item and the items'
+// slice cost two or more per message. Errors are DecodeBatch's (wrapping
+// ErrCorrupt); recs is then returned unchanged.
+func AppendBatchRecords(recs []Record, body []byte, batchProps string, proto *Record) ([]Record, error) {
+	if len(body) == 0 {
+		return recs, fmt.Errorf("%w: empty batch body", ErrCorrupt)
+	}
+	// One pass checks every item and sizes the property strings.
+	count, propsLen := 0, 0
+	for rest := body; len(rest) > 0; count++ {
+		it, n, err := NextBatchItem(rest)
+		if err != nil {
+			return recs, fmt.Errorf("message: batch item %d at byte %d: %w", count, len(body)-len(rest), err)
+		}
+		propsLen += len(it.Properties) + 1 + len(batchProps)
+		rest = rest[n:]
+	}
+	var b strings.Builder
+	b.Grow(propsLen)
+	from := len(recs)
+	recs = slices.Grow(recs, count)
+	var small [64]int // where each item's string ends in all
+	ends := small[:0]
+	for rest := body; len(rest) > 0; {
+		it, n, _ := NextBatchItem(rest)
+		rest = rest[n:]
+		b.Write(it.Properties)
+		if len(it.Properties) > 0 && len(batchProps) > 0 && it.Properties[len(it.Properties)-1] != PropertySeparator {
+			b.WriteByte(PropertySeparator)
+		}
+		b.WriteString(batchProps)
+		ends = append(ends, b.Len())
+		recs = append(recs, *proto)
+		r := &recs[len(recs)-1]
+		r.Flag, r.Body = it.Flag, it.Body
+	}
+	all := b.String()
+	start := 0
+	for i, end := range ends {
+		recs[from+i].Properties = all[start:end]
+		start = end
+	}
+	return recs, nil
 }

@@ -194,6 +194,57 @@ func FuzzDecodeBatch(f *testing.F) {
 	})
 }
 
+// FuzzAppendBatchRecords: AppendBatchRecords accepts exactly what
+// DecodeBatch accepts and gives each item the flag, body and stored
+// property string (BatchRecordProperties) the per-item path gives, after
+// the records already in the slice, which it never changes.
+func FuzzAppendBatchRecords(f *testing.F) {
+	var body []byte
+	body = AppendBatchItem(body, 1, []byte("one"), "UNIQ_KEY\x01A")
+	body = AppendBatchItem(body, 2, nil, "")
+	body = AppendBatchItem(body, 3, []byte("three"), "TAGS\x01t\x02")
+	f.Add(body, "WAIT\x01true\x02CLUSTER\x01c", 1)
+	f.Add(body[:len(body)-2], "", 0)
+	f.Add([]byte{}, "x", 2)
+	f.Add(AppendBatchItem(nil, -1, bytes.Repeat([]byte{9}, 1000), strings.Repeat("k\x01v\x02", 50)), "", 0)
+	f.Fuzz(func(t *testing.T, b []byte, batchProps string, before int) {
+		before = min(max(before, 0), 3)
+		proto := Record{Topic: "T", QueueID: 3, BornTimestamp: 7}
+		prior := make([]Record, before, before+1)
+		for i := range prior {
+			prior[i] = Record{Topic: "prior", Flag: int32(i)}
+		}
+		recs, err := AppendBatchRecords(prior, b, batchProps, &proto)
+		items, derr := DecodeBatch(b)
+		if (err == nil) != (derr == nil) {
+			t.Fatalf("AppendBatchRecords error %v, DecodeBatch error %v", err, derr)
+		}
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) || len(recs) != before {
+				t.Fatalf("error %v with %d records (%d before)", err, len(recs), before)
+			}
+			return
+		}
+		if len(recs) != before+len(items) {
+			t.Fatalf("%d records, want %d + %d", len(recs), before, len(items))
+		}
+		for i := range before {
+			if recs[i].Topic != "prior" || recs[i].Flag != int32(i) {
+				t.Fatalf("record %d before the batch changed: %+v", i, recs[i])
+			}
+		}
+		for i, it := range items {
+			r := recs[before+i]
+			want := BatchRecordProperties(it.Properties, batchProps)
+			if r.Flag != it.Flag || !bytes.Equal(r.Body, it.Body) || r.Properties != want ||
+				r.Topic != proto.Topic || r.QueueID != proto.QueueID || r.BornTimestamp != proto.BornTimestamp {
+				t.Fatalf("record %d = flag %d body %q props %q, want flag %d body %q props %q",
+					i, r.Flag, r.Body, r.Properties, it.Flag, it.Body, want)
+			}
+		}
+	})
+}
+
 // FuzzProperties: the parser's entries are well formed, lookups agree with
 // the map, and encode(parse(s)) parses back to the same map.
 func FuzzProperties(f *testing.F) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"net/netip"
+	"strings"
 	"testing"
 )
 
@@ -174,6 +175,52 @@ func TestBatch(t *testing.T) {
 		if got := BatchRecordProperties([]byte(c.item), c.batch); got != c.want {
 			t.Errorf("BatchRecordProperties(%q, %q) = %q", c.item, c.batch, got)
 		}
+	}
+}
+
+// TestAppendBatchRecords: the records of a batch as the broker stores
+// them, in one allocation per batch once the slice has room.
+func TestAppendBatchRecords(t *testing.T) {
+	var body []byte
+	body = AppendBatchItem(body, 1, []byte("one"), "UNIQ_KEY\x01A\x02TAGS\x01t")
+	body = AppendBatchItem(body, 0, nil, "")
+	body = AppendBatchItem(body, 9, bytes.Repeat([]byte{'z'}, 300), "UNIQ_KEY\x01B\x02")
+	proto := Record{Topic: "T", QueueID: 2, SysFlag: 4, BornTimestamp: 5}
+	recs, err := AppendBatchRecords(nil, body, "WAIT\x01true", &proto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		flag  int32
+		body  string
+		props string
+	}{
+		{1, "one", "UNIQ_KEY\x01A\x02TAGS\x01t\x02WAIT\x01true"},
+		{0, "", "WAIT\x01true"},
+		{9, strings.Repeat("z", 300), "UNIQ_KEY\x01B\x02WAIT\x01true"},
+	}
+	if len(recs) != len(want) {
+		t.Fatalf("%d records", len(recs))
+	}
+	for i, w := range want {
+		r := recs[i]
+		if r.Flag != w.flag || string(r.Body) != w.body || r.Properties != w.props || r.Topic != "T" ||
+			r.QueueID != 2 || r.SysFlag != 4 || r.BornTimestamp != 5 {
+			t.Errorf("record %d = %+v", i, r)
+		}
+	}
+	if _, err := AppendBatchRecords(nil, body[:len(body)-1], "", &proto); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("truncated batch: %v", err)
+	}
+	var big []byte
+	for range 32 {
+		big = AppendBatchItem(big, 0, make([]byte, 1024), "TAGS\x01a\x02UNIQ_KEY\x01C0A801021234FFFFFFFF0A4CB8030000")
+	}
+	buf := make([]Record, 0, 32)
+	if n := testing.AllocsPerRun(50, func() {
+		buf, _ = AppendBatchRecords(buf[:0], big, "WAIT\x01true\x02CLUSTER\x01c", &proto)
+	}); n != 1 {
+		t.Errorf("AppendBatchRecords of 32 items allocates %v times, want 1", n)
 	}
 }
 

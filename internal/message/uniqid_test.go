@@ -56,3 +56,21 @@ func TestUniqIDUnique(t *testing.T) {
 		seen[id] = true
 	}
 }
+
+// TestUniqIDAppendNext: AppendNext appends what Next returns, after what
+// dst holds, without allocating once dst has room.
+func TestUniqIDAppendNext(t *testing.T) {
+	loc := time.FixedZone("test", 3600)
+	g := NewUniqIDGenerator(netip.MustParseAddr("192.168.1.2"), 0x1234, -1)
+	g.now = func() time.Time { return time.Date(2026, 3, 3, 0, 0, 0, 3_000_000, loc) }
+	if got := string(g.AppendNext([]byte("UNIQ_KEY\x01"))); got != "UNIQ_KEY\x01C0A801021234FFFFFFFF0A4CB8030000" {
+		t.Fatalf("AppendNext = %q", got)
+	}
+	if got := g.Next(); got != "C0A801021234FFFFFFFF0A4CB8030001" {
+		t.Fatalf("Next after AppendNext = %s", got)
+	}
+	buf := make([]byte, 0, 64)
+	if n := testing.AllocsPerRun(100, func() { buf = g.AppendNext(buf[:0]) }); n != 0 {
+		t.Fatalf("AppendNext allocates %v times", n)
+	}
+}

@@ -587,9 +587,55 @@ func (c *Conn) growPendingLocked(n int) {
 	}
 	// No minimum: an idle connection keeps two buffers (pending and
 	// spare), which must stay small with thousands connected.
-	grown := make([]byte, len(buf), max(2*cap(buf), len(buf)+n))
-	copy(grown, buf)
+	size := max(2*cap(buf), len(buf)+n)
+	var grown []byte
+	if size > maxKeptWriteBuffer {
+		// Past the kept size, straight to the senders' bound (and a
+		// read buffer's worth for the frame that crosses it): a burst
+		// then grows a buffer once rather than copying it at every
+		// doubling, and the pooled buffers have one size.
+		size = max(size, bigWriteBufferSize)
+		grown = getBigWriteBuffer(size)
+	}
+	if grown == nil {
+		grown = make([]byte, 0, size)
+	}
+	grown = append(grown, buf...)
 	c.wmu.buf = grown
+	putBigWriteBuffer(buf)
+}
+
+// bigWriteBuffers holds pending-write buffers larger than
+// maxKeptWriteBuffer that connections let go of (*[]byte): a producer's
+// bursts of pipelined requests grow the buffer to a few MiB again and
+// again, and a fresh one each time cost a tenth of its CPU in zeroing,
+// page faults and the scavenger. The pool, not the connection, keeps
+// them, so an idle connection still holds none, and the GC frees those
+// left unused.
+var bigWriteBuffers sync.Pool
+
+// bigWriteBufferSize is the least size of a pending-write buffer past
+// maxKeptWriteBuffer: what senders may queue (maxPendingWrite) plus a
+// frame of up to a read buffer's size.
+const bigWriteBufferSize = maxPendingWrite + readBufferSize
+
+// getBigWriteBuffer returns an empty pooled buffer of at least size
+// bytes, or nil. A pooled one that is too small is left to the GC.
+func getBigWriteBuffer(size int) []byte {
+	p, _ := bigWriteBuffers.Get().(*[]byte)
+	if p == nil || cap(*p) < size {
+		return nil
+	}
+	return (*p)[:0]
+}
+
+// putBigWriteBuffer pools b when it is larger than maxKeptWriteBuffer.
+// Nothing may use b afterwards.
+func putBigWriteBuffer(b []byte) {
+	if cap(b) > maxKeptWriteBuffer {
+		b = b[:0]
+		bigWriteBuffers.Put(&b)
+	}
 }
 
 // startWriterLocked reports whether the caller, which just left frames in
@@ -673,8 +719,10 @@ func (c *Conn) writeLoop() {
 		// back before the next frames are taken.
 		releaseFrames(zc)
 		c.wmu.Lock()
-		if keepWriteBuffer(len(buf), cap(buf)) {
+		if keepWriteBuffer(len(buf), cap(buf), len(c.wmu.buf) > 0) {
 			c.wmu.spare = buf[:0]
+		} else {
+			putBigWriteBuffer(buf)
 		}
 		c.wmu.busy = false
 		if err != nil {
@@ -693,14 +741,17 @@ func (c *Conn) writeLoop() {
 }
 
 // keepWriteBuffer reports whether the writer keeps a buffer of capacity
-// capacity after writing n bytes from it. A large one is kept while the
-// writes stay large: a pipelining producer's requests (4,000 of 1 KiB in
-// flight) fill several MiB between writes, and regrowing that for every
-// write cost a sixth of the client's CPU in copies and fresh pages
-// (BenchmarkInvokeAsyncPipelined). Once the burst is over a write is small
-// and it goes. The senders' wait at maxPendingWrite bounds its size.
-func keepWriteBuffer(n, capacity int) bool {
-	return capacity <= maxKeptWriteBuffer || n >= maxKeptWriteBuffer/4
+// capacity after writing n bytes from it; more says frames queued while it
+// wrote (the burst goes on). A large one is kept while the writes stay
+// large or the burst goes on: a pipelining producer's requests (4,000 of
+// 1 KiB in flight, or batches of 32 KiB) fill several MiB between writes,
+// and regrowing that for every write cost a sixth of the client's CPU in
+// copies and fresh pages (BenchmarkInvokeAsyncPipelined), a fifth with
+// batches whose writes are often small while the senders keep adding. Once
+// the burst is over (a small write, nothing queued) it goes. The senders'
+// wait at maxPendingWrite bounds its size.
+func keepWriteBuffer(n, capacity int, more bool) bool {
+	return capacity <= maxKeptWriteBuffer || n >= maxKeptWriteBuffer/4 || more
 }
 
 // gatherFrames yields to let the goroutines about to send add their frames

@@ -238,16 +238,18 @@ func TestPendingBufferGrowsByDoubling(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		n, capacity int
+		more        bool
 		keep        bool
 	}{
-		{100, maxKeptWriteBuffer, true},
-		{4 << 20, 8 << 20, true},
-		{maxKeptWriteBuffer / 4, 8 << 20, true},
-		{maxKeptWriteBuffer/4 - 1, 8 << 20, false},
-		{500, 4 << 20, false},
+		{100, maxKeptWriteBuffer, false, true},
+		{4 << 20, 8 << 20, false, true},
+		{maxKeptWriteBuffer / 4, 8 << 20, false, true},
+		{maxKeptWriteBuffer/4 - 1, 8 << 20, false, false},
+		{500, 4 << 20, false, false},
+		{500, 4 << 20, true, true}, // a small write in a burst that goes on
 	} {
-		if got := keepWriteBuffer(tc.n, tc.capacity); got != tc.keep {
-			t.Errorf("keepWriteBuffer(%d, %d) = %v, want %v", tc.n, tc.capacity, got, tc.keep)
+		if got := keepWriteBuffer(tc.n, tc.capacity, tc.more); got != tc.keep {
+			t.Errorf("keepWriteBuffer(%d, %d, %v) = %v, want %v", tc.n, tc.capacity, tc.more, got, tc.keep)
 		}
 	}
 }

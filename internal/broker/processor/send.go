@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+	"sync"
 
 	"github.com/rocketd/rocketd/internal/broker/meta"
 	"github.com/rocketd/rocketd/internal/message"
@@ -230,19 +231,23 @@ func (s *sendFamily) sendBatch(resp *remoting.Command, h *protocol.SendMessageRe
 		return fail(resp, protocol.MessageIllegal, fmt.Sprintf(
 			"the batch body size %d bytes exceeds maxMessageSize %d bytes", len(req.Body), s.live().MaxMessageSize))
 	}
-	items, err := message.DecodeBatch(req.Body)
-	if err != nil {
-		return fail(resp, protocol.MessageIllegal, "malformed batch body: "+err.Error())
-	}
 	batchProps := message.ReplaceProperties(h.Properties, "", s.storedProps[:]...)
 	wait, _ := message.Property(h.Properties, message.PropertyWaitStoreMsgOK)
-	recs := make([]message.Record, len(items))
-	for i, it := range items {
-		r := *proto
-		r.Flag = it.Flag
-		r.Body = it.Body
-		r.Properties = message.BatchRecordProperties(it.Properties, batchProps)
-		recs[i] = r
+	// The body is decoded once into the records to store: their bodies
+	// alias it, their property strings share one allocation, and the
+	// slice is reused by the next batch.
+	rp := batchRecords.Get().(*[]message.Record)
+	defer func() {
+		clear(*rp) // no body or string stays reachable from the pool
+		if cap(*rp) <= maxPooledBatch {
+			*rp = (*rp)[:0]
+			batchRecords.Put(rp)
+		}
+	}()
+	recs, err := message.AppendBatchRecords((*rp)[:0], req.Body, batchProps, proto)
+	*rp = recs
+	if err != nil {
+		return fail(resp, protocol.MessageIllegal, "malformed batch body: "+err.Error())
 	}
 	began := time.Now()
 	opts.NoWait = wait == "false"
@@ -250,6 +255,12 @@ func (s *sendFamily) sendBatch(resp *remoting.Command, h *protocol.SendMessageRe
 	s.countPut(recs[0].Topic, res, began)
 	return s.putResponse(resp, res, proto.QueueID)
 }
+
+// batchRecords holds the record slices of batch sends (*[]message.Record);
+// maxPooledBatch bounds the ones kept.
+var batchRecords = sync.Pool{New: func() any { return new([]message.Record) }}
+
+const maxPooledBatch = 1024
 
 // retryOrDLQ applies the %RETRY% rules of the send path (spec §10): the
 // group must exist, and a message past its max reconsume times goes to the

@@ -163,13 +163,14 @@ func (l *Log) PutBatch(ctx context.Context, recs []message.Record, opts PutOptio
 
 	bufp := encodePool.Get().(*[]byte)
 	buf := (*bufp)[:0]
-	ends := make([]int, len(recs))
+	var endsBuf [64]int // where each record ends in buf; a larger batch allocates
+	ends := endsBuf[:0]
 	for i := range recs {
 		r := &recs[i]
 		r.BodyCRC = message.BodyCRC(r.Body)
 		r.QueueOffset, r.PhysicalOffset, r.StoreTimestamp = 0, 0, 0
 		buf = message.AppendRecord(buf, r)
-		ends[i] = len(buf)
+		ends = append(ends, len(buf))
 	}
 	defer func() { putEncodeBuf(bufp, buf) }()
 	if int64(len(buf))+message.BlankLen > l.cfg.SegmentSize {
