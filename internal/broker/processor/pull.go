@@ -55,10 +55,12 @@ func (pl *pullFamily) pull(conn *remoting.Conn, req *remoting.Command, allowSusp
 	// nextBeginOffset and the other three keys are always present: the Go
 	// client parses a missing nextBeginOffset as 0 and rewinds the queue
 	// (go-client-wire.md §0 item 8).
-	rh := protocol.PullMessageResponseHeader{NextBeginOffset: h.QueueOffset}
+	// The header is encoded into the frame when the response is sent (no
+	// map): rh holds its final values by then.
+	rh := &protocol.PullMessageResponseHeader{NextBeginOffset: h.QueueOffset}
 	reply := func(code int32, remark string) *remoting.Command {
 		resp := remoting.NewResponse(code, remark)
-		resp.ExtFields = protocol.Ext(&rh)
+		resp.Header = rh
 		return resp
 	}
 	// A static topic's logic queue and offset become the physical ones of
@@ -72,7 +74,7 @@ func (pl *pullFamily) pull(conn *remoting.Conn, req *remoting.Command, allowSusp
 		if item, resp = pl.static.pullStatic(&lc, &h); resp != nil {
 			if resp.ExtFields == nil {
 				// A refusal keeps the four offsets (see rh above).
-				resp.ExtFields = protocol.Ext(&rh)
+				resp.ExtFields = protocol.Ext(rh)
 			}
 			return resp
 		}
@@ -155,19 +157,17 @@ func (pl *pullFamily) pull(conn *remoting.Conn, req *remoting.Command, allowSusp
 		rh.NextBeginOffset = h.QueueOffset
 	}
 	if lc.static() {
-		code = pl.static.rewritePullResponse(&lc, item, logicOffset, &rh, code)
+		code = pl.static.rewritePullResponse(&lc, item, logicOffset, rh, code)
 	}
 	// The records go into the response frame as the store read them
 	// (slices of its read buffers, released once the frame is encoded):
-	// no body buffer is allocated and filled in between.
+	// no body buffer is allocated and filled in between. Records that lie
+	// back to back in one read are one part (one iovec of the writev).
 	var parts [][]byte
 	if code == protocol.Success {
-		parts = make([][]byte, len(res.Messages))
-		for i, m := range res.Messages {
-			parts[i] = m.Bytes
-		}
+		parts = res.BodyRuns()
 	}
-	pl.countPull(h.ConsumerGroup, h.Topic, parts != nil, len(parts), res.TotalSize, began)
+	pl.countPull(h.ConsumerGroup, h.Topic, parts != nil, len(res.Messages), res.TotalSize, began)
 	status := res.Status
 	if parts == nil {
 		res.Release()
