@@ -148,3 +148,32 @@ func TestPullResponseDecodeFrom(t *testing.T) {
 		}
 	}
 }
+
+// TestPullRequestDecodeFrom: DecodeFrom reads what Decode reads, bad
+// numbers included.
+func TestPullRequestDecodeFrom(t *testing.T) {
+	for _, h := range []PullMessageRequestHeader{
+		{ConsumerGroup: "g", Topic: "T", QueueID: 3, QueueOffset: 1 << 40, MaxMsgNums: 32, SysFlag: 6, CommitOffset: -1,
+			SuspendTimeoutMillis: 20000, Subscription: "a || b", SubVersion: 1_700_000_000_000, ExpressionType: "TAG",
+			BrokerName: "broker-a", MaxMsgBytes: Some[int32](1 << 20)},
+		{ConsumerGroup: "g", Topic: "T"},
+	} {
+		m := map[string]string{}
+		h.AppendExt(m)
+		var a, b PullMessageRequestHeader
+		if err := a.Decode(m); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.DecodeFrom(MapExt(m)); err != nil || a != b || a != h {
+			t.Fatalf("DecodeFrom %+v (%v), Decode %+v, want %+v", b, err, a, h)
+		}
+	}
+	for _, key := range pullRequestKeys {
+		m := map[string]string{"topic": "T", key: "x1"}
+		var a, b PullMessageRequestHeader
+		errA, errB := a.Decode(m), b.DecodeFrom(MapExt(m))
+		if (errA == nil) != (errB == nil) || errA != nil && errA.Error() != errB.Error() || a != b {
+			t.Fatalf("%s: Decode %v %+v, DecodeFrom %v %+v", key, errA, a, errB, b)
+		}
+	}
+}

@@ -68,3 +68,31 @@ func (h *PullMessageResponseHeader) DecodeFrom(src ExtSource) error {
 	}
 	return r.err
 }
+
+// pullRequestKeys are the keys PullMessageRequestHeader.DecodeFrom looks
+// up, in field order.
+var pullRequestKeys = [...]string{"consumerGroup", "topic", "queueId", "queueOffset", "maxMsgNums", "sysFlag",
+	"commitOffset", "suspendTimeoutMillis", "subscription", "subVersion", "expressionType", "bname", "maxMsgBytes"}
+
+// DecodeFrom decodes the header from src in one pass (a received
+// remoting.Command, no map): the result, and any *FieldError, is the same
+// as Decode's of the command's ExtFields map.
+func (h *PullMessageRequestHeader) DecodeFrom(src ExtSource) error {
+	v := src.LookupExt(pullRequestKeys[:])
+	k := &pullRequestKeys
+	r := extReader{header: "PullMessageRequestHeader"}
+	h.ConsumerGroup = v.Vals[0]
+	h.Topic = v.Vals[1]
+	h.QueueID = r.int32Of(k[2], v.Vals[2], v.Has(2))
+	h.QueueOffset = r.int64Of(k[3], v.Vals[3], v.Has(3))
+	h.MaxMsgNums = r.int32Of(k[4], v.Vals[4], v.Has(4))
+	h.SysFlag = r.int32Of(k[5], v.Vals[5], v.Has(5))
+	h.CommitOffset = r.int64Of(k[6], v.Vals[6], v.Has(6))
+	h.SuspendTimeoutMillis = r.int64Of(k[7], v.Vals[7], v.Has(7))
+	h.Subscription = v.Vals[8]
+	h.SubVersion = r.int64Of(k[9], v.Vals[9], v.Has(9))
+	h.ExpressionType = v.Vals[10]
+	h.BrokerName = v.Vals[11]
+	h.MaxMsgBytes = r.optInt32Of(k[12], v.Vals[12], v.Has(12))
+	return r.err
+}

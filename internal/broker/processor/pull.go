@@ -33,8 +33,10 @@ type pullFamily struct {
 }
 
 func (pl *pullFamily) register(srv *remoting.Server, pools Families) {
-	srv.Handle(protocol.PullMessage, pools.Pull, pl.handlePull)
-	srv.Handle(protocol.LitePullMessage, pools.Pull, pl.handleLitePull)
+	// The header is read where it arrived (DecodeFrom), without a map;
+	// only a static topic's pull or a lite pull builds one (req.Ext()).
+	srv.HandleLazyExt(protocol.PullMessage, pools.Pull, pl.handlePull)
+	srv.HandleLazyExt(protocol.LitePullMessage, pools.Pull, pl.handleLitePull)
 }
 
 // handlePull serves PULL_MESSAGE from the network: it may commit the
@@ -49,7 +51,7 @@ func (pl *pullFamily) handlePull(conn *remoting.Conn, req *remoting.Command) *re
 func (pl *pullFamily) pull(conn *remoting.Conn, req *remoting.Command, allowSuspend bool) *remoting.Command {
 	began := time.Now()
 	var h protocol.PullMessageRequestHeader
-	if err := h.Decode(req.ExtFields); err != nil {
+	if err := h.DecodeFrom(req); err != nil {
 		return headerError(err)
 	}
 	// nextBeginOffset and the other three keys are always present: the Go
@@ -66,7 +68,7 @@ func (pl *pullFamily) pull(conn *remoting.Conn, req *remoting.Command, allowSusp
 	// A static topic's logic queue and offset become the physical ones of
 	// the mapping item holding the offset (staticrw.go); an item on
 	// another broker is pulled there.
-	lc := pl.static.mappingFor(req.ExtFields, h.Topic, h.QueueID)
+	lc := pl.static.mappingForReq(req, h.Topic, h.QueueID)
 	var item protocol.LogicQueueMappingItem
 	logicOffset := h.QueueOffset
 	if lc.static() {
