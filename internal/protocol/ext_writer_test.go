@@ -69,7 +69,13 @@ func TestExtEncodersMatchMaps(t *testing.T) {
 		&SendMessageResponseHeader{MsgID: "7F00000100002A9F0000000000000000", QueueID: 2, QueueOffset: 41,
 			MsgRegion: "DefaultRegion", TraceOn: Some(true), TransactionID: "tx\x01"},
 		&SendMessageResponseHeader{TraceOn: Some(false)},
-		&SendMessageResponseHeader{})
+		&SendMessageResponseHeader{},
+		&PullMessageRequestHeader{ConsumerGroup: "g", Topic: "T", QueueID: 3, QueueOffset: 1 << 40, MaxMsgNums: 32,
+			SysFlag: 6, CommitOffset: -1, SuspendTimeoutMillis: 20000, Subscription: "a || b", SubVersion: 1_700_000_000_000,
+			ExpressionType: "TAG", BrokerName: "broker-a", MaxMsgBytes: Some[int32](1 << 20)},
+		&PullMessageRequestHeader{},
+		&PullMessageResponseHeader{SuggestWhichBrokerID: 1, NextBeginOffset: 64, MinOffset: 0, MaxOffset: 1 << 33, OffsetDelta: Some[int64](-5)},
+		&PullMessageResponseHeader{})
 	for i, e := range encs {
 		m := map[string]string{}
 		e.AppendExt(m)
@@ -113,5 +119,61 @@ func TestEncodeSendHeaderDoesNotAllocate(t *testing.T) {
 		buf = resp.AppendExtBinary(buf)
 	}); n != 0 {
 		t.Fatalf("%v allocations per encode", n)
+	}
+}
+
+// TestPullResponseDecodeFrom: DecodeFrom reads what Decode reads, bad
+// numbers included.
+func TestPullResponseDecodeFrom(t *testing.T) {
+	for _, h := range []PullMessageResponseHeader{
+		{SuggestWhichBrokerID: 1, NextBeginOffset: 64, MaxOffset: 1 << 33, OffsetDelta: Some[int64](-5)},
+		{NextBeginOffset: 7},
+	} {
+		m := map[string]string{}
+		h.AppendExt(m)
+		var a, b PullMessageResponseHeader
+		if err := a.Decode(m); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.DecodeFrom(MapExt(m)); err != nil || a != b || a != h {
+			t.Fatalf("DecodeFrom %+v (%v), Decode %+v, want %+v", b, err, a, h)
+		}
+	}
+	for _, key := range pullResponseKeys {
+		m := map[string]string{"nextBeginOffset": "1", key: "x1"}
+		var a, b PullMessageResponseHeader
+		errA, errB := a.Decode(m), b.DecodeFrom(MapExt(m))
+		if errA == nil || errB == nil || errA.Error() != errB.Error() {
+			t.Fatalf("%s: Decode %v, DecodeFrom %v", key, errA, errB)
+		}
+	}
+}
+
+// TestPullRequestDecodeFrom: DecodeFrom reads what Decode reads, bad
+// numbers included.
+func TestPullRequestDecodeFrom(t *testing.T) {
+	for _, h := range []PullMessageRequestHeader{
+		{ConsumerGroup: "g", Topic: "T", QueueID: 3, QueueOffset: 1 << 40, MaxMsgNums: 32, SysFlag: 6, CommitOffset: -1,
+			SuspendTimeoutMillis: 20000, Subscription: "a || b", SubVersion: 1_700_000_000_000, ExpressionType: "TAG",
+			BrokerName: "broker-a", MaxMsgBytes: Some[int32](1 << 20)},
+		{ConsumerGroup: "g", Topic: "T"},
+	} {
+		m := map[string]string{}
+		h.AppendExt(m)
+		var a, b PullMessageRequestHeader
+		if err := a.Decode(m); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.DecodeFrom(MapExt(m)); err != nil || a != b || a != h {
+			t.Fatalf("DecodeFrom %+v (%v), Decode %+v, want %+v", b, err, a, h)
+		}
+	}
+	for _, key := range pullRequestKeys {
+		m := map[string]string{"topic": "T", key: "x1"}
+		var a, b PullMessageRequestHeader
+		errA, errB := a.Decode(m), b.DecodeFrom(MapExt(m))
+		if (errA == nil) != (errB == nil) || errA != nil && errA.Error() != errB.Error() || a != b {
+			t.Fatalf("%s: Decode %v %+v, DecodeFrom %v %+v", key, errA, a, errB, b)
+		}
 	}
 }

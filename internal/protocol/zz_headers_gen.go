@@ -997,6 +997,37 @@ func (h *PullMessageRequestHeader) Decode(ext map[string]string) error {
 	return r.err
 }
 
+// AppendExtJSON writes the header into a JSON header (ExtEncoder).
+func (h *PullMessageRequestHeader) AppendExtJSON(dst []byte) []byte {
+	w := NewExtWriter(dst, false)
+	h.writeExt(&w)
+	return w.Bytes()
+}
+
+// AppendExtBinary writes the header into a ROCKETMQ header (ExtEncoder).
+func (h *PullMessageRequestHeader) AppendExtBinary(dst []byte) []byte {
+	w := NewExtWriter(dst, true)
+	h.writeExt(&w)
+	return w.Bytes()
+}
+
+// writeExt writes the fields in ascending byte order of their keys.
+func (h *PullMessageRequestHeader) writeExt(w *ExtWriter) {
+	w.OptString("bname", h.BrokerName)
+	w.Int64("commitOffset", h.CommitOffset)
+	w.String("consumerGroup", h.ConsumerGroup)
+	w.OptString("expressionType", h.ExpressionType)
+	w.OptInt32("maxMsgBytes", h.MaxMsgBytes)
+	w.Int32("maxMsgNums", h.MaxMsgNums)
+	w.Int32("queueId", h.QueueID)
+	w.Int64("queueOffset", h.QueueOffset)
+	w.Int64("subVersion", h.SubVersion)
+	w.OptString("subscription", h.Subscription)
+	w.Int64("suspendTimeoutMillis", h.SuspendTimeoutMillis)
+	w.Int32("sysFlag", h.SysFlag)
+	w.String("topic", h.Topic)
+}
+
 func (h *PullMessageResponseHeader) AppendExt(m map[string]string) {
 	putInt64(m, "suggestWhichBrokerId", h.SuggestWhichBrokerID)
 	putInt64(m, "nextBeginOffset", h.NextBeginOffset)
@@ -1013,6 +1044,31 @@ func (h *PullMessageResponseHeader) Decode(ext map[string]string) error {
 	h.MaxOffset = r.int64("maxOffset")
 	h.OffsetDelta = r.optInt64("offsetDelta")
 	return r.err
+}
+
+// AppendExtJSON writes the header into a JSON header (ExtEncoder).
+func (h *PullMessageResponseHeader) AppendExtJSON(dst []byte) []byte {
+	w := NewExtWriter(dst, false)
+	h.writeExt(&w)
+	return w.Bytes()
+}
+
+// AppendExtBinary writes the header into a ROCKETMQ header (ExtEncoder).
+func (h *PullMessageResponseHeader) AppendExtBinary(dst []byte) []byte {
+	w := NewExtWriter(dst, true)
+	h.writeExt(&w)
+	return w.Bytes()
+}
+
+// writeExt writes the fields in ascending byte order of their keys.
+func (h *PullMessageResponseHeader) writeExt(w *ExtWriter) {
+	w.Int64("maxOffset", h.MaxOffset)
+	w.Int64("minOffset", h.MinOffset)
+	w.Int64("nextBeginOffset", h.NextBeginOffset)
+	if h.OffsetDelta.Set {
+		w.Int64("offsetDelta", h.OffsetDelta.Value)
+	}
+	w.Int64("suggestWhichBrokerId", h.SuggestWhichBrokerID)
 }
 
 // header_query.go

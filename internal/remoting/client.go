@@ -36,6 +36,14 @@ type ClientConfig struct {
 	// (a load generator) pays for no map. Requests servers send over the
 	// client's connections are decoded as always.
 	LazyResponseExt bool
+	// PooledResponseBodies takes the Body of a response that arrived in
+	// one read buffer (up to 64 KiB) from a pool shared by the process
+	// instead of a fresh allocation: the caller gives it back with
+	// resp.ReleaseBody() once done with it (one not given back is left to
+	// the GC). For a consumer reading 32 KiB pull responses tens of
+	// thousands of times a second, the fresh buffers kept the GC sweeping
+	// and the scheduler's locks busy (rocketctl bench consume).
+	PooledResponseBodies bool
 	// TLS, when set, makes every connection a TLS one (RocketMQ's
 	// tls.enable / useTLS); the handshake counts against DialTimeout.
 	TLS *tls.Config
@@ -103,8 +111,8 @@ func NewClient(cfg ClientConfig) *Client {
 	cfg.ensureDefaults()
 	c := &Client{cfg: cfg, log: cfg.Logger, handling: make(chan struct{}, maxClientHandlers)}
 	c.mu.conns = make(map[string]*dialing)
-	if cfg.LazyResponseExt {
-		c.pol = &extPolicy{responses: true}
+	if cfg.LazyResponseExt || cfg.PooledResponseBodies {
+		c.pol = &extPolicy{responses: cfg.LazyResponseExt, pooledBodies: cfg.PooledResponseBodies}
 	}
 	empty := map[int32]HandlerFunc{}
 	c.handlers.Store(&empty)

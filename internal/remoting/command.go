@@ -1,8 +1,10 @@
 package remoting
 
 import (
+	"bytes"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/rocketd/rocketd/internal/protocol"
 )
@@ -97,6 +99,42 @@ type Command struct {
 	// ext is a received custom header not made into a map (see
 	// compactExt); only when ExtFields is nil.
 	ext compactExt
+	// pooledBody holds Body's buffer when it came from bodyPool (see
+	// ReleaseBody).
+	pooledBody *[]byte
+}
+
+// ReleaseBody gives a received response's Body back to the pool it came
+// from (ClientConfig.PooledResponseBodies) and clears Body; neither Body
+// nor anything sliced from it may be used afterwards. It does nothing for
+// other commands, and the second time.
+func (c *Command) ReleaseBody() {
+	if p := c.pooledBody; p != nil {
+		c.pooledBody, c.Body = nil, nil
+		bodyPool.Put(p)
+	}
+}
+
+// bodyPool holds the buffers of pooled response bodies (*[]byte of
+// readBufferSize capacity: a body kept by keepBody fits the read buffer).
+var bodyPool = sync.Pool{New: func() any { b := make([]byte, 0, readBufferSize); return &b }}
+
+// minPooledBody is the smallest body keepBody takes from bodyPool: a small
+// one costs little to allocate, and would hold a 64 KiB buffer when not
+// given back.
+const minPooledBody = 4 << 10
+
+// keepBody copies a received command's Body out of the read buffer it
+// aliases: into a pooled buffer for a response of at least minPooledBody
+// when pol says so and it fits one, else into a fresh slice.
+func keepBody(cmd *Command, pol *extPolicy) {
+	if pol != nil && pol.pooledBodies && cmd.Flag&flagResponse != 0 && len(cmd.Body) >= minPooledBody && len(cmd.Body) <= readBufferSize {
+		p := bodyPool.Get().(*[]byte)
+		cmd.Body = append((*p)[:0], cmd.Body...)
+		cmd.pooledBody = p
+		return
+	}
+	cmd.Body = bytes.Clone(cmd.Body)
 }
 
 // NewRequestHeader returns a request carrying the typed header h (encoded

@@ -143,6 +143,9 @@ type extPolicy struct {
 	requests  []int32 // request codes, few: a slice beats a map
 	responses bool
 	all       bool // every command (the differential tests)
+	// pooledBodies: responses' bodies come from bodyPool (a Client's
+	// PooledResponseBodies); see keepBody.
+	pooledBodies bool
 }
 
 // compact decides for a command whose code and flag are known.

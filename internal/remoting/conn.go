@@ -1,7 +1,6 @@
 package remoting
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -1016,7 +1015,7 @@ func (c *Conn) readFrame(br *readBuffer, length int) (*Command, error) {
 	frame, _ := br.Peek(length)
 	cmd, err := decodeFrame(frame, pol)
 	if err == nil && cmd.Body != nil {
-		cmd.Body = bytes.Clone(cmd.Body)
+		keepBody(cmd, pol)
 	}
 	br.Discard(length)
 	return cmd, err

@@ -30,8 +30,18 @@ import (
 // directEncodeBody; once at and above it), and writev/copy ratios.
 func BenchmarkPullResponse(b *testing.B) {
 	const recSize = 1 << 10
-	for _, recs := range []int{8, 16, 32, 128} {
-		b.Run(fmt.Sprintf("parts=%dx1KiB", recs), func(b *testing.B) {
+	// joined: the records as one part, as the pull processor hands a run
+	// of records that lie back to back in one store read.
+	for _, tc := range []struct {
+		recs   int
+		joined bool
+	}{{8, false}, {16, false}, {32, false}, {32, true}, {128, false}} {
+		recs := tc.recs
+		name := fmt.Sprintf("parts=%dx1KiB", recs)
+		if tc.joined {
+			name = fmt.Sprintf("parts=1x%dKiB", recs)
+		}
+		b.Run(name, func(b *testing.B) {
 			b.StopTimer()
 			slab := make([]byte, recs*recSize)
 			for i := range slab {
@@ -41,9 +51,12 @@ func BenchmarkPullResponse(b *testing.B) {
 			s := NewServer(ServerConfig{Addr: "127.0.0.1:0"})
 			s.Handle(protocol.PullMessage, s.NewFamily("pull", 4, 1024), func(_ *Conn, req *Command) *Command {
 				resp := NewResponse(protocol.Success, "FOUND")
-				parts := make([][]byte, recs)
-				for i := range parts {
-					parts[i] = slab[i*recSize : (i+1)*recSize]
+				parts := [][]byte{slab}
+				if !tc.joined {
+					parts = make([][]byte, recs)
+					for i := range parts {
+						parts[i] = slab[i*recSize : (i+1)*recSize]
+					}
 				}
 				resp.BodyParts = parts
 				resp.Release = func() { released.Add(1) }

@@ -146,11 +146,21 @@ type GetResult struct {
 	// reads are the CommitLog reads the messages slice into: consecutive
 	// records are read with one pread.
 	reads []commitlog.Buffer
+	// runs are the messages' bytes joined where they lie back to back in
+	// one read (see BodyRuns).
+	runs [][]byte
 }
 
 var getResultPool = sync.Pool{New: func() any {
-	return &GetResult{Messages: make([]Message, 0, 32), reads: make([]commitlog.Buffer, 0, 4)}
+	return &GetResult{Messages: make([]Message, 0, 32), reads: make([]commitlog.Buffer, 0, 4), runs: make([][]byte, 0, 4)}
 }}
+
+// BodyRuns returns the bytes of Messages, in order, as few slices as
+// possible: records returned one after the other that were read by one
+// pread are one slice. A pull of a backlog written in batches is then one
+// or a few slices rather than one per record (a pull response's body, one
+// iovec each). Valid until Release; the caller must not change the list.
+func (r *GetResult) BodyRuns() [][]byte { return r.runs }
 
 // Release returns the read buffers and the result to their pools.
 func (r *GetResult) Release() {
@@ -161,7 +171,8 @@ func (r *GetResult) Release() {
 		r.reads[i].Release()
 	}
 	clear(r.Messages)
-	*r = GetResult{Messages: r.Messages[:0], reads: r.reads[:0]}
+	clear(r.runs)
+	*r = GetResult{Messages: r.Messages[:0], reads: r.reads[:0], runs: r.runs[:0]}
 	getResultPool.Put(r)
 }
 
@@ -169,8 +180,12 @@ func (r *GetResult) Release() {
 // (16000 bytes, as RocketMQ: 800 units).
 const maxScanBytes = 16000
 
-// unitsPerRead bounds one ConsumeQueue read of GetMessage.
-const unitsPerRead = 256
+// unitsPerRead bounds one ConsumeQueue read of GetMessage; firstUnitsRead
+// is the least its first read takes.
+const (
+	unitsPerRead   = 256
+	firstUnitsRead = 32
+)
 
 // GetMessage reads up to maxMsgNums messages of a queue from offset,
 // following RocketMQ's DefaultMessageStore.getMessage (spec §13.1):
@@ -235,9 +250,20 @@ func (s *Store) scanQueue(r *GetResult, q *consumequeue.Queue, offset int64, max
 	// run is the latest CommitLog read: [runStart, runStart+len(run)).
 	var run []byte
 	var runStart int64
+	// The last of r.runs is run[bodyFrom:bodyEnd] while bodyRead is the
+	// index of run in r.reads (-1: no run of this read yet).
+	bodyRead := -1
+	var bodyFrom, bodyEnd int64
 scan:
 	for scanned < maxUnits && offset+scanned < r.MaxOffset {
-		us, err := q.Read(offset+scanned, int(min(maxUnits-scanned, unitsPerRead)))
+		// The first read takes the units the batch may hold (a filter
+		// that passes them all needs no more); later ones up to
+		// unitsPerRead.
+		n := min(maxUnits-scanned, unitsPerRead)
+		if scanned == 0 {
+			n = min(n, int64(max(maxMsgNums, firstUnitsRead)))
+		}
+		us, err := q.Read(offset+scanned, int(n))
 		if err != nil {
 			if scanned == 0 {
 				r.Status = OffsetFoundNull
@@ -305,6 +331,13 @@ scan:
 			}
 			r.Messages = append(r.Messages, Message{Bytes: rec, PhysicalOffset: u.Offset,
 				QueueOffset: us.First + int64(i), TagsCode: u.TagsCode})
+			if from := u.Offset - runStart; bodyRead == len(r.reads)-1 && from == bodyEnd {
+				bodyEnd = u.End() - runStart
+				r.runs[len(r.runs)-1] = run[bodyFrom:bodyEnd:bodyEnd]
+			} else {
+				bodyRead, bodyFrom, bodyEnd = len(r.reads)-1, from, u.End()-runStart
+				r.runs = append(r.runs, rec)
+			}
 			r.TotalSize += len(rec)
 			r.Status = Found
 			nextPhyFileStart = math.MinInt64

@@ -624,3 +624,49 @@ func TestWaitReadable(t *testing.T) {
 		}
 	}
 }
+
+// TestBodyRuns: BodyRuns joins the returned records that lie back to back
+// in one read and breaks where a record was filtered out or another queue's
+// record lies in between; joined, the runs are the messages' bytes in order.
+func TestBodyRuns(t *testing.T) {
+	s := openStore(t, testConfig(vfs.NewMem()))
+	// Queue 0: 0-9 back to back, then 10-14 after queue 1's record; 3 and 4
+	// carry tag y.
+	for i := 0; i < 15; i++ {
+		if i == 10 {
+			put(t, s, newRecord("R", 1, bodyFor(99, 100), nil))
+		}
+		tag := "x"
+		if i == 3 || i == 4 {
+			tag = "y"
+		}
+		put(t, s, newRecord("R", 0, bodyFor(i, 100), map[string]string{"TAGS": tag}))
+	}
+	waitDispatched(t, s)
+	for _, tc := range []struct {
+		name   string
+		filter MessageFilter
+		msgs   int
+		runs   int
+	}{
+		{"all", nil, 15, 2},
+		{"tag x", NewTagFilter(false, "x"), 13, 3},
+	} {
+		r, err := s.GetMessage("g", "R", 0, 0, 32, tc.filter)
+		if err != nil || r.Status != Found {
+			t.Fatalf("%s: %v %v", tc.name, err, r.Status)
+		}
+		var joined, want []byte
+		for _, m := range r.Messages {
+			want = append(want, m.Bytes...)
+		}
+		for _, p := range r.BodyRuns() {
+			joined = append(joined, p...)
+		}
+		if len(r.Messages) != tc.msgs || len(r.BodyRuns()) != tc.runs || !bytes.Equal(joined, want) {
+			t.Fatalf("%s: %d messages in %d runs (want %d in %d), joined equal: %v", tc.name,
+				len(r.Messages), len(r.BodyRuns()), tc.msgs, tc.runs, bytes.Equal(joined, want))
+		}
+		r.Release()
+	}
+}

@@ -20,7 +20,7 @@ func (pl *pullFamily) handleLitePull(conn *remoting.Conn, req *remoting.Command)
 		return remoting.NewResponse(protocol.NoPermission,
 			fmt.Sprintf("the broker[%s] for lite pull consumer is forbidden", pl.cfg.BrokerIP1))
 	}
-	if key := missingPullField(req.ExtFields); key != "" {
+	if key := missingPullField(req.Ext()); key != "" {
 		return remoting.NewResponse(protocol.SystemError, "the custom field <"+key+"> is null")
 	}
 	return pl.pull(conn, req, true)

@@ -33,8 +33,10 @@ type pullFamily struct {
 }
 
 func (pl *pullFamily) register(srv *remoting.Server, pools Families) {
-	srv.Handle(protocol.PullMessage, pools.Pull, pl.handlePull)
-	srv.Handle(protocol.LitePullMessage, pools.Pull, pl.handleLitePull)
+	// The header is read where it arrived (DecodeFrom), without a map;
+	// only a static topic's pull or a lite pull builds one (req.Ext()).
+	srv.HandleLazyExt(protocol.PullMessage, pools.Pull, pl.handlePull)
+	srv.HandleLazyExt(protocol.LitePullMessage, pools.Pull, pl.handleLitePull)
 }
 
 // handlePull serves PULL_MESSAGE from the network: it may commit the
@@ -49,22 +51,24 @@ func (pl *pullFamily) handlePull(conn *remoting.Conn, req *remoting.Command) *re
 func (pl *pullFamily) pull(conn *remoting.Conn, req *remoting.Command, allowSuspend bool) *remoting.Command {
 	began := time.Now()
 	var h protocol.PullMessageRequestHeader
-	if err := h.Decode(req.ExtFields); err != nil {
+	if err := h.DecodeFrom(req); err != nil {
 		return headerError(err)
 	}
 	// nextBeginOffset and the other three keys are always present: the Go
 	// client parses a missing nextBeginOffset as 0 and rewinds the queue
 	// (go-client-wire.md §0 item 8).
-	rh := protocol.PullMessageResponseHeader{NextBeginOffset: h.QueueOffset}
+	// The header is encoded into the frame when the response is sent (no
+	// map): rh holds its final values by then.
+	rh := &protocol.PullMessageResponseHeader{NextBeginOffset: h.QueueOffset}
 	reply := func(code int32, remark string) *remoting.Command {
 		resp := remoting.NewResponse(code, remark)
-		resp.ExtFields = protocol.Ext(&rh)
+		resp.Header = rh
 		return resp
 	}
 	// A static topic's logic queue and offset become the physical ones of
 	// the mapping item holding the offset (staticrw.go); an item on
 	// another broker is pulled there.
-	lc := pl.static.mappingFor(req.ExtFields, h.Topic, h.QueueID)
+	lc := pl.static.mappingForReq(req, h.Topic, h.QueueID)
 	var item protocol.LogicQueueMappingItem
 	logicOffset := h.QueueOffset
 	if lc.static() {
@@ -72,7 +76,7 @@ func (pl *pullFamily) pull(conn *remoting.Conn, req *remoting.Command, allowSusp
 		if item, resp = pl.static.pullStatic(&lc, &h); resp != nil {
 			if resp.ExtFields == nil {
 				// A refusal keeps the four offsets (see rh above).
-				resp.ExtFields = protocol.Ext(&rh)
+				resp.ExtFields = protocol.Ext(rh)
 			}
 			return resp
 		}
@@ -155,19 +159,17 @@ func (pl *pullFamily) pull(conn *remoting.Conn, req *remoting.Command, allowSusp
 		rh.NextBeginOffset = h.QueueOffset
 	}
 	if lc.static() {
-		code = pl.static.rewritePullResponse(&lc, item, logicOffset, &rh, code)
+		code = pl.static.rewritePullResponse(&lc, item, logicOffset, rh, code)
 	}
 	// The records go into the response frame as the store read them
 	// (slices of its read buffers, released once the frame is encoded):
-	// no body buffer is allocated and filled in between.
+	// no body buffer is allocated and filled in between. Records that lie
+	// back to back in one read are one part (one iovec of the writev).
 	var parts [][]byte
 	if code == protocol.Success {
-		parts = make([][]byte, len(res.Messages))
-		for i, m := range res.Messages {
-			parts[i] = m.Bytes
-		}
+		parts = res.BodyRuns()
 	}
-	pl.countPull(h.ConsumerGroup, h.Topic, parts != nil, len(parts), res.TotalSize, began)
+	pl.countPull(h.ConsumerGroup, h.Topic, parts != nil, len(res.Messages), res.TotalSize, began)
 	status := res.Status
 	if parts == nil {
 		res.Release()

@@ -54,6 +54,16 @@ type staticRW struct {
 	forwardLog lograte.Limiter // failed forwards: clients retry them in a loop
 }
 
+// mappingForReq is mappingFor for a request whose header may have been
+// kept as received (HandleLazyExt): its map is built for a static topic's
+// request only.
+func (m *staticRW) mappingForReq(req *remoting.Command, topic string, queueID int32) mappingCtx {
+	if m.mappings.Lookup(topic) == nil {
+		return mappingCtx{}
+	}
+	return m.mappingFor(req.Ext(), topic, queueID)
+}
+
 // mappingFor builds the context of a request on topic's queue queueID.
 // A topic without a mapping costs one lock-free lookup and no allocation.
 func (m *staticRW) mappingFor(ext map[string]string, topic string, queueID int32) mappingCtx {
