@@ -38,6 +38,12 @@
 // --rounds N runs the target list N times, the targets alternating, and the
 // table shows each figure's median (and each round's table below it).
 //
+// With both rocketd targets and the p1k64 workload, the results carry the
+// SYNC_FLUSH bound of issue 18 (bound.go): 64 / (async round trip + one
+// fdatasync), the round trip being 64 / the ASYNC_FLUSH rate of p1k64 and the
+// fdatasync the median of a probe loop in the SYNC_FLUSH target's store
+// directory, with the SYNC_FLUSH rate as a share of it (medians over rounds).
+//
 // rocketd and RocketMQ are driven by the same client, `rocketctl bench`, run
 // as a separate process (so the ratio between them is the brokers'). NATS is
 // embedded: this binary re-executes itself as the server process

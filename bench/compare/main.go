@@ -185,6 +185,9 @@ type targetResult struct {
 	err          error
 	duration     time.Duration
 	notes        []string // for the results file's notes
+	// fsync is the median fdatasync on the store's file system (rocketd
+	// SYNC_FLUSH only; bound.go).
+	fsync time.Duration
 }
 
 // metric is one workload's figure.
@@ -265,10 +268,18 @@ func (h *harness) run(ctx context.Context) error {
 		}
 	}
 	fmt.Println(table)
+	bound := h.boundSection(results, rounds)
+	if bound != "" {
+		fmt.Println(bound)
+	}
 	if h.out == "" {
 		return nil
 	}
-	doc := h.resultsDoc(results, table, load0, loadAvg(), total)
+	body := table
+	if bound != "" {
+		body += "\n" + bound
+	}
+	doc := h.resultsDoc(results, body, load0, loadAvg(), total)
 	if err := os.MkdirAll(filepath.Dir(h.out), 0o755); err != nil {
 		return err
 	}

@@ -30,6 +30,7 @@ func mergeRounds(rounds [][]*targetResult) []*targetResult {
 		m.routed = dur(func(r *targetResult) time.Duration { return r.routed })
 		m.idleRSS = int64(median(all, func(r *targetResult) float64 { return float64(r.idleRSS) }))
 		m.peakRSS = int64(median(all, func(r *targetResult) float64 { return float64(r.peakRSS) }))
+		m.fsync = dur(func(r *targetResult) time.Duration { return r.fsync })
 		var errs []error
 		for _, r := range all {
 			errs = append(errs, r.err)

@@ -116,6 +116,16 @@ func (h *harness) rocketWorkloads(ctx context.Context, name string, s *server, r
 		if !h.want(st.id) {
 			continue
 		}
+		if st.id == boundWorkload && name == "rocketd-sync" {
+			// One fdatasync on the store's file system, for the bound
+			// (bound.go), with the broker idle between two workloads.
+			d, err := probeFsync(storeProbeDir(filepath.Join(h.work, name)), probeWrites, probeWriteSize, probeLimit)
+			if err != nil {
+				return err
+			}
+			h.logf("%s: fdatasync median %s", name, d)
+			r.fsync = d
+		}
 		m, err := h.profiled(ctx, name, st.profile, s, func() (metric, error) { return h.benchRun(ctx, s.addr, st.args...) })
 		if err != nil {
 			return fmt.Errorf("%s: %w", st.id, err)

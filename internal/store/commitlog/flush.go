@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -15,6 +16,7 @@ type waiter struct {
 	end   int64
 	epoch int64
 	flush bool
+	since int64 // clock mono when a flush waiter registered (GroupCommitStats)
 	done  chan PutStatus
 	timer *time.Timer
 }
@@ -75,6 +77,9 @@ func (l *Log) wait(ctx context.Context, end, epoch int64, flush bool) PutStatus 
 	}
 	w := waiterPool.Get().(*waiter)
 	w.end, w.epoch, w.flush = end, epoch, flush
+	if flush {
+		w.since = l.clock.mono()
+	}
 	l.waiters.list = append(l.waiters.list, w)
 	l.waiters.Unlock()
 	if flush {
@@ -120,6 +125,14 @@ func (l *Log) finalAnswer(end, epoch int64, flush bool, err error) PutStatus {
 // After a failed flush (err) the flush waiters whose records were written
 // get FlushDiskTimeout; final (Close) answers everyone.
 func (l *Log) completeWaiters(err error, final bool) {
+	l.completeWaitersAfter(err, final, nil)
+}
+
+// completeWaitersAfter is completeWaiters for the group-commit flusher:
+// the flush waiters answered PUT_OK are counted against the sync cycle c
+// (GroupCommitStats) when c is not nil.
+func (l *Log) completeWaitersAfter(err error, final bool, c *syncCycle) {
+	var synced, behind, own int64
 	l.waiters.Lock()
 	list := l.waiters.list
 	keep := l.waiters.spare[:0]
@@ -135,6 +148,11 @@ func (l *Log) completeWaiters(err error, final bool) {
 			}
 		}
 		if ok {
+			if c != nil && w.flush && st == PutOK {
+				synced++
+				behind += max(0, c.start-w.since)
+				own += c.end - max(c.start, w.since)
+			}
 			w.done <- st
 		} else {
 			keep = append(keep, w)
@@ -143,6 +161,56 @@ func (l *Log) completeWaiters(err error, final bool) {
 	clear(list)
 	l.waiters.list, l.waiters.spare = keep, list[:0]
 	l.waiters.Unlock()
+	if synced > 0 {
+		l.gcStats.waiters.Add(synced)
+		l.gcStats.behind.Add(behind)
+		l.gcStats.own.Add(own)
+	}
+}
+
+// syncCycle is one round of the group-commit flusher, in clock mono time:
+// from its commit's start to the end of its fdatasync.
+type syncCycle struct{ start, end int64 }
+
+// groupCommitCounters are GroupCommitStats' counters.
+type groupCommitCounters struct {
+	syncs, idleStarts, waiters, behind, own, syncNs atomic.Int64
+}
+
+// GroupCommitStats describes the group-commit flusher's work so far
+// (SYNC_FLUSH; zero under ASYNC_FLUSH): how many records each fdatasync
+// carried and where a put's wait for its flush went.
+type GroupCommitStats struct {
+	// Syncs counts the flusher's rounds that synced data (commit,
+	// fdatasync, answers).
+	Syncs int64
+	// IdleStarts counts the rounds that began with the flusher idle
+	// (woken by a put), the others following the previous round at once.
+	IdleStarts int64
+	// Waiters counts the puts answered PUT_OK by a round: Waiters / Syncs
+	// is the records per fdatasync (a batch counts once).
+	Waiters int64
+	// Behind is the puts' total wait before the round that covered them
+	// began: the previous round's rest, and the flusher's wake-up.
+	Behind time.Duration
+	// Own is the puts' total wait from then to the end of that round's
+	// fdatasync (its commit and sync; the answer's delivery is not in it).
+	Own time.Duration
+	// SyncTime is the rounds' total time, commit to the end of the sync.
+	SyncTime time.Duration
+}
+
+// GroupCommitStats returns the group-commit counters (see the type).
+func (l *Log) GroupCommitStats() GroupCommitStats {
+	c := &l.gcStats
+	return GroupCommitStats{
+		Syncs:      c.syncs.Load(),
+		IdleStarts: c.idleStarts.Load(),
+		Waiters:    c.waiters.Load(),
+		Behind:     time.Duration(c.behind.Load()),
+		Own:        time.Duration(c.own.Load()),
+		SyncTime:   time.Duration(c.syncNs.Load()),
+	}
 }
 
 // syncFlushLoop is the group-commit flusher (SYNC_FLUSH): woken by puts, it
@@ -151,11 +219,22 @@ func (l *Log) completeWaiters(err error, final bool) {
 // the previous one.
 func (l *Log) syncFlushLoop(quit <-chan struct{}) {
 	for {
+		idle := false
 		select {
 		case <-quit:
 			return
 		case <-l.flusher.Kicked():
+		default:
+			// Idle: nothing arrived during the previous round.
+			select {
+			case <-quit:
+				return
+			case <-l.flusher.Kicked():
+			}
+			idle = true
 		}
+		c := syncCycle{start: l.clock.mono()}
+		from := l.flushed.Load()
 		// Commit and answer the puts that wait only for the write
 		// (WAIT=false), then sync what is committed (after a failed write
 		// too: the records before it wait for their flush) and answer the
@@ -167,7 +246,17 @@ func (l *Log) syncFlushLoop(quit <-chan struct{}) {
 			// Sticky now: take back what the ring still holds.
 			_ = l.commit()
 		}
-		l.completeWaiters(err, false)
+		c.end = l.clock.mono()
+		if l.flushed.Load() > from {
+			// Counted when the round synced something (a put's second
+			// kick can leave a round with nothing to do).
+			l.gcStats.syncs.Add(1)
+			l.gcStats.syncNs.Add(c.end - c.start)
+			if idle {
+				l.gcStats.idleStarts.Add(1)
+			}
+		}
+		l.completeWaitersAfter(err, false, &c)
 	}
 }
 
@@ -248,4 +337,20 @@ func (l *Log) syncTo(to int64) error {
 		l.cfg.Logger.Warn("commitlog: slow fsync", "duration", d, "bytes", to-from)
 	}
 	return nil
+}
+
+// logAttrs renders the stats for a log line: counts and per-put means.
+func (s GroupCommitStats) logAttrs() []any {
+	per := func(d time.Duration, n int64) time.Duration {
+		if n == 0 {
+			return 0
+		}
+		return d / time.Duration(n)
+	}
+	recs := 0.0
+	if s.Syncs > 0 {
+		recs = float64(s.Waiters) / float64(s.Syncs)
+	}
+	return []any{"syncs", s.Syncs, "idleStarts", s.IdleStarts, "putsPerSync", recs,
+		"roundMean", per(s.SyncTime, s.Syncs), "waitBehindMean", per(s.Behind, s.Waiters), "waitOwnMean", per(s.Own, s.Waiters)}
 }

@@ -323,3 +323,50 @@ func TestAsyncFlushPeriodic(t *testing.T) {
 	}
 	wait.For(t, 10*time.Second, "l.Flushed() >= 4*4096", func() bool { return l.Flushed() >= 4*4096 })
 }
+
+// TestGroupCommitStats checks the flusher's counters on the shape of
+// TestGroupCommitOneSyncForManyWaiters: one put whose sync is held, 63
+// that queue behind it, then two rounds.
+func TestGroupCommitStats(t *testing.T) {
+	probe := &syncProbe{}
+	l := openLog(t, testConfig(vfs.NewErrorFS(vfs.NewMem(), probe), true))
+	defer l.Close()
+	gate := make(chan struct{})
+	probe.setGate(gate)
+
+	const writers = 64
+	statuses := make(chan PutStatus, writers)
+	put := func(i int) {
+		statuses <- l.Put(context.Background(), newRecord("T", 0, []byte(fmt.Sprint(i)), ""), PutOptions{}).Status
+	}
+	go put(0)
+	wait.For(t, 10*time.Second, "the first flush held in Sync", func() bool { return probe.syncs.Load() == 1 })
+	for i := 1; i < writers; i++ {
+		go put(i)
+	}
+	wait.For(t, 10*time.Second, "every put waiting", func() bool { return l.waiterCount() == writers })
+	probe.setGate(nil)
+	close(gate)
+	for i := 0; i < writers; i++ {
+		if st := <-statuses; st != PutOK {
+			t.Fatalf("status %v", st)
+		}
+	}
+	s := l.GroupCommitStats()
+	if s.Syncs != 2 || s.Waiters != writers {
+		t.Fatalf("%+v: want 2 syncs answering %d puts", s, writers)
+	}
+	// The 63 waited behind the held round, then for their own.
+	if s.Behind <= 0 || s.Own <= 0 || s.SyncTime <= 0 || s.IdleStarts < 1 || s.IdleStarts > s.Syncs {
+		t.Fatalf("%+v", s)
+	}
+
+	async := openLog(t, testConfig(vfs.NewMem(), false))
+	defer async.Close()
+	if st := async.Put(context.Background(), newRecord("T", 0, []byte("a"), ""), PutOptions{}).Status; st != PutOK {
+		t.Fatal(st)
+	}
+	if s := async.GroupCommitStats(); s != (GroupCommitStats{}) {
+		t.Fatalf("ASYNC_FLUSH: %+v, want zero", s)
+	}
+}

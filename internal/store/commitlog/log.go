@@ -114,6 +114,7 @@ type Log struct {
 	committerIdle atomic.Bool
 	committer     lifecycle.Loop // ASYNC_FLUSH only
 	flusher       lifecycle.Loop
+	gcStats       groupCommitCounters // SYNC_FLUSH's flusher
 }
 
 // Open loads the segment files of cfg.Dir. Call Recover before Start and
@@ -181,6 +182,9 @@ func (l *Log) Close() error {
 	// one goroutine (this one) touches the file from here on.
 	l.committer.Close()
 	l.flusher.Close()
+	if gs := l.GroupCommitStats(); gs.Syncs > 0 {
+		l.cfg.Logger.Info("commitlog: group commit", gs.logAttrs()...)
+	}
 	var err error
 	if l.recovered.Load() {
 		err = l.flushAll()
