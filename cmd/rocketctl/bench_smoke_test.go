@@ -110,6 +110,12 @@ func TestBenchSmoke(t *testing.T) {
 func TestBenchConsumeFewerThanCount(t *testing.T) {
 	ns := startRocketd(t)
 	runBench(t, "-n", ns, "bench", "produce", "-t", "BenchFew", "-s", "64", "--count", "50")
+	// The send auto-created the topic; its registration with the
+	// NameServer follows asynchronously.
+	waitFor(t, 10*time.Second, "the route of BenchFew", func() (bool, string) {
+		out, err := rocketctl(t, "-n", ns, "topic", "route", "-t", "BenchFew")
+		return err == nil, out
+	})
 	rep := runBench(t, "-n", ns, "bench", "consume", "-t", "BenchFew", "--from-beginning", "--count", "1000",
 		"--suspend", "200ms", "--idle", "1500ms")
 	if rep.Messages != 50 || !strings.Contains(rep.Note, "received 50 of --count 1000") {

@@ -356,8 +356,10 @@ func TestGroupCommitStats(t *testing.T) {
 	if s.Syncs != 2 || s.Waiters != writers {
 		t.Fatalf("%+v: want 2 syncs answering %d puts", s, writers)
 	}
-	// The 63 waited behind the held round, then for their own.
-	if s.Behind <= 0 || s.Own <= 0 || s.SyncTime <= 0 || s.IdleStarts < 1 || s.IdleStarts > s.Syncs {
+	// The 63 waited behind the held round, then for their own. Whether
+	// the first round began idle depends on whether the flusher was
+	// already waiting when the first put came: not asserted.
+	if s.Behind <= 0 || s.Own <= 0 || s.SyncTime <= 0 || s.IdleStarts > s.Syncs {
 		t.Fatalf("%+v", s)
 	}
 
