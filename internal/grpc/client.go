@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/netip"
 	"sync"
 	"time"
@@ -175,6 +176,13 @@ func clientID(ctx context.Context) string {
 // remoteAddr is the client's address (the BORNHOST of what it sends).
 func remoteAddr(ctx context.Context) netip.AddrPort {
 	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
+		if ta, ok := p.Addr.(*net.TCPAddr); ok { // without a string made and parsed
+			ap := ta.AddrPort()
+			if !ap.Addr().IsValid() {
+				return netip.AddrPort{}
+			}
+			return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+		}
 		if ap, err := netip.ParseAddrPort(p.Addr.String()); err == nil {
 			return ap
 		}

@@ -32,8 +32,10 @@
 // keepalive pings after 30 s idle (20 s to answer), client pings at most
 // every 5 s; fixed 1 MiB flow-control windows per stream and connection
 // (grpc-java's, as Java's proxy runs: no BDP pings, which cost a frame
-// each way on nearly every small RPC), RPCs run on a pool of GOMAXPROCS
-// goroutines (a new one when all are busy). Close ends held receives and
+// each way on nearly every small RPC), RPCs run on a pool of
+// GOMAXPROCS+128 goroutines (a new one when all are busy; the 128 are for
+// the streams that stay open, a Telemetry stream per SDK client and held
+// receives, which keep their worker). Close ends held receives and
 // telemetry streams, then waits for the running RPCs.
 //
 // # Authentication

@@ -180,10 +180,7 @@ func (s *Server) topicMessageType(topic string) string {
 	if !ok {
 		return protocol.MessageTypeNormal
 	}
-	if t, ok := tc.Attributes[protocol.TopicAttrMessageType]; ok && t != "" {
-		return t
-	}
-	return protocol.MessageTypeNormal
+	return messageTypeOf(tc)
 }
 
 // acceptTypes is RouteActivity.parseTopicMessageType.

@@ -3,6 +3,7 @@ package grpc
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -11,6 +12,7 @@ import (
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
 
 	"github.com/rocketd/rocketd/internal/broker/meta"
+	"github.com/rocketd/rocketd/internal/broker/processor"
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
@@ -29,7 +31,9 @@ const (
 // messages are checked and turned into a SEND_MESSAGE (one) or
 // SEND_BATCH_MESSAGE (several) request that the broker's send processor
 // stores, the producer group being the topic (Java's choice, for the
-// transaction check-back).
+// transaction check-back). The request's header goes to the processor as
+// built (processor.LocalSendHeader), and each message's properties are
+// encoded straight from the request, without a map.
 func (s *Server) SendMessage(ctx context.Context, req *v2.SendMessageRequest) (*v2.SendMessageResponse, error) {
 	msgs := req.GetMessages()
 	if len(msgs) == 0 {
@@ -39,26 +43,35 @@ func (s *Server) SendMessage(ctx context.Context, req *v2.SendMessageRequest) (*
 	if st := checkTopicName(topic); st != nil {
 		return &v2.SendMessageResponse{Status: st}, nil
 	}
-	propsList := make([]map[string]string, len(msgs))
+	var (
+		firstProps string
+		firstKind  msgKind
+		batch      []byte
+	)
 	for i, m := range msgs {
 		if m.GetTopic().GetName() != topic {
 			return &v2.SendMessageResponse{Status: status(v2.Code_MESSAGE_CORRUPTED, "topic in message is not same")}, nil
 		}
-		props, st := s.messageProperties(m, topic)
+		props, kind, st := s.messageProperties(m, topic)
 		if st != nil {
 			return &v2.SendMessageResponse{Status: st}, nil
 		}
-		propsList[i] = props
+		if i == 0 {
+			firstProps, firstKind = props, kind
+		}
+		if len(msgs) > 1 {
+			batch = message.AppendBatchItem(batch, 0, m.GetBody(), props)
+		}
 	}
 	tc, found := s.cfg.Topics.Get(topic)
 	if !found {
 		return &v2.SendMessageResponse{Status: status(v2.Code_TOPIC_NOT_FOUND, "topic not found: "+topic)}, nil
 	}
+	// A user cannot set TRANSFER_FLAG (a system property), so the
+	// proxy's exemption of transferred messages never applies here.
 	if !meta.IsRetryTopic(topic) && !strings.HasPrefix(topic, meta.DLQGroupTopicPrefix) {
-		if _, transfer := propsList[0][message.PropertyTransferFlag]; !transfer {
-			if st := checkMessageType(s.topicMessageType(topic), propsList[0]); st != nil {
-				return &v2.SendMessageResponse{Status: st}, nil
-			}
+		if st := checkMessageType(messageTypeOf(tc), firstKind); st != nil {
+			return &v2.SendMessageResponse{Status: st}, nil
 		}
 	}
 	first := msgs[0]
@@ -79,160 +92,257 @@ func (s *Server) SendMessage(ctx context.Context, req *v2.SendMessageRequest) (*
 	if group := first.GetSystemProperties().GetMessageGroup(); len(msgs) == 1 && group != "" && tc.WriteQueueNums > 0 {
 		h.QueueID = int32(consistentHash(int64(message.JavaHash(group)), int(tc.WriteQueueNums)))
 	}
-	var cmd *remoting.Command
+	var resp *remoting.Command
 	if len(msgs) == 1 {
-		h.Properties = message.EncodeProperties(propsList[0])
-		cmd = remoting.NewRequest(protocol.SendMessage, protocol.Ext(&h), first.GetBody())
+		h.Properties = firstProps
+		resp = s.cfg.Processor.LocalSendHeader(protocol.SendMessage, &h, first.GetBody(), remoteAddr(ctx))
 	} else {
-		h.Batch = protocol.Some(true)
-		var body []byte
-		for i, m := range msgs {
-			body = message.AppendBatchItem(body, 0, m.GetBody(), message.EncodeProperties(propsList[i]))
-		}
-		ext := make(map[string]string, 16)
-		h.AppendExtV2(ext) // a batch carries the letter-keyed V2 header
-		cmd = remoting.NewRequest(protocol.SendBatchMessage, ext, body)
+		h.Batch = protocol.Some(true) // the batch's header has no properties of its own
+		resp = s.cfg.Processor.LocalSendHeader(protocol.SendBatchMessage, &h, batch, remoteAddr(ctx))
 	}
-	resp := s.cfg.Processor.LocalSend(cmd, remoteAddr(ctx))
 	return sendResponse(msgs, resp), nil
 }
 
 // sendResponse is convertToSendMessageResponse: one entry per message.
 func sendResponse(msgs []*v2.Message, resp *remoting.Command) *v2.SendMessageResponse {
-	st := remotingStatus(resp.Code, fmt.Sprintf("send message failed, code=%d: %s", resp.Code, resp.Remark))
-	var rh protocol.SendMessageResponseHeader
-	if st.Code == v2.Code_OK {
-		if err := rh.Decode(resp.Ext()); err != nil {
-			st = status(v2.Code_INTERNAL_SERVER_ERROR, "decode send response: "+err.Error())
-		}
+	var (
+		st *v2.Status
+		rh protocol.SendMessageResponseHeader
+	)
+	if remotingCode(resp.Code) != v2.Code_OK {
+		st = remotingStatus(resp.Code, fmt.Sprintf("send message failed, code=%d: %s", resp.Code, resp.Remark))
+	} else if r, err := processor.SendResult(resp); err != nil {
+		st = status(v2.Code_INTERNAL_SERVER_ERROR, "decode send response: "+err.Error())
+	} else {
+		st, rh = okStatus(), r
 	}
-	out := &v2.SendMessageResponse{Status: st}
-	offsetIDs := strings.Split(rh.MsgID, ",")
+	out := &v2.SendMessageResponse{Status: st, Entries: make([]*v2.SendResultEntry, len(msgs))}
+	var offsetIDs []string // split once a transaction message needs them
 	for i, m := range msgs {
 		e := &v2.SendResultEntry{Status: st}
 		if st.Code == v2.Code_OK {
 			e.MessageId = m.GetSystemProperties().GetMessageId()
 			e.Offset = rh.QueueOffset + int64(i)
 			e.RecallHandle = rh.RecallHandle // a single timer message's only
-			if m.GetSystemProperties().GetMessageType() == v2.MessageType_TRANSACTION && i < len(offsetIDs) {
-				e.TransactionId = transactionID(offsetIDs[i], rh.QueueOffset+int64(i))
+			if m.GetSystemProperties().GetMessageType() == v2.MessageType_TRANSACTION {
+				if offsetIDs == nil {
+					offsetIDs = strings.Split(rh.MsgID, ",")
+				}
+				if i < len(offsetIDs) {
+					e.TransactionId = transactionID(offsetIDs[i], rh.QueueOffset+int64(i))
+				}
 			}
 		}
-		out.Entries = append(out.Entries, e)
+		out.Entries[i] = e
 	}
 	return out
 }
 
+// msgKind is what DefaultTopicMessageTypeValidator reads of a message's
+// properties (TopicMessageType.parseFromMessageProperty): TRAN_MSG=true,
+// a delay property, __SHARDINGKEY present.
+type msgKind struct{ transaction, delay, fifo bool }
+
+// prop is one stored property of a message being converted: a string
+// value, or a number written where the properties are encoded (no string
+// made for it).
+type prop struct {
+	key, val string
+	num      int64
+	isNum    bool
+}
+
+// maxSystemProps bounds the properties messageProperties adds itself.
+const maxSystemProps = 12
+
 // messageProperties is SendMessageActivity.buildMessageProperty: the
-// message's stored properties, or the status refusing it.
-func (s *Server) messageProperties(m *v2.Message, producerGroup string) (map[string]string, *v2.Status) {
+// message's stored properties (encoded as message.EncodeProperties
+// encodes a map: sorted by key, empty keys and values left out, a
+// system property replacing a user property of the same key) and its
+// kind, or the status refusing it.
+func (s *Server) messageProperties(m *v2.Message, producerGroup string) (string, msgKind, *v2.Status) {
+	var kind msgKind
 	sp := m.GetSystemProperties()
 	if max := s.cfg.Broker.MaxMessageSize; max > 0 && len(m.GetBody()) > max {
-		return nil, status(v2.Code_MESSAGE_BODY_TOO_LARGE, "message body cannot exceed the max "+strconv.Itoa(max))
+		return "", kind, status(v2.Code_MESSAGE_BODY_TOO_LARGE, "message body cannot exceed the max "+strconv.Itoa(max))
 	}
 	user := m.GetUserProperties()
 	if len(user) > userPropertyMaxNum {
-		return nil, status(v2.Code_MESSAGE_PROPERTIES_TOO_LARGE, "too many user properties, max is "+strconv.Itoa(userPropertyMaxNum))
+		return "", kind, status(v2.Code_MESSAGE_PROPERTIES_TOO_LARGE, "too many user properties, max is "+strconv.Itoa(userPropertyMaxNum))
 	}
-	props := make(map[string]string, len(user)+8)
+	var buf [maxSystemProps + 8]prop
+	props := buf[:0]
 	size := 0
 	for k, v := range user {
 		if systemProperty(k) {
-			return nil, status(v2.Code_ILLEGAL_MESSAGE_PROPERTY_KEY, "property is used by system: "+k)
+			return "", kind, status(v2.Code_ILLEGAL_MESSAGE_PROPERTY_KEY, "property is used by system: "+k)
 		}
 		if hasControl(k) {
-			return nil, status(v2.Code_ILLEGAL_MESSAGE_PROPERTY_KEY, "the key of property cannot contain control character")
+			return "", kind, status(v2.Code_ILLEGAL_MESSAGE_PROPERTY_KEY, "the key of property cannot contain control character")
 		}
 		if hasControl(v) {
-			return nil, status(v2.Code_ILLEGAL_MESSAGE_PROPERTY_KEY, "the value of property cannot contain control character")
+			return "", kind, status(v2.Code_ILLEGAL_MESSAGE_PROPERTY_KEY, "the value of property cannot contain control character")
 		}
 		size += len(k) + len(v)
-		props[k] = v
+		if k == message.PropertyShardingKey {
+			kind.fifo = true
+		}
+		props = append(props, prop{key: k, val: v})
 	}
 	if tag := sp.GetTag(); tag != "" {
 		switch {
 		case strings.TrimSpace(tag) == "":
-			return nil, status(v2.Code_ILLEGAL_MESSAGE_TAG, "tag cannot be the char sequence of whitespace")
+			return "", kind, status(v2.Code_ILLEGAL_MESSAGE_TAG, "tag cannot be the char sequence of whitespace")
 		case strings.Contains(tag, "|"):
-			return nil, status(v2.Code_ILLEGAL_MESSAGE_TAG, "tag cannot contain '|'")
+			return "", kind, status(v2.Code_ILLEGAL_MESSAGE_TAG, "tag cannot contain '|'")
 		case hasControl(tag):
-			return nil, status(v2.Code_ILLEGAL_MESSAGE_TAG, "tag cannot contain control character")
+			return "", kind, status(v2.Code_ILLEGAL_MESSAGE_TAG, "tag cannot contain control character")
 		}
-		props[message.PropertyTags] = tag
+		props = append(props, prop{key: message.PropertyTags, val: tag})
 		size += len(tag)
 	}
-	for _, k := range sp.GetKeys() {
+	keys := sp.GetKeys()
+	for _, k := range keys {
 		if k != "" && strings.TrimSpace(k) == "" {
-			return nil, status(v2.Code_ILLEGAL_MESSAGE_KEY, "key cannot be the char sequence of whitespace")
+			return "", kind, status(v2.Code_ILLEGAL_MESSAGE_KEY, "key cannot be the char sequence of whitespace")
 		}
 		if hasControl(k) {
-			return nil, status(v2.Code_ILLEGAL_MESSAGE_KEY, "key cannot contain control character")
+			return "", kind, status(v2.Code_ILLEGAL_MESSAGE_KEY, "key cannot contain control character")
 		}
 		size += len(k)
 	}
-	if len(sp.GetKeys()) > 0 {
-		props[message.PropertyKeys] = strings.Join(sp.GetKeys(), " ")
+	switch len(keys) {
+	case 0:
+	case 1:
+		props = append(props, prop{key: message.PropertyKeys, val: keys[0]})
+	default:
+		props = append(props, prop{key: message.PropertyKeys, val: strings.Join(keys, " ")})
 	}
 	if size > maxUserPropertySize {
-		return nil, status(v2.Code_MESSAGE_PROPERTIES_TOO_LARGE, "the total size of user property is too large, max is "+strconv.Itoa(maxUserPropertySize))
+		return "", kind, status(v2.Code_MESSAGE_PROPERTIES_TOO_LARGE, "the total size of user property is too large, max is "+strconv.Itoa(maxUserPropertySize))
 	}
 	if strings.TrimSpace(sp.GetMessageId()) == "" {
-		return nil, status(v2.Code_ILLEGAL_MESSAGE_ID, "message id cannot be empty")
+		return "", kind, status(v2.Code_ILLEGAL_MESSAGE_ID, "message id cannot be empty")
 	}
-	props[message.PropertyUniqClientMessageIDKeyIdx] = sp.GetMessageId()
+	props = append(props, prop{key: message.PropertyUniqClientMessageIDKeyIdx, val: sp.GetMessageId()})
 	if sp.GetMessageType() == v2.MessageType_TRANSACTION {
-		props[message.PropertyTransactionPrepared] = "true"
+		kind.transaction = true
+		props = append(props, prop{key: message.PropertyTransactionPrepared, val: "true"})
 		if d := sp.GetOrphanedTransactionRecoveryDuration(); d != nil {
 			sec := d.GetSeconds()
 			if sec > maxTransactionRecovery {
-				return nil, status(v2.Code_BAD_REQUEST, "the max transaction recovery time of message is too large, max is "+strconv.Itoa(maxTransactionRecovery))
+				return "", kind, status(v2.Code_BAD_REQUEST, "the max transaction recovery time of message is too large, max is "+strconv.Itoa(maxTransactionRecovery))
 			}
-			props[message.PropertyCheckImmunityTimeInSeconds] = strconv.FormatInt(sec, 10)
+			props = setProp(props, prop{key: message.PropertyCheckImmunityTimeInSeconds, num: sec, isNum: true})
 		}
 	}
 	if ts := sp.GetDeliveryTimestamp(); ts != nil {
 		at := ts.AsTime()
 		if time.Until(at) > maxDelay {
-			return nil, status(v2.Code_ILLEGAL_DELIVERY_TIME, "the max delay time of message is too large, max is "+strconv.FormatInt(maxDelay.Milliseconds(), 10))
+			return "", kind, status(v2.Code_ILLEGAL_DELIVERY_TIME, "the max delay time of message is too large, max is "+strconv.FormatInt(maxDelay.Milliseconds(), 10))
 		}
-		props[message.PropertyTimerDeliverMS] = strconv.FormatInt(at.UnixMilli(), 10)
+		kind.delay = true
+		props = append(props, prop{key: message.PropertyTimerDeliverMS, num: at.UnixMilli(), isNum: true})
 	}
-	props[message.PropertyReconsumeTime] = strconv.Itoa(int(sp.GetDeliveryAttempt()))
-	props[message.PropertyProducerGroup] = producerGroup
+	props = append(props,
+		prop{key: message.PropertyReconsumeTime, num: int64(sp.GetDeliveryAttempt()), isNum: true},
+		prop{key: message.PropertyProducerGroup, val: producerGroup})
 	if g := sp.GetMessageGroup(); g != "" {
 		switch {
 		case strings.TrimSpace(g) == "":
-			return nil, status(v2.Code_ILLEGAL_MESSAGE_GROUP, "message group cannot be the char sequence of whitespace")
+			return "", kind, status(v2.Code_ILLEGAL_MESSAGE_GROUP, "message group cannot be the char sequence of whitespace")
 		case len(g) >= maxMessageGroupSize:
-			return nil, status(v2.Code_ILLEGAL_MESSAGE_GROUP, "message group exceed the max size "+strconv.Itoa(maxMessageGroupSize))
+			return "", kind, status(v2.Code_ILLEGAL_MESSAGE_GROUP, "message group exceed the max size "+strconv.Itoa(maxMessageGroupSize))
 		case hasControl(g):
-			return nil, status(v2.Code_ILLEGAL_MESSAGE_GROUP, "message group cannot contain control character")
+			return "", kind, status(v2.Code_ILLEGAL_MESSAGE_GROUP, "message group cannot contain control character")
 		}
-		props[message.PropertyShardingKey] = g
+		kind.fifo = true
+		props = setProp(props, prop{key: message.PropertyShardingKey, val: g})
 	}
 	if tc := sp.GetTraceContext(); tc != "" {
-		props[message.PropertyTraceContext] = tc
+		props = setProp(props, prop{key: message.PropertyTraceContext, val: tc})
 	}
 	if bh := sp.GetBornHost(); strings.TrimSpace(bh) != "" {
-		props[message.PropertyBornHost] = bh
+		props = append(props, prop{key: message.PropertyBornHost, val: bh})
 	}
 	if bt := sp.GetBornTimestamp(); bt != nil && bt.IsValid() {
-		props[message.PropertyBornTimestamp] = strconv.FormatInt(bt.AsTime().UnixMilli(), 10)
+		props = append(props, prop{key: message.PropertyBornTimestamp, num: bt.AsTime().UnixMilli(), isNum: true})
 	}
-	return props, nil
+	return encodeProps(props), kind, nil
+}
+
+// setProp sets p in props, replacing a user property of its key (the few
+// system properties a user may also set: CHECK_IMMUNITY_TIME_IN_SECONDS,
+// __SHARDINGKEY, TRACE_CONTEXT).
+func setProp(props []prop, p prop) []prop {
+	for i := range props {
+		if props[i].key == p.key {
+			props[i] = p
+			return props
+		}
+	}
+	return append(props, p)
+}
+
+// encodeProps is message.EncodeProperties of props (unique keys): sorted
+// by key, empty keys and values left out, in one allocation.
+func encodeProps(props []prop) string {
+	slices.SortFunc(props, func(a, b prop) int { return strings.Compare(a.key, b.key) })
+	var num [20]byte
+	n := 0
+	for _, p := range props {
+		switch {
+		case p.key == "":
+		case p.isNum:
+			n += len(p.key) + 2 + len(strconv.AppendInt(num[:0], p.num, 10))
+		case p.val != "":
+			n += len(p.key) + 2 + len(p.val)
+		}
+	}
+	var b strings.Builder
+	b.Grow(n)
+	last := byte(0)
+	for _, p := range props {
+		if p.key == "" || !p.isNum && p.val == "" {
+			continue
+		}
+		// message.AppendProperty's separator: none first, nor after a
+		// value that ends with one.
+		if b.Len() > 0 && last != message.PropertySeparator {
+			b.WriteByte(message.PropertySeparator)
+		}
+		b.WriteString(p.key)
+		b.WriteByte(message.NameValueSeparator)
+		if p.isNum {
+			d := strconv.AppendInt(num[:0], p.num, 10)
+			b.Write(d)
+			last = d[len(d)-1]
+		} else {
+			b.WriteString(p.val)
+			last = p.val[len(p.val)-1]
+		}
+	}
+	return b.String()
+}
+
+// messageTypeOf is the topic's message.type attribute (NORMAL when unset).
+func messageTypeOf(tc protocol.TopicConfig) string {
+	if t, ok := tc.Attributes[protocol.TopicAttrMessageType]; ok && t != "" {
+		return t
+	}
+	return protocol.MessageTypeNormal
 }
 
 // checkMessageType is DefaultTopicMessageTypeValidator with the message's
 // type read from its properties (TopicMessageType.parseFromMessageProperty).
-func checkMessageType(topicType string, props map[string]string) *v2.Status {
+func checkMessageType(topicType string, kind msgKind) *v2.Status {
 	actual := protocol.MessageTypeNormal
 	switch {
-	case props[message.PropertyTransactionPrepared] == "true":
+	case kind.transaction:
 		actual = protocol.MessageTypeTransaction
-	case has(props, message.PropertyDelayTimeLevel) || has(props, message.PropertyTimerDeliverMS) ||
-		has(props, message.PropertyTimerDelaySec) || has(props, message.PropertyTimerDelayMS):
+	case kind.delay:
 		actual = protocol.MessageTypeDelay
-	case has(props, message.PropertyShardingKey):
+	case kind.fifo:
 		actual = protocol.MessageTypeFIFO
 	}
 	if actual != topicType && topicType != protocol.MessageTypeMixed {
@@ -241,8 +351,6 @@ func checkMessageType(topicType string, props map[string]string) *v2.Status {
 	}
 	return nil
 }
-
-func has(m map[string]string, k string) bool { _, ok := m[k]; return ok }
 
 // hasControl is GrpcValidator.containControlCharacter.
 func hasControl(s string) bool {

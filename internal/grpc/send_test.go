@@ -77,13 +77,13 @@ func TestConsistentHashJava(t *testing.T) {
 }
 
 func TestCheckMessageType(t *testing.T) {
-	normal := map[string]string{}
-	fifo := map[string]string{message.PropertyShardingKey: "g"}
-	delay := map[string]string{message.PropertyTimerDeliverMS: "1"}
-	txn := map[string]string{message.PropertyTransactionPrepared: "true", message.PropertyShardingKey: "g"}
+	normal := msgKind{}
+	fifo := msgKind{fifo: true}
+	delay := msgKind{delay: true}
+	txn := msgKind{transaction: true, fifo: true}
 	for _, tc := range []struct {
 		topic string
-		props map[string]string
+		kind  msgKind
 		ok    bool
 	}{
 		{protocol.MessageTypeNormal, normal, true},
@@ -95,9 +95,9 @@ func TestCheckMessageType(t *testing.T) {
 		{protocol.MessageTypeMixed, delay, true},
 		{protocol.MessageTypeUnspecified, normal, false},
 	} {
-		st := checkMessageType(tc.topic, tc.props)
+		st := checkMessageType(tc.topic, tc.kind)
 		if (st == nil) != tc.ok || st != nil && st.Code != v2.Code_MESSAGE_PROPERTY_CONFLICT_WITH_TYPE {
-			t.Errorf("topic %s props %v: status %v, want ok=%v", tc.topic, tc.props, st, tc.ok)
+			t.Errorf("topic %s kind %+v: status %v, want ok=%v", tc.topic, tc.kind, st, tc.ok)
 		}
 	}
 }

@@ -53,6 +53,22 @@ const (
 	pollReserve = 100 * time.Millisecond
 )
 
+// idleStreamWorkers is how many of the stream workers may be held by
+// long-lived streams while the others still serve RPCs: every SDK client
+// keeps a Telemetry stream open for its life, a SimpleConsumer's receive
+// is held up to 20 s, and a worker is held for as long as the stream it
+// runs.
+const idleStreamWorkers = 128
+
+// streamWorkers is the size of grpc-go's pool of goroutines that run the
+// RPCs. A stream arriving while every worker is busy runs on a new
+// goroutine, whose stack then grows (copied 2-3 times) through the
+// transport's and protobuf's frames: with GOMAXPROCS workers, the first
+// clients' Telemetry streams held them all and every SendMessage of the
+// harness's 32 producers paid that (5% of the server's CPU in
+// runtime.copystack). A parked worker's stack shrinks back to a few KiB.
+func streamWorkers() uint32 { return uint32(runtime.GOMAXPROCS(0) + idleStreamWorkers) }
+
 // Config is what the server needs of the broker.
 type Config struct {
 	// ListenAddr is host:port to listen on (bindAddress:grpcServerPort).
@@ -126,8 +142,8 @@ func Start(cfg Config) (*Server, error) {
 		grpc.InitialConnWindowSize(flowControlWindow),
 		// A pool of goroutines runs the RPCs (a busy pool: a new
 		// goroutine, as without it): no goroutine started, and no stack
-		// grown again, per ack.
-		grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))),
+		// grown again, per RPC. See streamWorkers for its size.
+		grpc.NumStreamWorkers(streamWorkers()),
 	}
 	if cfg.TLS.Mode != remoting.TLSDisabled {
 		if err := cfg.TLS.Check(); err != nil {

@@ -10,7 +10,10 @@ import (
 
 func status(code v2.Code, msg string) *v2.Status { return &v2.Status{Code: code, Message: msg} }
 
-func okStatus() *v2.Status { return status(v2.Code_OK, v2.Code_OK.String()) }
+// okMessage is the message of an OK status, the code's name.
+var okMessage = v2.Code_OK.String()
+
+func okStatus() *v2.Status { return status(v2.Code_OK, okMessage) }
 
 // remotingCode maps a remoting response code to apache.rocketmq.v2.Code
 // as Java's ResponseBuilder does (RESPONSE_CODE_MAPPING, then the

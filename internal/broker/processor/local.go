@@ -23,6 +23,39 @@ func (p *Processor) LocalSend(req *remoting.Command, from netip.AddrPort) *remot
 	return p.sends.sendHooked(nil, from, req)
 }
 
+// LocalSendHeader is LocalSend for a request whose header the caller
+// built (the gRPC endpoint): the header is used as it is, not written to
+// an ext map and parsed back. code is SEND_MESSAGE or SEND_BATCH_MESSAGE,
+// body the message's body or the batch's.
+func (p *Processor) LocalSendHeader(code int32, h *protocol.SendMessageRequestHeader, body []byte, from netip.AddrPort) *remoting.Command {
+	s := p.sends
+	r := s.newSendReply()
+	r.req = *h
+	req := &remoting.Command{Code: code, Language: remoting.DefaultLanguage, Version: remoting.DefaultVersion, Body: body}
+	for _, hook := range s.sendHooks {
+		hook.BeforeSend(nil, &r.req)
+	}
+	resp := s.send(nil, from, req, &r.req, &r.resp)
+	for _, hook := range s.sendHooks {
+		hook.AfterSend(nil, &r.req, resp)
+	}
+	return resp
+}
+
+// SendResult is the SendMessageResponseHeader of a send's answer (from
+// LocalSend or LocalSendHeader), read from the header the send processor
+// filled in where it can be, else decoded from the answer's ext fields.
+func SendResult(resp *remoting.Command) (protocol.SendMessageResponseHeader, error) {
+	if e, ok := resp.Header.(*sendResponseExt); ok && resp.ExtFields == nil && e.stored {
+		h := e.h
+		h.MsgRegion, h.TraceOn = e.region, protocol.Some(e.traceOn == "true")
+		return h, nil
+	}
+	var h protocol.SendMessageResponseHeader
+	err := h.Decode(resp.Ext())
+	return h, err
+}
+
 // LocalEndTransaction runs an END_TRANSACTION request.
 func (p *Processor) LocalEndTransaction(req *remoting.Command) *remoting.Command {
 	return p.sends.handleEndTransaction(nil, req)
