@@ -25,6 +25,7 @@ type producerRun struct {
 	qs     []queue
 	body   []byte
 	rec    *latencyRecorder
+	parts  *pacedParts  // with --rate: the latency's wait and round trip
 	issued atomic.Int64 // messages claimed by workers (the --count budget)
 	stored atomic.Int64 // messages the brokers acknowledged (or sent, oneway)
 
@@ -44,6 +45,9 @@ func (c *ctl) benchProduce(ctx context.Context, o benchOptions, progress io.Writ
 	}
 	r := &producerRun{c: c, o: o, qs: qs, rec: newLatencyRecorder(), body: make([]byte, o.size),
 		errOut: progress}
+	if o.rate > 0 {
+		r.parts = newPacedParts()
+	}
 	// Random bytes: a broker or disk that compresses must not look faster
 	// than it is.
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -84,6 +88,7 @@ func (c *ctl) benchProduce(ctx context.Context, o benchOptions, progress io.Writ
 		Latency: r.rec.summary(), LatencyOf: "send latency"}
 	if o.rate > 0 {
 		rep.LatencyOf = "send latency from due time"
+		rep.Parts = r.parts.summary(rep.Latency.P99)
 	}
 	rep.finish(elapsed)
 	return rep, nil
@@ -162,6 +167,7 @@ func (r *producerRun) work(ctx context.Context, idx int) error {
 	// Stagger the workers' schedules so paced sends do not come in bursts.
 	due := time.Now().Add(interval * time.Duration(idx) / time.Duration(r.o.workers))
 	var err error
+	var ready time.Time // sync: when the previous send was answered
 	for k := idx; ctx.Err() == nil; k++ {
 		n := r.claim()
 		if n == 0 {
@@ -180,19 +186,28 @@ func (r *producerRun) work(ctx context.Context, idx int) error {
 		switch r.o.mode {
 		case modeSync:
 			callCtx, cancel := context.WithTimeout(context.Background(), r.c.timeout)
+			sent := time.Now()
 			resp, callErr := client.Invoke(callCtx, q.addr, req)
 			cancel()
-			r.done(start, n, resp, callErr)
+			r.done(start, ready, sent, n, resp, callErr)
+			ready = time.Now()
 		case modeAsync:
+			var ready time.Time // a full window held the send until then
 			select {
 			case inflight <- struct{}{}:
-			case <-ctx.Done():
-				continue // the loop ends; no token was taken
+			default:
+				select {
+				case inflight <- struct{}{}:
+				case <-ctx.Done():
+					continue // the loop ends; no token was taken
+				}
+				ready = time.Now()
 			}
+			sent := time.Now()
 			// The callback only records and frees a token: it runs on the
 			// connection's reader, without a goroutine per send.
 			sendErr := client.InvokeAsyncInline(q.addr, req, r.c.timeout, func(resp *remoting.Command, callErr error) {
-				r.done(start, n, resp, callErr)
+				r.done(start, ready, sent, n, resp, callErr)
 				<-inflight
 			})
 			if sendErr != nil {
@@ -231,15 +246,21 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// done records the outcome of one send of n messages started at start.
-func (r *producerRun) done(start time.Time, n int, resp *remoting.Command, err error) {
+// done records the outcome of one send of n messages started (or due) at
+// start, sendable at ready (see pacedParts) and handed to the transport at
+// sent.
+func (r *producerRun) done(start, ready, sent time.Time, n int, resp *remoting.Command, err error) {
 	switch {
 	case err != nil:
 		r.rec.fail("transport", n)
 	case resp.Code != protocol.Success:
 		r.rec.fail(responseCodeName(resp.Code), n)
 	default:
-		r.rec.record(time.Since(start), n, r.o.size)
+		now := time.Now()
+		r.rec.record(now.Sub(start), n, r.o.size)
+		if r.parts != nil {
+			r.parts.record(start, ready, sent, now, n)
+		}
 		r.stored.Add(int64(n))
 	}
 }
