@@ -184,3 +184,23 @@ func TestSchedstat(t *testing.T) {
 		t.Errorf("run time %s then %s", run0, run1)
 	}
 }
+
+// TestParseBenchJSONParts: a paced run's breakdown reaches the log line;
+// an unpaced run has none.
+func TestParseBenchJSONParts(t *testing.T) {
+	m, err := parseBenchJSON([]byte(`{"tps":20000,"messages":200000,"latency":{"p99Ms":2.5,"maxMs":9},
+		"latencyParts":{"behindP99Ms":1.5,"lateP99Ms":0.4,"roundTripP50Ms":0.3,"roundTripP99Ms":1.9,
+		"tailFromMs":2.5,"tailBehindMeanMs":2.1,"tailLateMeanMs":0.01,"tailRoundTripMeanMs":0.8}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "sends at or above 2.50 ms: behind an earlier send 2.100 + late to send 0.010 + round trip 0.800 ms (means); " +
+		"p99s: behind 1.500, late 0.400, round trip 1.900 ms (p50 0.300)"
+	if m.P99 != 2.5 || m.Parts != want {
+		t.Errorf("got p99 %v, parts %q\nwant %q", m.P99, m.Parts, want)
+	}
+	m, err = parseBenchJSON([]byte(`{"tps":1,"latency":{"p99Ms":1}}`))
+	if err != nil || m.Parts != "" {
+		t.Errorf("unpaced: parts %q, err %v", m.Parts, err)
+	}
+}

@@ -72,6 +72,19 @@
 //	                    store, before the warm-up; the max send latency shows a first CommitLog segment
 //	                    prepared only when the first send needs it (a 1 GiB zero-fill under SYNC_FLUSH)
 //
+// The fixed rate measures what it always did: each send's latency from the
+// moment it was due (its place in an even schedule: every worker sends one
+// message each 16/20 000 s, the workers staggered, waits timed by package
+// pace) to its answer, so a send that could not leave on time because its
+// worker's previous send was still waiting counts that wait (no coordinated
+// omission). rocketctl splits that latency in three (--json latencyParts):
+// behind an earlier send (due, but the worker's previous send unanswered),
+// late to send (the client's timer and encoding) and the round trip; the log
+// shows those parts for the sends at or above the p99, and how long the
+// broker's threads waited for a CPU during the workload (schedstat): on the
+// shared 2-core machine the tail is mostly a stalled round trip followed by
+// the sends queued behind it.
+//
 // The gRPC workloads (workloads_grpc.go; results in
 // bench/results/2026-12-02-grpc.md) drive rocketd-grpc and rocketmq-proxy
 // with the official Go SDK, rocketmq-clients/golang v5.1.4, in this process

@@ -198,6 +198,7 @@ type metric struct {
 	Failures int64
 	Messages int64
 	FailedBy map[string]int64 // by response code name (rocketctl)
+	Parts    string           // a paced run's latency breakdown (rocketctl --rate), for the log
 }
 
 // prepare finds the repository, makes the run's work directory and builds

@@ -42,6 +42,17 @@ type rocketctlReport struct {
 		P99 float64 `json:"p99Ms"`
 		Max float64 `json:"maxMs"`
 	} `json:"latency"`
+	// Parts is the breakdown of a paced run's latency (--rate).
+	Parts *struct {
+		BehindP99      float64 `json:"behindP99Ms"`
+		LateP99        float64 `json:"lateP99Ms"`
+		RTTP50         float64 `json:"roundTripP50Ms"`
+		RTTP99         float64 `json:"roundTripP99Ms"`
+		TailFrom       float64 `json:"tailFromMs"`
+		TailBehindMean float64 `json:"tailBehindMeanMs"`
+		TailLateMean   float64 `json:"tailLateMeanMs"`
+		TailRTTMean    float64 `json:"tailRoundTripMeanMs"`
+	} `json:"latencyParts"`
 }
 
 // rocketctl runs the built rocketctl against the NameServer at ns.
@@ -72,7 +83,13 @@ func parseBenchJSON(out []byte) (metric, error) {
 	if err := json.Unmarshal(out, &rep); err != nil {
 		return metric{}, fmt.Errorf("%w: %s", err, out)
 	}
-	return metric{TPS: rep.TPS, P99: rep.Latency.P99, Max: rep.Latency.Max, Failures: rep.Failures, Messages: rep.Messages, FailedBy: rep.FailedBy}, nil
+	m := metric{TPS: rep.TPS, P99: rep.Latency.P99, Max: rep.Latency.Max, Failures: rep.Failures, Messages: rep.Messages, FailedBy: rep.FailedBy}
+	if p := rep.Parts; p != nil {
+		m.Parts = fmt.Sprintf("sends at or above %.2f ms: behind an earlier send %.3f + late to send %.3f + round trip %.3f ms (means); "+
+			"p99s: behind %.3f, late %.3f, round trip %.3f ms (p50 %.3f)",
+			p.TailFrom, p.TailBehindMean, p.TailLateMean, p.TailRTTMean, p.BehindP99, p.LateP99, p.RTTP99, p.RTTP50)
+	}
+	return m, nil
 }
 
 // rocketWorkloads runs the workloads with rocketctl bench against rocketd or
@@ -126,11 +143,17 @@ func (h *harness) rocketWorkloads(ctx context.Context, name string, s *server, r
 			h.logf("%s: fdatasync median %s", name, d)
 			r.fsync = d
 		}
+		share := startCPUShare(s)
 		m, err := h.profiled(ctx, name, st.profile, s, func() (metric, error) { return h.benchRun(ctx, s.addr, st.args...) })
 		if err != nil {
 			return fmt.Errorf("%s: %w", st.id, err)
 		}
 		h.logf("%s %s: %.0f msgs/s, p99 %.3f ms, failures %d", name, st.id, m.TPS, m.P99, m.Failures)
+		if m.Parts != "" {
+			// What the tail consists of, and how long the broker's
+			// threads waited for a CPU meanwhile (a shared machine).
+			h.logf("%s %s: %s; %s", name, st.id, m.Parts, share.serverNote(m.Messages))
+		}
 		r.metrics[st.id] = m
 	}
 	if err := h.rocketPipelined(ctx, name, s, r); err != nil {

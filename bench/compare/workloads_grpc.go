@@ -465,6 +465,19 @@ func (c *cpuShare) note(id string, messages int64) string {
 		per(client[0]-c.client[0]), (client[1] - c.client[1]).Round(time.Millisecond))
 }
 
+// serverNote renders what the server's threads ran and waited for a CPU
+// since the start.
+func (c *cpuShare) serverNote(messages int64) string {
+	server, _ := c.read()
+	run, wait := server[0]-c.server[0], server[1]-c.server[1]
+	per := "-"
+	if messages > 0 {
+		per = fmt.Sprintf("%.0f µs", float64(run.Microseconds())/float64(messages))
+	}
+	return fmt.Sprintf("over %s the server ran %s (%s a message) and its threads waited %s for a CPU",
+		time.Since(c.start).Round(100*time.Millisecond), run.Round(time.Millisecond), per, wait.Round(time.Millisecond))
+}
+
 // schedstat sums the run and run-queue wait times of pid's threads; zero
 // when unknown. (Threads that ended in between are lost: both servers keep
 // theirs, and so does the Go runtime.)

@@ -25,6 +25,7 @@ type producerRun struct {
 	qs     []queue
 	body   []byte
 	rec    *latencyRecorder
+	parts  *pacedParts  // with --rate: the latency's wait and round trip
 	issued atomic.Int64 // messages claimed by workers (the --count budget)
 	stored atomic.Int64 // messages the brokers acknowledged (or sent, oneway)
 
@@ -44,6 +45,9 @@ func (c *ctl) benchProduce(ctx context.Context, o benchOptions, progress io.Writ
 	}
 	r := &producerRun{c: c, o: o, qs: qs, rec: newLatencyRecorder(), body: make([]byte, o.size),
 		errOut: progress}
+	if o.rate > 0 {
+		r.parts = newPacedParts()
+	}
 	// Random bytes: a broker or disk that compresses must not look faster
 	// than it is.
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -84,6 +88,7 @@ func (c *ctl) benchProduce(ctx context.Context, o benchOptions, progress io.Writ
 		Latency: r.rec.summary(), LatencyOf: "send latency"}
 	if o.rate > 0 {
 		rep.LatencyOf = "send latency from due time"
+		rep.Parts = r.parts.summary(rep.Latency.P99)
 	}
 	rep.finish(elapsed)
 	return rep, nil
@@ -162,6 +167,7 @@ func (r *producerRun) work(ctx context.Context, idx int) error {
 	// Stagger the workers' schedules so paced sends do not come in bursts.
 	due := time.Now().Add(interval * time.Duration(idx) / time.Duration(r.o.workers))
 	var err error
+	var ready time.Time // sync: when the previous send was answered
 	for k := idx; ctx.Err() == nil; k++ {
 		n := r.claim()
 		if n == 0 {
@@ -180,19 +186,27 @@ func (r *producerRun) work(ctx context.Context, idx int) error {
 		switch r.o.mode {
 		case modeSync:
 			callCtx, cancel := context.WithTimeout(context.Background(), r.c.timeout)
+			sent := time.Now()
 			resp, callErr := client.Invoke(callCtx, q.addr, req)
 			cancel()
-			r.done(start, n, resp, callErr)
+			ready = r.done(start, ready, sent, n, resp, callErr)
 		case modeAsync:
+			var ready time.Time // a full window held the send until then
 			select {
 			case inflight <- struct{}{}:
-			case <-ctx.Done():
-				continue // the loop ends; no token was taken
+			default:
+				select {
+				case inflight <- struct{}{}:
+				case <-ctx.Done():
+					continue // the loop ends; no token was taken
+				}
+				ready = time.Now()
 			}
+			sent := time.Now()
 			// The callback only records and frees a token: it runs on the
 			// connection's reader, without a goroutine per send.
 			sendErr := client.InvokeAsyncInline(q.addr, req, r.c.timeout, func(resp *remoting.Command, callErr error) {
-				r.done(start, n, resp, callErr)
+				r.done(start, ready, sent, n, resp, callErr)
 				<-inflight
 			})
 			if sendErr != nil {
@@ -231,17 +245,24 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// done records the outcome of one send of n messages started at start.
-func (r *producerRun) done(start time.Time, n int, resp *remoting.Command, err error) {
+// done records the outcome of one send of n messages started (or due) at
+// start, sendable at ready (see pacedParts) and handed to the transport at
+// sent; it returns the time it read.
+func (r *producerRun) done(start, ready, sent time.Time, n int, resp *remoting.Command, err error) time.Time {
+	now := time.Now()
 	switch {
 	case err != nil:
 		r.rec.fail("transport", n)
 	case resp.Code != protocol.Success:
 		r.rec.fail(responseCodeName(resp.Code), n)
 	default:
-		r.rec.record(time.Since(start), n, r.o.size)
+		r.rec.record(now.Sub(start), n, r.o.size)
+		if r.parts != nil {
+			r.parts.record(start, ready, sent, now, n)
+		}
 		r.stored.Add(int64(n))
 	}
+	return now
 }
 
 // sendScratch is a worker's reusable request memory: the transport
@@ -250,23 +271,30 @@ func (r *producerRun) done(start time.Time, n int, resp *remoting.Command, err e
 type sendScratch struct {
 	props []byte // the property string being built
 	body  []byte // a batch body
+	// The request and its header: a send call sets the request's opaque
+	// and flags, and is done with both when it returns, so one per worker
+	// serves every send (two allocations less per send).
+	hdr protocol.SendMessageRequestHeader
+	cmd remoting.Command
 }
 
 // request builds one SEND_MESSAGE_V2 (or, for --batch > 1,
 // SEND_BATCH_MESSAGE) of n messages to q, as the Java producer encodes it.
-// The request's body may alias sc until the send call returned.
+// The request is sc's, and its body may alias sc: both serve until the
+// send call returned.
 func (r *producerRun) request(q queue, ids *message.UniqIDGenerator, n int, sc *sendScratch) *remoting.Command {
 	// One clock reading for the born timestamp and the ids' time field.
 	now := time.Now()
-	h := protocol.SendMessageRequestHeader{ProducerGroup: r.o.group, Topic: q.topic, DefaultTopic: defaultTopic,
+	sc.hdr = protocol.SendMessageRequestHeader{ProducerGroup: r.o.group, Topic: q.topic, DefaultTopic: defaultTopic,
 		DefaultTopicQueueNums: defaultTopicQueueNums, QueueID: q.id, BornTimestamp: now.UnixMilli(),
 		ReconsumeTimes: protocol.Some[int32](0), UnitMode: protocol.Some(false), BrokerName: q.broker}
+	h := &sc.hdr
 	if r.o.batch == 1 {
 		// A typed header is written straight into the frame (no map).
 		sc.props = ids.AppendNextAt(append(sc.props[:0], r.propsPrefix...), now)
 		h.Properties = string(sc.props)
 		h.Batch = protocol.Some(false)
-		return remoting.NewRequestHeader(protocol.SendMessageV2, h.V2(), r.body)
+		return sc.request(protocol.SendMessageV2, r.body)
 	}
 	// The batch's own properties say "wait for the store"; each item
 	// carries its tag and id, written in place.
@@ -278,7 +306,14 @@ func (r *producerRun) request(q queue, ids *message.UniqIDGenerator, n int, sc *
 		body = message.AppendBatchItem(body, 0, r.body, sc.props)
 	}
 	sc.body = body
-	return remoting.NewRequestHeader(protocol.SendBatchMessage, h.V2(), body)
+	return sc.request(protocol.SendBatchMessage, body)
+}
+
+// request is sc's request of code with sc's header and body, reset.
+func (sc *sendScratch) request(code int32, body []byte) *remoting.Command {
+	sc.cmd = remoting.Command{Code: code, Language: remoting.DefaultLanguage, Version: remoting.DefaultVersion,
+		Header: sc.hdr.V2(), Body: body}
+	return &sc.cmd
 }
 
 // responseCodeNames names the codes a send or pull may answer.

@@ -62,6 +62,12 @@ func TestBenchSmoke(t *testing.T) {
 	if async.Messages != 1000 || batch.Messages != 500 || paced.Messages != 200 {
 		t.Errorf("messages: async %d (want 1000), batch %d (want 500), paced %d (want 200)", async.Messages, batch.Messages, paced.Messages)
 	}
+	if paced.Parts == nil || paced.Parts.TailSamples < 1 || paced.Parts.RTTP50 <= 0 {
+		t.Errorf("paced produce: latency parts %+v, want a breakdown with a tail", paced.Parts)
+	}
+	if async.Parts != nil {
+		t.Errorf("unpaced produce: latency parts %+v, want none", async.Parts)
+	}
 	if paced.Seconds < 0.4 {
 		t.Errorf("200 messages at 400 msgs/s took %.2fs, want about 0.5s", paced.Seconds)
 	}

@@ -152,7 +152,8 @@ type benchReport struct {
 	TPS       float64          `json:"tps"`
 	MBps      float64          `json:"mbPerSec"`
 	Latency   latencySummary   `json:"latency"`
-	LatencyOf string           `json:"latencyOf"` // what the latency measures
+	LatencyOf string           `json:"latencyOf"`              // what the latency measures
+	Parts     *latencyParts    `json:"latencyParts,omitempty"` // --rate: wait + round trip
 	Note      string           `json:"note,omitempty"`
 }
 
@@ -185,6 +186,12 @@ func (b *benchReport) writeText(w io.Writer) error {
 	if l.Samples > 0 {
 		fmt.Fprintf(&s, "  %s (ms): avg %.3f p50 %.3f p90 %.3f p99 %.3f p99.9 %.3f max %.3f\n",
 			b.LatencyOf, l.Avg, l.P50, l.P90, l.P99, l.P999, l.Max)
+	}
+	if p := b.Parts; p != nil {
+		fmt.Fprintf(&s, "    parts (ms): behind an earlier send p50 %.3f p99 %.3f; late to send p50 %.3f p99 %.3f; round trip p50 %.3f p99 %.3f\n",
+			p.BehindP50, p.BehindP99, p.LateP50, p.LateP99, p.RTTP50, p.RTTP99)
+		fmt.Fprintf(&s, "    the %d sends at or above %.2f ms, means (ms): behind %.3f + late %.3f + round trip %.3f\n",
+			p.TailSamples, p.TailFrom, p.TailBehindMean, p.TailLateMean, p.TailRTTMean)
 	}
 	if b.Note != "" {
 		fmt.Fprintf(&s, "  note: %s\n", b.Note)

@@ -179,3 +179,59 @@ func TestBenchFlagDefaults(t *testing.T) {
 		t.Errorf("-s is not --size")
 	}
 }
+
+// TestPacedParts: the parts of a paced send's latency add up to it, and
+// the tail breakdown covers the sends at or above the p99.
+func TestPacedParts(t *testing.T) {
+	p := newPacedParts()
+	base := time.Unix(1000, 0)
+	// 99 quick sends: due, sent 20 µs late, answered after 300 µs.
+	for i := range 99 {
+		due := base.Add(time.Duration(i) * time.Millisecond)
+		p.record(due, time.Time{}, due.Add(20*time.Microsecond), due.Add(320*time.Microsecond), 1)
+	}
+	// One send queued 5 ms behind its worker's previous answer, then
+	// sent 100 µs later and answered after 1 ms more.
+	due := base.Add(time.Second)
+	p.record(due, due.Add(5*time.Millisecond), due.Add(5100*time.Microsecond), due.Add(6100*time.Microsecond), 2)
+	s := p.summary(6.1)
+	if s == nil {
+		t.Fatal("no summary")
+	}
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"behind p50", s.BehindP50, 0.001}, {"behind p99", s.BehindP99, 5}, {"late p50", s.LateP50, 0.02},
+		{"late p99", s.LateP99, 0.1}, {"rtt p50", s.RTTP50, 0.3}, {"rtt p99", s.RTTP99, 1},
+		{"tail from", s.TailFrom, 6.1}, {"tail behind", s.TailBehindMean, 5}, {"tail late", s.TailLateMean, 0.1},
+		{"tail rtt", s.TailRTTMean, 1},
+	} {
+		if !within(c.got, c.want) {
+			t.Errorf("%s = %.4f ms, want %.4f", c.name, c.got, c.want)
+		}
+	}
+	if s.TailSamples != 2 {
+		t.Errorf("tail samples = %d, want 2 (one send of 2 messages)", s.TailSamples)
+	}
+	// A send slower than the tail's range lands in its last bucket.
+	p.record(due, due, due, due.Add(2*time.Second), 1)
+	if s := p.summary(5000); s.TailSamples != 1 || s.TailFrom != 1000 {
+		t.Errorf("beyond the range: %d samples from %.1f ms, want 1 from 1000", s.TailSamples, s.TailFrom)
+	}
+	if newPacedParts().summary(1) != nil {
+		t.Error("empty breakdown: want nil")
+	}
+}
+
+// BenchmarkPacedPartsRecord is what the breakdown adds to each paced send.
+//
+//	go test -run '^$' -bench PacedParts -benchmem ./cmd/rocketctl/
+func BenchmarkPacedPartsRecord(b *testing.B) {
+	p := newPacedParts()
+	due := time.Now()
+	b.ReportAllocs()
+	for b.Loop() {
+		p.record(due, due.Add(100*time.Microsecond), due.Add(130*time.Microsecond), due.Add(500*time.Microsecond), 1)
+	}
+}
