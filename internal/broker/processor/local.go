@@ -20,7 +20,7 @@ import (
 // LocalSend runs a SEND_MESSAGE(_V2) or SEND_BATCH_MESSAGE request, the
 // send hooks included.
 func (p *Processor) LocalSend(req *remoting.Command, from netip.AddrPort) *remoting.Command {
-	return p.sends.sendHooked(nil, from, req)
+	return p.sends.sendHooked(nil, from, req, p.sends.newSendReply())
 }
 
 // LocalSendHeader is LocalSend for a request whose header the caller

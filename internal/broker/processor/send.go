@@ -83,15 +83,21 @@ func (s *sendFamily) register(srv *remoting.Server, pools Families) {
 // handleSend serves SEND_MESSAGE, SEND_MESSAGE_V2 and SEND_BATCH_MESSAGE
 // following SendMessageProcessor (rocketmq-spec.md §14.6), with the send
 // hooks around it.
+//
+// The reply is pooled: the server encodes the response, then calls its
+// Release, which returns the reply (response, custom header and decoded
+// request header) to sendReplies.
 func (s *sendFamily) handleSend(conn *remoting.Conn, req *remoting.Command) *remoting.Command {
-	return s.sendHooked(conn, bornHost(conn), req)
+	r := s.pooledSendReply()
+	resp := s.sendHooked(conn, bornHost(conn), req, r)
+	r.releaseWhenWritten(resp)
+	return resp
 }
 
 // sendHooked decodes and runs a send request with the send hooks around
-// it; conn is nil for a request made in the process (LocalSend), born the
-// messages' BORNHOST.
-func (s *sendFamily) sendHooked(conn *remoting.Conn, born netip.AddrPort, req *remoting.Command) *remoting.Command {
-	r := s.newSendReply()
+// it, answering in r's response; conn is nil for a request made in the
+// process (LocalSend), born the messages' BORNHOST.
+func (s *sendFamily) sendHooked(conn *remoting.Conn, born netip.AddrPort, req *remoting.Command, r *sendReply) *remoting.Command {
 	h := &r.req
 	// Registered with HandleLazyExt: the header is read where it arrived,
 	// without an ext map.

@@ -1,6 +1,8 @@
 package processor
 
 import (
+	"sync"
+
 	"github.com/rocketd/rocketd/internal/message"
 	"github.com/rocketd/rocketd/internal/protocol"
 	"github.com/rocketd/rocketd/internal/remoting"
@@ -14,6 +16,44 @@ type sendReply struct {
 	req  protocol.SendMessageRequestHeader
 	resp remoting.Command
 	ext  sendResponseExt
+	// put gives the reply back to sendReplies (a method value made once,
+	// so that setting resp.Release allocates nothing).
+	put func()
+}
+
+// sendReplies holds the replies of remoting sends (*sendReply): a reply
+// goes back once the transport has encoded its response (resp.Release),
+// after which nothing reads it (the send hooks may not keep h or resp).
+var sendReplies sync.Pool
+
+func init() {
+	sendReplies.New = func() any {
+		r := new(sendReply)
+		r.put = func() { sendReplies.Put(r) }
+		return r
+	}
+}
+
+// pooledSendReply is newSendReply for a request whose response the
+// remoting server writes: the reply comes from sendReplies, and is
+// returned there by the response's Release when the handler answers with
+// it (see releaseWhenWritten).
+func (s *sendFamily) pooledSendReply() *sendReply {
+	r := sendReplies.Get().(*sendReply)
+	put := r.put
+	*r = sendReply{put: put, ext: sendResponseExt{region: s.region, traceOn: s.traceOn}}
+	r.initResp()
+	return r
+}
+
+// releaseWhenWritten makes resp, the answer a handler is about to return
+// to the remoting server, give r back to the pool once encoded: only when
+// resp is r's own response and carries no Release of its own. Any other
+// answer (a header error's) leaves r to the GC.
+func (r *sendReply) releaseWhenWritten(resp *remoting.Command) {
+	if resp == &r.resp && resp.Release == nil && resp.Body == nil && resp.BodyParts == nil {
+		resp.Release = r.put
+	}
 }
 
 // newSendReply returns a SUCCESS response carrying MSG_REGION and
@@ -21,10 +61,15 @@ type sendReply struct {
 // the response's extFields unconditionally, spec §3.2).
 func (s *sendFamily) newSendReply() *sendReply {
 	r := &sendReply{ext: sendResponseExt{region: s.region, traceOn: s.traceOn}}
+	r.initResp()
+	return r
+}
+
+// initResp sets r.resp to the SUCCESS response with r.ext as its header.
+func (r *sendReply) initResp() {
 	r.resp = remoting.Command{Code: protocol.Success, Language: remoting.DefaultLanguage, Version: remoting.DefaultVersion}
 	r.resp.MarkResponse()
 	r.resp.Header = &r.ext
-	return r
 }
 
 // sendResponseExt is the send response's custom header (a

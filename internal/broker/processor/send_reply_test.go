@@ -55,3 +55,36 @@ func TestSendReplyAllocations(t *testing.T) {
 		t.Fatalf("%v allocations per reply, want 1", n)
 	}
 }
+
+// TestPooledSendReplyClean: a reply taken from the pool after a refused or
+// stored send went back is the fresh SUCCESS reply of newSendReply,
+// whatever the earlier one carried.
+func TestPooledSendReplyClean(t *testing.T) {
+	p := &sendFamily{region: "DefaultRegion", traceOn: "true"}
+	fresh := p.newSendReply()
+	for i := range 64 {
+		r := p.pooledSendReply()
+		if r.resp.Code != protocol.Success || r.resp.Remark != "" || r.resp.Release != nil || r.resp.ExtFields != nil ||
+			r.resp.Header != &r.ext || !r.resp.IsResponse() || r.ext != fresh.ext || r.req != fresh.req {
+			t.Fatalf("round %d: reused reply not clean: resp %+v ext %+v req %+v", i, r.resp, r.ext, r.req)
+		}
+		r.req.Topic, r.req.Properties = "T", "WAIT\x01true"
+		if i%2 == 0 {
+			fail(&r.resp, protocol.TopicNotExist, "no topic")
+		} else {
+			setStored(&r.resp, protocol.SendMessageResponseHeader{MsgID: "X", QueueID: 1, QueueOffset: int64(i), RecallHandle: "h"})
+		}
+		r.releaseWhenWritten(&r.resp)
+		if r.resp.Release == nil {
+			t.Fatal("own response not released to the pool")
+		}
+		r.resp.Release() // what the transport does once the frame is encoded
+	}
+	// Another answer than the reply's own leaves the reply alone.
+	r := p.pooledSendReply()
+	other := remoting.NewResponse(protocol.SystemError, "bad header")
+	r.releaseWhenWritten(other)
+	if other.Release != nil || r.resp.Release != nil {
+		t.Fatal("a foreign answer must not return the reply to the pool")
+	}
+}

@@ -1,6 +1,7 @@
 package processor_test
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -242,5 +243,27 @@ func TestSendRefusedBeforeStartAcceptTime(t *testing.T) {
 	}
 	if e.store.MaxOffset("SA", 0) != 0 {
 		t.Fatal("a refused send was stored")
+	}
+}
+
+// TestSendRepliesReusedOverTheWire: refused and stored sends alternate on
+// one connection, whose replies come from the pool: each answer carries
+// only its own code, remark and header.
+func TestSendRepliesReusedOverTheWire(t *testing.T) {
+	e := newEnv(t, nil)
+	e.createTopic("TR", 2)
+	for i := range 40 {
+		if i%2 == 0 {
+			r := e.send(sendHeader("TR", 9, ""), "m") // queue 9 of 2: refused
+			if r.Code != protocol.SystemError || r.Remark == "" || r.ExtField("msgId") != "" || r.ExtField("queueOffset") != "" {
+				t.Fatalf("round %d: refused send answered %d %q %v", i, r.Code, r.Remark, r.ExtFields)
+			}
+			continue
+		}
+		r := e.send(sendHeader("TR", 1, ""), "m")
+		if r.Code != protocol.Success || r.Remark != "" || r.ExtField("msgId") == "" ||
+			r.ExtField("queueOffset") != strconv.Itoa(i/2) || r.ExtField("queueId") != "1" {
+			t.Fatalf("round %d: stored send answered %d %q %v", i, r.Code, r.Remark, r.ExtFields)
+		}
 	}
 }
