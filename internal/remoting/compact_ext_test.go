@@ -369,3 +369,22 @@ func TestExtPolicyGuess(t *testing.T) {
 		}
 	}
 }
+
+// TestCompactScratchBoundary: headers whose extFields bound lies on
+// either side of compactScratch (transcoded on the stack and copied, or
+// into an allocation of the bound) decode as the map decoder does.
+func TestCompactScratchBoundary(t *testing.T) {
+	for n := compactScratch - 120; n <= compactScratch+40; n++ {
+		v := strings.Repeat("v", n/2) + `\u0001` + strings.Repeat("w", n-n/2)
+		f := frameOf(JSON, []byte(`{"code":310,"extFields":{"a":"`+v+`","b":7,"c":null,"d":"x"},"flag":0}`), nil)[4:]
+		want, err := DecodeFrame(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := decodeFrame(f, &extPolicy{all: true})
+		if err != nil || !got.ext.ok || got.ExtFields != nil {
+			t.Fatalf("n %d: %v %+v", n, err, got)
+		}
+		checkSameCommand(t, got, want)
+	}
+}

@@ -615,42 +615,79 @@ func (s *jsonScanner) compactExtFields(c *Command) error {
 	}
 	// The entries take about the room of their JSON text (8 bytes of
 	// lengths against 5 or 6 of quotes, colon and comma), which the rest
-	// of the header bounds with some slack: one allocation.
-	eb := make([]byte, 0, len(s.b)-s.i+64)
-	var err error
+	// of the header bounds with some slack. That bound is loose (the
+	// header's other properties, escapes such as a property string's
+	// \u0001 taking 6 bytes for 1: a SEND_MESSAGE_V2 request's 260 bytes
+	// of entries would occupy a 480-byte allocation), so a header within
+	// compactScratch is transcoded on the stack and copied into a string
+	// of the entries' exact size. A larger one is transcoded into one
+	// allocation of the bound, kept as it is.
+	var (
+		long bool
+		err  error
+	)
+	if bound := len(s.b) - s.i + 64; bound > compactScratch {
+		var eb []byte
+		eb, long, err = s.appendExtEntries(make([]byte, 0, bound))
+		if err == nil && !long {
+			c.ext = compactExt{s: unsafe.String(unsafe.SliceData(eb), len(eb)), ok: true}
+		}
+	} else {
+		var scratch [compactScratch]byte
+		var eb []byte
+		eb, long, err = s.appendExtEntries(scratch[:0])
+		if err == nil && !long {
+			c.ext = compactExt{s: string(eb), ok: true}
+		}
+	}
+	if err == nil && long {
+		s.i = objStart
+		c.ExtFields, err = s.extFields()
+	}
+	return err
+}
+
+// compactScratch is the largest extFields bound compactExtFields
+// transcodes on its stack (a typical SEND_MESSAGE_V2 request header is
+// about 420 bytes).
+const compactScratch = 1024
+
+// appendExtEntries transcodes the entries of the extFields object whose
+// '{' has been read, up to and including its '}', appending them to dst in
+// the compact layout. long reports a key too long for the layout (dst is
+// then unusable and the scanner in the middle of the object).
+func (s *jsonScanner) appendExtEntries(eb []byte) (_ []byte, long bool, err error) {
 	for {
 		at := len(eb)
 		eb = append(eb, 0, 0)
 		if eb, err = s.appendStr(eb); err != nil {
-			return err
+			return eb, false, err
 		}
 		kl := len(eb) - at - 2
 		if kl > compactKeyMax {
-			s.i = objStart
-			c.ExtFields, err = s.extFields()
-			return err
+			return eb, true, nil
 		}
 		binary.BigEndian.PutUint16(eb[at:], uint16(kl))
 		if err := s.expect(':'); err != nil {
-			return err
+			return eb, false, err
 		}
 		switch s.peek() {
 		case '"':
 			vat := len(eb)
 			eb = append(eb, 0, 0, 0, 0)
 			if eb, err = s.appendStr(eb); err != nil {
-				return err
+				return eb, false, err
 			}
 			binary.BigEndian.PutUint32(eb[vat:], uint32(len(eb)-vat-4))
 		case 'n':
 			if !s.literal("null") {
-				return s.errorf("bad literal")
+				return eb, false, s.errorf("bad literal")
 			}
 			eb = eb[:at] // a null value is dropped, as from the map
 		default:
 			start := s.i
 			if err := s.skipValue(1); err != nil {
-				return err
+				return eb, false, err
 			}
 			v := s.b[start:s.i]
 			eb = binary.BigEndian.AppendUint32(eb, uint32(len(v)))
@@ -661,10 +698,9 @@ func (s *jsonScanner) compactExtFields(c *Command) error {
 			s.i++
 		case '}':
 			s.i++
-			c.ext = compactExt{s: unsafe.String(unsafe.SliceData(eb), len(eb)), ok: true}
-			return nil
+			return eb, false, nil
 		default:
-			return s.errorf("want ',' or '}' in extFields")
+			return eb, false, s.errorf("want ',' or '}' in extFields")
 		}
 	}
 }
