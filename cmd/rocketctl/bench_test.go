@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"strings"
@@ -178,4 +179,33 @@ func TestBenchFlagDefaults(t *testing.T) {
 	if f := produce.Flags().ShorthandLookup("s"); f == nil || f.Name != "size" {
 		t.Errorf("-s is not --size")
 	}
+}
+
+// TestPullDeadline: a pull's context is reused while its timer is
+// stopped in time, canceled when the timer fires (which disarm reports),
+// and replaced by a fresh one for the next pull.
+func TestPullDeadline(t *testing.T) {
+	parent, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var d pullDeadline
+	defer d.stop()
+	first := d.arm(parent, time.Hour)
+	if d.disarm() {
+		t.Fatal("disarm reported a timeout an hour early")
+	}
+	if again := d.arm(parent, time.Hour); again != first || again.Err() != nil {
+		t.Fatal("context not reused after a pull that returned in time")
+	}
+	d.disarm()
+	short := d.arm(parent, time.Millisecond)
+	<-short.Done()
+	if !d.disarm() {
+		t.Fatal("disarm after the timer fired: no timeout reported")
+	}
+	next := d.arm(parent, time.Hour)
+	if next == short || next.Err() != nil {
+		t.Fatal("no fresh context after a timeout")
+	}
+	cancel()
+	<-next.Done() // the run's end reaches the pull
 }
