@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"strings"
@@ -234,4 +235,33 @@ func BenchmarkPacedPartsRecord(b *testing.B) {
 	for b.Loop() {
 		p.record(due, due.Add(100*time.Microsecond), due.Add(130*time.Microsecond), due.Add(500*time.Microsecond), 1)
 	}
+}
+
+// TestPullDeadline: a pull's context is reused while its timer is
+// stopped in time, canceled when the timer fires (which disarm reports),
+// and replaced by a fresh one for the next pull.
+func TestPullDeadline(t *testing.T) {
+	parent, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var d pullDeadline
+	defer d.stop()
+	first := d.arm(parent, time.Hour)
+	if d.disarm() {
+		t.Fatal("disarm reported a timeout an hour early")
+	}
+	if again := d.arm(parent, time.Hour); again != first || again.Err() != nil {
+		t.Fatal("context not reused after a pull that returned in time")
+	}
+	d.disarm()
+	short := d.arm(parent, time.Millisecond)
+	<-short.Done()
+	if !d.disarm() {
+		t.Fatal("disarm after the timer fired: no timeout reported")
+	}
+	next := d.arm(parent, time.Hour)
+	if next == short || next.Err() != nil {
+		t.Fatal("no fresh context after a timeout")
+	}
+	cancel()
+	<-next.Done() // the run's end reaches the pull
 }

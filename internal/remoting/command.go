@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"slices"
 	"strconv"
-	"sync"
 
 	"github.com/rocketd/rocketd/internal/protocol"
 )
@@ -99,7 +98,7 @@ type Command struct {
 	// ext is a received custom header not made into a map (see
 	// compactExt); only when ExtFields is nil.
 	ext compactExt
-	// pooledBody holds Body's buffer when it came from bodyPool (see
+	// pooledBody holds Body's buffer when it is a pooled read buffer (see
 	// ReleaseBody).
 	pooledBody *[]byte
 }
@@ -111,15 +110,16 @@ type Command struct {
 func (c *Command) ReleaseBody() {
 	if p := c.pooledBody; p != nil {
 		c.pooledBody, c.Body = nil, nil
-		bodyPool.Put(p)
+		putReadBuffer(p)
 	}
 }
 
-// bodyPool holds the buffers of pooled response bodies (*[]byte of
-// readBufferSize capacity: a body kept by keepBody fits the read buffer).
-var bodyPool = sync.Pool{New: func() any { b := make([]byte, 0, readBufferSize); return &b }}
+// Pooled response bodies share the read buffers' pool (*[]byte of
+// readBufferSize): a body kept by keepBody fits a read buffer, and a
+// response that fills the read buffer is handed over in it, the reader
+// taking another (readBuffer.handOff).
 
-// minPooledBody is the smallest body keepBody takes from bodyPool: a small
+// minPooledBody is the smallest body keepBody pools: a small
 // one costs little to allocate, and would hold a 64 KiB buffer when not
 // given back.
 const minPooledBody = 4 << 10
@@ -128,13 +128,18 @@ const minPooledBody = 4 << 10
 // aliases: into a pooled buffer for a response of at least minPooledBody
 // when pol says so and it fits one, else into a fresh slice.
 func keepBody(cmd *Command, pol *extPolicy) {
-	if pol != nil && pol.pooledBodies && cmd.Flag&flagResponse != 0 && len(cmd.Body) >= minPooledBody && len(cmd.Body) <= readBufferSize {
-		p := bodyPool.Get().(*[]byte)
+	if pooledBody(cmd, pol) {
+		p := getReadBuffer()
 		cmd.Body = append((*p)[:0], cmd.Body...)
 		cmd.pooledBody = p
 		return
 	}
 	cmd.Body = bytes.Clone(cmd.Body)
+}
+
+// pooledBody reports whether cmd's body goes into a pooled buffer.
+func pooledBody(cmd *Command, pol *extPolicy) bool {
+	return pol != nil && pol.pooledBodies && cmd.Flag&flagResponse != 0 && len(cmd.Body) >= minPooledBody && len(cmd.Body) <= readBufferSize
 }
 
 // NewRequestHeader returns a request carrying the typed header h (encoded

@@ -143,7 +143,7 @@ type extPolicy struct {
 	requests  []int32 // request codes, few: a slice beats a map
 	responses bool
 	all       bool // every command (the differential tests)
-	// pooledBodies: responses' bodies come from bodyPool (a Client's
+	// pooledBodies: responses' bodies are pooled read buffers (a Client's
 	// PooledResponseBodies); see keepBody.
 	pooledBodies bool
 }

@@ -1014,6 +1014,12 @@ func (c *Conn) readFrame(br *readBuffer, length int) (*Command, error) {
 	}
 	frame, _ := br.Peek(length)
 	cmd, err := decodeFrame(frame, pol)
+	if err == nil && cmd.Body != nil && pooledBody(cmd, pol) && br.handOff(length, len(cmd.Body)) {
+		// The read buffer itself became the body's pooled buffer.
+		cmd.Body = cmd.Body[:len(cmd.Body):len(cmd.Body)]
+		cmd.pooledBody = br.handedOff()
+		return cmd, nil
+	}
 	if err == nil && cmd.Body != nil {
 		keepBody(cmd, pol)
 	}

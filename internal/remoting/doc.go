@@ -206,8 +206,10 @@
 // decoded in the read buffer has its body copied out (a frame without a
 // body then costs no buffer); a larger one's Body aliases the buffer it
 // was assembled in, which nothing reuses. The exception is a Client with
-// PooledResponseBodies: a response body of 4 to 64 KiB copied out of the
-// read buffer comes from a process-wide pool, and the caller hands it back
+// PooledResponseBodies: a response body of 4 to 64 KiB lies in a buffer of
+// the read buffers' process-wide pool (the read buffer itself, handed over
+// when less follows the frame than its body holds, else a copy), and the
+// caller hands it back
 // with Command.ReleaseBody when done (one never handed back is garbage as
 // usual); a consumer reading ~33 KiB pull responses tens of thousands of
 // times a second otherwise spends a third of its CPU on the GC's sweeping

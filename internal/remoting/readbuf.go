@@ -28,8 +28,9 @@ type readBuffer struct {
 	// pooled holds buf while it is in use, so that giving it back
 	// allocates nothing (a *[]byte made at Put would).
 	pooled *[]byte
-	r, w   int   // buf[r:w] is buffered
-	err    error // returned by the next fill: a read that also returned bytes
+	r, w   int     // buf[r:w] is buffered
+	given  *[]byte // the buffer handOff gave up, until handedOff
+	err    error   // returned by the next fill: a read that also returned bytes
 }
 
 func newReadBuffer(src *activityReader, raw *rawReader, size int) *readBuffer {
@@ -111,6 +112,38 @@ func (b *readBuffer) release() {
 		putReadBuffer(b.pooled)
 	}
 	b.buf, b.pooled, b.r, b.w = nil, nil, 0, 0
+}
+
+// handOff consumes the next n buffered bytes, a frame with a body of
+// bodyLen bytes, by giving up the pooled buffer that holds them (handedOff
+// returns it) instead of having the body copied out of it: what is
+// buffered after the frame moves into a fresh buffer, or, when nothing is,
+// the next read takes one. It declines (false, nothing consumed) for a
+// buffer that is not pooled, or when more follows the frame than the body
+// holds, so the move would cost more than the copy it saves.
+func (b *readBuffer) handOff(n, bodyLen int) bool {
+	rest := b.w - b.r - n
+	if b.pooled == nil || rest >= bodyLen {
+		return false
+	}
+	b.given = b.pooled
+	if rest == 0 {
+		b.buf, b.pooled, b.r, b.w = nil, nil, 0, 0
+		return true
+	}
+	old := b.buf[b.r+n : b.w]
+	b.pooled = getReadBuffer()
+	b.buf = *b.pooled
+	b.r, b.w = 0, copy(b.buf, old)
+	return true
+}
+
+// handedOff returns the buffer the last handOff gave up; the caller owns
+// it (putReadBuffer when done).
+func (b *readBuffer) handedOff() *[]byte {
+	p := b.given
+	b.given = nil
+	return p
 }
 
 // Size is the buffer's size: the longest Peek.

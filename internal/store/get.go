@@ -256,6 +256,13 @@ func (s *Store) scanQueue(r *GetResult, q *consumequeue.Queue, offset int64, max
 	var bodyFrom, bodyEnd int64
 scan:
 	for scanned < maxUnits && offset+scanned < r.MaxOffset {
+		if len(r.Messages) >= maxMsgNums {
+			// Full by count: the next unit would only be turned away
+			// (batchFull), so it is not read. A backlog pull of 32
+			// read 256 more units for nothing, as many bytes as a
+			// read-ahead block.
+			break
+		}
 		// The first read takes the units the batch may hold (a filter
 		// that passes them all needs no more); later ones up to
 		// unitsPerRead.

@@ -62,4 +62,8 @@
 // for each record and Commit once per batch; Commit writes the pending units
 // of the batch with one WriteAt per file touched, and only then are they
 // visible to readers (MaxOffset, Read). Flush makes written units durable.
+//
+// Read side: Read preads the units asked for, except that a sequential
+// reader's queue reads up to 256 units ahead and serves the next reads from
+// that block (readahead.go); Truncate, Recover and Destroy invalidate it.
 package consumequeue

@@ -117,6 +117,12 @@ type Queue struct {
 	// dirSynced is the count the last sync of the directories covered.
 	dirGen    atomic.Int64
 	dirSynced atomic.Int64
+
+	// gen counts the starts and ends of changes to committed units
+	// (Truncate, Recover, Destroy); ra is the read-ahead block (see
+	// readahead.go).
+	gen atomic.Uint64
+	ra  readAhead
 }
 
 func newQueue(dir, topic string, queueID int32, o Options) *Queue {
@@ -351,6 +357,7 @@ func (q *Queue) Commit() error {
 // Units at or past MaxOffset and ErrFileMissing when the file is gone.
 func (q *Queue) Read(offset int64, maxUnits int) (Units, error) {
 	pos := offset * UnitSize
+	gen := q.gen.Load() // before written: see readAhead
 	end := q.written.Load()
 	if offset < 0 || pos >= end || maxUnits <= 0 {
 		return Units{First: offset}, nil
@@ -359,14 +366,17 @@ func (q *Queue) Read(offset int64, maxUnits int) (Units, error) {
 	if f == nil {
 		return Units{First: offset}, fmt.Errorf("%w: %s/%d offset %d", ErrFileMissing, q.topic, q.queueID, offset)
 	}
-	n := min(end, f.End()) - pos
-	n = min(n, int64(maxUnits)*UnitSize)
+	avail := min(end, f.End()) - pos
+	n := min(avail, int64(maxUnits)*UnitSize)
 	bp := readPool.Get().(*[]byte)
 	if int64(cap(*bp)) < n {
 		*bp = make([]byte, n)
 	}
 	b := (*bp)[:n]
-	if _, err := f.ReadAt(b, pos-f.Start()); err != nil && !errors.Is(err, io.EOF) {
+	if q.readAheadHit(b, pos, gen) {
+		return Units{First: offset, buf: bp, b: b}, nil
+	}
+	if err := q.readUnits(f, b, pos, avail, gen); err != nil {
 		readPool.Put(bp)
 		if errors.Is(err, fdcache.ErrForgotten) {
 			// Deleted by retention since Find found it.
@@ -376,6 +386,35 @@ func (q *Queue) Read(offset int64, maxUnits int) (Units, error) {
 	}
 	return Units{First: offset, buf: bp, b: b}, nil
 }
+
+// readUnits reads the units at [pos, pos+len(b)) of f into b: with those
+// after them up to avail bytes (readAheadBytes at most) into the queue's
+// read-ahead block when the reader is sequential and asks for less.
+func (q *Queue) readUnits(f *segment.File, b []byte, pos, avail int64, gen uint64) error {
+	ahead := min(avail, readAheadBytes)
+	if ahead <= int64(len(b)) || !q.readAheadFrom(pos, gen) {
+		_, err := f.ReadAt(b, pos-f.Start())
+		if errors.Is(err, io.EOF) {
+			err = nil
+		}
+		return err
+	}
+	sp := scratchPool.Get().(*[]byte)
+	defer scratchPool.Put(sp)
+	data := (*sp)[:ahead]
+	got, err := f.ReadAt(data, pos-f.Start())
+	if err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	copy(b, data)
+	if got == len(data) {
+		q.fillReadAhead(data, pos, gen) // never a short read's stale tail
+	}
+	return nil
+}
+
+// scratchPool holds the buffers read-ahead reads into.
+var scratchPool = sync.Pool{New: func() any { b := make([]byte, readAheadBytes); return &b }}
 
 // UnitAt reads the single unit at queue offset offset.
 func (q *Queue) UnitAt(offset int64) (Unit, error) {
@@ -519,4 +558,7 @@ func (q *Queue) Dirty() bool {
 
 // closeFiles drops the queue's files without syncing them: their
 // descriptors close now, or when their readers finish.
-func (q *Queue) closeFiles() { _ = q.seg.Close() }
+func (q *Queue) closeFiles() {
+	q.dropReadAhead()
+	_ = q.seg.Close()
+}

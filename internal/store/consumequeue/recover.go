@@ -40,6 +40,8 @@ func readFull(f *segment.File, b []byte, off int64) error {
 // life of the queue, left by a torn write) are zeroed so that they can never
 // reappear as valid units.
 func (q *Queue) Recover() error {
+	q.bumpGen()
+	defer q.bumpGen()
 	q.pending = q.pending[:0]
 	q.clearMarks()
 	files := q.seg.Files() // each full, as loaded
@@ -161,6 +163,8 @@ func zeroAndSync(f *segment.File, from, to int64) error {
 // deleted, the cut inside the last kept file is zeroed and synced. Fillers
 // are kept. The writer's method: not concurrent with Append/Commit.
 func (q *Queue) Truncate(phyEnd int64) error {
+	q.bumpGen()
+	defer q.bumpGen()
 	q.pending = q.pending[:0]
 	q.clearMarks()
 	for {
@@ -296,6 +300,8 @@ func (q *Queue) unitIn(f *segment.File, off int64) (Unit, error) {
 
 // Destroy closes and deletes every file of the queue and its directory.
 func (q *Queue) Destroy() error {
+	q.bumpGen()
+	defer q.bumpGen()
 	q.destroyed.Store(true)
 	q.closeFiles()
 	q.clearMarks()
