@@ -66,6 +66,12 @@ func TestControllerModeLeaderKilledDuringFailover(t *testing.T) {
 
 	leader := -1
 	wait.For(t, 10*time.Second, "the controller leader", func() bool { leader = c.controllerLeader(-1); return leader >= 0 })
+	// Freeze the controller leader before the master dies, so it cannot
+	// act on the master's closed connection in the moment between the two
+	// kills (a loaded machine once let it elect there), then kill both.
+	if err := c.ctls[leader].Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
 	first.p.Kill(t)
 	load.markKill()
 	c.ctls[leader].Kill(t)
