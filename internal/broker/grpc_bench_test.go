@@ -3,6 +3,8 @@ package broker_test
 import (
 	"context"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,16 +23,28 @@ import (
 // messages of 1 KiB from a backlog, then one AckMessage RPC per message
 // (as the Go SDK's SimpleConsumer does), raw gRPC client and server in
 // this process. The backlog is filled before the timer.
-func BenchmarkGRPCReceiveAck(b *testing.B) {
+func BenchmarkGRPCReceiveAck(b *testing.B) { benchGRPCReceiveAck(b, 1) }
+
+// BenchmarkGRPCReceiveAckConcurrent is BenchmarkGRPCReceiveAck with 16
+// consumers of the group, each on its own connection, as the harness's
+// gconsume runs them: their acks reach the store at once. cpu-ns/op is
+// the CPU this process (clients and server) used per message.
+func BenchmarkGRPCReceiveAckConcurrent(b *testing.B) { benchGRPCReceiveAck(b, 16) }
+
+func benchGRPCReceiveAck(b *testing.B, consumers int) {
 	c := startCluster(b, func(bc *config.BrokerConfig) { bc.GrpcServerEnable = true })
 	topic, group := uniq(b, "GrpcBench"), uniq(b, "GrpcBenchGroup")
 	c.createTopic(topic, 8)
-	conn, err := grpc.NewClient(c.b.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		b.Fatal(err)
+	clis := make([]v2.MessagingServiceClient, consumers)
+	for i := range clis {
+		conn, err := grpc.NewClient(c.b.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer conn.Close()
+		clis[i] = v2.NewMessagingServiceClient(conn)
 	}
-	defer conn.Close()
-	cli := v2.NewMessagingServiceClient(conn)
+	cli := clis[0]
 	ctx, cancel := context.WithTimeout(metadata.AppendToOutgoingContext(context.Background(), "x-mq-client-id", uniq(b, "bench")), 10*time.Minute)
 	defer cancel()
 	res := &v2.Resource{Name: topic}
@@ -60,29 +74,58 @@ func BenchmarkGRPCReceiveAck(b *testing.B) {
 		FilterExpression: &v2.FilterExpression{Type: v2.FilterType_TAG, Expression: "*"}}
 	b.ReportAllocs()
 	b.ResetTimer()
-	for acked := 0; acked < b.N; {
-		st, err := cli.ReceiveMessage(ctx, recv)
-		if err != nil {
-			b.Fatal(err)
-		}
-		var msgs []*v2.Message
-		for {
-			r, err := st.Recv()
-			if err != nil {
-				break // io.EOF: the server completed the stream
+	cpu0 := processCPU(b)
+	rctx, rcancel := context.WithCancel(ctx) // ends the receives held once all are acked
+	defer rcancel()
+	var (
+		acked atomic.Int64
+		wg    sync.WaitGroup
+		errs  = make(chan error, len(clis))
+	)
+	for _, cli := range clis {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for acked.Load() < int64(b.N) {
+				st, err := cli.ReceiveMessage(rctx, recv)
+				if err != nil {
+					if rctx.Err() == nil {
+						errs <- err
+					}
+					return
+				}
+				var msgs []*v2.Message
+				for {
+					r, err := st.Recv()
+					if err != nil {
+						break // io.EOF: the server completed the stream
+					}
+					if m := r.GetMessage(); m != nil {
+						msgs = append(msgs, m)
+					}
+				}
+				for _, m := range msgs {
+					sp := m.GetSystemProperties()
+					r, err := cli.AckMessage(ctx, &v2.AckMessageRequest{Group: g, Topic: res,
+						Entries: []*v2.AckMessageEntry{{MessageId: sp.GetMessageId(), ReceiptHandle: sp.GetReceiptHandle()}}})
+					if err != nil || r.GetStatus().GetCode() != v2.Code_OK {
+						errs <- fmt.Errorf("ack: %v %v", err, r.GetStatus())
+						return
+					}
+				}
+				if acked.Add(int64(len(msgs))) >= int64(b.N) {
+					rcancel()
+				}
 			}
-			if m := r.GetMessage(); m != nil {
-				msgs = append(msgs, m)
-			}
-		}
-		for _, m := range msgs {
-			sp := m.GetSystemProperties()
-			r, err := cli.AckMessage(ctx, &v2.AckMessageRequest{Group: g, Topic: res,
-				Entries: []*v2.AckMessageEntry{{MessageId: sp.GetMessageId(), ReceiptHandle: sp.GetReceiptHandle()}}})
-			if err != nil || r.GetStatus().GetCode() != v2.Code_OK {
-				b.Fatalf("ack: %v %v", err, r.GetStatus())
-			}
-		}
-		acked += len(msgs)
+		}()
+	}
+	wg.Wait()
+	b.StopTimer()
+	if consumers > 1 {
+		b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N), "cpu-ns/op")
+	}
+	close(errs)
+	if err := <-errs; err != nil {
+		b.Fatal(err)
 	}
 }

@@ -450,7 +450,11 @@ func (s *Service) putReviveRecord(reviveQid int32, body []byte, props, group, to
 		Topic: s.reviveTopic, QueueID: reviveQid, Body: body, Properties: props,
 		BornTimestamp: s.cfg.Now().UnixMilli(), BornHost: s.cfg.StoreHost,
 	}
-	res := s.cfg.Store.PutMessage(context.Background(), &rec, store.PutOptions{NoDelayRewrite: true})
+	// An ack gathers (PutOptions.Gather): consumers ack each message of a
+	// batch they received, many consumers at once, each on its own
+	// connection one request at a time; the put's one yield lets the
+	// acks already read append first, and one write takes them all.
+	res := s.cfg.Store.PutMessage(context.Background(), &rec, store.PutOptions{NoDelayRewrite: true, Gather: !ck})
 	if s.cfg.ReviveLog != nil {
 		s.cfg.ReviveLog.RevivePut(group, topic, ck, res.Status.String())
 	}
