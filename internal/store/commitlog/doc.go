@@ -95,7 +95,8 @@
 // ASYNC_FLUSH: a committer goroutine writes the ring whenever data is pending
 // and answers the puts it wrote; a put that finds it idle writes the ring
 // itself (no goroutine switch under light traffic), after one yield when
-// the put says more follow (PutOptions.Gather: a pipelining producer), so
+// the put says more follow (PutOptions.Gather: a pipelining producer, gRPC
+// sends, POP ack records), so
 // that the puts already runnable append first and one write takes them
 // all; the flusher syncs every FlushInterval when FlushLeastPages pages are dirty,
 // and any amount every FlushThoroughInterval. Segments are preallocated in

@@ -20,7 +20,8 @@ type PutOptions struct {
 	// message keeps DELAY in the stored properties (spec §9.2).
 	NoDelayRewrite bool
 	// Gather says more puts are about to follow this one (the sender has
-	// requests queued behind it: a pipelining producer). Under
+	// requests queued behind it: a pipelining producer; or many senders
+	// each put one at a time: gRPC sends, POP ack records). Under
 	// ASYNC_FLUSH the put then yields once before writing the ring
 	// itself, so that the puts already runnable append their records
 	// first and one write takes them all, instead of a write each.
