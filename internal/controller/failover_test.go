@@ -72,9 +72,14 @@ func TestFailover(t *testing.T) {
 
 	// b1 falls silent: b2 (in sync) becomes master, not b3, though b3
 	// reports the larger offset.
-	g.clock.Add(hbTimeout + time.Second)
+	// The clock moves in two steps so that b2's and b3's beats land while
+	// they are alive: a beat racing the expiry scan can arrive over the
+	// connection the scan is closing and be forgotten with it (a real
+	// broker beats again a second later; this test beats once).
+	g.clock.Add(hbTimeout - time.Second)
 	g.beat(b2, 1, 100)
 	g.beat(b3, 1, 500)
+	g.clock.Add(2 * time.Second) // b1 silent for hbTimeout+1s, b2 and b3 for 2s
 	wait.For(t, 10*time.Second, "b2 elected after b1's heartbeat timeout", func() bool {
 		mi, err := c.GetReplicaInfo(ctx(t), bname)
 		return err == nil && mi.HasMaster && mi.MasterBrokerID == 2 && mi.MasterEpoch == 2
@@ -88,8 +93,9 @@ func TestFailover(t *testing.T) {
 
 	// b2 falls silent too: only b3, outside the SyncStateSet, is alive.
 	// No unclean election: the set has no master, and the answer says why.
-	g.clock.Add(hbTimeout + time.Second)
+	g.clock.Add(time.Second)
 	g.beat(b3, 1, 500)
+	g.clock.Add(hbTimeout - time.Second/2) // b2 silent for hbTimeout+1.5s, b3 for 2.5s
 	wait.For(t, 10*time.Second, "no master once b2 is gone", func() bool {
 		mi, err := c.GetReplicaInfo(ctx(t), bname)
 		return err == nil && !mi.HasMaster
