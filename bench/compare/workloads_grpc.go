@@ -453,12 +453,7 @@ func (c *cpuShare) read() (server, client [2]time.Duration) {
 func (c *cpuShare) note(id string, messages int64) string {
 	server, client := c.read()
 	wall := time.Since(c.start)
-	per := func(d time.Duration) string {
-		if messages == 0 {
-			return "-"
-		}
-		return fmt.Sprintf("%.0f µs", float64(d.Microseconds())/float64(messages))
-	}
+	per := func(d time.Duration) string { return perMessage(d, messages) }
 	return fmt.Sprintf("%s over %s: server ran %s (%s a message) and waited %s for a CPU; the SDK client ran %s (%s a message) and waited %s",
 		id, wall.Round(100*time.Millisecond), (server[0] - c.server[0]).Round(time.Millisecond), per(server[0]-c.server[0]),
 		(server[1] - c.server[1]).Round(time.Millisecond), (client[0] - c.client[0]).Round(time.Millisecond),
@@ -470,12 +465,16 @@ func (c *cpuShare) note(id string, messages int64) string {
 func (c *cpuShare) serverNote(messages int64) string {
 	server, _ := c.read()
 	run, wait := server[0]-c.server[0], server[1]-c.server[1]
-	per := "-"
-	if messages > 0 {
-		per = fmt.Sprintf("%.0f µs", float64(run.Microseconds())/float64(messages))
-	}
 	return fmt.Sprintf("over %s the server ran %s (%s a message) and its threads waited %s for a CPU",
-		time.Since(c.start).Round(100*time.Millisecond), run.Round(time.Millisecond), per, wait.Round(time.Millisecond))
+		time.Since(c.start).Round(100*time.Millisecond), run.Round(time.Millisecond), perMessage(run, messages), wait.Round(time.Millisecond))
+}
+
+// perMessage renders d shared over messages ("-" for none).
+func perMessage(d time.Duration, messages int64) string {
+	if messages <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f µs", float64(d.Microseconds())/float64(messages))
 }
 
 // schedstat sums the run and run-queue wait times of pid's threads; zero

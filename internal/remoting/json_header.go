@@ -621,7 +621,9 @@ func (s *jsonScanner) compactExtFields(c *Command) error {
 	// of entries would occupy a 480-byte allocation), so a header within
 	// compactScratch is transcoded on the stack and copied into a string
 	// of the entries' exact size. A larger one is transcoded into one
-	// allocation of the bound, kept as it is.
+	// allocation of the bound, kept as it is. The two stay apart: were
+	// the stack buffer ever to flow into the kept string (unsafe.String),
+	// escape analysis would move it to the heap on every call.
 	var (
 		long bool
 		err  error
