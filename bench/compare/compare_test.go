@@ -106,8 +106,11 @@ func TestParseFlagsGRPC(t *testing.T) {
 		t.Errorf("--quick gRPC: backlog %d producers %d rounds %d targets %v", h.grpcBacklog, h.grpcProducers, h.rounds, h.targets)
 	}
 	h, err = parseFlags(nil)
-	if err != nil || h.grpcBacklog != 200_000 || h.rounds != 1 || slices.Contains(h.targets, "rocketd-grpc") {
+	if err != nil || h.grpcBacklog != 200_000 || h.rounds != 1 || slices.Contains(h.targets, "rocketd-grpc") || h.sdkCallLog {
 		t.Errorf("defaults: %v %+v", err, h)
+	}
+	if h, err = parseFlags([]string{"--sdk-call-log"}); err != nil || !h.sdkCallLog {
+		t.Errorf("--sdk-call-log: %v, sdkCallLog %v", err, h != nil && h.sdkCallLog)
 	}
 	for _, bad := range [][]string{{"--rounds", "0"}, {"--grpc-producers", "0"}, {"--grpc-backlog", "0"}} {
 		if _, err := parseFlags(bad); err == nil {

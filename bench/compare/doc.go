@@ -102,6 +102,13 @@
 // not depend on it. With --profile the harness also saves a CPU profile of
 // itself (the SDK clients) next to rocketd's.
 //
+// The SDK is the load generator on the servers' cores, so its weight is
+// kept down the same way for every target: its info line per unary RPC
+// (v5.1.4 writes one for each SendMessage and AckMessage into
+// /tmp/rocketmq-logger.log, whatever its log level) is off unless
+// --sdk-call-log, and the harness runs at GOGC 400 while the SDK drives a
+// target unless GOGC is set (bench/results/2026-12-03-sdklog.md).
+//
 // Per target it also records the time from process start to the broker's
 // port accepting connections, to the topics' creation through the
 // NameServer (rocketd, RocketMQ: the broker has registered), RSS once idle after start, and the peak RSS

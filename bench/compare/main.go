@@ -72,7 +72,8 @@ type harness struct {
 	// gRPC targets (workloads_grpc.go)
 	grpcProducers int
 	grpcBacklog   int
-	rounds        int // the target list runs this many times, targets alternating
+	sdkCallLog    bool // keep the Go SDK's per-RPC info log (--sdk-call-log)
+	rounds        int  // the target list runs this many times, targets alternating
 
 	work         string // temp dir of this run
 	rocketd      string // built binaries
@@ -125,6 +126,7 @@ func parseFlags(args []string) (*harness, error) {
 	only := fs.String("workloads", "", "comma-separated workload ids to run (default all): "+workloadIDs())
 	fs.IntVar(&h.grpcProducers, "grpc-producers", 32, "gRPC targets: SDK producers of the multi-producer workload and the backlog fill")
 	fs.IntVar(&h.grpcBacklog, "grpc-backlog", 200_000, "gRPC targets: messages in the SimpleConsumer backlog")
+	fs.BoolVar(&h.sdkCallLog, "sdk-call-log", false, "gRPC targets: keep the Go SDK's info line per RPC in /tmp/rocketmq-logger.log (its default)")
 	fs.IntVar(&h.rounds, "rounds", 1, "run the targets this many times, alternating; the table shows each figure's median")
 	if err := fs.Parse(args); err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 	rmq "github.com/apache/rocketmq-clients/golang/v5"
 	"github.com/apache/rocketmq-clients/golang/v5/credentials"
+	"go.uber.org/zap"
 )
 
 // The gRPC workloads, in table order: the official Go v5 SDK
@@ -54,15 +56,49 @@ type sdkDriver struct {
 
 var sdkInit sync.Once
 
+// sdkGCPercent is this process's GOGC while the SDK drives a target,
+// unless the environment sets one: as rocketctl bench does for its
+// client, and for the same reason (GC was ~13 % of the SDK's CPU at the
+// default, on the cores the servers share). Not when rocketd runs in this
+// process (--profile): its collector would change too.
+const sdkGCPercent = 400
+
+// sdkGC sets sdkGCPercent for the SDK's workloads and returns what puts
+// the previous setting back.
+func (h *harness) sdkGC() (restore func()) {
+	if os.Getenv("GOGC") != "" || h.profileDir != "" {
+		return func() {}
+	}
+	prev := debug.SetGCPercent(sdkGCPercent)
+	return func() { debug.SetGCPercent(prev) }
+}
+
 // initSDK sends the SDK's log (it writes ~/logs/rocketmq by default) under
 // dir, at warn level, and turns TLS off (the SDK dials TLS by default; both
 // servers serve plaintext on the one port).
-func initSDK(dir string) {
+//
+// It also silences the SDK's per-call log: v5.1.4 logs every unary RPC
+// (each SendMessage, each AckMessage) at info through a zap logger of its
+// own, into /tmp/rocketmq-logger.log, whatever rocketmq.client.logLevel
+// says; its ConnOption WithZapLogger would replace that logger, but the
+// SDK's client manager creates its RPC clients without the client's
+// ConnOptions, so the one way in is the exported NewRpcClient hook. That
+// log cost ~10 % of the client's CPU (JSON encoding and a write(2) per
+// call; 130 MB per run) on the cores the servers share: it is the load
+// generator's weight, the same per call for every target, so it goes
+// (bench/results/2026-12-03-sdklog.md measured both ways).
+func initSDK(dir string, callLog bool) {
 	sdkInit.Do(func() {
 		_ = os.Setenv("rocketmq.client.logRoot", filepath.Join(dir, "sdk-logs"))
 		_ = os.Setenv("rocketmq.client.logLevel", "warn")
 		rmq.ResetLogger()
 		rmq.EnableSsl = false
+		if !callLog {
+			newRPC := rmq.NewRpcClient
+			rmq.NewRpcClient = func(target string, opts ...rmq.RpcClientOption) (rmq.RpcClient, error) {
+				return newRPC(target, append(opts, rmq.WithRpcClientConnOption(rmq.WithZapLogger(zap.NewNop())))...)
+			}
+		}
 	})
 }
 
@@ -314,7 +350,8 @@ func (h *harness) grpcWorkloadsRun(ctx context.Context, name string, s *server, 
 	}
 	r.routed = time.Since(s.started)
 	r.idleRSS = s.rss()
-	initSDK(h.work)
+	initSDK(h.work, h.sdkCallLog)
+	defer h.sdkGC()()
 	d := newSDKDriver(s.grpc)
 	d.logf = func(format string, args ...any) { h.logf(name+" "+format, args...) }
 	if _, err := d.produce(benchTopic, 16, h.warmup, 0); err != nil {
@@ -387,6 +424,15 @@ func (h *harness) grpcWorkloadsDoc() string {
 	b.WriteString("- gRPC targets (rocketd `serve --grpc-port`; RocketMQ's NameServer and `ProxyStartup -pm local`, the broker\n")
 	b.WriteString("  inside the proxy's JVM, both ASYNC_FLUSH): the official Go SDK, rocketmq-clients/golang v5.1.4, in the\n")
 	b.WriteString("  harness's process (plaintext), topics of 8 queues created through the NameServer.\n")
+	if h.sdkCallLog {
+		b.WriteString("  The SDK logs every unary RPC at info into /tmp/rocketmq-logger.log (its default; --sdk-call-log).\n")
+	} else {
+		b.WriteString("  The SDK's info line per unary RPC (its default, to /tmp/rocketmq-logger.log) is off: a no-op logger\n")
+		b.WriteString("  through its NewRpcClient hook (--sdk-call-log keeps it).\n")
+	}
+	if os.Getenv("GOGC") == "" && h.profileDir == "" {
+		fmt.Fprintf(&b, "  The harness runs at GOGC %d while the SDK drives a target (load-generator weight, as rocketctl bench).\n", sdkGCPercent)
+	}
 	fmt.Fprintf(&b, "  RocketMQ %s from Maven Central (rocketmq-proxy), proxy JVM heap %s, NameServer heap %s.\n",
 		rocketmqVersion, strings.Join(brokerHeap, " "), strings.Join(namesrvHeap, " "))
 	fmt.Fprintf(&b, "- gRPC produce: 1 or %d SDK producers (a client and connection each), each sending 1 KiB messages\n", h.grpcProducers)
