@@ -16,9 +16,11 @@
 // that is not messages per second, each point on a fresh rocketd: throughput
 // and RSS with 1 to 10k queues (one topic, and topics of 8 queues; a first
 // message to every queue, timed apart, creates their files before), RSS with
-// 10k idle connections, the read rate of 1 and 10 GiB backlogs, and the time
-// from a restart after kill -9 to the first acknowledged send with 1, 5 and
-// 20 GiB stores, for rocketd and Apache RocketMQ (--java=false skips it).
+// 10k idle connections, the read rate of 1 and 10 GiB backlogs (each read
+// --backlog-reads times from the start, 3 by default; the table gives the
+// median and each read), and the time from a restart after kill -9 to the
+// first acknowledged send with 1, 5 and 20 GiB stores, for rocketd and
+// Apache RocketMQ (--java=false skips it).
 //
 // Targets (--targets, comma separated; default all):
 //

@@ -88,6 +88,11 @@ func median(rs []*targetResult, f func(*targetResult) float64) float64 {
 			vs = append(vs, v)
 		}
 	}
+	return medianOf(vs)
+}
+
+// medianOf is the median of vs (0 when empty); it sorts vs.
+func medianOf(vs []float64) float64 {
 	if len(vs) == 0 {
 		return 0
 	}

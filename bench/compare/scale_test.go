@@ -17,7 +17,7 @@ func TestParseScaleFlags(t *testing.T) {
 	}
 	if !slices.Equal(plan.queues, []int{1, 8, 100, 1000}) || plan.conns != 50 ||
 		!slices.Equal(plan.backlogGiB, []float64{0.25}) || !slices.Equal(plan.recoveryGiB, []float64{0.25, 0.5}) ||
-		h.duration != 3*time.Second || h.out != "" || !plan.java {
+		h.duration != 3*time.Second || h.out != "" || !plan.java || plan.reads != 3 {
 		t.Errorf("--quick --conns 50: %+v duration %s out %q", plan, h.duration, h.out)
 	}
 	h, plan, err = parseScaleFlags([]string{"--java=false"})
@@ -25,7 +25,7 @@ func TestParseScaleFlags(t *testing.T) {
 		plan.conns != 10000 || plan.java || !strings.HasSuffix(h.out, "-scale.md") {
 		t.Errorf("defaults: %v %+v %q", err, plan, h.out)
 	}
-	for _, bad := range [][]string{{"--queues", "1,x"}, {"--queues", "0"}, {"--backlog-gib", "-1"}, {"--duration", "1ms"}, {"--conns", "-1"}} {
+	for _, bad := range [][]string{{"--queues", "1,x"}, {"--queues", "0"}, {"--backlog-gib", "-1"}, {"--duration", "1ms"}, {"--conns", "-1"}, {"--backlog-reads", "0"}} {
 		if _, _, err := parseScaleFlags(bad); err == nil {
 			t.Errorf("%v: no error", bad)
 		}
