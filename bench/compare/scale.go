@@ -496,7 +496,6 @@ func (h *harness) backlogPoint(ctx context.Context, gib float64, reads int) ([]s
 	}
 	ctx2, cancel := context.WithTimeout(ctx, 30*time.Minute)
 	defer cancel()
-	var each []string
 	var tps []float64
 	for i := range reads {
 		out, err := h.ctl(ctx2, s.addr, "bench", "consume", "-t", scaleTopic, "--from-beginning", "--count",
@@ -510,7 +509,10 @@ func (h *harness) backlogPoint(ctx context.Context, gib float64, reads int) ([]s
 		}
 		h.logf("backlog: %.2f GiB read %d of %d at %.0f msgs/s", gib, i+1, reads, m.TPS)
 		tps = append(tps, m.TPS)
-		each = append(each, fmt.Sprintf("%.0f", m.TPS))
+	}
+	each := make([]string, len(tps))
+	for i, v := range tps {
+		each[i] = fmt.Sprintf("%.0f", v)
 	}
 	return []string{fmt.Sprintf("%g", gib), strconv.FormatInt(f.Messages, 10), fmt.Sprintf("%.0f", f.TPS),
 		fmt.Sprintf("%.0f", medianOf(tps)), strings.Join(each, ", "), s.settled(ctx).String()}, nil

@@ -63,10 +63,13 @@ var sdkInit sync.Once
 // process (--profile): its collector would change too.
 const sdkGCPercent = 400
 
+// sdkGCApplies tells whether the SDK's workloads run at sdkGCPercent.
+func (h *harness) sdkGCApplies() bool { return os.Getenv("GOGC") == "" && h.profileDir == "" }
+
 // sdkGC sets sdkGCPercent for the SDK's workloads and returns what puts
 // the previous setting back.
 func (h *harness) sdkGC() (restore func()) {
-	if os.Getenv("GOGC") != "" || h.profileDir != "" {
+	if !h.sdkGCApplies() {
 		return func() {}
 	}
 	prev := debug.SetGCPercent(sdkGCPercent)
@@ -430,7 +433,7 @@ func (h *harness) grpcWorkloadsDoc() string {
 		b.WriteString("  The SDK's info line per unary RPC (its default, to /tmp/rocketmq-logger.log) is off: a no-op logger\n")
 		b.WriteString("  through its NewRpcClient hook (--sdk-call-log keeps it).\n")
 	}
-	if os.Getenv("GOGC") == "" && h.profileDir == "" {
+	if h.sdkGCApplies() {
 		fmt.Fprintf(&b, "  The harness runs at GOGC %d while the SDK drives a target (load-generator weight, as rocketctl bench).\n", sdkGCPercent)
 	}
 	fmt.Fprintf(&b, "  RocketMQ %s from Maven Central (rocketmq-proxy), proxy JVM heap %s, NameServer heap %s.\n",
