@@ -46,6 +46,14 @@
 // fdatasync the median of a probe loop in the SYNC_FLUSH target's store
 // directory, with the SYNC_FLUSH rate as a share of it (medians over rounds).
 //
+// With rocketd-async and the pipe1 or batch32 shape, they also carry batch32
+// against pipe1 and the page cache (pagecache.go): the broker's CPU per
+// message of both shapes (its threads' schedstat run time), what this
+// machine's kernel spends per GiB of new page cache and per GiB overwritten
+// (a 256 MiB probe file on the store's file system, broker idle), and from
+// those the share of batch32's broker CPU that growing the page cache by the
+// bodies alone takes, and the cores it takes at issue 18's goal of 3 x pipe1.
+//
 // rocketd and RocketMQ are driven by the same client, `rocketctl bench`, run
 // as a separate process (so the ratio between them is the brokers'). NATS is
 // embedded: this binary re-executes itself as the server process

@@ -190,6 +190,9 @@ type targetResult struct {
 	// fsync is the median fdatasync on the store's file system (rocketd
 	// SYNC_FLUSH only; bound.go).
 	fsync time.Duration
+	// pageCache is what page-cache writes cost on the store's file system
+	// (rocketd ASYNC_FLUSH only; pagecache.go).
+	pageCache pageCacheCost
 }
 
 // metric is one workload's figure.
@@ -200,7 +203,10 @@ type metric struct {
 	Failures int64
 	Messages int64
 	FailedBy map[string]int64 // by response code name (rocketctl)
-	Parts    string           // a paced run's latency breakdown (rocketctl --rate), for the log
+	// ServerCPU is the server's CPU per message over the workload (its
+	// threads' run time; 0 where not measured).
+	ServerCPU time.Duration
+	Parts     string // a paced run's latency breakdown (rocketctl --rate), for the log
 }
 
 // prepare finds the repository, makes the run's work directory and builds
@@ -271,16 +277,15 @@ func (h *harness) run(ctx context.Context) error {
 		}
 	}
 	fmt.Println(table)
-	bound := h.boundSection(results, rounds)
-	if bound != "" {
-		fmt.Println(bound)
+	body := table
+	for _, section := range []string{h.boundSection(results, rounds), h.batchSection(results, rounds)} {
+		if section != "" {
+			fmt.Println(section)
+			body += "\n" + section
+		}
 	}
 	if h.out == "" {
 		return nil
-	}
-	body := table
-	if bound != "" {
-		body += "\n" + bound
 	}
 	doc := h.resultsDoc(results, body, load0, loadAvg(), total)
 	if err := os.MkdirAll(filepath.Dir(h.out), 0o755); err != nil {

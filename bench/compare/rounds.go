@@ -31,6 +31,8 @@ func mergeRounds(rounds [][]*targetResult) []*targetResult {
 		m.idleRSS = int64(median(all, func(r *targetResult) float64 { return float64(r.idleRSS) }))
 		m.peakRSS = int64(median(all, func(r *targetResult) float64 { return float64(r.peakRSS) }))
 		m.fsync = dur(func(r *targetResult) time.Duration { return r.fsync })
+		m.pageCache.grow = dur(func(r *targetResult) time.Duration { return r.pageCache.grow })
+		m.pageCache.overwrite = dur(func(r *targetResult) time.Duration { return r.pageCache.overwrite })
 		var errs []error
 		for _, r := range all {
 			errs = append(errs, r.err)
@@ -62,6 +64,9 @@ func mergeRounds(rounds [][]*targetResult) []*targetResult {
 				TPS: median(have, func(r *targetResult) float64 { return r.metrics[id].TPS }),
 				P99: median(have, func(r *targetResult) float64 { return r.metrics[id].P99 }),
 				Max: median(have, func(r *targetResult) float64 { return r.metrics[id].Max }),
+				ServerCPU: time.Duration(median(have, func(r *targetResult) float64 {
+					return float64(r.metrics[id].ServerCPU)
+				})),
 			}
 			for _, r := range have {
 				mm.Failures += r.metrics[id].Failures

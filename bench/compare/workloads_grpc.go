@@ -518,6 +518,16 @@ func (c *cpuShare) serverNote(messages int64) string {
 		time.Since(c.start).Round(100*time.Millisecond), run.Round(time.Millisecond), perMessage(run, messages), wait.Round(time.Millisecond))
 }
 
+// serverPerMessage is the server's run time since the start over messages
+// (0 for none).
+func (c *cpuShare) serverPerMessage(messages int64) time.Duration {
+	if messages <= 0 {
+		return 0
+	}
+	server, _ := c.read()
+	return (server[0] - c.server[0]) / time.Duration(messages)
+}
+
 // perMessage renders d shared over messages ("-" for none).
 func perMessage(d time.Duration, messages int64) string {
 	if messages <= 0 {

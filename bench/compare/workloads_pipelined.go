@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -65,14 +66,28 @@ func (h *harness) rocketPipelined(ctx context.Context, name string, s *server, r
 		if st.conns == 1 {
 			profile = st.id
 		}
+		share := startCPUShare(s)
 		m, err := h.profiled(ctx, name, profile, s, func() (metric, error) {
 			return h.benchRun(ctx, s.addr, st.rocketctlArgs(benchTopic, h.duration)...)
 		})
 		if err != nil {
 			return fmt.Errorf("%s: %w", st.id, err)
 		}
-		h.logf("%s %s: %.0f msgs/s, p99 %.3f ms, failures %d", name, st.id, m.TPS, m.P99, m.Failures)
+		m.ServerCPU = share.serverPerMessage(m.Messages)
+		h.logf("%s %s: %.0f msgs/s, p99 %.3f ms, failures %d, server CPU %s a message", name, st.id, m.TPS, m.P99,
+			m.Failures, m.ServerCPU)
 		r.metrics[st.id] = m
+	}
+	if name == "rocketd-async" && (h.want("batch32") || h.want("pipe1")) {
+		// What page-cache writes cost this machine, with the broker idle
+		// (pagecache.go).
+		c, err := probePageCache(storeProbeDir(filepath.Join(h.work, name)))
+		if err != nil {
+			return err
+		}
+		h.logf("%s: page cache costs %s of CPU per GiB grown, %s per GiB overwritten", name,
+			c.grow.Round(time.Millisecond), c.overwrite.Round(time.Millisecond))
+		r.pageCache = c
 	}
 	return nil
 }
