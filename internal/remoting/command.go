@@ -104,9 +104,10 @@ type Command struct {
 }
 
 // ReleaseBody gives a received response's Body back to the pool it came
-// from (ClientConfig.PooledResponseBodies) and clears Body; neither Body
-// nor anything sliced from it may be used afterwards. It does nothing for
-// other commands, and the second time.
+// from (ClientConfig.PooledResponseBodies), or a request's whose route
+// lends it (LentBody; the server calls it once the handler returned), and
+// clears Body; neither Body nor anything sliced from it may be used
+// afterwards. It does nothing for other commands, and the second time.
 func (c *Command) ReleaseBody() {
 	if p := c.pooledBody; p != nil {
 		c.pooledBody, c.Body = nil, nil
@@ -124,6 +125,12 @@ func (c *Command) ReleaseBody() {
 // given back.
 const minPooledBody = 4 << 10
 
+// minLentBody is the smallest request body a LentBody route receives in a
+// pooled read buffer: every request queued for a worker holds its body's
+// buffer, so a body below a quarter of one would hold more than 4x its
+// size (a pipelining producer of 4 KiB messages, thousands in flight).
+const minLentBody = readBufferSize / 4
+
 // keepBody copies a received command's Body out of the read buffer it
 // aliases: into a pooled buffer for a response of at least minPooledBody
 // when pol says so and it fits one, else into a fresh slice.
@@ -137,9 +144,17 @@ func keepBody(cmd *Command, pol *extPolicy) {
 	cmd.Body = bytes.Clone(cmd.Body)
 }
 
-// pooledBody reports whether cmd's body goes into a pooled buffer.
+// pooledBody reports whether cmd's body goes into a pooled buffer: a
+// response's on a Client with PooledResponseBodies, a request's whose
+// route lends it (LentBody).
 func pooledBody(cmd *Command, pol *extPolicy) bool {
-	return pol != nil && pol.pooledBodies && cmd.Flag&flagResponse != 0 && len(cmd.Body) >= minPooledBody && len(cmd.Body) <= readBufferSize
+	if pol == nil || len(cmd.Body) < minPooledBody || len(cmd.Body) > readBufferSize {
+		return false
+	}
+	if cmd.Flag&flagResponse != 0 {
+		return pol.pooledBodies
+	}
+	return len(cmd.Body) >= minLentBody && slices.Contains(pol.lentBodies, cmd.Code)
 }
 
 // NewRequestHeader returns a request carrying the typed header h (encoded

@@ -146,6 +146,9 @@ type extPolicy struct {
 	// pooledBodies: responses' bodies are pooled read buffers (a Client's
 	// PooledResponseBodies); see keepBody.
 	pooledBodies bool
+	// lentBodies: request codes whose bodies are pooled read buffers,
+	// given back once their handler returned (LentBody).
+	lentBodies []int32
 }
 
 // compact decides for a command whose code and flag are known.

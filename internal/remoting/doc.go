@@ -213,7 +213,13 @@
 // with Command.ReleaseBody when done (one never handed back is garbage as
 // usual); a consumer reading ~33 KiB pull responses tens of thousands of
 // times a second otherwise spends a third of its CPU on the GC's sweeping
-// and the scheduler's locks. Header strings (remark,
+// and the scheduler's locks. The server does the same for the requests of
+// a route registered with LentBody (the send codes): a body of 16 to 64
+// KiB (a producer's batch) lies in a pooled buffer that the server hands
+// back once the handler returned, which must therefore have copied
+// whatever it keeps (the store copies records into its ring before a put
+// returns). The 16 KiB floor bounds what queued requests hold to 4x their
+// bodies. Header strings (remark,
 // extFields values) do not alias the frame: they are cut from one string
 // copy of the header, so keeping one small value keeps that header copy
 // (a few hundred bytes) alive; strings.Clone a value before storing it in

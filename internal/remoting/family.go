@@ -113,6 +113,7 @@ func (f *Family) work() {
 				f.s.reply(t.conn, t.req, protocol.SystemBusy, fmt.Sprintf(
 					"[TIMEOUT_CLEAN_QUEUE]broker busy, start flow control for a while, period in queue: %dms, size of queue: %d",
 					waited/int64(time.Millisecond), f.Queued()))
+				t.req.ReleaseBody()
 				continue
 			}
 		}

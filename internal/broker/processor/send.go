@@ -70,10 +70,13 @@ func newSendFamily(b base, d Deps) *sendFamily {
 }
 
 func (s *sendFamily) register(srv *remoting.Server, pools Families) {
-	// The send handler reads its header without an ext map.
-	srv.HandleLazyExt(protocol.SendMessage, pools.Send, s.handleSend)
-	srv.HandleLazyExt(protocol.SendMessageV2, pools.Send, s.handleSend)
-	srv.HandleLazyExt(protocol.SendBatchMessage, pools.Send, s.handleSend)
+	// The send handler reads its header without an ext map, and is done
+	// with the request's body when it returns (LentBody): a put copies its
+	// records into the CommitLog's ring before it returns, and a refused
+	// send keeps nothing.
+	srv.HandleLazyExt(protocol.SendMessage, pools.Send, s.handleSend, remoting.LentBody)
+	srv.HandleLazyExt(protocol.SendMessageV2, pools.Send, s.handleSend, remoting.LentBody)
+	srv.HandleLazyExt(protocol.SendBatchMessage, pools.Send, s.handleSend, remoting.LentBody)
 	srv.Handle(protocol.ConsumerSendMsgBack, pools.Send, s.handleSendBack)
 	srv.Handle(protocol.EndTransaction, pools.Send, s.handleEndTransaction)
 	srv.Handle(protocol.RecallMessage, pools.Send, s.handleRecall)
