@@ -206,6 +206,9 @@ type metric struct {
 	// ServerCPU is the server's CPU per message over the workload (its
 	// threads' run time; 0 where not measured).
 	ServerCPU time.Duration
+	// ClientCPU is the rocketctl client's CPU per message (0 where not
+	// measured).
+	ClientCPU time.Duration
 	Parts     string // a paced run's latency breakdown (rocketctl --rate), for the log
 }
 

@@ -146,6 +146,15 @@ func (b batchBound) growthShare() float64 {
 	return float64(b.growthPerMessage()) / float64(per)
 }
 
+// lessGrowth is the broker's CPU per message of m without the page
+// cache's growth by its body (0: unknown or not above it).
+func (b batchBound) lessGrowth(m metric) time.Duration {
+	if m.ServerCPU <= 0 || b.cost.grow <= 0 {
+		return 0
+	}
+	return max(m.ServerCPU-b.growthPerMessage(), 0)
+}
+
 // batchSection renders batch32 against pipe1 and the page cache's cost:
 // the medians' row and, with several rounds, one row per round. It is
 // empty when the run has no rocketd ASYNC_FLUSH batch32 or pipe1.
@@ -162,9 +171,10 @@ func (h *harness) batchSection(merged []*targetResult, rounds [][]*targetResult)
 	s.WriteString("pipelined shapes, and times its thread's CPU: once into new page-cache pages (grown), once over the pages it\n")
 	s.WriteString("cached (overwritten). \"Growth at the goal\" is the cores that growing the page cache by the bodies alone\n")
 	fmt.Fprintf(&s, "(%d B a message, a lower bound: records add headers) takes at %d x pipe1; \"growth's share\" is that cost per\n", pipelinedSize, pageCacheRatio)
-	s.WriteString("message against the broker's CPU per message over batch32 (its threads' run time from /proc schedstat).\n\n")
-	s.WriteString("| | pipe1 (msgs/s) | batch32 (msgs/s) | batch32 / pipe1 | broker CPU a message: pipe1 / batch32 (µs) | page cache: grown / overwritten (CPU ms per GiB) | growth's share of batch32's broker CPU | growth at the goal (cores) |\n")
-	s.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	s.WriteString("message against the broker's CPU per message over batch32 (its threads' run time from /proc schedstat);\n")
+	s.WriteString("\"less growth\" is the broker's CPU per message without it, and pipe1's over batch32's.\n\n")
+	s.WriteString("| | pipe1 (msgs/s) | batch32 (msgs/s) | batch32 / pipe1 | broker CPU a message: pipe1 / batch32 (µs) | page cache: grown / overwritten (CPU ms per GiB) | growth's share of batch32's broker CPU | less growth: pipe1 / batch32 (µs), ratio | growth at the goal (cores) |\n")
+	s.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	label := "this run"
 	if len(rounds) > 1 {
 		label = "median of the rounds"
@@ -197,6 +207,8 @@ func batchRow(label string, b batchBound) string {
 	row += cell(p1 > 0 || b32 > 0, "%s / %s", usOrDash(p1, us), usOrDash(b32, us))
 	row += cell(b.cost.grow > 0, "%.0f / %.0f", ms(b.cost.grow), ms(b.cost.overwrite))
 	row += cell(b.growthShare() > 0, "%.0f %%", 100*b.growthShare())
+	lp1, lb32 := b.lessGrowth(b.pipe1), b.lessGrowth(b.batch32)
+	row += cell(lp1 > 0 && lb32 > 0, "%s / %s, %.2f", usOrDash(lp1, us), usOrDash(lb32, us), float64(lp1)/float64(max(lb32, 1)))
 	row += cell(b.goalCores() > 0, "%.2f", b.goalCores())
 	return row + "\n"
 }

@@ -473,9 +473,11 @@ func (h *harness) scaleBacklog(ctx context.Context, plan scalePlan, res *scaleRe
 		"accessMessageInMemoryMaxRatio (40 %) of the machine's memory count as on disk and are pulled at most\n"+
 		"maxTransferCountOnMessageInDisk (8) at a time: a backlog larger than that starts 8 messages per pull.\n"+
 		fmt.Sprintf("The backlog is read %d times in a row from the start (no offset committed), the first right after the\n", plan.reads)+
-		"fill: on a shared machine one read swings by a third from the next, so the table gives their median and each.",
+		"fill: on a shared machine one read swings by a third from the next, so the table gives their median and each.\n"+
+		"CPU a message is the broker's (its threads' run time, /proc schedstat) + the reading client's (rocketctl's\n"+
+		fmt.Sprintf("rusage): with %d cores, 1 M msgs/s needs their sum at or below %d µs.", runtime.NumCPU(), runtime.NumCPU()),
 		[]string{"backlog (GiB)", "messages", "fill msgs/s (batches of 32)", "read msgs/s (median)", "each read (msgs/s)",
-			"after the reads: RSS / live (MiB)"}, rows)
+			"CPU a message, each read: broker + client (µs)", "after the reads: RSS / live (MiB)"}, rows)
 	return nil
 }
 
@@ -497,7 +499,9 @@ func (h *harness) backlogPoint(ctx context.Context, gib float64, reads int) ([]s
 	ctx2, cancel := context.WithTimeout(ctx, 30*time.Minute)
 	defer cancel()
 	var tps []float64
+	var cpu []string
 	for i := range reads {
+		share := startCPUShare(s)
 		out, err := h.ctl(ctx2, s.addr, "bench", "consume", "-t", scaleTopic, "--from-beginning", "--count",
 			strconv.FormatInt(f.Messages, 10), "--json", "--progress=false")
 		if err != nil {
@@ -507,15 +511,18 @@ func (h *harness) backlogPoint(ctx context.Context, gib float64, reads int) ([]s
 		if err != nil {
 			return nil, err
 		}
-		h.logf("backlog: %.2f GiB read %d of %d at %.0f msgs/s", gib, i+1, reads, m.TPS)
+		per := share.serverPerMessage(m.Messages)
+		h.logf("backlog: %.2f GiB read %d of %d at %.0f msgs/s, broker CPU %s a message", gib, i+1, reads, m.TPS, per)
 		tps = append(tps, m.TPS)
+		us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+		cpu = append(cpu, fmt.Sprintf("%.2f + %.2f", us(per), us(m.ClientCPU)))
 	}
 	each := make([]string, len(tps))
 	for i, v := range tps {
 		each[i] = fmt.Sprintf("%.0f", v)
 	}
 	return []string{fmt.Sprintf("%g", gib), strconv.FormatInt(f.Messages, 10), fmt.Sprintf("%.0f", f.TPS),
-		fmt.Sprintf("%.0f", medianOf(tps)), strings.Join(each, ", "), s.settled(ctx).String()}, nil
+		fmt.Sprintf("%.0f", medianOf(tps)), strings.Join(each, ", "), strings.Join(cpu, ", "), s.settled(ctx).String()}, nil
 }
 
 // scaleRecovery: the time from restarting after a kill -9 under load to

@@ -38,6 +38,7 @@ type rocketctlReport struct {
 	Failures int64            `json:"failures"`
 	FailedBy map[string]int64 `json:"failuresByCode"`
 	TPS      float64          `json:"tps"`
+	CPU      float64          `json:"cpuSeconds"`
 	Latency  struct {
 		P99 float64 `json:"p99Ms"`
 		Max float64 `json:"maxMs"`
@@ -84,6 +85,9 @@ func parseBenchJSON(out []byte) (metric, error) {
 		return metric{}, fmt.Errorf("%w: %s", err, out)
 	}
 	m := metric{TPS: rep.TPS, P99: rep.Latency.P99, Max: rep.Latency.Max, Failures: rep.Failures, Messages: rep.Messages, FailedBy: rep.FailedBy}
+	if rep.Messages > 0 {
+		m.ClientCPU = time.Duration(rep.CPU * float64(time.Second) / float64(rep.Messages))
+	}
 	if p := rep.Parts; p != nil {
 		m.Parts = fmt.Sprintf("sends at or above %.2f ms: behind an earlier send %.3f + late to send %.3f + round trip %.3f ms (means); "+
 			"p99s: behind %.3f, late %.3f, round trip %.3f ms (p50 %.3f)",

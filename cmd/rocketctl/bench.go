@@ -259,12 +259,24 @@ func (c *ctl) runBench(cmd *cobra.Command, o *benchOptions,
 	if err != nil {
 		return err
 	}
+	cpu0 := processCPU()
 	rep, err := run(ctx, *o, cmd.ErrOrStderr())
 	stopProfile()
 	if err != nil {
 		return err
 	}
+	rep.CPUSeconds = (processCPU() - cpu0).Seconds()
 	return c.writeBenchReport(rep)
+}
+
+// processCPU is this process's user + system CPU time so far (0 if the
+// system does not say).
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func (c *ctl) writeBenchReport(rep *benchReport) error {

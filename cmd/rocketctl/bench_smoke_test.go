@@ -77,6 +77,9 @@ func TestBenchSmoke(t *testing.T) {
 	if backlog.Messages != total || backlog.Bytes != total*256 || backlog.Latency.Samples != total || backlog.Failures != 0 {
 		t.Errorf("backlog consume of %d: %+v", total, backlog)
 	}
+	if sync.CPUSeconds <= 0 || backlog.CPUSeconds <= 0 {
+		t.Errorf("client CPU not reported: produce %v s, consume %v s", sync.CPUSeconds, backlog.CPUSeconds)
+	}
 
 	// From the end: only what is sent while it runs, with end-to-end
 	// latency.

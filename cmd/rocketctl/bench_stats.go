@@ -154,7 +154,10 @@ type benchReport struct {
 	Latency   latencySummary   `json:"latency"`
 	LatencyOf string           `json:"latencyOf"`              // what the latency measures
 	Parts     *latencyParts    `json:"latencyParts,omitempty"` // --rate: wait + round trip
-	Note      string           `json:"note,omitempty"`
+	// CPUSeconds is this client's own CPU time (user + system) over the
+	// run: a load generator shares the machine with what it measures.
+	CPUSeconds float64 `json:"cpuSeconds,omitempty"`
+	Note       string  `json:"note,omitempty"`
 }
 
 // finish fills the rates of a report from its totals.
@@ -192,6 +195,13 @@ func (b *benchReport) writeText(w io.Writer) error {
 			p.BehindP50, p.BehindP99, p.LateP50, p.LateP99, p.RTTP50, p.RTTP99)
 		fmt.Fprintf(&s, "    the %d sends at or above %.2f ms, means (ms): behind %.3f + late %.3f + round trip %.3f\n",
 			p.TailSamples, p.TailFrom, p.TailBehindMean, p.TailLateMean, p.TailRTTMean)
+	}
+	if b.CPUSeconds > 0 {
+		fmt.Fprintf(&s, "  client CPU %.2fs", b.CPUSeconds)
+		if b.Messages > 0 {
+			fmt.Fprintf(&s, " (%.2f µs a message)", b.CPUSeconds*1e6/float64(b.Messages))
+		}
+		s.WriteString("\n")
 	}
 	if b.Note != "" {
 		fmt.Fprintf(&s, "  note: %s\n", b.Note)
