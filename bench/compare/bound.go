@@ -102,16 +102,12 @@ func (h *harness) boundSection(merged []*targetResult, rounds [][]*targetResult)
 	s.WriteString("target's store directory (as the CommitLog writes into prepared segments), taken with the broker idle.\n\n")
 	s.WriteString("| | ASYNC_FLUSH (msgs/s) | async round trip (ms) | fdatasync (ms) | bound (msgs/s) | SYNC_FLUSH (msgs/s) | SYNC_FLUSH / bound |\n")
 	s.WriteString("|---|---:|---:|---:|---:|---:|---:|\n")
-	label := "this run"
-	if len(rounds) > 1 {
-		label = "median of the rounds' inputs"
-	}
-	s.WriteString(boundRow(label, b))
-	if len(rounds) > 1 {
-		for i, round := range rounds {
-			s.WriteString(boundRow(fmt.Sprintf("round %d", i+1), boundOf(round)))
+	writeRoundRows(&s, "median of the rounds' inputs", rounds, func(label string, round []*targetResult) string {
+		if round == nil {
+			return boundRow(label, b)
 		}
-	}
+		return boundRow(label, boundOf(round))
+	})
 	if !b.ok() {
 		var missing []string
 		if b.asyncTPS == 0 {
@@ -128,13 +124,30 @@ func (h *harness) boundSection(merged []*targetResult, rounds [][]*targetResult)
 	return s.String()
 }
 
-func boundRow(label string, b syncBound) string {
-	cell := func(ok bool, format string, v any) string {
-		if !ok {
-			return " - |"
-		}
-		return " " + fmt.Sprintf(format, v) + " |"
+// writeRoundRows writes a section's rows: the one of the medians (labelled
+// medians with several rounds, else "this run"; row gets round nil) and,
+// with several rounds, one per round; row returns "" for a round it has
+// nothing for.
+func writeRoundRows(s *strings.Builder, medians string, rounds [][]*targetResult, row func(label string, round []*targetResult) string) {
+	if len(rounds) <= 1 {
+		s.WriteString(row("this run", nil))
+		return
 	}
+	s.WriteString(row(medians, nil))
+	for i, round := range rounds {
+		s.WriteString(row(fmt.Sprintf("round %d", i+1), round))
+	}
+}
+
+// cell renders one table cell: v in format, or "-" when !ok.
+func cell(ok bool, format string, v ...any) string {
+	if !ok {
+		return " - |"
+	}
+	return " " + fmt.Sprintf(format, v...) + " |"
+}
+
+func boundRow(label string, b syncBound) string {
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	row := "| " + label + " |"
 	row += cell(b.asyncTPS > 0, "%.0f", b.asyncTPS)

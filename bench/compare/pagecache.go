@@ -175,28 +175,19 @@ func (h *harness) batchSection(merged []*targetResult, rounds [][]*targetResult)
 	s.WriteString("\"less growth\" is the broker's CPU per message without it, and pipe1's over batch32's.\n\n")
 	s.WriteString("| | pipe1 (msgs/s) | batch32 (msgs/s) | batch32 / pipe1 | broker CPU a message: pipe1 / batch32 (µs) | page cache: grown / overwritten (CPU ms per GiB) | growth's share of batch32's broker CPU | less growth: pipe1 / batch32 (µs), ratio | growth at the goal (cores) |\n")
 	s.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-	label := "this run"
-	if len(rounds) > 1 {
-		label = "median of the rounds"
-	}
-	s.WriteString(batchRow(label, b))
-	if len(rounds) > 1 {
-		for i, round := range rounds {
-			if rb, ok := batchBoundOf(round); ok {
-				s.WriteString(batchRow(fmt.Sprintf("round %d", i+1), rb))
-			}
+	writeRoundRows(&s, "median of the rounds", rounds, func(label string, round []*targetResult) string {
+		if round == nil {
+			return batchRow(label, b)
 		}
-	}
+		if rb, ok := batchBoundOf(round); ok {
+			return batchRow(label, rb)
+		}
+		return ""
+	})
 	return s.String()
 }
 
 func batchRow(label string, b batchBound) string {
-	cell := func(ok bool, format string, v ...any) string {
-		if !ok {
-			return " - |"
-		}
-		return " " + fmt.Sprintf(format, v...) + " |"
-	}
 	us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	p1, b32 := b.pipe1.ServerCPU, b.batch32.ServerCPU
