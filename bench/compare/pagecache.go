@@ -188,25 +188,28 @@ func (h *harness) batchSection(merged []*targetResult, rounds [][]*targetResult)
 }
 
 func batchRow(label string, b batchBound) string {
-	us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	p1, b32 := b.pipe1.ServerCPU, b.batch32.ServerCPU
 	row := "| " + label + " |"
 	row += cell(b.pipe1.TPS > 0, "%.0f", b.pipe1.TPS)
 	row += cell(b.batch32.TPS > 0, "%.0f", b.batch32.TPS)
 	row += cell(b.pipe1.TPS > 0 && b.batch32.TPS > 0, "%.2f", b.batch32.TPS/max(b.pipe1.TPS, 1))
-	row += cell(p1 > 0 || b32 > 0, "%s / %s", usOrDash(p1, us), usOrDash(b32, us))
+	row += cell(p1 > 0 || b32 > 0, "%s / %s", usOrDash(p1), usOrDash(b32))
 	row += cell(b.cost.grow > 0, "%.0f / %.0f", ms(b.cost.grow), ms(b.cost.overwrite))
 	row += cell(b.growthShare() > 0, "%.0f %%", 100*b.growthShare())
 	lp1, lb32 := b.lessGrowth(b.pipe1), b.lessGrowth(b.batch32)
-	row += cell(lp1 > 0 && lb32 > 0, "%s / %s, %.2f", usOrDash(lp1, us), usOrDash(lb32, us), float64(lp1)/float64(max(lb32, 1)))
+	row += cell(lp1 > 0 && lb32 > 0, "%s / %s, %.2f", usOrDash(lp1), usOrDash(lb32), float64(lp1)/float64(max(lb32, 1)))
 	row += cell(b.goalCores() > 0, "%.2f", b.goalCores())
 	return row + "\n"
 }
 
-func usOrDash(d time.Duration, us func(time.Duration) float64) string {
+// micros is d in microseconds.
+func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
+// usOrDash renders d in µs, or "-" when not measured.
+func usOrDash(d time.Duration) string {
 	if d <= 0 {
 		return "-"
 	}
-	return fmt.Sprintf("%.2f", us(d))
+	return fmt.Sprintf("%.2f", micros(d))
 }

@@ -67,6 +67,9 @@ func mergeRounds(rounds [][]*targetResult) []*targetResult {
 				ServerCPU: time.Duration(median(have, func(r *targetResult) float64 {
 					return float64(r.metrics[id].ServerCPU)
 				})),
+				ClientCPU: time.Duration(median(have, func(r *targetResult) float64 {
+					return float64(r.metrics[id].ClientCPU)
+				})),
 			}
 			for _, r := range have {
 				mm.Failures += r.metrics[id].Failures

@@ -514,8 +514,7 @@ func (h *harness) backlogPoint(ctx context.Context, gib float64, reads int) ([]s
 		per := share.serverPerMessage(m.Messages)
 		h.logf("backlog: %.2f GiB read %d of %d at %.0f msgs/s, broker CPU %s a message", gib, i+1, reads, m.TPS, per)
 		tps = append(tps, m.TPS)
-		us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
-		cpu = append(cpu, fmt.Sprintf("%.2f + %.2f", us(per), us(m.ClientCPU)))
+		cpu = append(cpu, fmt.Sprintf("%.2f + %.2f", micros(per), micros(m.ClientCPU)))
 	}
 	each := make([]string, len(tps))
 	for i, v := range tps {

@@ -132,8 +132,8 @@ const minPooledBody = 4 << 10
 const minLentBody = readBufferSize / 4
 
 // keepBody copies a received command's Body out of the read buffer it
-// aliases: into a pooled buffer for a response of at least minPooledBody
-// when pol says so and it fits one, else into a fresh slice.
+// aliases: into a pooled buffer when pooledBody says so, else into a
+// fresh slice.
 func keepBody(cmd *Command, pol *extPolicy) {
 	if pooledBody(cmd, pol) {
 		p := getReadBuffer()

@@ -189,17 +189,14 @@ func (s *Server) handle(code int32, r route) {
 	next[code] = r
 	var pol *extPolicy
 	for k, v := range next {
-		if !v.lazyExt && !v.lentBody {
-			continue
-		}
-		if pol == nil {
-			pol = &extPolicy{}
-		}
-		if v.lazyExt {
+		if v.lazyExt { // LentBody is an option of HandleLazyExt
+			if pol == nil {
+				pol = &extPolicy{}
+			}
 			pol.requests = append(pol.requests, k)
-		}
-		if v.lentBody {
-			pol.lentBodies = append(pol.lentBodies, k)
+			if v.lentBody {
+				pol.lentBodies = append(pol.lentBodies, k)
+			}
 		}
 	}
 	s.routes.Store(&next)
